@@ -1,0 +1,14 @@
+#pragma once
+// One function per `vkspec` subcommand; each returns the process exit code.
+#include <string>
+#include <vector>
+
+namespace vkspec::cli {
+
+using Args = std::vector<std::string>;
+
+int cmd_devices(const Args& args);
+int cmd_selftest(const Args& args);
+int cmd_bench_ops(const Args& args);
+
+}  // namespace vkspec::cli

@@ -1,0 +1,46 @@
+// vkspec: autoregressive image generation with speculative decoding on any Vulkan device.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: vkspec <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices [--json]               list Vulkan devices and their capabilities\n"
+    "  selftest [--device N|all] [--op NAME]\n"
+    "                                 run every GPU op against the CPU reference\n"
+    "  bench-ops [--json FILE] [--op NAME] [--repeat N]\n"
+    "                                 time each op (GPU timestamps) next to the CPU reference\n"
+    "\n"
+    "environment: VKSPEC_DEVICE=N picks a device, VKSPEC_VALIDATION=1 enables the Khronos\n"
+    "validation layer, VKSPEC_MAX_DEVICE_MEMORY caps device memory (e.g. 512M).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace vkspec::cli;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::map<std::string, int (*)(const Args&)> commands = {
+      {"devices", cmd_devices}, {"selftest", cmd_selftest}, {"bench-ops", cmd_bench_ops}};
+  auto it = commands.find(argv[1]);
+  if (it == commands.end()) {
+    std::cerr << "vkspec: unknown command '" << argv[1] << "'\n\n" << kUsage;
+    return 2;
+  }
+  try {
+    return it->second(Args(argv + 2, argv + argc));
+  } catch (const std::exception& e) {
+    std::cerr << "vkspec " << argv[1] << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,27 @@
+#pragma once
+// Helpers every op uses to size its grid and check its arguments.
+#include <cstdint>
+#include <string>
+
+#include "engine/vk/command_stream.h"
+#include "engine/vk/context.h"
+#include "engine/vk/error.h"
+
+namespace vkspec::ops {
+
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// Workgroups covering n invocations of a 1D kernel of workgroup size wg; spills into y when x
+// would exceed the device limit (shaders use linear_invocation() from common.glsl).
+Grid grid_1d(const Context& ctx, uint64_t n, uint32_t wg);
+
+inline uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// Throws Error("<op>: <what>") when cond is false.
+inline void require(bool cond, const char* op, const std::string& what) {
+  if (!cond) throw Error(std::string(op) + ": " + what);
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,239 @@
+#include "engine/vk/command_stream.h"
+
+#include "engine/vk/context.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+namespace {
+
+constexpr uint32_t kQueryCapacity = 8192;
+
+bool overlaps(VkBuffer b, VkDeviceSize lo, VkDeviceSize hi, VkBuffer b2, VkDeviceSize lo2, VkDeviceSize hi2) {
+  return b == b2 && lo < hi2 && lo2 < hi;
+}
+
+}  // namespace
+
+CommandStream::CommandStream(Context& ctx, bool profile)
+    : ctx_(ctx), profile_(profile && ctx.caps().timestamps) {
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pi.queueFamilyIndex = ctx.queue_family();
+  vk_check(vkCreateCommandPool(ctx.device(), &pi, nullptr, &pool_), "vkCreateCommandPool");
+  try {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    vk_check(vkAllocateCommandBuffers(ctx.device(), &ai, &cmd_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vk_check(vkCreateFence(ctx.device(), &fi, nullptr, &fence_), "vkCreateFence");
+    if (profile_) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = kQueryCapacity;
+      vk_check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+      query_capacity_ = kQueryCapacity;
+    }
+  } catch (...) {
+    if (fence_) vkDestroyFence(ctx.device(), fence_, nullptr);
+    vkDestroyCommandPool(ctx.device(), pool_, nullptr);
+    throw;
+  }
+}
+
+CommandStream::~CommandStream() {
+  if (submitted_) {
+    // Never free a command buffer the GPU may still run; a failed wait leaves nothing better to do.
+    try {
+      wait();
+    } catch (...) {
+      vkDeviceWaitIdle(ctx_.device());
+    }
+  }
+  if (queries_) vkDestroyQueryPool(ctx_.device(), queries_, nullptr);
+  vkDestroyFence(ctx_.device(), fence_, nullptr);
+  vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
+}
+
+void CommandStream::begin_if_needed() {
+  if (submitted_) throw Error("command stream: recording while a submission is pending; call wait() first");
+  if (recording_) return;
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+  recording_ = true;
+  command_count_ = 0;
+  barrier_count_ = 0;
+  pending_reads_.clear();
+  pending_writes_.clear();
+  labels_.clear();
+  queries_used_ = 0;
+  if (profile_) {
+    vkCmdResetQueryPool(cmd_, queries_, 0, query_capacity_);
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, queries_used_++);
+  }
+}
+
+void CommandStream::track(const std::vector<Range>& reads, const std::vector<Range>& writes) {
+  bool conflict = false;
+  for (const Range& r : reads)
+    for (const Range& w : pending_writes_)
+      conflict = conflict || overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
+  for (const Range& w : writes) {
+    for (const Range& p : pending_writes_)
+      conflict = conflict || overlaps(w.buffer, w.begin, w.end, p.buffer, p.begin, p.end);
+    for (const Range& p : pending_reads_)
+      conflict = conflict || overlaps(w.buffer, w.begin, w.end, p.buffer, p.begin, p.end);
+  }
+  if (conflict) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    ++barrier_count_;
+    pending_reads_.clear();
+    pending_writes_.clear();
+  }
+  pending_reads_.insert(pending_reads_.end(), reads.begin(), reads.end());
+  pending_writes_.insert(pending_writes_.end(), writes.begin(), writes.end());
+}
+
+void CommandStream::stamp(const std::string& label) {
+  ++command_count_;
+  if (!profile_) return;
+  if (queries_used_ >= query_capacity_) return;  // beyond capacity: untimed, never an error
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, queries_used_++);
+  labels_.push_back(label);
+}
+
+void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView> bindings, const void* push,
+                             uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
+  const auto& decl = p.bindings();
+  if (bindings.size() != decl.size())
+    throw Error("dispatch " + p.name() + ": " + std::to_string(bindings.size()) + " buffers given, shader has " +
+                std::to_string(decl.size()));
+  if (push_size != p.push_constant_size())
+    throw Error("dispatch " + p.name() + ": push constants of " + std::to_string(push_size) +
+                " bytes, shader declares " + std::to_string(p.push_constant_size()));
+  const DeviceCaps& caps = ctx_.caps();
+  if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1] || gz > caps.max_workgroup_count[2])
+    throw Error("dispatch " + p.name() + ": " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                std::to_string(gz) + " workgroups exceed the device limit");
+  begin_if_needed();
+
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes;
+  std::vector<Range> reads, wr;
+  infos.reserve(bindings.size());
+  size_t i = 0;
+  for (const TensorView& v : bindings) {
+    if (!v.buffer) throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " has no buffer");
+    if (v.offset % caps.min_storage_buffer_offset_alignment)
+      throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " + std::to_string(v.offset) +
+                  " is not aligned to " + std::to_string(caps.min_storage_buffer_offset_alignment));
+    // Ranges are rounded up to whole 32-bit words: shaders address f16 data as packed uints.
+    const VkDeviceSize range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
+    if (range > caps.max_storage_buffer_range)
+      throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " + std::to_string(range >> 20) +
+                  " MiB, over the device's maxStorageBufferRange; the op must split it");
+    infos.push_back({v.buffer, v.offset, range});
+    Range r{v.buffer, v.offset, v.offset + range};
+    if (decl[i].reads) reads.push_back(r);
+    if (decl[i].writes) wr.push_back(r);
+    ++i;
+  }
+  for (size_t k = 0; k < infos.size(); ++k) {
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstBinding = static_cast<uint32_t>(k);
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &infos[k];
+    writes.push_back(w);
+  }
+  track(reads, wr);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
+  if (!writes.empty())
+    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0,
+                              static_cast<uint32_t>(writes.size()), writes.data());
+  if (push_size) vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+  if (gx && gy && gz) vkCmdDispatch(cmd_, gx, gy, gz);
+  stamp(p.name());
+}
+
+void CommandStream::copy(const TensorView& src, const TensorView& dst) {
+  if (src.bytes != dst.bytes)
+    throw Error("copy: source has " + std::to_string(src.bytes) + " bytes, destination " + std::to_string(dst.bytes));
+  if (src.bytes == 0) return;
+  begin_if_needed();
+  track({{src.buffer, src.offset, src.offset + src.bytes}}, {{dst.buffer, dst.offset, dst.offset + dst.bytes}});
+  VkBufferCopy region{src.offset, dst.offset, src.bytes};
+  vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
+  stamp("copy");
+}
+
+void CommandStream::fill(const TensorView& dst, uint32_t word) {
+  if (dst.bytes % 4 || dst.offset % 4) throw Error("fill: range must be whole 32-bit words");
+  if (dst.bytes == 0) return;
+  begin_if_needed();
+  track({}, {{dst.buffer, dst.offset, dst.offset + dst.bytes}});
+  vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, dst.bytes, word);
+  stamp("fill");
+}
+
+void CommandStream::submit() {
+  begin_if_needed();  // an empty batch is still a valid submit
+  // Make every write visible to the host once the fence signals.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk_check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  recording_ = false;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  vk_check(vkResetFences(ctx_.device(), 1, &fence_), "vkResetFences");
+  vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+  submitted_ = true;
+}
+
+void CommandStream::wait() {
+  if (!submitted_) return;
+  const VkResult r = vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, ctx_.options().fence_timeout_ns);
+  if (r == VK_TIMEOUT)
+    throw Error("GPU work did not finish within " + std::to_string(ctx_.options().fence_timeout_ns / 1000000) +
+                " ms on " + ctx_.caps().name + " (raise VKSPEC_FENCE_TIMEOUT_MS if this device is just slow)");
+  submitted_ = false;
+  vk_check(r, ("vkWaitForFences on " + ctx_.caps().name).c_str());
+  timings_.clear();
+  if (profile_ && queries_used_ > 1) {
+    std::vector<uint64_t> ts(queries_used_);
+    vk_check(vkGetQueryPoolResults(ctx_.device(), queries_, 0, queries_used_, ts.size() * 8, ts.data(), 8,
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "vkGetQueryPoolResults");
+    const uint64_t mask =
+        ctx_.caps().timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx_.caps().timestamp_valid_bits) - 1);
+    for (uint32_t i = 1; i < queries_used_; ++i) {
+      const uint64_t d = (ts[i] - ts[i - 1]) & mask;
+      timings_.push_back({labels_[i - 1], static_cast<double>(d) * ctx_.caps().timestamp_period_ns * 1e-6});
+    }
+  }
+  vk_check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+}
+
+void CommandStream::submit_and_wait() {
+  submit();
+  wait();
+}
+
+double CommandStream::total_ms() const {
+  double t = 0;
+  for (const auto& c : timings_) t += c.ms;
+  return t;
+}
+
+}  // namespace vkspec

@@ -1,0 +1,87 @@
+#pragma once
+// Records many dispatches and copies into one command buffer, inserting a barrier only where a
+// command touches a buffer range an earlier, unsynchronised command wrote (or writes one that an
+// earlier command read), submits once, waits with a timeout and reads per-command timestamps.
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "engine/vk/pipeline.h"
+#include "engine/vk/tensor.h"
+
+namespace vkspec {
+
+class Context;
+
+struct CommandTiming {
+  std::string label;  // pipeline name or "copy"/"fill"
+  double ms = 0;
+};
+
+class CommandStream {
+ public:
+  // profile: write a timestamp after every command (when the queue supports timestamps).
+  explicit CommandStream(Context& ctx, bool profile = false);
+  ~CommandStream();
+  CommandStream(const CommandStream&) = delete;
+  CommandStream& operator=(const CommandStream&) = delete;
+
+  Context& context() { return ctx_; }
+
+  // bindings[i] goes to binding i; their number must match the shader's. push_size must equal
+  // the shader's push-constant block size.
+  void dispatch(const Pipeline& p, std::initializer_list<TensorView> bindings, const void* push, uint32_t push_size,
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  template <class Push>
+  void dispatch(const Pipeline& p, std::initializer_list<TensorView> bindings, const Push& push, uint32_t groups_x,
+                uint32_t groups_y = 1, uint32_t groups_z = 1) {
+    dispatch(p, bindings, &push, static_cast<uint32_t>(sizeof(Push)), groups_x, groups_y, groups_z);
+  }
+  void copy(const TensorView& src, const TensorView& dst);
+  // Fills dst with a repeated 32-bit word (0 zeroes any dtype).
+  void fill(const TensorView& dst, uint32_t word);
+
+  // Submits what was recorded and waits for it; the stream can then be reused. Throws VulkanError
+  // on device loss and Error on a fence timeout (ContextOptions::fence_timeout_ns).
+  void submit_and_wait();
+  void submit();
+  void wait();
+  bool pending() const { return submitted_; }
+
+  // Commands recorded since the last submit / in the last submitted batch.
+  uint32_t command_count() const { return command_count_; }
+  uint32_t barrier_count() const { return barrier_count_; }
+  // After wait(), with profiling on: one entry per command of the last batch.
+  const std::vector<CommandTiming>& timings() const { return timings_; }
+  // Sum of timings() in milliseconds (0 without profiling).
+  double total_ms() const;
+
+ private:
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  void begin_if_needed();
+  // Adds a barrier if this access conflicts with unsynchronised earlier ones, then records it.
+  void track(const std::vector<Range>& reads, const std::vector<Range>& writes);
+  void stamp(const std::string& label);
+
+  Context& ctx_;
+  bool profile_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t query_capacity_ = 0;
+  uint32_t queries_used_ = 0;
+  bool recording_ = false, submitted_ = false;
+  uint32_t command_count_ = 0, barrier_count_ = 0;
+  std::vector<Range> pending_reads_, pending_writes_;
+  std::vector<std::string> labels_;
+  std::vector<CommandTiming> timings_;
+};
+
+}  // namespace vkspec

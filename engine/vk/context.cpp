@@ -1,0 +1,260 @@
+#include "engine/vk/context.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sys/stat.h>
+#include <vector>
+
+#include "engine/vk/command_stream.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+namespace {
+
+uint64_t parse_bytes(const char* text, const char* var) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  uint64_t mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
+  if (end == text || *end != '\0' || !(v >= 0))
+    throw Error(std::string(var) + "=" + text + " is not a byte count (examples: 512M, 2G, 1048576)");
+  return static_cast<uint64_t>(v * static_cast<double>(mult));
+}
+
+void make_dirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '/') mkdir(path.substr(0, i).c_str(), 0755);
+}
+
+}  // namespace
+
+ContextOptions ContextOptions::from_environment() {
+  ContextOptions o;
+  if (const char* cap = std::getenv("VKSPEC_MAX_DEVICE_MEMORY"); cap && *cap)
+    o.device_memory_cap = parse_bytes(cap, "VKSPEC_MAX_DEVICE_MEMORY");
+  if (const char* t = std::getenv("VKSPEC_FENCE_TIMEOUT_MS"); t && *t)
+    o.fence_timeout_ns = parse_bytes(t, "VKSPEC_FENCE_TIMEOUT_MS") * 1000000ull;
+  if (const char* d = std::getenv("VKSPEC_CACHE_DIR"); d && *d) {
+    o.cache_dir = std::strcmp(d, "off") == 0 ? "" : d;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    o.cache_dir = std::string(x) + "/vkspec";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    o.cache_dir = std::string(h) + "/.cache/vkspec";
+  }
+  return o;
+}
+
+std::unique_ptr<Context> Context::create_default() {
+  auto instance = std::make_shared<Instance>();
+  const uint32_t index = instance->preferred_device();
+  return std::make_unique<Context>(std::move(instance), index);
+}
+
+Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, const ContextOptions& options)
+    : instance_(std::move(instance)), options_(options) {
+  const auto& devices = instance_->physical_devices();
+  if (device_index >= devices.size())
+    throw Error("device index " + std::to_string(device_index) + " out of range: " +
+                std::to_string(devices.size()) + " Vulkan device(s) present");
+  physical_ = devices[device_index];
+  caps_ = instance_->devices()[device_index];
+  const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
+  if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
+  if (!caps_.push_descriptor) throw Error("VK_KHR_push_descriptor is required" + where);
+
+  uint32_t n_q = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(n_q);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, qs.data());
+  // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
+  int family = -1;
+  for (uint32_t i = 0; i < n_q; ++i)
+    if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
+        qs[i].timestampValidBits) family = static_cast<int>(i);
+  for (uint32_t i = 0; i < n_q && family < 0; ++i)
+    if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
+  if (family < 0) throw Error("no compute queue" + where);
+  queue_family_ = static_cast<uint32_t>(family);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = queue_family_;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+
+  // Turn on every optional feature the kernels may use and the device has.
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &f11;
+  f11.pNext = &f12;
+  f2.features.shaderInt64 = caps_.shader_int64;
+  f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
+  f12.shaderFloat16 = caps_.shader_float16;
+  f12.shaderInt8 = caps_.shader_int8;
+  f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
+  std::vector<const char*> exts = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  if (caps_.subgroup_size_control) {
+    exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    fsize.subgroupSizeControl = VK_TRUE;
+    fsize.computeFullSubgroups = VK_TRUE;
+    f12.pNext = &fsize;
+  }
+  if (caps_.cooperative_matrix_nv) exts.push_back("VK_NV_cooperative_matrix");
+
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &f2;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  di.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  di.ppEnabledExtensionNames = exts.data();
+  vk_check(vkCreateDevice(physical_, &di, nullptr, &device_), ("vkCreateDevice" + where).c_str());
+  volkLoadDevice(device_);
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+
+  allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
+                                           options_.device_memory_cap);
+  load_pipeline_cache();
+}
+
+Context::~Context() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  pipelines_.clear();
+  save_pipeline_cache();
+  if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  allocator_.reset();
+  vkDestroyDevice(device_, nullptr);
+}
+
+std::string Context::pipeline_cache_path() const {
+  if (options_.cache_dir.empty()) return "";
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (uint8_t b : caps_.device_uuid) id += {hex[b >> 4], hex[b & 15]};
+  return options_.cache_dir + "/pipelines-" + id + ".bin";
+}
+
+void Context::load_pipeline_cache() {
+  std::vector<char> data;
+  const std::string path = pipeline_cache_path();
+  if (!path.empty()) {
+    std::ifstream f(path, std::ios::binary);
+    if (f) data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  // Check the header ourselves: a stale or damaged cache file is ignored, never handed to the driver.
+  VkPhysicalDeviceProperties p;
+  vkGetPhysicalDeviceProperties(physical_, &p);
+  bool ok = data.size() >= 32;
+  if (ok) {
+    uint32_t h[4];
+    std::memcpy(h, data.data(), 16);
+    ok = h[0] >= 32 && h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h[2] == p.vendorID && h[3] == p.deviceID &&
+         std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) == 0;
+  }
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  if (ok) {
+    ci.initialDataSize = data.size();
+    ci.pInitialData = data.data();
+  }
+  vk_check(vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
+}
+
+void Context::save_pipeline_cache() {
+  const std::string path = pipeline_cache_path();
+  if (path.empty() || !pipeline_cache_) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> data(size);
+  if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
+  make_dirs(options_.cache_dir);
+  // Write then rename, so a concurrent reader never sees half a file.
+  const std::string tmp = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    f.write(data.data(), static_cast<std::streamsize>(size));
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+const Pipeline& Context::pipeline(const std::string& shader, const SpecConstants& spec) {
+  std::string key = shader;
+  for (uint32_t v : spec) key += ":" + std::to_string(v);
+  std::lock_guard<std::mutex> lock(pipelines_mutex_);
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end())
+    it = pipelines_.emplace(key, std::make_unique<Pipeline>(device_, pipeline_cache_, shader, spec, 0)).first;
+  return *it->second;
+}
+
+Tensor Context::tensor(DType dtype, Shape shape, const std::string& name, MemoryUsage usage) {
+  const uint64_t bytes = static_cast<uint64_t>(shape.numel()) * dtype_size(dtype);
+  return Tensor(allocator_->allocate(bytes, usage, name), dtype, shape, name);
+}
+
+void Context::upload(const Tensor& t, const void* data, size_t bytes) {
+  if (bytes != t.bytes())
+    throw Error("upload to " + t.name() + ": " + std::to_string(bytes) + " bytes given, tensor holds " +
+                std::to_string(t.bytes()));
+  upload(t, 0, data, bytes);
+}
+
+void Context::download(const Tensor& t, void* data, size_t bytes) {
+  if (bytes != t.bytes())
+    throw Error("download from " + t.name() + ": " + std::to_string(bytes) + " bytes requested, tensor holds " +
+                std::to_string(t.bytes()));
+  download(t, 0, data, bytes);
+}
+
+void Context::upload(const Tensor& t, size_t offset, const void* data, size_t bytes) {
+  if (offset + bytes > t.buffer().size()) throw Error("upload past the end of " + t.name());
+  if (bytes == 0) return;
+  if (t.mapped()) {
+    std::memcpy(static_cast<uint8_t*>(t.mapped()) + offset, data, bytes);
+    return;
+  }
+  Tensor staging = tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "staging for " + t.name(),
+                          MemoryUsage::Upload);
+  std::memcpy(staging.mapped(), data, bytes);
+  CommandStream s(*this);
+  TensorView src = staging.view(), dst = t.view();
+  src.bytes = bytes;
+  dst.offset += offset;
+  dst.bytes = bytes;
+  s.copy(src, dst);
+  s.submit_and_wait();
+}
+
+void Context::download(const Tensor& t, size_t offset, void* data, size_t bytes) {
+  if (offset + bytes > t.buffer().size()) throw Error("download past the end of " + t.name());
+  if (bytes == 0) return;
+  if (t.mapped()) {
+    std::memcpy(data, static_cast<const uint8_t*>(t.mapped()) + offset, bytes);
+    return;
+  }
+  Tensor staging = tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "readback for " + t.name(),
+                          MemoryUsage::Readback);
+  CommandStream s(*this);
+  TensorView src = t.view(), dst = staging.view();
+  src.offset += offset;
+  src.bytes = bytes;
+  dst.bytes = bytes;
+  s.copy(src, dst);
+  s.submit_and_wait();
+  std::memcpy(data, staging.mapped(), bytes);
+}
+
+uint32_t Context::default_workgroup_size() const {
+  const uint32_t sg = caps_.subgroup_size ? caps_.subgroup_size : 32;
+  uint32_t wg = 256;
+  if (wg % sg) wg = sg * ((wg + sg - 1) / sg);
+  return std::min(wg, caps_.max_workgroup_invocations);
+}
+
+}  // namespace vkspec

@@ -1,0 +1,81 @@
+#pragma once
+// One Vulkan device ready for compute: logical device, queue, memory allocator, pipelines (built
+// on first use, kept in an on-disk VkPipelineCache), and host<->device copies.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/vk/buffer.h"
+#include "engine/vk/device_caps.h"
+#include "engine/vk/instance.h"
+#include "engine/vk/pipeline.h"
+#include "engine/vk/tensor.h"
+
+namespace vkspec {
+
+struct ContextOptions {
+  // Cap on device memory in bytes (0 = none). Default: VKSPEC_MAX_DEVICE_MEMORY (accepts K/M/G).
+  uint64_t device_memory_cap = 0;
+  // How long a submit may run before it is reported as hung. Default: VKSPEC_FENCE_TIMEOUT_MS or 60 s.
+  uint64_t fence_timeout_ns = 60ull * 1000 * 1000 * 1000;
+  // Where the pipeline cache lives; empty disables it. Default: VKSPEC_CACHE_DIR, else
+  // $XDG_CACHE_HOME/vkspec, else ~/.cache/vkspec; VKSPEC_CACHE_DIR=off disables.
+  std::string cache_dir;
+  static ContextOptions from_environment();
+};
+
+class Context {
+ public:
+  Context(std::shared_ptr<Instance> instance, uint32_t device_index,
+          const ContextOptions& options = ContextOptions::from_environment());
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Instance from the environment (VKSPEC_VALIDATION) and the preferred device (VKSPEC_DEVICE).
+  static std::unique_ptr<Context> create_default();
+
+  Instance& instance() { return *instance_; }
+  const DeviceCaps& caps() const { return caps_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const ContextOptions& options() const { return options_; }
+  Allocator& allocator() { return *allocator_; }
+
+  // Built on first request for (shader, spec), then shared. Thread-safe.
+  const Pipeline& pipeline(const std::string& shader, const SpecConstants& spec = {});
+
+  Tensor tensor(DType dtype, Shape shape, const std::string& name, MemoryUsage usage = MemoryUsage::Device);
+  // Whole-tensor copies from / to the host; bytes must equal the tensor's size. Go through a
+  // staging buffer when the memory is not host-visible.
+  void upload(const Tensor& t, const void* data, size_t bytes);
+  void download(const Tensor& t, void* data, size_t bytes);
+  // Sub-range copies (offset and bytes in bytes, relative to the tensor).
+  void upload(const Tensor& t, size_t offset, const void* data, size_t bytes);
+  void download(const Tensor& t, size_t offset, void* data, size_t bytes);
+
+  // Workgroup size for 1D reduction-style kernels: a multiple of the subgroup size near 256.
+  uint32_t default_workgroup_size() const;
+
+ private:
+  void load_pipeline_cache();
+  void save_pipeline_cache();
+  std::string pipeline_cache_path() const;
+
+  std::shared_ptr<Instance> instance_;
+  ContextOptions options_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  DeviceCaps caps_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  std::unique_ptr<Allocator> allocator_;
+  std::mutex pipelines_mutex_;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+}  // namespace vkspec

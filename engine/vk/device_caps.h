@@ -1,0 +1,69 @@
+#pragma once
+// What a Vulkan device can do, read once at start-up. Kernel variants are chosen from this record,
+// never from hard-coded vendor assumptions.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+namespace vkspec {
+
+struct MemoryHeapInfo {
+  uint64_t size = 0;
+  bool device_local = false;
+};
+
+struct DeviceCaps {
+  uint32_t index = 0;  // position in vkEnumeratePhysicalDevices
+  std::string name;
+  std::string vendor;  // "NVIDIA", "AMD", "Intel", "Mesa (llvmpipe)", ...
+  uint32_t vendor_id = 0, device_id = 0;
+  std::string device_type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  std::string driver_name, driver_info;
+  uint32_t api_version = 0;
+  uint8_t device_uuid[16] = {};
+
+  // Subgroups.
+  uint32_t subgroup_size = 0;
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;  // equal when size control is absent
+  bool subgroup_size_control = false;
+  bool subgroup_basic = false, subgroup_vote = false, subgroup_arithmetic = false,
+       subgroup_ballot = false, subgroup_shuffle = false, subgroup_shuffle_relative = false,
+       subgroup_clustered = false, subgroup_quad = false;
+  bool subgroup_in_compute = false;
+
+  // Arithmetic and storage types.
+  bool shader_float16 = false, shader_int8 = false, shader_int64 = false;
+  bool storage_buffer_16bit = false, storage_buffer_8bit = false;
+  bool integer_dot_product = false;
+  bool cooperative_matrix_nv = false, cooperative_matrix_khr = false;
+  bool push_descriptor = false;
+
+  // Limits.
+  uint32_t max_shared_memory = 0;
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_size[3] = {};
+  uint32_t max_workgroup_count[3] = {};
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  uint32_t max_push_constants_size = 0;
+  std::vector<MemoryHeapInfo> heaps;
+
+  // Timing.
+  bool timestamps = false;  // compute queue supports timestamp queries
+  float timestamp_period_ns = 0;
+  uint32_t timestamp_valid_bits = 0;
+
+  uint64_t device_local_bytes() const;
+  std::string to_text() const;
+  std::string to_json() const;  // one JSON object
+};
+
+// Reads every field above from the physical device.
+DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index);
+
+// Preference order for automatic choice: discrete > integrated > virtual > cpu.
+int device_type_rank(const std::string& device_type);
+
+}  // namespace vkspec

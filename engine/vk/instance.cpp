@@ -1,0 +1,155 @@
+#include "engine/vk/instance.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "engine/vk/error.h"
+
+namespace vkspec {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                 void* user) {
+  std::string msg = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "validation error: "
+                                                                              : "validation warning: ";
+  msg += data->pMessage ? data->pMessage : "(no text)";
+  static_cast<ValidationLog*>(user)->add(msg);
+  if (env_flag("VKSPEC_VALIDATION_PRINT")) std::cerr << msg << "\n";
+  return VK_FALSE;
+}
+
+bool layer_present(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  for (const auto& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+InstanceOptions InstanceOptions::from_environment() {
+  InstanceOptions o;
+  o.validation = env_flag("VKSPEC_VALIDATION");
+  o.sync_validation = env_flag("VKSPEC_SYNC_VALIDATION");
+  return o;
+}
+
+void ValidationLog::add(std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  messages_.push_back(std::move(message));
+}
+
+std::vector<std::string> ValidationLog::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  out.swap(messages_);
+  return out;
+}
+
+size_t ValidationLog::count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return messages_.size();
+}
+
+Instance::Instance(const InstanceOptions& options) {
+  if (volkInitialize() != VK_SUCCESS)
+    throw Error("no Vulkan loader found (libvulkan.so.1); install libvulkan1 and a driver such as "
+                "mesa-vulkan-drivers");
+  if (volkGetInstanceVersion() < VK_API_VERSION_1_2)
+    throw Error("the Vulkan loader supports only Vulkan < 1.2; vkspec needs 1.2");
+
+  validation_ = options.validation;
+  const char* layer = "VK_LAYER_KHRONOS_validation";
+  if (validation_ && !layer_present(layer))
+    throw Error("validation requested but VK_LAYER_KHRONOS_validation is not installed "
+                "(apt-get install vulkan-validationlayers)");
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "vkspec";
+  app.pEngineName = "vkspec";
+  app.apiVersion = VK_API_VERSION_1_2;
+
+  std::vector<const char*> exts;
+  std::vector<const char*> layers;
+  if (validation_) {
+    exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    layers.push_back(layer);
+  }
+
+  VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  dbg.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  dbg.pfnUserCallback = on_debug_message;
+  dbg.pUserData = &log_;
+
+  VkValidationFeatureEnableEXT sync_feature = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync_feature;
+
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  ci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  ci.ppEnabledExtensionNames = exts.data();
+  ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  if (validation_) {
+    // The messenger in pNext also reports problems inside vkCreateInstance itself.
+    ci.pNext = &dbg;
+    if (options.sync_validation) dbg.pNext = &features;
+  }
+  vk_check(vkCreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
+  volkLoadInstanceOnly(instance_);
+
+  if (validation_) {
+    dbg.pNext = nullptr;
+    VkResult r = vkCreateDebugUtilsMessengerEXT(instance_, &dbg, nullptr, &messenger_);
+    if (r != VK_SUCCESS) {
+      vkDestroyInstance(instance_, nullptr);
+      throw VulkanError(r, "vkCreateDebugUtilsMessengerEXT");
+    }
+  }
+
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+  physical_.resize(n);
+  vkEnumeratePhysicalDevices(instance_, &n, physical_.data());
+  for (uint32_t i = 0; i < n; ++i) caps_.push_back(query_device_caps(physical_[i], i));
+}
+
+Instance::~Instance() {
+  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+uint32_t Instance::preferred_device() const {
+  if (caps_.empty())
+    throw Error("no Vulkan device found; on a machine without a GPU install mesa-vulkan-drivers (lavapipe)");
+  if (const char* env = std::getenv("VKSPEC_DEVICE"); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0 || v >= static_cast<long>(caps_.size()))
+      throw Error(std::string("VKSPEC_DEVICE=") + env + " is not a device index (0.." +
+                  std::to_string(caps_.size() - 1) + ")");
+    return static_cast<uint32_t>(v);
+  }
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < caps_.size(); ++i)
+    if (device_type_rank(caps_[i].device_type) < device_type_rank(caps_[best].device_type)) best = i;
+  return best;
+}
+
+}  // namespace vkspec

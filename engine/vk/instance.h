@@ -1,0 +1,61 @@
+#pragma once
+// The Vulkan instance: loader (volk), optional Khronos validation with a debug messenger that
+// records every warning and error so tests can fail on them.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "engine/vk/device_caps.h"
+
+namespace vkspec {
+
+struct InstanceOptions {
+  // Khronos validation layer + debug messenger. Default: the VKSPEC_VALIDATION environment
+  // variable ("1" turns it on).
+  bool validation = false;
+  // Also run synchronization validation (catches missing barriers; slower).
+  bool sync_validation = false;
+  static InstanceOptions from_environment();
+};
+
+// Messages the validation layer reported, kept for inspection.
+class ValidationLog {
+ public:
+  void add(std::string message);
+  std::vector<std::string> take();  // returns and clears
+  size_t count() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> messages_;
+};
+
+class Instance {
+ public:
+  explicit Instance(const InstanceOptions& options = InstanceOptions::from_environment());
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance handle() const { return instance_; }
+  bool validation() const { return validation_; }
+  ValidationLog& validation_log() { return log_; }
+
+  const std::vector<VkPhysicalDevice>& physical_devices() const { return physical_; }
+  const std::vector<DeviceCaps>& devices() const { return caps_; }
+  // Index chosen by VKSPEC_DEVICE when set, else discrete > integrated > virtual > cpu.
+  uint32_t preferred_device() const;
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool validation_ = false;
+  ValidationLog log_;
+  std::vector<VkPhysicalDevice> physical_;
+  std::vector<DeviceCaps> caps_;
+};
+
+}  // namespace vkspec

@@ -1,0 +1,68 @@
+#pragma once
+// A compute pipeline built from embedded SPIR-V. Its layout (storage-buffer bindings and whether
+// each is read or written, push-constant size, specialization constants, workgroup size) comes
+// from SPIRV-Cross reflection of the SPIR-V, so no shader interface is written out twice.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+namespace vkspec {
+
+struct PipelineBinding {
+  uint32_t binding = 0;
+  bool reads = true;   // false when declared writeonly
+  bool writes = true;  // false when declared readonly
+};
+
+// Values for specialization constants by constant_id: spec[i] sets constant_id i. Constants with
+// no value keep the default in the shader.
+using SpecConstants = std::vector<uint32_t>;
+
+struct ShaderReflection {
+  std::vector<PipelineBinding> bindings;  // sorted by binding, dense from 0
+  uint32_t push_constant_size = 0;
+  std::vector<uint32_t> spec_ids;          // constant_ids the shader declares
+  std::vector<uint32_t> spec_defaults;     // their default values, same order
+  uint32_t local_size[3] = {1, 1, 1};      // literal sizes
+  int32_t local_size_spec_id[3] = {-1, -1, -1};  // constant_id when set by local_size_*_id
+};
+
+// Throws Error naming the shader when it uses anything but storage buffers in set 0 and push
+// constants.
+ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, size_t word_count);
+
+class Pipeline {
+ public:
+  Pipeline(VkDevice device, VkPipelineCache cache, const std::string& name, const SpecConstants& spec,
+           uint32_t required_subgroup_size);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  const std::string& name() const { return name_; }
+  VkPipeline handle() const { return pipeline_; }
+  VkPipelineLayout layout() const { return layout_; }
+  const std::vector<PipelineBinding>& bindings() const { return reflection_.bindings; }
+  uint32_t push_constant_size() const { return reflection_.push_constant_size; }
+  // Workgroup size after specialization.
+  uint32_t local_size(int axis) const { return local_size_[axis]; }
+
+ private:
+  void create(const uint32_t* words, size_t word_count, VkPipelineCache cache,
+              const std::vector<VkSpecializationMapEntry>& entries, const std::vector<uint32_t>& values,
+              uint32_t required_subgroup_size);
+  void destroy();
+
+  VkDevice device_;
+  std::string name_;
+  ShaderReflection reflection_;
+  uint32_t local_size_[3] = {1, 1, 1};
+  VkShaderModule module_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+}  // namespace vkspec

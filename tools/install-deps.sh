@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages vkspec needs, only those missing. Idempotent.
+# Usage: tools/install-deps.sh [--train]   (--train adds PyTorch and the dataset for tools/)
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
+  glslang-tools glslang-dev spirv-tools spirv-cross libspirv-cross-c-shared-dev
+  libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
+  libopenblas0-pthread nlohmann-json3-dev xvfb xauth x11-apps
+  python3-numpy python3-torch dataset-fashion-mnist
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
