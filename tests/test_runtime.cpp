@@ -1,0 +1,221 @@
+// The Vulkan runtime: allocator, pipelines and reflection, command streams and barriers,
+// validation plumbing, device choice.
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/checks/op_check.h"
+#include "engine/ops/elementwise.h"
+#include "engine/vk/command_stream.h"
+#include "engine/vk/error.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+using testing::VulkanTest;
+
+TEST(HalfFloat, RoundTripsAndRoundsToNearestEven) {
+  for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f})
+    EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), float_to_half(1.0f));  // tie -> even mantissa
+  EXPECT_EQ(float_to_half(70000.0f), 0x7c00);                         // overflow -> inf
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
+}
+
+TEST(ShapeTest, NumelRowsAndReshape) {
+  TensorView v;
+  v.shape = {4, 3};
+  v.bytes = 48;
+  v.offset = 16;
+  TensorView r = v.rows(1, 2);
+  EXPECT_EQ(r.offset, 16u + 12u);
+  EXPECT_EQ(r.bytes, 24u);
+  EXPECT_EQ(r.shape, Shape({2, 3}));
+  EXPECT_THROW(v.rows(3, 2), Error);
+  EXPECT_THROW(v.reshape({5, 2}), Error);
+  EXPECT_EQ(v.reshape({12}).shape.numel(), 12);
+}
+
+TEST_F(VulkanTest, DevicesAreListedWithSubgroupFacts) {
+  const DeviceCaps& c = ctx().caps();
+  EXPECT_FALSE(c.name.empty());
+  EXPECT_GE(c.subgroup_size, 1u);
+  EXPECT_EQ(c.subgroup_size & (c.subgroup_size - 1), 0u) << "subgroup size is a power of two";
+  EXPECT_GT(c.max_storage_buffer_range, 0u);
+  EXPECT_FALSE(c.heaps.empty());
+  EXPECT_NE(c.to_json().find("\"subgroup\""), std::string::npos);
+}
+
+TEST_F(VulkanTest, AllocatorReusesFreedRangesAndCoalesces) {
+  Allocator& a = ctx().allocator();
+  const AllocatorStats before = a.stats();
+  VkDeviceSize first_offset;
+  VkBuffer first_buffer;
+  {
+    Buffer x = a.allocate(1000, MemoryUsage::Device, "x");
+    Buffer y = a.allocate(1000, MemoryUsage::Device, "y");
+    EXPECT_NE(x.offset(), y.offset());
+    EXPECT_EQ(x.offset() % ctx().caps().min_storage_buffer_offset_alignment, 0u);
+    first_offset = x.offset();
+    first_buffer = x.handle();
+    EXPECT_EQ(a.stats().live_buffers, before.live_buffers + 2);
+  }
+  EXPECT_EQ(a.stats().live_buffers, before.live_buffers);
+  EXPECT_EQ(a.stats().device_bytes_in_use, before.device_bytes_in_use);
+  // After both are freed, the coalesced hole takes an allocation of twice the size at the same place.
+  Buffer z = a.allocate(2000, MemoryUsage::Device, "z");
+  EXPECT_EQ(z.handle(), first_buffer);
+  EXPECT_EQ(z.offset(), first_offset);
+}
+
+TEST_F(VulkanTest, BigAllocationsGetDedicatedBlocksReleasedOnFree) {
+  Allocator& a = ctx().allocator();
+  const uint32_t blocks = a.stats().blocks;
+  {
+    Buffer big = a.allocate(48ull << 20, MemoryUsage::Device, "big");
+    EXPECT_EQ(a.stats().blocks, blocks + 1);
+  }
+  EXPECT_EQ(a.stats().blocks, blocks);
+}
+
+TEST_F(VulkanTest, DeviceMemoryCapGivesOutOfDeviceMemory) {
+  auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
+  ContextOptions o = ContextOptions::from_environment();
+  o.device_memory_cap = 80ull << 20;
+  Context capped(instance, ctx().caps().index, o);
+  Tensor ok = capped.tensor(DType::F32, {1 << 20}, "fits");
+  try {
+    Tensor too_big = capped.tensor(DType::F32, {100 << 20}, "kv cache");
+    FAIL() << "expected OutOfDeviceMemory";
+  } catch (const OutOfDeviceMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("kv cache"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
+TEST_F(VulkanTest, UploadDownloadWholeAndSubranges) {
+  std::vector<float> data = random_floats(1000, 7);
+  Tensor t = upload_floats(ctx(), data, DType::F32, {1000}, "t");
+  EXPECT_EQ(download_floats(ctx(), t), data);
+  float part[3] = {1, 2, 3};
+  ctx().upload(t, 40, part, sizeof(part));
+  float back[3];
+  ctx().download(t, 40, back, sizeof(back));
+  EXPECT_EQ(back[0], 1);
+  EXPECT_EQ(back[2], 3);
+  EXPECT_THROW(ctx().upload(t, data.data(), 12), Error);
+  EXPECT_THROW(ctx().download(t, 3999, back, 8), Error);
+}
+
+TEST_F(VulkanTest, ReflectionReadsBindingsPushConstantsAndWorkgroupSize) {
+  const Pipeline& p = ctx().pipeline("add", {64});
+  ASSERT_EQ(p.bindings().size(), 3u);
+  EXPECT_TRUE(p.bindings()[0].reads);
+  EXPECT_FALSE(p.bindings()[0].writes);
+  EXPECT_FALSE(p.bindings()[2].reads);
+  EXPECT_TRUE(p.bindings()[2].writes);
+  EXPECT_EQ(p.push_constant_size(), 4u);
+  EXPECT_EQ(p.local_size(0), 64u);
+  EXPECT_EQ(&ctx().pipeline("add", {64}), &p) << "pipelines are cached per (shader, spec)";
+}
+
+TEST_F(VulkanTest, UnknownShaderAndBadSpecConstantsAreErrors) {
+  EXPECT_THROW(ctx().pipeline("no_such_shader"), Error);
+  EXPECT_THROW(ctx().pipeline("add", {64, 1}), Error);
+}
+
+TEST_F(VulkanTest, DispatchChecksBindingCountAndPushSize) {
+  Tensor a = ctx().tensor(DType::F32, {4}, "a");
+  CommandStream s(ctx());
+  const Pipeline& p = ctx().pipeline("add", {64});
+  uint32_t n = 4;
+  EXPECT_THROW(s.dispatch(p, {a, a}, n, 1), Error);
+  uint64_t wrong = 4;
+  EXPECT_THROW(s.dispatch(p, {a, a, a}, wrong, 1), Error);
+}
+
+TEST_F(VulkanTest, BarriersOnlyWhereAReadFollowsAWrite) {
+  const int64_t n = 4096;
+  auto a = random_floats(n, 1), b = random_floats(n, 2);
+  Tensor ta = upload_floats(ctx(), a, DType::F32, {n}, "a"), tb = upload_floats(ctx(), b, DType::F32, {n}, "b");
+  Tensor t1 = ctx().tensor(DType::F32, {n}, "t1"), t2 = ctx().tensor(DType::F32, {n}, "t2");
+  Tensor t3 = ctx().tensor(DType::F32, {n}, "t3");
+  CommandStream s(ctx());
+  ops::add(s, ta, tb, t1);  // independent of the next one
+  ops::add(s, ta, ta, t2);
+  EXPECT_EQ(s.barrier_count(), 0u);
+  ops::add(s, t1, t2, t3);  // reads both results: one barrier
+  EXPECT_EQ(s.barrier_count(), 1u);
+  ops::add(s, ta, tb, t1);  // overwrites t1 that the previous command read: write-after-read barrier
+  EXPECT_EQ(s.barrier_count(), 2u);
+  EXPECT_EQ(s.command_count(), 4u);
+  s.submit_and_wait();
+  auto got = download_floats(ctx(), t3);
+  for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(got[i], (a[i] + b[i]) + (a[i] + a[i]));
+}
+
+TEST_F(VulkanTest, StreamIsReusableAfterWait) {
+  Tensor x = upload_floats(ctx(), {1, 2, 3}, DType::F32, {3}, "x");
+  CommandStream s(ctx());
+  for (int i = 0; i < 3; ++i) {
+    ops::add(s, x, x, x);
+    s.submit_and_wait();
+  }
+  EXPECT_EQ(download_floats(ctx(), x), (std::vector<float>{8, 16, 24}));
+}
+
+TEST_F(VulkanTest, ProfilingGivesOneTimingPerCommand) {
+  Tensor x = upload_floats(ctx(), random_floats(1000, 3), DType::F32, {1000}, "x");
+  Tensor y = ctx().tensor(DType::F32, {1000}, "y");
+  CommandStream s(ctx(), /*profile=*/true);
+  ops::add(s, x, x, y);
+  s.copy(y, x);
+  s.fill(y, 0);
+  s.submit_and_wait();
+  if (!ctx().caps().timestamps) GTEST_SKIP() << "device has no timestamps";
+  ASSERT_EQ(s.timings().size(), 3u);
+  EXPECT_EQ(s.timings()[0].label, "add");
+  EXPECT_EQ(s.timings()[1].label, "copy");
+  for (const auto& t : s.timings()) EXPECT_GE(t.ms, 0.0);
+}
+
+TEST_F(VulkanTest, ValidationMessagesAreCaptured) {
+  // A deliberately invalid call: a zero-sized buffer violates VUID-VkBufferCreateInfo-size-00912.
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = 0;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  VkBuffer b = VK_NULL_HANDLE;
+  vkCreateBuffer(ctx().device(), &bi, nullptr, &b);
+  if (b) vkDestroyBuffer(ctx().device(), b, nullptr);
+  auto messages = ctx().instance().validation_log().take();  // consumed here so TearDown stays clean
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages[0].find("size"), std::string::npos) << messages[0];
+}
+
+TEST(DeviceChoice, BadEnvironmentIndexIsAClearError) {
+  setenv("VKSPEC_DEVICE", "99", 1);
+  Instance instance{InstanceOptions{}};
+  try {
+    instance.preferred_device();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("VKSPEC_DEVICE"), std::string::npos);
+  }
+  setenv("VKSPEC_DEVICE", "0", 1);
+  EXPECT_EQ(instance.preferred_device(), 0u);
+  unsetenv("VKSPEC_DEVICE");
+}
+
+TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {
+  setenv("VKSPEC_MAX_DEVICE_MEMORY", "512M", 1);
+  EXPECT_EQ(ContextOptions::from_environment().device_memory_cap, 512ull << 20);
+  setenv("VKSPEC_MAX_DEVICE_MEMORY", "lots", 1);
+  EXPECT_THROW(ContextOptions::from_environment(), Error);
+  unsetenv("VKSPEC_MAX_DEVICE_MEMORY");
+}
+
+}  // namespace
+}  // namespace vkspec
