@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Convert a LlamaGen checkpoint (.pt) to the safetensors layout vkspec loads.
+
+  /usr/bin/python3 tools/convert_llamagen.py c2i_B_256.pt gpt_b.safetensors --kind gpt
+  /usr/bin/python3 tools/convert_llamagen.py vq_ds16_c2i.pt vq16.safetensors --kind vq
+
+GPT checkpoints keep their weights under "model" (DDP training) or are a raw state dict (FSDP
+consolidation); both are accepted, as is "ema" when --ema is given. RoPE tables (`freqs_cis`),
+causal masks and KV caches that some versions store are dropped: the engine recomputes them.
+Hyperparameters are inferred from tensor shapes and written to `__metadata__` with the keys in
+tools/README.md; only what shapes cannot tell (grid size, head count) comes from options.
+"""
+import argparse
+import re
+import sys
+
+import torch
+
+from safetensors_io import save_file
+from vkspec_models import find_multiple
+
+DROP = re.compile(r"(^|\.)(freqs_cis|causal_mask|kv_cache\..*|k_cache|v_cache)$")
+
+
+def state_dict_of(ckpt, use_ema):
+    if not isinstance(ckpt, dict):
+        raise ValueError("checkpoint is not a dict of tensors")
+    for key in (["ema"] if use_ema else []) + ["model", "state_dict"]:
+        if key in ckpt and isinstance(ckpt[key], dict):
+            return ckpt[key]
+    if use_ema:
+        raise ValueError("--ema given but the checkpoint has no 'ema' entry")
+    if all(isinstance(v, torch.Tensor) for v in ckpt.values()):
+        return ckpt
+    raise ValueError("no 'model' entry and not a raw state dict: keys " + ", ".join(list(ckpt)[:8]))
+
+
+def clean(sd):
+    out = {}
+    for k, v in sd.items():
+        k = k[7:] if k.startswith("module.") else k  # DDP wrapper prefix
+        k = k.replace("_orig_mod.", "")              # torch.compile wrapper prefix
+        if DROP.search(k) or not isinstance(v, torch.Tensor):
+            continue
+        out[k] = v
+    return out
+
+
+def require(sd, name):
+    if name not in sd:
+        raise ValueError(f"tensor {name} missing: not a LlamaGen checkpoint of this kind?")
+    return sd[name]
+
+
+def gpt_metadata(sd, n_head, grid):
+    vocab, dim = require(sd, "tok_embeddings.weight").shape
+    n_layer = 1 + max(int(m.group(1)) for k in sd if (m := re.match(r"layers\.(\d+)\.", k)))
+    n_cls = require(sd, "cls_embedding.embedding_table.weight").shape[0] - 1
+    n_head = n_head or dim // 64
+    if dim % n_head:
+        raise ValueError(f"dim {dim} is not divisible by n_head {n_head}")
+    hidden = require(sd, "layers.0.feed_forward.w1.weight").shape[0]
+    if hidden != find_multiple(int(2 * 4 * dim / 3), 256):
+        print(f"note: FFN hidden {hidden} differs from LlamaGen's default rule; stored in metadata",
+              file=sys.stderr)
+    wqkv = require(sd, "layers.0.attention.wqkv.weight").shape
+    if tuple(wqkv) != (3 * dim, dim):
+        raise ValueError(f"layers.0.attention.wqkv.weight has shape {list(wqkv)}, expected "
+                         f"[{3 * dim}, {dim}] (grouped-query checkpoints are not supported)")
+    return {"vkspec.kind": "gpt", "vkspec.source": "llamagen", "dim": dim, "n_layer": n_layer,
+            "n_head": n_head, "n_kv_head": n_head, "head_dim": dim // n_head,
+            "vocab_size": vocab, "num_classes": n_cls, "grid_size": grid, "block_size": grid * grid,
+            "cls_token_num": 1, "rope_base": 10000.0, "norm_eps": 1e-5, "multiple_of": 256,
+            "ffn_hidden": hidden, "cfg": 4.0, "temperature": 1.0, "top_k": 2000, "top_p": 1.0}
+
+
+def vq_metadata(sd):
+    ch, cin = require(sd, "encoder.conv_in.weight").shape[:2]
+    levels = 1 + max(int(m.group(1)) for k in sd
+                     if (m := re.match(r"encoder\.conv_blocks\.(\d+)\.", k)))
+    nres = 1 + max(int(m.group(1)) for k in sd
+                   if (m := re.match(r"encoder\.conv_blocks\.0\.res\.(\d+)\.", k)))
+    mult = [sd[f"encoder.conv_blocks.{i}.res.0.conv1.weight"].shape[0] // ch for i in range(levels)]
+    n_e, e_dim = require(sd, "quantize.embedding.weight").shape
+    z = require(sd, "encoder.conv_out.weight").shape[0]
+    cout = require(sd, "decoder.conv_out.weight").shape[0]
+    return {"vkspec.kind": "vq", "vkspec.source": "llamagen", "ch": ch,
+            "ch_mult": ",".join(map(str, mult)), "z_channels": z, "codebook_size": n_e,
+            "codebook_embed_dim": e_dim, "num_res_blocks": nres, "in_channels": cin,
+            "out_channels": cout, "codebook_l2_norm": 1, "norm_groups": 32, "norm_eps": 1e-6,
+            "downsample": 2 ** (levels - 1)}
+
+
+def convert(src, dst, kind, dtype, n_head=0, grid=16, use_ema=False):
+    ckpt = torch.load(src, map_location="cpu")
+    sd = clean(state_dict_of(ckpt, use_ema))
+    if kind == "gpt":
+        meta = gpt_metadata(sd, n_head, grid)
+    else:
+        sd.pop("quantize.codebook_used", None)  # training statistics, not weights
+        sd = {k: v for k, v in sd.items() if k.split(".")[0] in
+              ("encoder", "decoder", "quantize", "quant_conv", "post_quant_conv")}
+        meta = vq_metadata(sd)
+    target = torch.float16 if dtype == "f16" else torch.float32
+    out = {}
+    for k, v in sd.items():
+        keep_f32 = v.dim() <= 1 or k.startswith("quantize.")  # norms, biases, codebook
+        out[k] = v.float() if keep_f32 or not v.is_floating_point() else v.to(target)
+    save_file(out, dst, {k: str(v) for k, v in meta.items()})
+    return meta
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("src")
+    ap.add_argument("dst")
+    ap.add_argument("--kind", choices=["gpt", "vq"], required=True)
+    ap.add_argument("--dtype", choices=["f16", "f32"], default="f16")
+    ap.add_argument("--n-head", type=int, default=0, help="default: dim / 64 (LlamaGen)")
+    ap.add_argument("--grid", type=int, default=16, help="token grid side: 16 for 256px, 24 for 384px")
+    ap.add_argument("--ema", action="store_true", help="take the 'ema' weights")
+    a = ap.parse_args()
+    try:
+        meta = convert(a.src, a.dst, a.kind, a.dtype, a.n_head, a.grid, a.ema)
+    except (ValueError, KeyError, RuntimeError, OSError) as e:
+        print(f"convert_llamagen: {a.src}: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {a.dst}: " + ", ".join(f"{k}={v}" for k, v in meta.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
