@@ -1,0 +1,135 @@
+#include "engine/model/gpt.h"
+
+#include "engine/ops/attention.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/embedding.h"
+#include "engine/ops/kv_write.h"
+#include "engine/ops/matmul.h"
+#include "engine/ops/rms_norm.h"
+#include "engine/ops/rope.h"
+#include "engine/ops/swiglu.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+
+Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options)
+    : ctx_(ctx), path_(path), opt_(options) {
+  WeightStore w(ctx, path);
+  cfg_ = GptConfig::from_file(w.file());
+  if (opt_.batch_rows < 1 || opt_.batch_rows > 2) throw Error(path + ": batch_rows must be 1 or 2");
+  if (opt_.max_queries < 1) throw Error(path + ": max_queries must be >= 1");
+  const int64_t D = cfg_.dim, H = cfg_.ffn_hidden, V = cfg_.vocab_size;
+  const std::string from = "dim=" + std::to_string(D);
+  const DType wt = opt_.weights;
+  tok_embeddings_ = w.load("tok_embeddings.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
+  cls_embedding_ = w.load("cls_embedding.embedding_table.weight", {cfg_.num_classes + 1, D}, wt,
+                          from + ", num_classes=" + std::to_string(cfg_.num_classes) + " (+1 null class)");
+  norm_ = w.load("norm.weight", {D}, DType::F32, from);
+  output_ = w.load("output.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
+  // w1 and w3 are fused into one [2H, D] matrix so the FFN input is one matmul.
+  CommandStream copies(ctx);
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    Layer L;
+    L.attention_norm = w.load(p + "attention_norm.weight", {D}, DType::F32, from);
+    L.ffn_norm = w.load(p + "ffn_norm.weight", {D}, DType::F32, from);
+    L.wqkv = w.load(p + "attention.wqkv.weight", {3 * D, D}, wt, from);
+    L.wo = w.load(p + "attention.wo.weight", {D, D}, wt, from);
+    const std::string hf = "ffn hidden=" + std::to_string(H);
+    Tensor w1 = w.load(p + "feed_forward.w1.weight", {H, D}, wt, hf);
+    Tensor w3 = w.load(p + "feed_forward.w3.weight", {H, D}, wt, hf);
+    L.w2 = w.load(p + "feed_forward.w2.weight", {D, H}, wt, hf);
+    L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
+    copies.copy(w1.view(), L.w13.view().rows(0, H));
+    copies.copy(w3.view(), L.w13.view().rows(H, H));
+    copies.submit_and_wait();
+    layers_.push_back(std::move(L));
+  }
+  const auto unused = w.unused();
+  if (!unused.empty()) {
+    std::string names;
+    for (size_t i = 0; i < unused.size() && i < 5; ++i) names += (i ? ", " : "") + unused[i];
+    throw Error(path + ": tensors the GPT does not use (wrong kind of model, or a renamed checkpoint?): " + names);
+  }
+  weight_bytes_ = w.uploaded_bytes();
+  rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
+
+  const int64_t R = opt_.batch_rows * opt_.max_queries;
+  x_ = ctx.tensor(DType::F32, {R, D}, "gpt residual");
+  xn_ = ctx.tensor(DType::F32, {R, D}, "gpt normed");
+  qkv_ = ctx.tensor(DType::F32, {R, 3 * D}, "gpt qkv");
+  attn_ = ctx.tensor(DType::F32, {R, D}, "gpt attention out");
+  ffn_in_ = ctx.tensor(DType::F32, {R, 2 * H}, "gpt ffn w1|w3 out");
+  ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "gpt ffn hidden");
+  logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
+}
+
+KvCache Gpt::make_cache(int64_t scratch) const {
+  return KvCache(ctx_, cfg_, opt_.batch_rows, cfg_.seq_len() + scratch, opt_.kv);
+}
+
+void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
+  if (attn_ws_.valid() && ws_slots_ >= cache.slots()) return;
+  ops::AttentionShape shape;
+  shape.batch = opt_.batch_rows;
+  shape.tokens = opt_.max_queries;
+  shape.heads = cfg_.n_head;
+  shape.head_dim = cfg_.head_dim;
+  shape.kv_len = cache.slots();
+  uint64_t bytes = 0;
+  for (int64_t t = 1; t <= opt_.max_queries; t *= 2) {
+    shape.tokens = t;
+    bytes = std::max(bytes, ops::attention_workspace_bytes(ctx_, shape));
+  }
+  shape.tokens = opt_.max_queries;
+  bytes = std::max(bytes, ops::attention_workspace_bytes(ctx_, shape));
+  attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "attention workspace");
+  ws_slots_ = cache.slots();
+}
+
+GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache) {
+  const int64_t B = batch.batch_rows(), T = batch.tokens_per_row(), n_cond = batch.condition_queries();
+  if (B != opt_.batch_rows)
+    throw Error(path_ + ": batch has " + std::to_string(B) + " rows, model built for " + std::to_string(opt_.batch_rows));
+  if (T > opt_.max_queries)
+    throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(opt_.max_queries));
+  if (cache.batch() != B || cache.dtype() != opt_.kv) throw Error(path_ + ": KV cache does not match the model");
+  const int64_t R = B * T, D = cfg_.dim, nh = cfg_.n_head, hd = cfg_.head_dim;
+  ensure_workspace(R, cache);
+  const TensorView x = x_.view().rows(0, R), xn = xn_.view().rows(0, R), qkv = qkv_.view().rows(0, R);
+  const TensorView attn = attn_.view().rows(0, R), ffn_in = ffn_in_.view().rows(0, R);
+  const TensorView ffn_hidden = ffn_hidden_.view().rows(0, R), logits = logits_.view().rows(0, R);
+
+  // Embeddings: each batch row's condition queries look up its label, the rest share token ids.
+  for (int64_t b = 0; b < B; ++b) {
+    if (n_cond > 0) ops::embedding(s, cls_embedding_, batch.label_ids(b).view(), x.rows(b * T, n_cond));
+    if (T > n_cond) {
+      TensorView ids = batch.token_ids().view().reshape({batch.token_ids().numel()}).rows(0, T - n_cond);
+      ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
+    }
+  }
+  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
+  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
+  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
+  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const Layer& L = layers_[static_cast<size_t>(l)];
+    ops::rms_norm(s, x, L.attention_norm, xn, cfg_.norm_eps);
+    ops::matmul(s, xn, L.wqkv, qkv);
+    ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table_);
+    ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
+    ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws_);
+    ops::matmul(s, attn, L.wo, xn);
+    ops::add(s, x, xn, x);
+    ops::rms_norm(s, x, L.ffn_norm, xn, cfg_.norm_eps);
+    ops::matmul(s, xn, L.w13, ffn_in);
+    ops::swiglu_fused(s, ffn_in, ffn_hidden);
+    ops::matmul(s, ffn_hidden, L.w2, xn);
+    ops::add(s, x, xn, x);
+  }
+  ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
+  ops::matmul(s, xn, output_, logits);
+  return {logits, xn};
+}
+
+}  // namespace vkspec

@@ -1,0 +1,67 @@
+#pragma once
+// LlamaGen's class-conditional GPT (autoregressive/models/gpt.py) on the engine: pre-norm blocks
+// with fused wqkv, 2D RoPE, plain multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm
+// and an untied output head. One forward records every dispatch into a CommandStream; logits and
+// the final (normalised) hidden state of every query stay on the device for the sampler.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt_batch.h"
+#include "engine/model/gpt_config.h"
+#include "engine/model/kv_cache.h"
+#include "engine/model/weights.h"
+#include "engine/vk/command_stream.h"
+
+namespace vkspec {
+
+struct GptOptions {
+  DType weights = DType::F16;  // matrices on the device; norms stay f32
+  DType kv = DType::F16;       // KV cache element type
+  int64_t batch_rows = 2;      // 2 = classifier-free guidance (cond, uncond); 1 = no CFG
+  int64_t max_queries = 64;    // most queries per batch row in one forward
+};
+
+// Device views written by Gpt::forward, valid until the next forward of the same model.
+struct GptOutputs {
+  TensorView logits;  // f32 [batch_rows * T, vocab]; row b * T + t
+  TensorView hidden;  // f32 [batch_rows * T, dim], after the final norm (what `output` reads)
+};
+
+class Gpt {
+ public:
+  Gpt(Context& ctx, const std::string& path, const GptOptions& options = {});
+
+  const GptConfig& config() const { return cfg_; }
+  const GptOptions& options() const { return opt_; }
+  const std::string& path() const { return path_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  // The output projection [vocab, dim], shared with draft heads.
+  const Tensor& output_weight() const { return output_; }
+
+  // A KV cache for this model: default slots = the sequence plus `scratch` spare slots.
+  KvCache make_cache(int64_t scratch = 0) const;
+
+  // Records one forward of `batch` against `cache`. Reads the batch's inputs when the stream
+  // runs, so the batch must outlive the submission.
+  GptOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& cache);
+
+ private:
+  struct Layer {
+    Tensor attention_norm, ffn_norm, wqkv, wo, w13, w2;
+  };
+  void ensure_workspace(int64_t rows, const KvCache& cache);
+
+  Context& ctx_;
+  std::string path_;
+  GptConfig cfg_;
+  GptOptions opt_;
+  uint64_t weight_bytes_ = 0;
+  Tensor tok_embeddings_, cls_embedding_, norm_, output_, rope_table_;
+  std::vector<Layer> layers_;
+  // Activations sized for batch_rows * max_queries rows.
+  Tensor x_, xn_, qkv_, attn_, ffn_in_, ffn_hidden_, logits_, attn_ws_;
+  int64_t ws_slots_ = 0;
+};
+
+}  // namespace vkspec

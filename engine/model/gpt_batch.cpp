@@ -1,0 +1,82 @@
+#include "engine/model/gpt_batch.h"
+
+#include <algorithm>
+
+#include "engine/ops/rope.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+
+int64_t GptQueries::condition_count(int64_t cls_token_num) const {
+  int64_t n = 0;
+  while (n < count() && positions[static_cast<size_t>(n)] < cls_token_num) ++n;
+  return n;
+}
+
+GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
+                              const std::vector<uint32_t>& labels, int64_t cache_slots) {
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(n, cache_slots);
+  size_t next_token = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = first + i;
+    q.positions.push_back(p);
+    q.slots.push_back(static_cast<uint32_t>(p));
+    mb.see_prefix(i, p + 1);
+    if (p >= cfg.cls_token_num) {
+      if (next_token >= tokens.size()) throw Error("GPT batch: fewer tokens than image queries");
+      q.tokens.push_back(tokens[next_token++]);
+    }
+  }
+  q.mask = mb.pack();
+  q.labels = labels;
+  return q;
+}
+
+GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows,
+                   int64_t cache_slots)
+    : t_(q.count()), b_(batch_rows) {
+  auto fail = [](const std::string& what) { return Error("GPT batch: " + what); };
+  if (t_ < 1) throw fail("no queries");
+  if (static_cast<int64_t>(q.slots.size()) != t_) throw fail("slots and positions differ in count");
+  if (static_cast<int64_t>(q.labels.size()) != b_)
+    throw fail(std::to_string(q.labels.size()) + " labels for " + std::to_string(b_) + " batch rows");
+  if (q.mask.queries != t_) throw fail("mask has " + std::to_string(q.mask.queries) + " queries, expected " +
+                                       std::to_string(t_));
+  n_cond_ = q.condition_count(cfg.cls_token_num);
+  if (static_cast<int64_t>(q.tokens.size()) != t_ - n_cond_)
+    throw fail(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) + " image queries");
+  std::vector<int32_t> rope(static_cast<size_t>(3 * t_));
+  for (int64_t i = 0; i < t_; ++i) {
+    const int64_t p = q.positions[static_cast<size_t>(i)];
+    if (p < 0 || p >= cfg.seq_len()) throw fail("position " + std::to_string(p) + " outside the sequence");
+    if (i >= n_cond_ && p < cfg.cls_token_num) throw fail("condition queries must come first");
+    const ops::RopePosition rp = ops::llamagen_position(p, cfg.cls_token_num, cfg.grid_size);
+    rope[static_cast<size_t>(3 * i)] = rp.row;
+    rope[static_cast<size_t>(3 * i + 1)] = rp.col;
+    rope[static_cast<size_t>(3 * i + 2)] = rp.flag;
+  }
+  for (uint32_t s : q.slots)
+    if (s >= cache_slots) throw fail("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots));
+  for (uint32_t t : q.tokens)
+    if (t >= cfg.vocab_size) throw fail("token id " + std::to_string(t) + " outside the vocabulary");
+  for (uint32_t l : q.labels)
+    if (l > cfg.num_classes) throw fail("label " + std::to_string(l) + " outside [0, num_classes]");
+  for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, q.mask.ranges[static_cast<size_t>(2 * i + 1)]);
+  if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
+
+  const auto host = MemoryUsage::Upload;
+  tokens_ = ctx.tensor(DType::U32, {std::max<int64_t>(t_ - n_cond_, 1)}, "token ids", host);
+  if (!q.tokens.empty()) ctx.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
+  positions_ = ctx.tensor(DType::I32, {t_, 3}, "rope positions", host);
+  ctx.upload(positions_, rope.data(), rope.size() * 4);
+  slots_ = ctx.tensor(DType::U32, {t_}, "kv slots", host);
+  ctx.upload(slots_, q.slots.data(), q.slots.size() * 4);
+  for (int64_t b = 0; b < b_; ++b) {
+    labels_.push_back(ctx.tensor(DType::U32, {1}, "label row " + std::to_string(b), host));
+    ctx.upload(labels_.back(), &q.labels[static_cast<size_t>(b)], 4);
+  }
+  mask_ = ops::upload_attention_mask(ctx, q.mask);
+}
+
+}  // namespace vkspec

@@ -1,0 +1,63 @@
+#pragma once
+// The queries of one GPT forward, on the device. The same T queries run for every batch row
+// (the CFG rows), except that condition queries look up each row's own label (the class for the
+// conditional row, the null class for the unconditional one).
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/gpt_config.h"
+#include "engine/ops/attention_mask.h"
+#include "engine/vk/context.h"
+
+namespace vkspec {
+
+// What the host says about a forward.
+struct GptQueries {
+  // Sequence position of each of the T queries: 0 .. cls_token_num - 1 are condition positions,
+  // cls_token_num + n is image token n (RoPE row n / W, column n % W). Condition queries, if any,
+  // come first.
+  std::vector<int64_t> positions;
+  // Image token fed at each non-condition query, in order (T - condition queries entries).
+  std::vector<uint32_t> tokens;
+  // KV slot each query writes its key and value to (distinct, < cache slots).
+  std::vector<uint32_t> slots;
+  // Which slots each query attends to (its own slot included, for causal attention).
+  ops::PackedAttentionMask mask;
+  // Label per batch row, used by condition queries: class ids, num_classes for the null class.
+  std::vector<uint32_t> labels;
+
+  int64_t count() const { return static_cast<int64_t>(positions.size()); }
+  int64_t condition_count(int64_t cls_token_num) const;
+
+  // The common causal case: queries at consecutive positions [first, first + n), slot =
+  // position, each seeing every slot up to and including its own. tokens: the image tokens fed
+  // at the non-condition positions, in order.
+  static GptQueries causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
+                           const std::vector<uint32_t>& labels, int64_t cache_slots);
+};
+
+// Device copies of GptQueries. Keep it alive until the stream that used it has been waited on.
+class GptBatch {
+ public:
+  GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows, int64_t cache_slots);
+
+  int64_t tokens_per_row() const { return t_; }
+  int64_t condition_queries() const { return n_cond_; }
+  int64_t batch_rows() const { return b_; }
+  int64_t kv_len() const { return kv_len_; }  // 1 + the highest slot any query may see
+  // Image token ids [T - condition queries] (u32). Host-visible: a strategy may also write the
+  // ids here, or copy GPU-sampled tokens into it within the stream, before the forward reads it.
+  const Tensor& token_ids() const { return tokens_; }
+  const Tensor& label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)]; }
+  const Tensor& rope_positions() const { return positions_; }
+  const Tensor& slots() const { return slots_; }
+  ops::AttentionMask mask() const { return mask_.view(); }
+
+ private:
+  int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0;
+  Tensor tokens_, positions_, slots_;
+  std::vector<Tensor> labels_;  // one per batch row so each binding starts aligned
+  ops::AttentionMaskTensors mask_;
+};
+
+}  // namespace vkspec

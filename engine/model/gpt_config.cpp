@@ -1,0 +1,40 @@
+#include "engine/model/gpt_config.h"
+
+#include "engine/vk/error.h"
+
+namespace vkspec {
+
+GptConfig GptConfig::from_file(const SafetensorsFile& f) {
+  auto fail = [&](const std::string& what) -> Error { return Error(f.path() + ": " + what); };
+  if (f.has_meta("vkspec.kind") && f.meta("vkspec.kind") != "gpt")
+    throw fail("is a '" + f.meta("vkspec.kind") + "' model, not a GPT");
+  GptConfig c;
+  c.dim = f.meta_int("dim");
+  c.n_layer = f.meta_int("n_layer");
+  c.n_head = f.meta_int("n_head");
+  c.vocab_size = f.meta_int("vocab_size");
+  c.num_classes = f.meta_int("num_classes");
+  c.grid_size = f.meta_int("grid_size");
+  c.cls_token_num = f.meta_int("cls_token_num", 1);
+  c.rope_base = static_cast<float>(f.meta_float("rope_base", 10000.0));
+  c.norm_eps = static_cast<float>(f.meta_float("norm_eps", 1e-5));
+  const int64_t multiple_of = f.meta_int("multiple_of", 256);
+  if (c.dim <= 0 || c.n_layer <= 0 || c.n_head <= 0 || c.vocab_size <= 0 || c.num_classes <= 0 ||
+      c.grid_size <= 0 || c.cls_token_num != 1 || multiple_of <= 0)
+    throw fail("metadata has a non-positive size (dim, n_layer, n_head, vocab_size, num_classes, grid_size, "
+               "multiple_of) or cls_token_num != 1 (only class-conditional models are supported)");
+  if (c.dim % c.n_head) throw fail("dim " + std::to_string(c.dim) + " is not divisible by n_head");
+  c.head_dim = c.dim / c.n_head;
+  if (c.head_dim % 4) throw fail("head_dim " + std::to_string(c.head_dim) + " must be a multiple of 4 (2D RoPE)");
+  if (c.dim > 65536 || c.n_layer > 1024 || c.vocab_size > (1 << 24) || c.grid_size > 256 || c.num_classes > (1 << 24))
+    throw fail("metadata sizes are implausibly large");
+  const int64_t h = static_cast<int64_t>(2 * 4 * c.dim / 3);
+  c.ffn_hidden = f.meta_int("ffn_hidden", (h + multiple_of - 1) / multiple_of * multiple_of);
+  c.defaults.cfg = static_cast<float>(f.meta_float("cfg", 4.0));
+  c.defaults.temperature = static_cast<float>(f.meta_float("temperature", 1.0));
+  c.defaults.top_k = f.meta_int("top_k", 2000);
+  c.defaults.top_p = static_cast<float>(f.meta_float("top_p", 1.0));
+  return c;
+}
+
+}  // namespace vkspec

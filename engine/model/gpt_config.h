@@ -1,0 +1,38 @@
+#pragma once
+// Hyperparameters of a LlamaGen class-conditional GPT, read from a safetensors file's metadata
+// (keys written by tools/convert_llamagen.py and tools/train_gpt.py; see tools/README.md).
+#include <cstdint>
+#include <string>
+
+#include "engine/model/safetensors.h"
+
+namespace vkspec {
+
+// Sampler settings a model card recommends (LlamaGen: cfg 4, top-k 2000, T 1, top-p 1).
+struct SamplerDefaults {
+  float cfg = 4.0f;
+  float temperature = 1.0f;
+  int64_t top_k = 2000;
+  float top_p = 1.0f;
+};
+
+struct GptConfig {
+  int64_t dim = 0, n_layer = 0, n_head = 0, head_dim = 0;
+  int64_t vocab_size = 0, num_classes = 0;
+  int64_t grid_size = 0;      // image tokens form grid_size x grid_size
+  int64_t cls_token_num = 1;  // condition positions before the image tokens
+  int64_t ffn_hidden = 0;     // find_multiple(int(2 * 4 * dim / 3), multiple_of) unless stored
+  float rope_base = 10000.0f;
+  float norm_eps = 1e-5f;
+  SamplerDefaults defaults;
+
+  int64_t image_tokens() const { return grid_size * grid_size; }
+  int64_t seq_len() const { return cls_token_num + image_tokens(); }
+  // Sequence position of image token n.
+  int64_t position_of_token(int64_t n) const { return cls_token_num + n; }
+
+  // Throws Error naming the file and key when a key is missing, malformed or inconsistent.
+  static GptConfig from_file(const SafetensorsFile& f);
+};
+
+}  // namespace vkspec

@@ -1,0 +1,76 @@
+#pragma once
+// Pearson's chi-square goodness-of-fit for the statistical sampling tests. Fixed seeds make every
+// outcome deterministic; the significance level says how unlucky a correct sampler would have to
+// be for a seed to fail.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace vkspec::testing {
+
+struct ChiSquare {
+  double statistic = 0;
+  int dof = 0;
+  double critical = 0;            // upper quantile at the requested significance
+  uint64_t impossible_draws = 0;  // draws of outcomes with probability 0
+  bool fits() const { return impossible_draws == 0 && statistic <= critical; }
+  std::string str() const {
+    return "chi2 = " + std::to_string(statistic) + " (dof " + std::to_string(dof) + ", critical " +
+           std::to_string(critical) + "), " + std::to_string(impossible_draws) + " impossible draws";
+  }
+};
+
+// Upper quantile of chi-square with k degrees of freedom for the standard normal quantile z
+// (Wilson-Hilferty; within about 1% for k >= 3).
+inline double chi_square_quantile(int k, double z) {
+  const double a = 2.0 / (9.0 * k);
+  const double c = 1.0 - a + z * std::sqrt(a);
+  return k * c * c * c;
+}
+
+// counts[i] draws of outcome i against probabilities probs[i] (summing to 1). Outcomes with
+// expected count below 5 are pooled (in index order) so the statistic stays chi-square.
+// z = 3.09 is a significance of 0.001.
+inline ChiSquare chi_square(const std::vector<uint64_t>& counts, const std::vector<double>& probs, double z = 3.09) {
+  ChiSquare r;
+  uint64_t n = 0;
+  for (uint64_t c : counts) n += c;
+  double pooled_e = 0, pooled_o = 0;
+  int bins = 0;
+  auto add = [&](double o, double e) {
+    r.statistic += (o - e) * (o - e) / e;
+    ++bins;
+  };
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double e = probs[i] * static_cast<double>(n);
+    if (probs[i] <= 0) {
+      r.impossible_draws += counts[i];
+      continue;
+    }
+    if (e < 5) {
+      pooled_e += e;
+      pooled_o += static_cast<double>(counts[i]);
+      if (pooled_e >= 5) {
+        add(pooled_o, pooled_e);
+        pooled_e = pooled_o = 0;
+      }
+    } else {
+      add(static_cast<double>(counts[i]), e);
+    }
+  }
+  if (pooled_e > 0) add(pooled_o, pooled_e);
+  r.dof = bins - 1;
+  r.critical = r.dof > 0 ? chi_square_quantile(r.dof, z) : std::numeric_limits<double>::infinity();
+  return r;
+}
+
+// Total variation distance between two distributions.
+inline double total_variation(const std::vector<double>& p, const std::vector<double>& q) {
+  double s = 0;
+  for (size_t i = 0; i < p.size(); ++i) s += std::fabs(p[i] - q[i]);
+  return s / 2;
+}
+
+}  // namespace vkspec::testing

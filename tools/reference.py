@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""PyTorch reference for parity tests: makes small random models and runs them.
+
+  reference.py make-gpt OUT.safetensors --dim 128 --layers 2 --heads 2 --vocab 64 --classes 5 --grid 4
+  reference.py gpt-logits MODEL --label 3 --tokens 1,2,3 --out OUT.safetensors
+      logits [2, 1 + len(tokens), vocab] for the batch (label, null class), teacher-forced:
+      position 0 is the condition, position 1 + n feeds image token n.
+  reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
+  reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
+  reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
+
+Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
+the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
+"""
+import argparse
+import os
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: PyTorch is not installed for this python (apt-get install python3-torch)", file=sys.stderr)
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import load_file, save_file  # noqa: E402
+from vkspec_models import (GPT, GPTConfig, VQConfig, VQModel, gpt_config_from_metadata,  # noqa: E402
+                           gpt_metadata, vq_config_from_metadata, vq_metadata)
+
+
+def ints(text):
+    return [int(v) for v in text.split(",") if v != ""]
+
+
+def randomise(model, seed, scale):
+    """Random weights with enough spread that every op matters (training init zeroes some)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight") or ".norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(scale * torch.randn(p.shape, generator=g))
+
+
+def make_gpt(a):
+    cfg = GPTConfig(dim=a.dim, n_layer=a.layers, n_head=a.heads, vocab_size=a.vocab,
+                    num_classes=a.classes, grid_size=a.grid)
+    m = GPT(cfg)
+    randomise(m, a.seed, 0.08)
+    save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, gpt_metadata(cfg))
+
+
+def gpt_logits(a):
+    t, meta = load_file(a.model)
+    cfg = gpt_config_from_metadata(meta)
+    m = GPT(cfg).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    toks = torch.tensor([ints(a.tokens)] * 2, dtype=torch.long)
+    labels = torch.tensor([a.label, cfg.num_classes])
+    with torch.no_grad():
+        x = m.embed(toks, labels)
+        h = m.hidden(x, torch.arange(x.shape[1]))
+        logits = m.output(h).float()
+    save_file({"logits": logits.contiguous(), "hidden": h.float().contiguous()}, a.out)
+
+
+def make_vq(a):
+    cfg = VQConfig(ch=a.ch, ch_mult=ints(a.ch_mult), z_channels=a.z, codebook_size=a.codebook,
+                   codebook_embed_dim=a.embed, num_res_blocks=a.res_blocks, in_channels=a.in_ch,
+                   out_channels=a.in_ch)
+    m = VQModel(cfg)
+    randomise(m, a.seed, 0.1)
+    save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, vq_metadata(cfg))
+
+
+def load_vq(path):
+    t, meta = load_file(path)
+    m = VQModel(vq_config_from_metadata(meta)).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()}, strict=False)
+    return m
+
+
+def vq_decode(a):
+    m = load_vq(a.model)
+    idx = torch.tensor(ints(a.tokens), dtype=torch.long).reshape(1, a.grid, a.grid)
+    with torch.no_grad():
+        px = m.decode_code(idx)
+    save_file({"pixels": px.float().contiguous()}, a.out)
+
+
+def vq_encode(a):
+    m = load_vq(a.model)
+    px, _ = load_file(a.pixels)
+    with torch.no_grad():
+        _, _, idx, _ = m.encode(px["pixels"].float())
+    save_file({"ids": idx.reshape(1, -1).to(torch.int32).contiguous()}, a.out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("make-gpt")
+    p.add_argument("out")
+    for k, d in [("dim", 128), ("layers", 2), ("heads", 2), ("vocab", 64), ("classes", 5), ("grid", 4), ("seed", 0)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("gpt-logits")
+    p.add_argument("model")
+    p.add_argument("--label", type=int, required=True)
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("make-vq")
+    p.add_argument("out")
+    for k, d in [("ch", 32), ("z", 32), ("codebook", 16), ("embed", 4), ("in-ch", 1), ("res-blocks", 2), ("seed", 0)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p.add_argument("--ch-mult", default="1,2")
+    p = sub.add_parser("vq-decode")
+    p.add_argument("model")
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--grid", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("vq-encode")
+    p.add_argument("model")
+    p.add_argument("--pixels", required=True)
+    p.add_argument("--out", required=True)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    {"make-gpt": make_gpt, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
+     "vq-encode": vq_encode}[a.cmd](a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
