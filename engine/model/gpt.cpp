@@ -64,14 +64,18 @@ Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options)
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
 }
 
-KvCache Gpt::make_cache(int64_t scratch) const {
-  return KvCache(ctx_, cfg_, opt_.batch_rows, cfg_.seq_len() + scratch, opt_.kv);
+KvCache Gpt::make_cache(int64_t scratch, int64_t batch_rows) const {
+  if (batch_rows == 0) batch_rows = opt_.batch_rows;
+  if (batch_rows < 1 || batch_rows > opt_.batch_rows)
+    throw Error(path_ + ": a KV cache for " + std::to_string(batch_rows) + " batch rows, model built for at most " +
+                std::to_string(opt_.batch_rows));
+  return KvCache(ctx_, cfg_, batch_rows, cfg_.seq_len() + scratch, opt_.kv);
 }
 
 void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
   if (attn_ws_.valid() && ws_slots_ >= cache.slots()) return;
   ops::AttentionShape shape;
-  shape.batch = opt_.batch_rows;
+  shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
   shape.tokens = opt_.max_queries;
   shape.heads = cfg_.n_head;
   shape.head_dim = cfg_.head_dim;
@@ -89,11 +93,12 @@ void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
 
 GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache) {
   const int64_t B = batch.batch_rows(), T = batch.tokens_per_row(), n_cond = batch.condition_queries();
-  if (B != opt_.batch_rows)
-    throw Error(path_ + ": batch has " + std::to_string(B) + " rows, model built for " + std::to_string(opt_.batch_rows));
+  if (B < 1 || B > opt_.batch_rows)
+    throw Error(path_ + ": batch has " + std::to_string(B) + " rows, model built for at most " +
+                std::to_string(opt_.batch_rows));
   if (T > opt_.max_queries)
     throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(opt_.max_queries));
-  if (cache.batch() != B || cache.dtype() != opt_.kv) throw Error(path_ + ": KV cache does not match the model");
+  if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len()) throw Error(path_ + ": KV cache does not match the model");
   const int64_t R = B * T, D = cfg_.dim, nh = cfg_.n_head, hd = cfg_.head_dim;
   ensure_workspace(R, cache);
   const TensorView x = x_.view().rows(0, R), xn = xn_.view().rows(0, R), qkv = qkv_.view().rows(0, R);

@@ -18,7 +18,7 @@ namespace vkspec {
 struct GptOptions {
   DType weights = DType::F16;  // matrices on the device; norms stay f32
   DType kv = DType::F16;       // KV cache element type
-  int64_t batch_rows = 2;      // 2 = classifier-free guidance (cond, uncond); 1 = no CFG
+  int64_t batch_rows = 2;      // most batch rows: 2 = classifier-free guidance (cond, uncond)
   int64_t max_queries = 64;    // most queries per batch row in one forward
 };
 
@@ -39,8 +39,9 @@ class Gpt {
   // The output projection [vocab, dim], shared with draft heads.
   const Tensor& output_weight() const { return output_; }
 
-  // A KV cache for this model: default slots = the sequence plus `scratch` spare slots.
-  KvCache make_cache(int64_t scratch = 0) const;
+  // A KV cache for this model: slots = the sequence plus `scratch` spare slots; batch_rows up to
+  // the model's (0 = the model's; 1 when sampling without CFG).
+  KvCache make_cache(int64_t scratch = 0, int64_t batch_rows = 0) const;
 
   // Records one forward of `batch` against `cache`. Reads the batch's inputs when the stream
   // runs, so the batch must outlive the submission.

@@ -1,0 +1,28 @@
+#pragma once
+// What one step of any strategy did: the single event type the CLI, trace files, benchmarks and
+// the viewer consume. Positions are image-token indices (raster order, row * W + col).
+#include <cstdint>
+#include <vector>
+
+namespace vkspec {
+
+constexpr int32_t kUndecided = -1;
+
+struct StepEvent {
+  int64_t step = 0;                      // 0-based
+  std::vector<int32_t> proposed;         // positions drafted or evaluated this step
+  std::vector<int32_t> proposed_tokens;  // their draft tokens (same order)
+  std::vector<int32_t> accepted;         // positions whose draft was accepted and committed
+  std::vector<int32_t> rejected;         // positions whose draft was rejected
+  std::vector<int32_t> resampled;        // positions committed with a resampled token
+  std::vector<std::vector<int32_t>> islands;  // rejection islands (MuLo-SD), positions each
+  std::vector<int32_t> grid;             // committed token per position, kUndecided elsewhere
+  int64_t committed = 0;                 // positions committed so far
+  int64_t nfe = 0;                       // target-model forwards so far
+  int64_t draft_forwards = 0;            // drafter forwards so far (draft models, low-res model)
+  double device_ms = 0;                  // GPU time of this step (timestamps; 0 when unavailable)
+  double wall_ms = 0;                    // host time of this step
+  bool done = false;
+};
+
+}  // namespace vkspec

@@ -1,0 +1,91 @@
+#include "decoding/strategy.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "decoding/ar_strategy.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+
+Strategy::Strategy(const ModelSet& models, const StrategyInputs& in) : models_(models), in_(in) {
+  if (!models.ctx || !models.target) throw Error("a strategy needs a context and a target model");
+  const GptConfig& cfg = models.target->config();
+  if (in.class_id < 0 || in.class_id >= cfg.num_classes)
+    throw Error("class " + std::to_string(in.class_id) + " out of range: the model has classes 0.." +
+                std::to_string(cfg.num_classes - 1));
+  in.sampler.validate();
+  grid_.assign(static_cast<size_t>(cfg.image_tokens()), kUndecided);
+}
+
+void Strategy::finish_event(StepEvent& e) {
+  e.step = step_++;
+  e.grid = grid_;
+  e.committed = committed_;
+  e.nfe = nfe_;
+  e.draft_forwards = draft_forwards_;
+  e.done = done();
+}
+
+std::vector<std::string> strategy_names() { return {"ar"}; }
+
+std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in) {
+  if (method == "ar") return std::make_unique<ArStrategy>(models, in);
+  std::string known;
+  for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error("unknown method '" + method + "' (known: " + known + ")");
+}
+
+void check_options(const MethodOptions& o, const std::string& method, const std::vector<std::string>& known) {
+  for (const auto& [k, v] : o)
+    if (std::find(known.begin(), known.end(), k) == known.end()) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", --") + n;
+      throw Error("method " + method + " has no option --" + k + (known.empty() ? "" : " (options: --" + list + ")"));
+    }
+}
+
+int64_t option_int(const MethodOptions& o, const std::string& method, const std::string& key, int64_t fallback,
+                   int64_t lo, int64_t hi) {
+  auto it = o.find(key);
+  if (it == o.end()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end || errno == ERANGE)
+    throw Error(method + ": --" + key + " expects an integer, got '" + it->second + "'");
+  if (v < lo || v > hi)
+    throw Error(method + ": --" + key + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                it->second);
+  return v;
+}
+
+double option_double(const MethodOptions& o, const std::string& method, const std::string& key, double fallback,
+                     double lo, double hi) {
+  auto it = o.find(key);
+  if (it == o.end()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end || !std::isfinite(v))
+    throw Error(method + ": --" + key + " expects a finite number, got '" + it->second + "'");
+  if (v < lo || v > hi)
+    throw Error(method + ": --" + key + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                it->second);
+  return v;
+}
+
+std::string option_choice(const MethodOptions& o, const std::string& method, const std::string& key,
+                          const std::string& fallback, const std::vector<std::string>& choices) {
+  auto it = o.find(key);
+  if (it == o.end()) return fallback;
+  if (std::find(choices.begin(), choices.end(), it->second) == choices.end()) {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    throw Error(method + ": --" + key + " must be one of " + list + ", got '" + it->second + "'");
+  }
+  return it->second;
+}
+
+}  // namespace vkspec

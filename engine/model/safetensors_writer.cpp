@@ -1,0 +1,100 @@
+#include "engine/model/safetensors_writer.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/vk/error.h"
+#include "engine/vk/tensor.h"
+
+namespace vkspec {
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+void SafetensorsWriter::set_metadata(const std::string& key, const std::string& value) {
+  for (auto& kv : metadata_) {
+    if (kv.first == key) {
+      kv.second = value;
+      return;
+    }
+  }
+  metadata_.emplace_back(key, value);
+}
+
+void SafetensorsWriter::add(const std::string& name, StDType dtype, const std::vector<int64_t>& shape,
+                            const void* data, size_t bytes) {
+  if (name == "__metadata__") throw Error("safetensors writer: \"__metadata__\" is not a tensor name");
+  for (const Entry& e : entries_)
+    if (e.name == name) throw Error("safetensors writer: tensor " + name + " added twice");
+  uint64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("safetensors writer: tensor " + name + " has negative shape " + shape_text(shape));
+    numel *= static_cast<uint64_t>(d);
+  }
+  if (numel * st_dtype_size(dtype) != bytes)
+    throw Error("safetensors writer: tensor " + name + " is " + st_dtype_name(dtype) + " " + shape_text(shape) +
+                " but " + std::to_string(bytes) + " bytes were given");
+  const auto* p = static_cast<const uint8_t*>(data);
+  entries_.push_back({name, dtype, shape, std::vector<uint8_t>(p, p + bytes)});
+}
+
+void SafetensorsWriter::add_f32(const std::string& name, const std::vector<int64_t>& shape,
+                                const std::vector<float>& values, StDType stored) {
+  if (stored == StDType::F32) return add(name, stored, shape, values.data(), values.size() * 4);
+  if (stored != StDType::F16 && stored != StDType::BF16)
+    throw Error("safetensors writer: tensor " + name + ": floats cannot be stored as " + st_dtype_name(stored));
+  std::vector<uint16_t> h(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    h[i] = stored == StDType::F16 ? float_to_half(values[i]) : float_to_bf16(values[i]);
+  add(name, stored, shape, h.data(), h.size() * 2);
+}
+
+void SafetensorsWriter::write(const std::string& path) const {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata_.empty()) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : metadata_) m[k] = v;
+    header["__metadata__"] = m;
+  }
+  uint64_t offset = 0;
+  for (const Entry& e : entries_) {
+    header[e.name] = {{"dtype", st_dtype_name(e.dtype)},
+                      {"shape", e.shape},
+                      {"data_offsets", {offset, offset + e.bytes.size()}}};
+    offset += e.bytes.size();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
+
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(path + ": cannot create " + tmp + ": " + std::strerror(errno));
+  bool ok = std::fwrite(len, 1, 8, f) == 8 && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  for (const Entry& e : entries_)
+    ok = ok && std::fwrite(e.bytes.data(), 1, e.bytes.size(), f) == e.bytes.size();
+  const int write_errno = errno;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": write failed: " + std::strerror(write_errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(e));
+  }
+}
+
+}  // namespace vkspec
