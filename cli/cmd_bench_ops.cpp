@@ -1,14 +1,97 @@
 // vkspec bench-ops: per op and shape, GPU median time from timestamps next to the CPU reference.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "engine/checks/op_bench.h"
+#include "engine/ref/matmul_ref.h"
 #include "engine/vk/error.h"
 
 namespace vkspec::cli {
+namespace {
+
+// Rate in units of 1e9 per second; 0 when there is no amount or no time.
+double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amount / (ms * 1e6) : 0; }
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+}  // namespace
 
 int cmd_bench_ops(const Args& args) {
   ArgParser ap("bench-ops", {}, {"--json", "--op", "--repeat"});
   ap.parse(args);
-  throw Error("bench-ops: not built yet");
+  const int repeat = static_cast<int>(ap.get_int("--repeat", 10, 1, 100000));
+  const std::string only = ap.get_or("--op", "");
+  size_t selected = 0;
+  for (const auto& b : op_benches()) selected += only.empty() || b.op == only;
+  if (!selected) throw Error("bench-ops: no benchmark for op '" + only + "'");
+
+  auto ctx = Context::create_default();
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  nlohmann::json out = {{"device", ctx->caps().name},
+                        {"driver", ctx->caps().driver_info},
+                        {"date", stamp},
+                        {"repeat", repeat},
+                        {"openblas_threads", ref::blas_threads()},
+                        {"env",
+                         {{"OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "")},
+                          {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "")},
+                          {"LP_NUM_THREADS", env_or("LP_NUM_THREADS", "")}}},
+                        {"rows", nlohmann::json::array()}};
+  std::printf("device %s, median of %d runs, OpenBLAS threads %d\n", ctx->caps().name.c_str(), repeat,
+              ref::blas_threads());
+  std::printf("GB/s counts bytes read + written; GPU/CPU speed = CPU time / GPU time\n\n");
+  std::printf("%-8s %-20s %-8s %10s %9s %8s %10s %9s %8s  %s\n", "op", "case", "kernel", "GPU ms", "GFLOP/s", "GB/s",
+              "CPU ms", "GFLOP/s", "GPU/CPU", "CPU runs");
+  int failed = 0;
+  for (const auto& b : op_benches()) {
+    if (!only.empty() && b.op != only) continue;
+    BenchResult r;
+    try {
+      r = b.run(*ctx, repeat);
+    } catch (const std::exception& e) {
+      std::printf("%-8s %-20s error: %s\n", b.op.c_str(), b.name.c_str(), e.what());
+      out["rows"].push_back({{"op", b.op}, {"case", b.name}, {"error", e.what()}});
+      ++failed;
+      continue;
+    }
+    const double gflops = giga_per_s(r.flops, r.gpu_ms), gbps = giga_per_s(r.bytes, r.gpu_ms);
+    const double cpu_gflops = giga_per_s(r.flops, r.cpu_ms);
+    const double speed = r.cpu_ms > 0 && r.gpu_ms > 0 ? r.cpu_ms / r.gpu_ms : 0;
+    std::printf("%-8s %-20s %-8s %10.3f %9.2f %8.2f %10.3f %9.2f %8.2f  %s\n", b.op.c_str(), b.name.c_str(),
+                r.kernel.c_str(), r.gpu_ms, gflops, gbps, r.cpu_ms, cpu_gflops, speed, r.cpu.c_str());
+    std::fflush(stdout);
+    out["rows"].push_back({{"op", b.op},
+                           {"case", b.name},
+                           {"kernel", r.kernel},
+                           {"gpu_ms", r.gpu_ms},
+                           {"gpu_gflops", gflops},
+                           {"gpu_gbps", gbps},
+                           {"flops", r.flops},
+                           {"bytes", r.bytes},
+                           {"cpu", r.cpu},
+                           {"cpu_ms", r.cpu_ms},
+                           {"cpu_gflops", cpu_gflops},
+                           {"cpu_gbps", giga_per_s(r.bytes, r.cpu_ms)},
+                           {"gpu_speedup_over_cpu", speed}});
+  }
+  if (auto path = ap.get("--json")) {
+    std::ofstream f(*path);
+    f << out.dump(2) << "\n";
+    if (!f) throw Error("bench-ops: cannot write " + *path);
+  }
+  return failed ? 1 : 0;
 }
 
 }  // namespace vkspec::cli

@@ -10,5 +10,6 @@ using Args = std::vector<std::string>;
 int cmd_devices(const Args& args);
 int cmd_selftest(const Args& args);
 int cmd_bench_ops(const Args& args);
+int cmd_generate(const Args& args);
 
 }  // namespace vkspec::cli

@@ -1,0 +1,105 @@
+// vkspec generate: sample images with a decoding method, write a PNG (a grid for several images)
+// and optionally a trace JSON of every step.
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+#include "cli/arg_parser.h"
+#include "cli/commands.h"
+#include "cli/model_paths.h"
+#include "decoding/generation.h"
+#include "decoding/trace.h"
+#include "engine/image/image.h"
+#include "engine/model/vq_model.h"
+
+namespace vkspec::cli {
+
+int cmd_generate(const Args& args) {
+  ArgParser ap("generate", {},
+               {"--model", "--vq", "--class", "--seed", "--images", "--cfg", "--temperature", "--top-k", "--top-p",
+                "--out", "--trace", "--method", "--scale", "--columns"});
+  ap.parse(args);
+  const std::string model_path = ap.get_or("--model", "");
+  const std::string vq_path = ap.get_or("--vq", "");
+  const std::string method = ap.get_or("--method", "ar");
+  const int64_t images = ap.get_int("--images", 1, 1, 10000);
+  const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  const std::string out = ap.get_or("--out", "out.png");
+  const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
+
+  auto ctx = Context::create_default();
+  Gpt gpt(*ctx, model_path.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model_path);
+  const GptConfig& cfg = gpt.config();
+  SamplerSettings ss = SamplerSettings::from_defaults(cfg.defaults);
+  ss.cfg = static_cast<float>(ap.get_double("--cfg", ss.cfg, 0, 100));
+  ss.temperature = static_cast<float>(ap.get_double("--temperature", ss.temperature, 1e-6, 100));
+  ss.top_k = ap.get_int("--top-k", ss.top_k, 0, 1 << 24);
+  ss.top_p = static_cast<float>(ap.get_double("--top-p", ss.top_p, 1e-6, 1));
+  const bool fixed_class = ap.get("--class").has_value();
+  const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
+  VqModel vq(*ctx, vq_path.empty() ? shipped_model("fmnist_vq.safetensors", "--vq") : vq_path, DType::F16,
+             std::min<int64_t>(images, 16), cfg.grid_size);
+
+  ModelSet models;
+  models.ctx = ctx.get();
+  models.target = &gpt;
+  const bool tty = isatty(STDERR_FILENO);
+  std::vector<Generation> gens;
+  for (int64_t i = 0; i < images; ++i) {
+    StrategyInputs in;
+    in.class_id = fixed_class ? cls : i % cfg.num_classes;
+    in.seed = seed + static_cast<uint64_t>(i);
+    in.sampler = ss;
+    gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
+      if (tty && (e.step % 16 == 0 || e.done))
+        std::fprintf(stderr, "\rgenerate: image %lld/%lld, %lld/%lld tokens, %lld forwards   ",
+                     static_cast<long long>(i + 1), static_cast<long long>(images), static_cast<long long>(e.committed),
+                     static_cast<long long>(cfg.image_tokens()), static_cast<long long>(e.nfe));
+    }));
+  }
+  if (tty) std::fprintf(stderr, "\n");
+
+  // Decode in batches the tokenizer was sized for.
+  std::vector<Image> pictures;
+  const int64_t per_call = std::min<int64_t>(images, 16), T = cfg.image_tokens();
+  Tensor ids = ctx->tensor(DType::U32, {per_call, T}, "generated ids", MemoryUsage::Upload);
+  for (int64_t first = 0; first < images; first += per_call) {
+    const int64_t n = std::min(per_call, images - first);
+    std::vector<uint32_t> host;
+    for (int64_t i = first; i < first + n; ++i)
+      for (int32_t t : gens[static_cast<size_t>(i)].tokens) host.push_back(static_cast<uint32_t>(t));
+    ctx->upload(ids, 0, host.data(), host.size() * 4);
+    CommandStream s(*ctx);
+    const TensorView px = vq.decode(s, ids, n, cfg.grid_size);
+    Tensor back = ctx->tensor(DType::F32, px.shape, "decoded pixels", MemoryUsage::Readback);
+    s.copy(px, back);
+    s.submit_and_wait();
+    const std::vector<float> v = [&] {
+      std::vector<float> f(static_cast<size_t>(back.numel()));
+      ctx->download(back, f.data(), f.size() * 4);
+      return f;
+    }();
+    const int H = static_cast<int>(px.shape[1]), W = static_cast<int>(px.shape[2]), C = static_cast<int>(px.shape[3]);
+    for (int64_t i = 0; i < n; ++i)
+      pictures.push_back(Image::from_unit_range(v.data() + i * H * W * C, W, H, C).scaled(scale));
+  }
+  const int columns = static_cast<int>(ap.get_int("--columns", std::min<int64_t>(images, 10), 1, 1000));
+  make_grid(pictures, columns).write_png(out);
+
+  if (auto trace = ap.get("--trace")) {
+    TraceConfig tc;
+    tc.model = gpt.path();
+    tc.grid_size = cfg.grid_size;
+    tc.vocab_size = cfg.vocab_size;
+    tc.sampler = ss;
+    write_trace(*trace, tc, gens);
+  }
+  double nfe = 0, ms = 0;
+  for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
+  std::printf("wrote %s: %lld image(s), method %s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
+              static_cast<long long>(images), method.c_str(), ss.str().c_str(), nfe / images, ms / images,
+              ctx->caps().name.c_str());
+  return 0;
+}
+
+}  // namespace vkspec::cli

@@ -1,0 +1,28 @@
+#pragma once
+// Runs a strategy to completion, collecting its events: the loop shared by `vkspec generate`,
+// `vkspec bench` and the tests.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "decoding/strategy.h"
+
+namespace vkspec {
+
+struct Generation {
+  std::string method;
+  int64_t class_id = 0;
+  uint64_t seed = 0;
+  std::vector<int32_t> tokens;  // the final grid, raster order
+  std::vector<StepEvent> events;
+  int64_t nfe = 0, draft_forwards = 0;
+  double wall_ms = 0, device_ms = 0;
+  double accepted_length() const;  // committed tokens per target forward
+};
+
+// on_event (optional) sees every event as it happens (progress bars, the viewer).
+// keep_events = false drops per-step events (long benchmarks), keeping only the totals.
+Generation generate_one(const std::string& method, const ModelSet& models, const StrategyInputs& in,
+                        bool keep_events = true, const std::function<void(const StepEvent&)>& on_event = {});
+
+}  // namespace vkspec
