@@ -19,3 +19,39 @@ void add(CommandStream& s, const TensorView& a, const TensorView& b, const Tenso
 }
 
 }  // namespace vkspec::ops
+
+namespace vkspec::ops {
+
+void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, bool relu) {
+  require(x.dtype == DType::F32 && y.dtype == DType::F32, "bias_act", "x and y must be f32");
+  require(x.numel() == y.numel() && x.shape.rank >= 1, "bias_act", "sizes differ: " + x.shape.str() + " -> " + y.shape.str());
+  const int64_t c = x.shape[x.shape.rank - 1];
+  const bool has_bias = bias.buffer != VK_NULL_HANDLE;
+  if (has_bias)
+    require(bias.dtype == DType::F32 && bias.numel() == c, "bias_act",
+            "bias " + bias.shape.str() + " does not match the last dimension of " + x.shape.str());
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(x.numel()), wg);
+  struct {
+    uint32_t n, channels, relu;
+  } push{static_cast<uint32_t>(x.numel()), has_bias ? static_cast<uint32_t>(c) : 0u, relu ? 1u : 0u};
+  s.dispatch(ctx.pipeline("bias_act", {wg}), {x, has_bias ? bias : x, y}, push, g.x, g.y);
+}
+
+void max_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y) {
+  require(x.dtype == DType::F32 && y.dtype == DType::F32 && x.shape.rank == 4, "max_pool_2x2",
+          "x must be f32 [N, H, W, C], got " + x.shape.str());
+  const Shape want{x.shape[0], x.shape[1] / 2, x.shape[2] / 2, x.shape[3]};
+  require(y.shape == want && want.numel() > 0, "max_pool_2x2", "y must be " + want.str() + ", got " + y.shape.str());
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(y.numel()), wg);
+  struct {
+    uint32_t n_out, h, w, c;
+  } push{static_cast<uint32_t>(y.numel()), static_cast<uint32_t>(x.shape[1]), static_cast<uint32_t>(x.shape[2]),
+         static_cast<uint32_t>(x.shape[3])};
+  s.dispatch(ctx.pipeline("max_pool_2x2", {wg}), {x, y}, push, g.x, g.y);
+}
+
+}  // namespace vkspec::ops

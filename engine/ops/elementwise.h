@@ -7,4 +7,12 @@ namespace vkspec::ops {
 // y = a + b (all f32, same element count). y may alias a or b.
 void add(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y);
 
+// y = x + bias (bias f32 [C] broadcast over rows of C = the last dimension of x), then ReLU when
+// relu is set. bias may be an empty view (no bias). y may alias x.
+void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, bool relu);
+
+// 2x2 max pooling with stride 2 (odd sizes floor), channel-last f32: x [N, H, W, C] ->
+// y [N, H / 2, W / 2, C].
+void max_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y);
+
 }  // namespace vkspec::ops

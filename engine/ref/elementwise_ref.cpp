@@ -1,10 +1,35 @@
 #include "engine/ref/elementwise_ref.h"
 
+#include <algorithm>
+
 namespace vkspec::ref {
 
 std::vector<float> add(const std::vector<float>& a, const std::vector<float>& b) {
   std::vector<float> y(a.size());
   for (size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+  return y;
+}
+
+std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float>& bias, bool relu) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    float v = x[i] + (bias.empty() ? 0.0f : bias[i % bias.size()]);
+    y[i] = relu ? std::max(v, 0.0f) : v;
+  }
+  return y;
+}
+
+std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {
+  const int64_t ho = h / 2, wo = w / 2;
+  std::vector<float> y(static_cast<size_t>(n * ho * wo * c));
+  auto at = [&](int64_t i, int64_t yy, int64_t xx, int64_t ch) { return x[static_cast<size_t>(((i * h + yy) * w + xx) * c + ch)]; };
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t oy = 0; oy < ho; ++oy)
+      for (int64_t ox = 0; ox < wo; ++ox)
+        for (int64_t ch = 0; ch < c; ++ch)
+          y[static_cast<size_t>(((i * ho + oy) * wo + ox) * c + ch)] =
+              std::max(std::max(at(i, 2 * oy, 2 * ox, ch), at(i, 2 * oy, 2 * ox + 1, ch)),
+                       std::max(at(i, 2 * oy + 1, 2 * ox, ch), at(i, 2 * oy + 1, 2 * ox + 1, ch)));
   return y;
 }
 

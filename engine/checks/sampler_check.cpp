@@ -1,0 +1,122 @@
+// ops::sampler against ref::sampler. Both tokens and probabilities must be bit-identical: the
+// error is the probabilities' normalised error plus 1 + the mismatch fraction if any token differs.
+#include "engine/checks/op_check.h"
+#include "engine/ops/sampler.h"
+#include "engine/ref/sampler_ref.h"
+
+#include <cmath>
+#include <random>
+
+namespace vkspec {
+namespace {
+
+struct Case {
+  uint32_t rows, vocab;
+  ops::SamplerParams params;
+  float logit_scale = 4.0f;
+  bool quantise = false;  // logits on a coarse grid, so ties are common
+};
+
+CheckResult check_sampler(Context& ctx, const Case& k) {
+  const ops::SamplerParams& prm = k.params;
+  const uint32_t in_rows = prm.cfg ? 2 * k.rows : k.rows;
+  auto logits = random_floats(size_t{in_rows} * k.vocab, 11 + k.vocab + k.rows, -k.logit_scale, k.logit_scale);
+  if (k.quantise)
+    for (float& x : logits) x = std::round(x * 2.0f) * 0.5f;
+  std::mt19937 rng(k.rows * 31 + k.vocab);
+  std::vector<uint32_t> positions(k.rows);
+  for (auto& p : positions) p = rng() % 100000;
+
+  Tensor tl = upload_floats(ctx, logits, DType::F32, {in_rows, k.vocab}, "logits");
+  Tensor tp = ctx.tensor(DType::U32, {k.rows}, "positions");
+  ctx.upload(tp, positions.data(), positions.size() * 4);
+  Tensor probs = ctx.tensor(DType::F32, {k.rows, k.vocab}, "probs");
+  Tensor tokens = ctx.tensor(DType::U32, {k.rows}, "tokens");
+  CommandStream s(ctx);
+  ops::sampler(s, tl, tp, prm, probs, tokens);
+  s.submit_and_wait();
+
+  const ref::SamplerResult want = ref::sampler(logits, k.vocab, positions, prm);
+  const double perr = normalised_error(download_floats(ctx, probs), want.probs);
+  size_t bad = 0;
+  if (prm.mode != ops::SampleMode::None) {
+    std::vector<uint32_t> got(k.rows);
+    ctx.download(tokens, got.data(), got.size() * 4);
+    for (uint32_t r = 0; r < k.rows; ++r) bad += got[r] != want.tokens[r];
+  }
+  return {perr + (bad ? 1.0 + static_cast<double>(bad) / k.rows : 0.0), 0.0,
+          "rows=" + std::to_string(k.rows) + " V=" + std::to_string(k.vocab) + " probs err " + std::to_string(perr) +
+              ", " + std::to_string(bad) + " token mismatches"};
+}
+
+ops::SamplerParams params(ops::SampleMode mode, float t, uint32_t top_k, float top_p, uint64_t seed) {
+  ops::SamplerParams p;
+  p.mode = mode;
+  p.temperature = t;
+  p.top_k = top_k;
+  p.top_p = top_p;
+  p.seed = seed;
+  return p;
+}
+
+ops::SamplerParams with_cfg(ops::SamplerParams p, float scale, ops::CfgLayout layout) {
+  p.cfg = true;
+  p.cfg_scale = scale;
+  p.cfg_layout = layout;
+  return p;
+}
+
+using M = ops::SampleMode;
+
+VKSPEC_OP_CHECK("sampler", "categorical rows=512 V=1000 plain", [](Context& c) {
+  return check_sampler(c, {512, 1000, params(M::Categorical, 1.0f, 0, 1.0f, 1)});
+});
+VKSPEC_OP_CHECK("sampler", "categorical rows=300 V=1003 T=0.7 top_k=50", [](Context& c) {
+  return check_sampler(c, {300, 1003, params(M::Categorical, 0.7f, 50, 1.0f, 2)});
+});
+VKSPEC_OP_CHECK("sampler", "categorical rows=200 V=999 top_p=0.8", [](Context& c) {
+  return check_sampler(c, {200, 999, params(M::Categorical, 1.0f, 0, 0.8f, 3)});
+});
+VKSPEC_OP_CHECK("sampler", "categorical rows=64 V=16384 T=1.3 top_k=2000 top_p=0.95", [](Context& c) {
+  return check_sampler(c, {64, 16384, params(M::Categorical, 1.3f, 2000, 0.95f, 4)});
+});
+VKSPEC_OP_CHECK("sampler", "categorical rows=128 V=517 ties top_k=7 top_p=0.5", [](Context& c) {
+  return check_sampler(c, {128, 517, params(M::Categorical, 1.0f, 7, 0.5f, 5), 3.0f, true});
+});
+VKSPEC_OP_CHECK("sampler", "categorical rows=128 V=200 ties top_k=9 top_p=0.6", [](Context& c) {
+  return check_sampler(c, {128, 200, params(M::Categorical, 1.0f, 9, 0.6f, 14), 3.0f, true});
+});
+VKSPEC_OP_CHECK("sampler", "gumbel rows=400 V=1000 T=0.9 top_k=100", [](Context& c) {
+  return check_sampler(c, {400, 1000, params(M::GumbelMax, 0.9f, 100, 1.0f, 6)});
+});
+VKSPEC_OP_CHECK("sampler", "gumbel rows=32 V=16384 top_p=0.9", [](Context& c) {
+  return check_sampler(c, {32, 16384, params(M::GumbelMax, 1.0f, 0, 0.9f, 7)});
+});
+VKSPEC_OP_CHECK("sampler", "argmax rows=256 V=777 ties", [](Context& c) {
+  return check_sampler(c, {256, 777, params(M::Argmax, 1.0f, 0, 1.0f, 8), 2.0f, true});
+});
+VKSPEC_OP_CHECK("sampler", "probs only rows=100 V=5 top_k=2 T=0", [](Context& c) {
+  return check_sampler(c, {100, 5, params(M::None, 0.0f, 2, 1.0f, 9)});
+});
+VKSPEC_OP_CHECK("sampler", "cfg halves rows=50 V=1001 s=4 top_k=100", [](Context& c) {
+  return check_sampler(c, {50, 1001, with_cfg(params(M::Categorical, 1.0f, 100, 1.0f, 10), 4.0f, ops::CfgLayout::Halves)});
+});
+VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=33 V=16384 s=1.5 top_k=1000 gumbel", [](Context& c) {
+  return check_sampler(
+      c, {33, 16384, with_cfg(params(M::GumbelMax, 1.0f, 1000, 1.0f, 11), 1.5f, ops::CfgLayout::Interleaved)});
+});
+// 1025 interleaved CFG rows of V = 16384 span 134 MB of logits: more than lavapipe's 128 MiB
+// maxStorageBufferRange, so the op splits the rows over two dispatches.
+VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=1025 V=16384 argmax (split dispatch)", [](Context& c) {
+  return check_sampler(
+      c, {1025, 16384, with_cfg(params(M::Argmax, 1.0f, 0, 1.0f, 15), 2.0f, ops::CfgLayout::Interleaved)});
+});
+VKSPEC_OP_CHECK("sampler", "top_p=0 rows=64 V=300 ties", [](Context& c) {
+  return check_sampler(c, {64, 300, params(M::Categorical, 1.0f, 0, 0.0f, 12), 1.0f, true});
+});
+VKSPEC_OP_CHECK("sampler", "rows=1 V=1", [](Context& c) {
+  return check_sampler(c, {1, 1, params(M::Categorical, 1.0f, 0, 0.5f, 13)});
+});
+
+}  // namespace
+}  // namespace vkspec

@@ -1,0 +1,177 @@
+// Speculative primitives against their CPU references. Accept flags and tokens must be identical
+// (error = fraction of differing entries); pooled sums are the same additions in the same order,
+// so they must be identical too.
+#include <cmath>
+#include <random>
+
+#include "engine/checks/op_check.h"
+#include "engine/ops/speculative.h"
+#include "engine/ref/speculative_ref.h"
+
+namespace vkspec {
+namespace {
+
+using philox::Purpose;
+using philox::purpose_word;
+
+// Row-normalised distributions with about a third of each row zeroed (as top-k / top-p leave them).
+std::vector<float> random_probs(uint32_t rows, uint32_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> logit(-3.0f, 3.0f);
+  std::vector<float> p(size_t{rows} * vocab);
+  for (uint32_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (uint32_t i = 0; i < vocab; ++i) {
+      const double w = (vocab > 1 && rng() % 3 == 0) ? 0.0 : std::exp(static_cast<double>(logit(rng)));
+      p[size_t{r} * vocab + i] = static_cast<float>(w);
+      sum += w;
+    }
+    if (sum == 0) {
+      p[size_t{r} * vocab] = 1.0f;
+      sum = 1;
+    }
+    for (uint32_t i = 0; i < vocab; ++i) p[size_t{r} * vocab + i] = static_cast<float>(p[size_t{r} * vocab + i] / sum);
+  }
+  return p;
+}
+
+std::vector<uint32_t> draw_from(const std::vector<float>& q, uint32_t rows, uint32_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> x(rows);
+  for (uint32_t r = 0; r < rows; ++r) {
+    std::discrete_distribution<uint32_t> d(q.begin() + size_t{r} * vocab, q.begin() + size_t{r + 1} * vocab);
+    x[r] = d(rng);
+  }
+  return x;
+}
+
+std::vector<uint32_t> random_positions(uint32_t n, uint64_t seed) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::vector<uint32_t> v(n);
+  for (auto& x : v) x = rng() % 65536;
+  return v;
+}
+
+Tensor upload_u32(Context& ctx, const std::vector<uint32_t>& v, const std::string& name) {
+  Tensor t = ctx.tensor(DType::U32, {static_cast<int64_t>(v.size())}, name);
+  ctx.upload(t, v.data(), v.size() * 4);
+  return t;
+}
+
+std::vector<uint32_t> download_u32(Context& ctx, const Tensor& t) {
+  std::vector<uint32_t> v(static_cast<size_t>(t.numel()));
+  ctx.download(t, v.data(), v.size() * 4);
+  return v;
+}
+
+CheckResult compare(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want, const std::string& what) {
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
+  return {got.empty() ? 0.0 : static_cast<double>(bad) / got.size(), 0.0,
+          what + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) + " differ"};
+}
+
+CheckResult check_accept(Context& ctx, uint32_t n, uint32_t vocab) {
+  auto p = random_probs(n, vocab, 1), q = random_probs(n, vocab, 2);
+  // Some rows with q == p (always accepted where p > 0) and some with q = p / 2 (p >= q).
+  for (uint32_t r = 0; r < n; r += 7)
+    for (uint32_t i = 0; i < vocab; ++i) q[size_t{r} * vocab + i] = p[size_t{r} * vocab + i] * (r % 2 ? 0.5f : 1.0f);
+  auto draft = draw_from(q, n, vocab, 3);
+  for (uint32_t r = 5; r < n; r += 101) draft[r] = vocab + r;  // invalid drafts are rejected
+  const auto positions = random_positions(n, 4);
+  const uint64_t seed = 0xABCDEF0123ull;
+  const uint32_t purpose = purpose_word(Purpose::Accept, 2);
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor td = upload_u32(ctx, draft, "draft"), tpos = upload_u32(ctx, positions, "positions");
+  Tensor acc = ctx.tensor(DType::U32, {n}, "accept");
+  CommandStream s(ctx);
+  ops::spec_accept(s, tp, tq, td, tpos, seed, purpose, acc);
+  s.submit_and_wait();
+  return compare(download_u32(ctx, acc), ref::spec_accept(p, q, vocab, draft, positions, seed, purpose),
+                 "accept N=" + std::to_string(n) + " V=" + std::to_string(vocab));
+}
+
+CheckResult check_accept_values(Context& ctx, uint32_t n) {
+  auto a = random_floats(n, 5, 0.0f, 1.0f), b = random_floats(n, 6, 0.0f, 1.0f);
+  for (uint32_t j = 0; j < n; j += 5) b[j] = a[j];
+  for (uint32_t j = 0; j < n; j += 11) a[j] = 0.0f;
+  const auto positions = random_positions(n, 7);
+  const uint32_t purpose = purpose_word(Purpose::Accept);
+  Tensor ta = upload_floats(ctx, a, DType::F32, {n}, "p_x"), tb = upload_floats(ctx, b, DType::F32, {n}, "q_x");
+  Tensor tpos = upload_u32(ctx, positions, "positions"), acc = ctx.tensor(DType::U32, {n}, "accept");
+  CommandStream s(ctx);
+  ops::spec_accept_values(s, ta, tb, tpos, 99, purpose, acc);
+  s.submit_and_wait();
+  return compare(download_u32(ctx, acc), ref::spec_accept_values(a, b, positions, 99, purpose),
+                 "accept values N=" + std::to_string(n));
+}
+
+CheckResult check_residual(Context& ctx, uint32_t n, uint32_t vocab, bool resolve) {
+  auto p = random_probs(n, vocab, 8), q = random_probs(n, vocab, 9);
+  for (uint32_t r = 3; r < n; r += 10)  // residual mass 0: falls back to p
+    for (uint32_t i = 0; i < vocab; ++i) q[size_t{r} * vocab + i] = p[size_t{r} * vocab + i];
+  if (n > 1)  // p all zero: no token
+    for (uint32_t i = 0; i < vocab; ++i) p[size_t{n - 1} * vocab + i] = q[size_t{n - 1} * vocab + i] = 0.0f;
+  const auto positions = random_positions(n, 10);
+  std::vector<uint32_t> accept, draft;
+  if (resolve) {
+    draft = draw_from(q, n - 1, vocab, 11);
+    draft.push_back(0);
+    accept = ref::spec_accept(p, q, vocab, draft, positions, 12, purpose_word(Purpose::Accept));
+  }
+  const uint64_t seed = 0x5EEDull << 40;
+  const uint32_t purpose = purpose_word(Purpose::Residual, 1);
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor tpos = upload_u32(ctx, positions, "positions"), tok = ctx.tensor(DType::U32, {n}, "tokens");
+  CommandStream s(ctx);
+  if (resolve) {
+    Tensor ta = upload_u32(ctx, accept, "accept"), td = upload_u32(ctx, draft, "draft");
+    ops::spec_residual_sample(s, tp, tq, tpos, seed, purpose, tok, ta, td);
+    s.submit_and_wait();
+  } else {
+    ops::spec_residual_sample(s, tp, tq, tpos, seed, purpose, tok);
+    s.submit_and_wait();
+  }
+  return compare(download_u32(ctx, tok),
+                 ref::spec_residual_sample(p, q, vocab, positions, seed, purpose, accept, draft),
+                 "residual N=" + std::to_string(n) + " V=" + std::to_string(vocab));
+}
+
+CheckResult check_pooled(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k) {
+  const auto p = random_probs(n, vocab, 13);
+  std::mt19937 rng(14);
+  std::vector<uint32_t> nb(size_t{vocab} * k_max), tokens(n);
+  for (uint32_t x = 0; x < vocab; ++x) {
+    nb[size_t{x} * k_max] = x;
+    for (uint32_t m = 1; m < k_max; ++m) nb[size_t{x} * k_max + m] = rng() % 17 == 0 ? 0xFFFFFFFFu : rng() % vocab;
+  }
+  for (auto& t : tokens) t = rng() % vocab;
+  tokens[n / 2] = vocab;  // out of range: 0
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tt = upload_u32(ctx, tokens, "tokens");
+  Tensor tn = ctx.tensor(DType::U32, {vocab, k_max}, "neighbours");
+  ctx.upload(tn, nb.data(), nb.size() * 4);
+  Tensor out = ctx.tensor(DType::F32, {n}, "pooled");
+  CommandStream s(ctx);
+  ops::pooled_prob(s, tp, tt, tn, k, out);
+  s.submit_and_wait();
+  const auto got = download_floats(ctx, out), want = ref::pooled_prob(p, vocab, tokens, nb, k_max, k);
+  size_t bad = 0;
+  for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
+  return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
+          "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " k=" + std::to_string(k) + ": " +
+              std::to_string(bad) + " sums differ"};
+}
+
+VKSPEC_OP_CHECK("spec_accept", "N=4096 V=1000", [](Context& c) { return check_accept(c, 4096, 1000); });
+VKSPEC_OP_CHECK("spec_accept", "N=37 V=16384", [](Context& c) { return check_accept(c, 37, 16384); });
+VKSPEC_OP_CHECK("spec_accept", "values N=10007", [](Context& c) { return check_accept_values(c, 10007); });
+VKSPEC_OP_CHECK("spec_residual_sample", "N=512 V=1000", [](Context& c) { return check_residual(c, 512, 1000, false); });
+VKSPEC_OP_CHECK("spec_residual_sample", "resolve N=300 V=777",
+                [](Context& c) { return check_residual(c, 300, 777, true); });
+VKSPEC_OP_CHECK("spec_residual_sample", "N=21 V=16384", [](Context& c) { return check_residual(c, 21, 16384, false); });
+VKSPEC_OP_CHECK("spec_residual_sample", "N=1 V=3", [](Context& c) { return check_residual(c, 1, 3, false); });
+VKSPEC_OP_CHECK("pooled_prob", "N=2048 V=1000 k=9 of 16", [](Context& c) { return check_pooled(c, 2048, 1000, 16, 9); });
+VKSPEC_OP_CHECK("pooled_prob", "N=9 V=16384 k=1 of 4", [](Context& c) { return check_pooled(c, 9, 16384, 4, 1); });
+
+}  // namespace
+}  // namespace vkspec

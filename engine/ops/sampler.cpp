@@ -1,0 +1,70 @@
+#include "engine/ops/sampler.h"
+
+#include <cmath>
+
+#include "engine/ops/dispatch_util.h"
+#include "engine/ops/row_window.h"
+
+namespace vkspec::ops {
+namespace {
+
+bool is_index_type(DType t) { return t == DType::U32 || t == DType::I32; }
+
+}  // namespace
+
+void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
+             const TensorView& probs, const TensorView& tokens) {
+  const char* op = "sampler";
+  require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
+          "logits must be f32 [rows, vocab], got " + logits.shape.str());
+  const int64_t in_rows = logits.shape[0], vocab = logits.shape[1];
+  const int64_t rows = params.cfg ? in_rows / 2 : in_rows;
+  require(!params.cfg || in_rows % 2 == 0, op, "CFG logits need an even row count, got " + logits.shape.str());
+  require(vocab >= 1 && vocab < (int64_t{1} << 24), op, "vocab must be in [1, 2^24), got " + logits.shape.str());
+  require(probs.dtype == DType::F32 && probs.shape == Shape({rows, vocab}), op,
+          "probs must be f32 " + Shape({rows, vocab}).str() + ", got " + probs.shape.str());
+  const bool wants_tokens = params.mode != SampleMode::None;
+  const bool wants_positions = params.mode == SampleMode::Categorical || params.mode == SampleMode::GumbelMax;
+  if (wants_tokens)
+    require(tokens.buffer && is_index_type(tokens.dtype) && tokens.numel() == rows, op,
+            "tokens must be u32/i32 with " + std::to_string(rows) + " elements, got " + tokens.shape.str());
+  if (wants_positions)
+    require(positions.buffer && is_index_type(positions.dtype) && positions.numel() == rows, op,
+            "positions must be u32/i32 with " + std::to_string(rows) + " elements, got " + positions.shape.str());
+  require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
+          "temperature, top_p and cfg_scale must be finite");
+  if (rows == 0) return;
+
+  Context& ctx = s.context();
+  const uint32_t V = static_cast<uint32_t>(vocab);
+  const bool interleaved = params.cfg && params.cfg_layout == CfgLayout::Interleaved;
+  const uint32_t stride = interleaved ? 2 : 1;
+  const uint64_t row_bytes = uint64_t{stride} * V * 4;
+  const uint32_t batch = rows_per_dispatch(ctx, row_bytes, static_cast<uint64_t>(rows), op);
+  const uint32_t wg = chunk_workgroup_size(ctx, V);
+  const Pipeline& pipe = ctx.pipeline("sampler", {wg});
+
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t n = std::min<uint32_t>(batch, static_cast<uint32_t>(rows) - r0);
+    const Window cond = window(ctx, logits, uint64_t{r0} * stride * V, uint64_t{n} * stride * V);
+    Window uncond = cond;
+    if (params.cfg && !interleaved) uncond = window(ctx, logits, (uint64_t{r0} + rows) * V, uint64_t{n} * V);
+    if (interleaved) uncond.offset += V;
+    const Window pr = window(ctx, probs, uint64_t{r0} * V, uint64_t{n} * V);
+    // Unused bindings are filled with views already bound with the same access.
+    const Window pos = wants_positions ? window(ctx, positions, r0, n) : cond;
+    const Window tok = wants_tokens ? window(ctx, tokens, r0, n) : pr;
+    struct {
+      uint32_t rows, vocab, cond_off, uncond_off, row_stride, pos_off, probs_off, tok_off, cfg, top_k, top_p24;
+      float inv_temp, cfg_scale;
+      uint32_t mode, seed_lo, seed_hi, purpose;
+    } push{n, V, cond.offset, uncond.offset, stride, pos.offset, pr.offset, tok.offset, params.cfg ? 1u : 0u,
+           params.top_k < V ? params.top_k : 0u, top_p_fixed(params.top_p), inverse_temperature(params.temperature),
+           params.cfg_scale, static_cast<uint32_t>(params.mode), static_cast<uint32_t>(params.seed),
+           static_cast<uint32_t>(params.seed >> 32), params.purpose};
+    const Grid g = grid_1d(ctx, n, 1);
+    s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view}, push, g.x, g.y);
+  }
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,140 @@
+#include "engine/ops/speculative.h"
+
+#include <algorithm>
+
+#include "engine/ops/dispatch_util.h"
+#include "engine/ops/row_window.h"
+
+namespace vkspec::ops {
+namespace {
+
+void require_index(const char* op, const char* what, const TensorView& v, int64_t n) {
+  require(v.buffer && (v.dtype == DType::U32 || v.dtype == DType::I32) && v.numel() == n, op,
+          std::string(what) + " must be u32/i32 with " + std::to_string(n) + " elements, got " + v.shape.str());
+}
+
+void require_probs(const char* op, const char* what, const TensorView& v) {
+  require(v.dtype == DType::F32 && v.shape.rank == 2 && v.shape[1] >= 1, op,
+          std::string(what) + " must be f32 [N, V], got " + v.shape.str());
+}
+
+// Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
+void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
+                     bool gathered, const TensorView& positions, uint64_t seed, uint32_t purpose,
+                     const TensorView& accept, uint32_t rows, uint32_t vocab, const char* op) {
+  if (rows == 0) return;
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Pipeline& pipe = ctx.pipeline("spec_accept", {wg});
+  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{vocab} * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t n = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * vocab, uint64_t{n} * vocab);
+    const Window wq = window(ctx, q, uint64_t{r0} * vocab, uint64_t{n} * vocab);
+    const Window wpos = window(ctx, positions, r0, n), wacc = window(ctx, accept, r0, n);
+    const Window wd = gathered ? window(ctx, draft, r0, n) : wpos;  // unused binding: an already-bound view
+    struct {
+      uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered, seed_lo, seed_hi, purpose;
+    } push{n, vocab, wp.offset, wq.offset, wd.offset, wpos.offset, wacc.offset, gathered ? 1u : 0u,
+           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose};
+    const Grid g = grid_1d(ctx, n, wg);
+    s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view}, push, g.x, g.y);
+  }
+}
+
+}  // namespace
+
+void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
+                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept) {
+  const char* op = "spec_accept";
+  require_probs(op, "p", p);
+  require(q.dtype == DType::F32 && q.shape == p.shape, op,
+          "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str());
+  const int64_t n = p.shape[0];
+  require_index(op, "draft", draft, n);
+  require_index(op, "positions", positions, n);
+  require_index(op, "accept", accept, n);
+  accept_dispatch(s, p, q, draft, true, positions, seed, purpose, accept, static_cast<uint32_t>(n),
+                  static_cast<uint32_t>(p.shape[1]), op);
+}
+
+void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
+                        uint64_t seed, uint32_t purpose, const TensorView& accept) {
+  const char* op = "spec_accept_values";
+  const int64_t n = p_x.numel();
+  require(p_x.dtype == DType::F32 && q_x.dtype == DType::F32 && q_x.numel() == n, op,
+          "p_x and q_x must be f32 of equal size, got " + p_x.shape.str() + " and " + q_x.shape.str());
+  require_index(op, "positions", positions, n);
+  require_index(op, "accept", accept, n);
+  accept_dispatch(s, p_x, q_x, positions, false, positions, seed, purpose, accept, static_cast<uint32_t>(n), 1, op);
+}
+
+void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
+                          uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept,
+                          const TensorView& draft) {
+  const char* op = "spec_residual_sample";
+  require_probs(op, "p", p);
+  require(q.dtype == DType::F32 && q.shape == p.shape, op,
+          "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str());
+  const int64_t n = p.shape[0];
+  require_index(op, "positions", positions, n);
+  require_index(op, "tokens", tokens, n);
+  const bool resolve = accept.buffer != VK_NULL_HANDLE;
+  require(resolve == (draft.buffer != VK_NULL_HANDLE), op, "accept and draft come together");
+  if (resolve) {
+    require_index(op, "accept", accept, n);
+    require_index(op, "draft", draft, n);
+  }
+  if (n == 0) return;
+  Context& ctx = s.context();
+  const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
+  const Pipeline& pipe = ctx.pipeline("spec_residual", {chunk_workgroup_size(ctx, V)});
+  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wpos = window(ctx, positions, r0, m), wtok = window(ctx, tokens, r0, m);
+    const Window wacc = resolve ? window(ctx, accept, r0, m) : wpos;
+    const Window wd = resolve ? window(ctx, draft, r0, m) : wpos;
+    struct {
+      uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve, seed_lo, seed_hi, purpose;
+    } push{m, V, wp.offset, wq.offset, wpos.offset, wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u,
+           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose};
+    const Grid g = grid_1d(ctx, m, 1);
+    s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view}, push, g.x, g.y);
+  }
+}
+
+void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens, const TensorView& neighbours,
+                 uint32_t k, const TensorView& out) {
+  const char* op = "pooled_prob";
+  require_probs(op, "p", p);
+  const int64_t n = p.shape[0], V = p.shape[1];
+  require_index(op, "tokens", tokens, n);
+  require(neighbours.dtype == DType::U32 && neighbours.shape.rank == 2 && neighbours.shape[0] == V, op,
+          "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str());
+  const int64_t k_max = neighbours.shape[1];
+  require(k >= 1 && k <= k_max, op, "k = " + std::to_string(k) + " outside [1, " + std::to_string(k_max) + "]");
+  require(out.dtype == DType::F32 && out.numel() == n, op,
+          "out must be f32 with " + std::to_string(n) + " elements, got " + out.shape.str());
+  require(static_cast<uint64_t>(neighbours.bytes) <= s.context().caps().max_storage_buffer_range, op,
+          "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange");
+  if (n == 0) return;
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
+  const Pipeline& pipe = ctx.pipeline("pooled_prob", {wg});
+  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wt = window(ctx, tokens, r0, m), wo = window(ctx, out, r0, m);
+    struct {
+      uint32_t rows, vocab, p_off, tok_off, out_off, k, k_max;
+    } push{m, static_cast<uint32_t>(V), wp.offset, wt.offset, wo.offset, k, static_cast<uint32_t>(k_max)};
+    const Grid g = grid_1d(ctx, m, wg);
+    s.dispatch(pipe, {wp.view, wt.view, neighbours, wo.view}, push, g.x, g.y);
+  }
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,46 @@
+#pragma once
+// Speculative-decoding primitives over many positions at once (rows j = 0..N-1, each with its own
+// target distribution p_j and draft distribution q_j over V tokens, f32 [N, V], usually the
+// sampler's probs output). Results are bit-identical with ref:: on every device: the random
+// numbers come from philox.h and the arithmetic from det_math.h. Nothing here stops at the first
+// rejection; the strategy decides what to commit.
+#include <cstdint>
+
+#include "engine/ops/philox.h"
+#include "engine/vk/command_stream.h"
+
+namespace vkspec::ops {
+
+constexpr uint32_t kNoToken = 0xFFFFFFFFu;
+
+// accept[j] = 1 when draft token x = draft[j] survives, else 0. With a = p[j][x], b = q[j][x],
+// u = philox::uniform(seed, positions[j], purpose, 0):
+//   accept  <=>  a > 0 and (a >= b or u * b < a)
+// i.e. u < min(1, a / b) without a division (exact on every device); x >= V is rejected.
+// p, q: f32 [N, V]; draft, positions: u32/i32 [N]; accept: u32/i32 [N], written.
+void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
+                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept);
+
+// The same rule on given values a = p_x[j], b = q_x[j] (relaxed acceptance: pooled_prob sums for
+// LANTERN / MuLo-SD style neighbourhoods). p_x, q_x: f32 [N].
+void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
+                        uint64_t seed, uint32_t purpose, const TensorView& accept);
+
+// tokens[j] = a sample from norm(max(p_j - q_j, 0)); where that residual is all zero (p_j == q_j)
+// from p_j instead; kNoToken when p_j is all zero too. Weights are w_i = max(p_i - q_i, 0) with
+// differences below FLT_MIN taken as 0 (so no device's denormal flushing matters); the token is
+// det::descend over their chunk tree with target philox::uniform(seed, positions[j], purpose, 0)
+// * sum. With accept and draft given (u32/i32 [N]), rows with accept[j] != 0 just copy draft[j],
+// so tokens is the resolved token of every position: "accept x ~ q, else resample" is lossless.
+void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
+                          uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept = {},
+                          const TensorView& draft = {});
+
+// out[j] = sum of p[j][y] over y = neighbours[x][m], m = 0..k-1, x = tokens[j], added in m
+// order starting from 0.0f. neighbours: u32 [V, k_max] (row x lists x's nearest codebook entries,
+// x itself first); entries >= V are skipped (padding); 1 <= k <= k_max; x >= V gives 0.
+// p: f32 [N, V]; tokens: u32/i32 [N]; out: f32 [N].
+void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens, const TensorView& neighbours,
+                 uint32_t k, const TensorView& out);
+
+}  // namespace vkspec::ops

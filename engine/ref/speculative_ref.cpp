@@ -1,0 +1,84 @@
+#include "engine/ref/speculative_ref.h"
+
+#include "engine/ops/det_math.h"
+#include "engine/ops/philox.h"
+#include "engine/ops/speculative.h"
+
+namespace vkspec::ref {
+
+bool accept_rule(float a, float b, float u) {
+  const float ub = u * b;
+  return a > 0.0f && (a >= b || ub < a);
+}
+
+std::vector<uint32_t> spec_accept(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                  const std::vector<uint32_t>& draft, const std::vector<uint32_t>& positions,
+                                  uint64_t seed, uint32_t purpose) {
+  std::vector<uint32_t> out(draft.size());
+  for (size_t j = 0; j < draft.size(); ++j) {
+    const uint32_t x = draft[j];
+    if (x >= vocab) continue;
+    const size_t k = j * vocab + x;
+    out[j] = accept_rule(p[k], q[k], philox::uniform(seed, positions[j], purpose, 0)) ? 1 : 0;
+  }
+  return out;
+}
+
+std::vector<uint32_t> spec_accept_values(const std::vector<float>& p_x, const std::vector<float>& q_x,
+                                         const std::vector<uint32_t>& positions, uint64_t seed, uint32_t purpose) {
+  std::vector<uint32_t> out(p_x.size());
+  for (size_t j = 0; j < p_x.size(); ++j)
+    out[j] = accept_rule(p_x[j], q_x[j], philox::uniform(seed, positions[j], purpose, 0)) ? 1 : 0;
+  return out;
+}
+
+std::vector<uint32_t> spec_residual_sample(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                           const std::vector<uint32_t>& positions, uint64_t seed, uint32_t purpose,
+                                           const std::vector<uint32_t>& accept, const std::vector<uint32_t>& draft) {
+  std::vector<uint32_t> out(positions.size());
+  for (size_t j = 0; j < positions.size(); ++j) {
+    if (!accept.empty() && accept[j] != 0) {
+      out[j] = draft[j];
+      continue;
+    }
+    const float* pj = &p[j * vocab];
+    const float* qj = &q[j * vocab];
+    bool from_p = false;
+    auto weight = [&](uint32_t i) {
+      if (from_p) return pj[i] >= det::kFloatMin ? pj[i] : 0.0f;
+      const float d = pj[i] - qj[i];
+      return d >= det::kFloatMin ? d : 0.0f;
+    };
+    det::ChunkTree tree = det::chunk_tree(vocab, weight);
+    if (tree.total() == 0.0f) {
+      from_p = true;
+      tree = det::chunk_tree(vocab, weight);
+    }
+    if (tree.total() == 0.0f) {
+      out[j] = ops::kNoToken;
+      continue;
+    }
+    const float t = philox::uniform(seed, positions[j], purpose, 0) * tree.total();
+    out[j] = det::descend(tree, t, weight);
+  }
+  return out;
+}
+
+std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& tokens,
+                               const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k) {
+  std::vector<float> out(tokens.size());
+  for (size_t j = 0; j < tokens.size(); ++j) {
+    const uint32_t x = tokens[j];
+    float s = 0.0f;
+    if (x < vocab) {
+      for (uint32_t m = 0; m < k; ++m) {
+        const uint32_t y = neighbours[size_t{x} * k_max + m];
+        if (y < vocab) s = s + p[j * vocab + y];
+      }
+    }
+    out[j] = s;
+  }
+  return out;
+}
+
+}  // namespace vkspec::ref

@@ -1,0 +1,28 @@
+#pragma once
+// CPU references of the speculative primitives (engine/ops/speculative.h states the semantics).
+// p and q are [N, V] row-major.
+#include <cstdint>
+#include <vector>
+
+namespace vkspec::ref {
+
+std::vector<uint32_t> spec_accept(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                  const std::vector<uint32_t>& draft, const std::vector<uint32_t>& positions,
+                                  uint64_t seed, uint32_t purpose);
+
+// The acceptance rule itself: a = p(x), b = q(x), u the position's uniform.
+bool accept_rule(float a, float b, float u);
+
+std::vector<uint32_t> spec_accept_values(const std::vector<float>& p_x, const std::vector<float>& q_x,
+                                         const std::vector<uint32_t>& positions, uint64_t seed, uint32_t purpose);
+
+// accept and draft empty: residual sample for every row.
+std::vector<uint32_t> spec_residual_sample(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                           const std::vector<uint32_t>& positions, uint64_t seed, uint32_t purpose,
+                                           const std::vector<uint32_t>& accept = {},
+                                           const std::vector<uint32_t>& draft = {});
+
+std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& tokens,
+                               const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k);
+
+}  // namespace vkspec::ref

@@ -1,0 +1,312 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "det_math.glsl"
+#include "philox.glsl"
+// Sampler over many rows, one workgroup per row; engine/ops/sampler.h states the semantics and
+// engine/ref/sampler_ref.cpp computes the same on the CPU. Invocation t owns chunks t, t + wg, ...
+// of the row; the row's slice of `probs` is its scratch (z, then weights e, then p), and an
+// invocation only reads back elements of its own chunks, so no buffer barriers are needed.
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer Cond { float cond[]; };
+layout(binding = 1) readonly buffer Uncond { float uncond[]; };
+layout(binding = 2) readonly buffer Pos { uint positions[]; };
+layout(binding = 3) buffer Probs { float probs[]; };
+layout(binding = 4) writeonly buffer Tokens { uint tokens[]; };
+layout(push_constant) uniform P {
+  uint rows, vocab;
+  uint cond_off, uncond_off, row_stride;  // logits of row r start at *_off + r * row_stride * vocab
+  uint pos_off, probs_off, tok_off;
+  uint cfg;
+  uint top_k;    // 0: off
+  uint top_p24;  // top_p in 2^-24 units; 2^24: off
+  float inv_temp, cfg_scale;
+  uint mode;  // 0 none, 1 categorical, 2 Gumbel-max, 3 argmax
+  uint seed_lo, seed_hi, purpose;
+} p;
+
+uint row, tid, wg, csize, nch, leaves, base;
+#include "chunk_tree.glsl"
+
+shared uint sh_hist[256];
+shared uint sh_group[16];
+shared uint sh_cnt[kMaxChunks];  // per-chunk tie counts, then their exclusive prefix sums
+shared uint sh_max_key, sh_argmax, sh_best_key, sh_best_idx, sh_sel, sh_rem, sh_bin, sh_chunk;
+shared float sh_target;
+
+float logit_z(uint i) {
+  const uint r = row * p.row_stride * p.vocab + i;
+  precise float l = cond[p.cond_off + r];
+  if (p.cfg != 0u) {
+    const float u = uncond[p.uncond_off + r];
+    precise float d = l - u;
+    d = d * p.cfg_scale;
+    l = u + d;
+  }
+  precise float z = l * p.inv_temp;
+  return z;
+}
+
+uint chunk_end(uint c) { return min(c * csize + csize, p.vocab); }
+
+// Fixed-point probability of weight e: trunc(e * inv * 2^31).
+uint fixed_prob(float e, float inv) {
+  precise float q = e * inv;
+  q = q * 2147483648.0;
+  return uint(q);
+}
+
+// (a * b) >> 24 for a < 2^24, exactly.
+uint mul_shift24(uint a, uint b) {
+  uint hi, lo;
+  umulExtended(a, b, hi, lo);
+  return (hi << 8u) | (lo >> 24u);
+}
+
+// Radix select, most significant key byte first, over the row's scratch values v (z for top-k
+// with unit weights; e for top-p with fixed-point weights): the largest key tau such that the
+// weight of the elements with key >= tau reaches `want`. Returns tau, the part of `want` left for
+// the elements equal to tau, and their total weight. For top-p, want is derived from the total
+// weight (first pass): floor(top_p24 * total / 2^24) + 1.
+void radix_select(bool weighted, float inv, uint want, out uint tau, out uint rem, out uint tie_weight) {
+  uint prefix = 0u, mask = 0u;
+  for (uint pass = 0u; pass < 4u; ++pass) {
+    const uint shift = 24u - 8u * pass;
+    for (uint j = tid; j < 256u; j += wg) sh_hist[j] = 0u;
+    barrier();
+    for (uint c = tid; c < nch; c += wg) {
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        const float v = probs[base + i];
+        const uint k = order_key(v);
+        if ((k & mask) == prefix) {
+          const uint w = weighted ? fixed_prob(v, inv) : 1u;
+          if (w != 0u) atomicAdd(sh_hist[(k >> shift) & 255u], w);
+        }
+      }
+    }
+    barrier();
+    for (uint g = tid; g < 16u; g += wg) {
+      uint s = 0u;
+      for (uint j = 0u; j < 16u; ++j) s += sh_hist[16u * g + j];
+      sh_group[g] = s;
+    }
+    barrier();
+    if (tid == 0u) {
+      if (pass == 0u && weighted) {
+        uint total = 0u;
+        for (uint g = 0u; g < 16u; ++g) total += sh_group[g];
+        want = mul_shift24(p.top_p24, total) + 1u;
+      }
+      uint g = 15u;
+      while (g > 0u && sh_group[g] < want) {
+        want -= sh_group[g];
+        --g;
+      }
+      uint b = 16u * g + 15u;
+      while (b > 16u * g && sh_hist[b] < want) {
+        want -= sh_hist[b];
+        --b;
+      }
+      sh_sel = b;
+      sh_rem = want;
+      sh_bin = sh_hist[b];
+    }
+    barrier();
+    prefix |= sh_sel << shift;
+    mask |= 0xFFu << shift;
+    want = sh_rem;
+  }
+  tau = prefix;
+  rem = want;
+  tie_weight = sh_bin;
+}
+
+// sh_cnt[c] = number of elements with order_key == key in chunks before c.
+void tie_prefix(uint key) {
+  for (uint c = tid; c < nch; c += wg) {
+    uint n = 0u;
+    for (uint i = c * csize; i < chunk_end(c); ++i) n += order_key(probs[base + i]) == key ? 1u : 0u;
+    sh_cnt[c] = n;
+  }
+  barrier();
+  if (tid == 0u) {
+    uint s = 0u;
+    for (uint c = 0u; c < nch; ++c) {
+      const uint n = sh_cnt[c];
+      sh_cnt[c] = s;
+      s += n;
+    }
+  }
+  barrier();
+}
+
+void main() {
+  row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.rows) return;
+  tid = gl_LocalInvocationID.x;
+  wg = gl_WorkGroupSize.x;
+  csize = chunk_size(p.vocab);
+  nch = chunk_count(p.vocab);
+  leaves = tree_leaves(p.vocab);
+  base = p.probs_off + row * p.vocab;
+  const uvec2 seed = uvec2(p.seed_lo, p.seed_hi);
+
+  // z and its maximum.
+  if (tid == 0u) {
+    sh_max_key = 0u;
+    sh_argmax = 0xFFFFFFFFu;
+    sh_best_key = 0u;
+    sh_best_idx = 0xFFFFFFFFu;
+  }
+  barrier();
+  uint kmax = 0u;
+  for (uint c = tid; c < nch; c += wg) {
+    for (uint i = c * csize; i < chunk_end(c); ++i) {
+      const float z = logit_z(i);
+      probs[base + i] = z;
+      kmax = max(kmax, order_key(z));
+    }
+  }
+  atomicMax(sh_max_key, kmax);
+  barrier();
+  const uint max_key = sh_max_key;
+  const float m = key_float(max_key);
+  if (p.mode == 3u) {
+    uint first = 0xFFFFFFFFu;
+    for (uint c = tid; c < nch && first == 0xFFFFFFFFu; c += wg) {
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        if (order_key(probs[base + i]) == max_key) {
+          first = i;
+          break;
+        }
+      }
+    }
+    atomicMin(sh_argmax, first);
+  }
+
+  // Top-k on z (unit weights), then the weights e = exp(z - m) of the kept elements.
+  const bool top_k = p.top_k != 0u;
+  uint tau = 0u, keep = 0u;
+  bool rank = false;
+  if (top_k) {
+    uint rem, ties;
+    radix_select(false, 0.0, p.top_k, tau, rem, ties);
+    keep = rem;
+    rank = keep < ties;
+    if (rank) tie_prefix(tau);
+  }
+  for (uint c = tid; c < leaves; c += wg) {
+    precise float s = 0.0;
+    if (c < nch) {
+      uint r = rank ? sh_cnt[c] : 0u;
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        const float z = probs[base + i];
+        bool kept = true;
+        if (top_k) {
+          const uint k = order_key(z);
+          kept = k > tau || (k == tau && r < keep);
+          if (k == tau) ++r;
+        }
+        precise float x = z - m;
+        const float e = kept ? exp_det(x) : 0.0;
+        probs[base + i] = e;
+        s = s + e;
+      }
+    }
+    ct_node[leaves + c] = s;
+  }
+  ct_combine(leaves);
+  float total = ct_node[1];
+  float inv = recip_det(total);
+
+  // Top-p on the fixed-point probabilities, ranked by e.
+  if (p.top_p24 < 16777216u) {
+    uint rem, tie_weight;
+    radix_select(true, inv, 0u, tau, rem, tie_weight);
+    const uint w = fixed_prob(key_float(tau), inv);
+    keep = (rem + w - 1u) / w;
+    rank = keep < tie_weight / w;
+    if (rank) tie_prefix(tau);
+    for (uint c = tid; c < leaves; c += wg) {
+      precise float s = 0.0;
+      if (c < nch) {
+        uint r = rank ? sh_cnt[c] : 0u;
+        for (uint i = c * csize; i < chunk_end(c); ++i) {
+          const float e = probs[base + i];
+          const uint k = order_key(e);
+          if (k > tau || (k == tau && r < keep)) {
+            s = s + e;
+          } else if (e != 0.0) {
+            probs[base + i] = 0.0;
+          }
+          if (k == tau) ++r;
+        }
+      }
+      ct_node[leaves + c] = s;
+    }
+    ct_combine(leaves);
+    total = ct_node[1];
+    inv = recip_det(total);
+  }
+
+  if (p.mode == 1u) {
+    // Inverse CDF: heap walk by invocation 0, then the chunk's owner walks its elements.
+    if (tid == 0u) {
+      const uint pos = positions[p.pos_off + row];
+      precise float t = philox_uniform(seed, pos, p.purpose, 0u) * total;
+      sh_chunk = ct_descend(leaves, t);
+      sh_target = t;
+    }
+    barrier();
+    const uint c = sh_chunk;
+    if (c % wg == tid) {
+      float t = sh_target;
+      uint last = c * csize, pick = 0xFFFFFFFFu;
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        const float w = probs[base + i];
+        if (w > 0.0) {
+          last = i;
+          if (t < w) {
+            pick = i;
+            break;
+          }
+          precise float r = t - w;
+          t = r;
+        }
+      }
+      tokens[p.tok_off + row] = pick != 0xFFFFFFFFu ? pick : last;
+    }
+  } else if (p.mode == 2u) {
+    // Gumbel-max over the kept elements: argmax z_i + g_i, ties to the lowest index.
+    const uint pos = positions[p.pos_off + row];
+    uint best_key = 0u, best = 0xFFFFFFFFu;
+    for (uint c = tid; c < nch; c += wg) {
+      uvec4 blk = uvec4(0u);
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        if ((i & 3u) == 0u) blk = philox_block(seed, pos, p.purpose, i);
+        if (probs[base + i] > 0.0) {
+          precise float v = logit_z(i) + philox_to_gumbel(blk[i & 3u]);
+          const uint k = order_key(v);
+          if (best == 0xFFFFFFFFu || k > best_key) {
+            best_key = k;
+            best = i;
+          }
+        }
+      }
+    }
+    atomicMax(sh_best_key, best_key);
+    barrier();
+    if (best != 0xFFFFFFFFu && best_key == sh_best_key) atomicMin(sh_best_idx, best);
+    barrier();
+    if (tid == 0u) tokens[p.tok_off + row] = sh_best_idx;
+  } else if (p.mode == 3u) {
+    if (tid == 0u) tokens[p.tok_off + row] = sh_argmax;
+  }
+
+  for (uint c = tid; c < nch; c += wg) {
+    for (uint i = c * csize; i < chunk_end(c); ++i) {
+      precise float q = probs[base + i] * inv;
+      probs[base + i] = q;
+    }
+  }
+}
