@@ -8,6 +8,8 @@
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
   reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
+  reference.py make-classifier OUT.safetensors
+  reference.py classify MODEL --pixels IN.safetensors --out OUT.safetensors  ->  features, logits
 
 Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
 the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
@@ -24,7 +26,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import load_file, save_file  # noqa: E402
-from vkspec_models import (GPT, GPTConfig, VQConfig, VQModel, gpt_config_from_metadata,  # noqa: E402
+from vkspec_models import (GPT, Classifier, GPTConfig, VQConfig, VQModel, gpt_config_from_metadata,  # noqa: E402
                            gpt_metadata, vq_config_from_metadata, vq_metadata)
 
 
@@ -97,6 +99,25 @@ def vq_encode(a):
     save_file({"ids": idx.reshape(1, -1).to(torch.int32).contiguous()}, a.out)
 
 
+def make_classifier(a):
+    m = Classifier()
+    randomise(m, a.seed, 0.05)
+    meta = {"vkspec.kind": "classifier", "in_channels": "1", "image_size": "32", "num_classes": "10",
+            "feature_dim": "256"}
+    save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, meta)
+
+
+def classify(a):
+    t, _ = load_file(a.model)
+    m = Classifier().eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    px, _ = load_file(a.pixels)
+    with torch.no_grad():
+        f = m.features(px["pixels"].float())
+        logits = m.fc2(f)
+    save_file({"features": f.contiguous(), "logits": logits.contiguous()}, a.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -123,10 +144,17 @@ def main():
     p.add_argument("model")
     p.add_argument("--pixels", required=True)
     p.add_argument("--out", required=True)
+    p = sub.add_parser("make-classifier")
+    p.add_argument("out")
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("classify")
+    p.add_argument("model")
+    p.add_argument("--pixels", required=True)
+    p.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.set_num_threads(1)
     {"make-gpt": make_gpt, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
-     "vq-encode": vq_encode}[a.cmd](a)
+     "vq-encode": vq_encode, "make-classifier": make_classifier, "classify": classify}[a.cmd](a)
     return 0
 
 
