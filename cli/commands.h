@@ -11,5 +11,6 @@ int cmd_devices(const Args& args);
 int cmd_selftest(const Args& args);
 int cmd_bench_ops(const Args& args);
 int cmd_generate(const Args& args);
+int cmd_bench(const Args& args);
 
 }  // namespace vkspec::cli

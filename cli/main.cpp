@@ -17,6 +17,8 @@ const char* kUsage =
     "           [--temperature T] [--top-k K] [--top-p P] [--method ar] [--out out.png]\n"
     "           [--trace trace.json] [--scale F] [--columns C]\n"
     "                                 generate images (a grid for several) with the shipped model\n"
+    "  bench [--methods ar,...] [--images N] [--json FILE] [--model/--vq/--classifier FILE]\n"
+    "                                 compare methods on the same classes and seeds\n"
     "  devices [--json]               list Vulkan devices and their capabilities\n"
     "  selftest [--device N|all] [--op NAME]\n"
     "                                 run every GPU op against the CPU reference\n"
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::map<std::string, int (*)(const Args&)> commands = {
-      {"devices", cmd_devices}, {"selftest", cmd_selftest}, {"bench-ops", cmd_bench_ops}, {"generate", cmd_generate}};
+      {"devices", cmd_devices}, {"selftest", cmd_selftest}, {"bench-ops", cmd_bench_ops}, {"generate", cmd_generate}, {"bench", cmd_bench}};
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
     std::cerr << "vkspec: unknown command '" << argv[1] << "'\n\n" << kUsage;

@@ -95,18 +95,25 @@ def lr_at(progress, base_lr, warmup_frac, min_ratio=0.1):
 
 
 class Run:
-    """Resumable training state in train_runs/<name>/: ckpt.pt (model, optimizer, step, train
-    seconds so far), train.log. Progress = max(step/steps, seconds/budget) drives the LR
-    schedule, so a run that is slower than planned still finishes its cosine in budget."""
+    """Resumable training state in train_runs/<name>/: ckpt.pt (model, optimizer, step, time
+    spent so far), train.log.
 
-    def __init__(self, name, steps, budget_min, ckpt_every_s=300, run_dir=None):
+    The CPU is shared with C++ builds and we run at nice 10, so wall time says little about how
+    much training happened. The budget is therefore compute: process CPU seconds / threads
+    ("uncontended minutes"). `wall_cap_min` is the hard wall-clock stop. The LR schedule
+    follows progress = max(step/steps, compute/budget, wall/wall_cap), so whichever limit binds
+    first, the cosine still finishes."""
+
+    def __init__(self, name, steps, budget_min, ckpt_every_s=300, run_dir=None, wall_cap_min=None):
         self.dir = run_dir or os.path.join(RUNS, name)
         os.makedirs(self.dir, exist_ok=True)
         self.name, self.steps, self.budget_s = name, steps, budget_min * 60.0
+        self.wall_cap_s = (wall_cap_min or 4 * budget_min) * 60.0
+        self.threads = max(1, torch.get_num_threads())
         self.ckpt_path = os.path.join(self.dir, "ckpt.pt")
         self.log = Log(os.path.join(self.dir, "train.log"))
         self.ckpt_every_s = ckpt_every_s
-        self.step, self.train_s, self.extra = 0, 0.0, {}
+        self.step, self.train_s, self.compute_s, self.extra = 0, 0.0, 0.0, {}
 
     def resume(self, model, opt):
         if os.path.exists(self.ckpt_path):
@@ -114,29 +121,38 @@ class Run:
             model.load_state_dict(ck["model"])
             if opt is not None and ck.get("opt") is not None:
                 opt.load_state_dict(ck["opt"])
-            self.step, self.train_s, self.extra = ck["step"], ck["train_s"], ck.get("extra", {})
-            self.log(f"resumed at step {self.step}, {self.train_s / 60:.1f} min trained")
+            self.step, self.train_s = ck["step"], ck["train_s"]
+            self.compute_s, self.extra = ck.get("compute_s", 0.0), ck.get("extra", {})
+            self.log(f"resumed at step {self.step}: {self.train_s / 60:.1f} wall min, "
+                     f"{self.compute_s / 60:.1f} compute min")
         self._last_save = time.time()
-        self._t0 = time.time()
-        self._base_s = self.train_s
+        self._t0, self._c0 = time.time(), time.process_time()
+        self._base_s, self._base_c = self.train_s, self.compute_s
         return self.step
 
     def progress(self):
-        return min(1.0, max(self.step / self.steps, self.train_s / self.budget_s))
+        return min(1.0, max(self.step / self.steps, self.compute_s / self.budget_s,
+                            self.train_s / self.wall_cap_s))
 
     def tick(self):
-        """Call after each step; updates elapsed time; returns True when time to checkpoint."""
+        """Call after each step; returns True when it is time to checkpoint."""
         self.step += 1
         self.train_s = self._base_s + (time.time() - self._t0)
+        self.compute_s = self._base_c + (time.process_time() - self._c0) / self.threads
         return time.time() - self._last_save >= self.ckpt_every_s
 
     def done(self):
         return self.progress() >= 1.0
 
+    def summary(self):
+        return (f"{self.step} steps, {self.compute_s / 60:.1f} compute min "
+                f"(CPU time / {self.threads} threads), {self.train_s / 60:.1f} wall min")
+
     def save(self, model, opt):
         tmp = self.ckpt_path + ".tmp"
         torch.save({"model": model.state_dict(), "opt": opt.state_dict() if opt else None,
-                    "step": self.step, "train_s": self.train_s, "extra": self.extra}, tmp)
+                    "step": self.step, "train_s": self.train_s, "compute_s": self.compute_s,
+                    "extra": self.extra}, tmp)
         os.replace(tmp, self.ckpt_path)  # atomic: a kill mid-save keeps the previous ckpt
         self._last_save = time.time()
 

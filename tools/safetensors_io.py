@@ -7,6 +7,7 @@ string -> string. We pack tensors in header order with no gaps and pad the JSON 
 so the data section starts 8-byte aligned (what the C++ loader may rely on for mmap).
 """
 import json
+import os
 import struct
 
 import numpy as np
@@ -36,11 +37,13 @@ def save_file(tensors, path, metadata=None):
         off += len(raw)
     hj = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hj += b" " * ((8 - (8 + len(hj)) % 8) % 8)
-    with open(path, "wb") as f:
+    tmp = path + ".tmp"  # a killed export never leaves a truncated file under the real name
+    with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(hj)))
         f.write(hj)
         for b in blobs:
             f.write(b)
+    os.replace(tmp, path)
 
 
 def read_header(path):

@@ -25,7 +25,7 @@ def psnr(a, b):
 
 
 @torch.no_grad()
-def evaluate(model, x_test, n=2000, bs=250):
+def evaluate(model, x_test, n=1000, bs=250):
     model.eval()
     res = {}
     for tag, down in (("32", False), ("16", True)):
@@ -46,18 +46,20 @@ def evaluate(model, x_test, n=2000, bs=250):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", default="fmnist_vq")
-    ap.add_argument("--steps", type=int, default=6000)
-    ap.add_argument("--budget-min", type=float, default=50)
+    ap.add_argument("--steps", type=int, default=2500)
+    ap.add_argument("--budget-min", type=float, default=40)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=4e-4)
+    ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--ch", type=int, default=32)
     ap.add_argument("--z", type=int, default=64)
     ap.add_argument("--codebook", type=int, default=1024)
     ap.add_argument("--embed-dim", type=int, default=8)
-    ap.add_argument("--res-blocks", type=int, default=2)
+    ap.add_argument("--res-blocks", type=int, default=1)
     ap.add_argument("--low-every", type=int, default=4)
     ap.add_argument("--restart-every", type=int, default=200)
-    ap.add_argument("--ckpt-every-s", type=float, default=300)
+    ap.add_argument("--ckpt-every-s", type=float, default=180)
+    ap.add_argument("--wall-cap-min", type=float, default=None,
+                    help="hard wall-clock stop (default 4x budget)")
     ap.add_argument("--run-dir", default=None)
     ap.add_argument("--assets-dir", default=C.ASSETS)
     args = ap.parse_args()
@@ -68,7 +70,8 @@ def main():
                    codebook_embed_dim=args.embed_dim, num_res_blocks=args.res_blocks)
     model = VQModel(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.0)
-    run = C.Run(args.name, args.steps, args.budget_min, args.ckpt_every_s, args.run_dir)
+    run = C.Run(args.name, args.steps, args.budget_min, args.ckpt_every_s, args.run_dir,
+                args.wall_cap_min)
     run.resume(model, opt)
     run.log(f"params {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M cfg {cfg}")
 
@@ -136,8 +139,7 @@ def export(args, run, model, x_test):
     # check the f16 weights cost nothing measurable before shipping them
     m16 = VQModel(model.cfg)
     m16.load_state_dict({k: v.float() for k, v in state.items()})
-    ev16 = evaluate(m16, x_test)
-    save_file(state, base + ".safetensors", meta)
+    ev16 = evaluate(m16, x_test, n=500)
 
     with torch.no_grad():
         model.eval()
@@ -153,10 +155,10 @@ def export(args, run, model, x_test):
                  "channel, 32x32 pixels in [-1,1] -> 16x16 tokens (downsample 2); 16x16 pixels "
                  "(2x2 average-pooled) -> 8x8 tokens with the same weights. L2-normalised "
                  f"codebook {model.cfg.codebook_size} x {model.cfg.codebook_embed_dim}."),
-        ("Training", f"`{C.cmdline()}`\n\nSteps {run.step}, batch {args.batch}, "
-                     f"{run.train_s / 60:.1f} min on 2 CPU cores. L1+L2 reconstruction, "
+        ("Training", f"`{C.cmdline()}`\n\nBatch {args.batch}, {run.summary()} "
+                     f"on 2 shared CPU cores. L1+L2 reconstruction, "
                      "codebook + 0.25 commitment loss, dead-code restarts from encoder outputs."),
-        ("Results (first 2000 test images)",
+        ("Results (first 1000 test images; f16 check on 500)",
          f"- PSNR 32x32: {ev['psnr_32']:.2f} dB (f16 weights: {ev16['psnr_32']:.2f} dB)\n"
          f"- PSNR 16x16: {ev['psnr_16']:.2f} dB (f16 weights: {ev16['psnr_16']:.2f} dB)\n"
          f"- codebook usage: {ev['usage_32']:.3f} (32x32), {ev['usage_16']:.3f} (16x16)"),
@@ -165,6 +167,7 @@ def export(args, run, model, x_test):
         ("Dtypes", "conv weights F16; biases, GroupNorm and `quantize.embedding.weight` F32."),
         ("Metadata", C.fmt_meta(meta)),
     ])
+    save_file(state, base + ".safetensors", meta)  # last: its existence marks the stage done
     run.log(f"exported {base}.safetensors")
 
 
