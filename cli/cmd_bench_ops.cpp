@@ -24,6 +24,14 @@ std::string env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
+// 1-minute load average (Linux), or -1: timings on CPU devices mean little on a busy machine.
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double v = -1;
+  if (!(f >> v)) return -1;
+  return v;
+}
+
 }  // namespace
 
 int cmd_bench_ops(const Args& args) {
@@ -39,7 +47,9 @@ int cmd_bench_ops(const Args& args) {
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const double load = load_average();
   nlohmann::json out = {{"device", ctx->caps().name},
+                        {"load_average", load},
                         {"driver", ctx->caps().driver_info},
                         {"date", stamp},
                         {"repeat", repeat},
@@ -49,11 +59,12 @@ int cmd_bench_ops(const Args& args) {
                           {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "")},
                           {"LP_NUM_THREADS", env_or("LP_NUM_THREADS", "")}}},
                         {"rows", nlohmann::json::array()}};
-  std::printf("device %s, median of %d runs, OpenBLAS threads %d\n", ctx->caps().name.c_str(), repeat,
-              ref::blas_threads());
-  std::printf("GB/s counts bytes read + written; GPU/CPU speed = CPU time / GPU time\n\n");
-  std::printf("%-8s %-20s %-8s %10s %9s %8s %10s %9s %8s  %s\n", "op", "case", "kernel", "GPU ms", "GFLOP/s", "GB/s",
-              "CPU ms", "GFLOP/s", "GPU/CPU", "CPU runs");
+  std::printf("device %s, median of %d runs, OpenBLAS threads %d, load average %.2f\n", ctx->caps().name.c_str(),
+              repeat, ref::blas_threads(), load);
+  std::printf("GB/s counts bytes read + written; GPU/CPU = CPU time / GPU time (above 1: the GPU is faster);\n"
+              "busy ms = CPU time this process used during the GPU runs (on a CPU device, the device's work)\n\n");
+  std::printf("%-8s %-20s %-9s %10s %9s %8s %9s %10s %9s %8s  %s\n", "op", "case", "kernel", "GPU ms", "GFLOP/s",
+              "GB/s", "busy ms", "CPU ms", "GFLOP/s", "GPU/CPU", "CPU runs");
   int failed = 0;
   for (const auto& b : op_benches()) {
     if (!only.empty() && b.op != only) continue;
@@ -69,8 +80,9 @@ int cmd_bench_ops(const Args& args) {
     const double gflops = giga_per_s(r.flops, r.gpu_ms), gbps = giga_per_s(r.bytes, r.gpu_ms);
     const double cpu_gflops = giga_per_s(r.flops, r.cpu_ms);
     const double speed = r.cpu_ms > 0 && r.gpu_ms > 0 ? r.cpu_ms / r.gpu_ms : 0;
-    std::printf("%-8s %-20s %-8s %10.3f %9.2f %8.2f %10.3f %9.2f %8.2f  %s\n", b.op.c_str(), b.name.c_str(),
-                r.kernel.c_str(), r.gpu_ms, gflops, gbps, r.cpu_ms, cpu_gflops, speed, r.cpu.c_str());
+    std::printf("%-8s %-20s %-9s %10.3f %9.2f %8.2f %9.2f %10.3f %9.2f %8.2f  %s\n", b.op.c_str(), b.name.c_str(),
+                r.kernel.c_str(), r.gpu_ms, gflops, gbps, r.gpu_process_cpu_ms, r.cpu_ms, cpu_gflops, speed,
+                r.cpu.c_str());
     std::fflush(stdout);
     out["rows"].push_back({{"op", b.op},
                            {"case", b.name},
@@ -78,6 +90,7 @@ int cmd_bench_ops(const Args& args) {
                            {"gpu_ms", r.gpu_ms},
                            {"gpu_gflops", gflops},
                            {"gpu_gbps", gbps},
+                           {"gpu_process_cpu_ms", r.gpu_process_cpu_ms},
                            {"flops", r.flops},
                            {"bytes", r.bytes},
                            {"cpu", r.cpu},

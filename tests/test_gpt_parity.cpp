@@ -16,6 +16,9 @@ struct ParityCase {
   int dim, layers, heads, vocab, classes, grid;
 };
 
+// Test names print the case name, not the struct bytes.
+void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
+
 class GptParityTest : public testing::VulkanTest, public ::testing::WithParamInterface<ParityCase> {};
 
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {

@@ -17,6 +17,9 @@ struct VqCase {
   int ch, z, codebook, embed, in_ch, res_blocks, grid;
 };
 
+// Test names print the case name, not the struct bytes.
+void PrintTo(const VqCase& c, std::ostream* os) { *os << c.name; }
+
 class VqParityTest : public testing::VulkanTest, public ::testing::WithParamInterface<VqCase> {};
 
 TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {

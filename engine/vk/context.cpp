@@ -1,5 +1,6 @@
 #include "engine/vk/context.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -71,7 +72,16 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, qs.data());
   // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
   int family = -1;
-  for (uint32_t i = 0; i < n_q; ++i)
+  if (options_.present_surface) {
+    const VkQueueFlags need = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+    for (uint32_t i = 0; i < n_q && family < 0; ++i) {
+      VkBool32 present = VK_FALSE;
+      vkGetPhysicalDeviceSurfaceSupportKHR(physical_, i, options_.present_surface, &present);
+      if ((qs[i].queueFlags & need) == need && present) family = static_cast<int>(i);
+    }
+    if (family < 0) throw Error("no queue family does compute, graphics and presenting to the window" + where);
+  }
+  for (uint32_t i = 0; i < n_q && family < 0 && !options_.present_surface; ++i)
     if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
         qs[i].timestampValidBits) family = static_cast<int>(i);
   for (uint32_t i = 0; i < n_q && family < 0; ++i)
@@ -105,7 +115,28 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
     fsize.computeFullSubgroups = VK_TRUE;
     f12.pNext = &fsize;
   }
-  if (caps_.cooperative_matrix_nv) exts.push_back("VK_NV_cooperative_matrix");
+  // Cooperative-matrix shaders also need the feature bit and (glslang emits it for them) the
+  // Vulkan memory model; without both the capability is reported as absent.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (caps_.cooperative_matrix_nv) {
+    VkPhysicalDeviceVulkan12Features q12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    q.pNext = &fcoop;
+    fcoop.pNext = &q12;
+    vkGetPhysicalDeviceFeatures2(physical_, &q);
+    fcoop.pNext = nullptr;
+    fcoop.cooperativeMatrixRobustBufferAccess = VK_FALSE;
+    caps_.cooperative_matrix_nv = fcoop.cooperativeMatrix && q12.vulkanMemoryModel;
+  }
+  if (caps_.cooperative_matrix_nv) {
+    exts.push_back("VK_NV_cooperative_matrix");
+    f12.vulkanMemoryModel = VK_TRUE;
+    fcoop.pNext = f2.pNext;
+    f2.pNext = &fcoop;
+  }
+
+  for (const std::string& e : options_.device_extensions)
+    if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
 
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = &f2;

@@ -9,10 +9,31 @@
 
 namespace vkspec {
 
+namespace {
+
+// The packaged SPIRV-Cross predates SPV_NV_cooperative_matrix and rejects its type declaration.
+// Reflection only looks at the interface, which never contains such a type, so a copy for
+// reflection declares each cooperative-matrix type as a struct of four components instead.
+std::vector<uint32_t> reflectable_words(const uint32_t* words, size_t word_count) {
+  std::vector<uint32_t> w(words, words + word_count);
+  for (size_t i = 5; i < w.size();) {
+    const uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    if (count == 0) break;  // malformed; let SPIRV-Cross report it
+    if (op == spv::OpTypeCooperativeMatrixNV && count == 6 && i + 6 <= w.size()) {
+      w[i] = (6u << 16) | spv::OpTypeStruct;
+      w[i + 3] = w[i + 4] = w[i + 5] = w[i + 2];  // members: the component type
+    }
+    i += count;
+  }
+  return w;
+}
+
+}  // namespace
+
 ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, size_t word_count) {
   ShaderReflection r;
   try {
-    spirv_cross::Compiler comp(words, word_count);
+    spirv_cross::Compiler comp(reflectable_words(words, word_count));
     const spirv_cross::ShaderResources res = comp.get_shader_resources();
     if (!res.uniform_buffers.empty() || !res.sampled_images.empty() || !res.storage_images.empty() ||
         !res.separate_images.empty() || !res.separate_samplers.empty())

@@ -1,0 +1,64 @@
+// attention at the shapes the model runs (GPT-L: 16 heads of 64; two CFG rows): decode, a
+// speculative window, and a full causal prefill; f16 and f32 caches. The CPU column is the
+// single-threaded double-precision reference, a correctness tool rather than a tuned baseline.
+#include <cmath>
+#include <string>
+
+#include "engine/checks/op_bench.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/attention_mask.h"
+#include "engine/ref/attention_ref.h"
+
+namespace vkspec {
+namespace {
+
+BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int64_t kv, int64_t H, int64_t Dh,
+                            DType dt) {
+  const int64_t S = kv, width = H * Dh;
+  const auto q = random_floats(static_cast<size_t>(B * T * width), 71);
+  const auto k = random_floats(static_cast<size_t>(B * S * width), 72), v = random_floats(k.size(), 73);
+  ops::AttentionMaskBuilder mb(T, S);
+  std::vector<uint8_t> vis(static_cast<size_t>(T * S), 0);
+  for (int64_t t = 0; t < T; ++t) {
+    mb.see_prefix(t, kv - T + t + 1);
+    std::fill_n(vis.begin() + t * S, kv - T + t + 1, uint8_t{1});
+  }
+  const ops::AttentionMaskTensors mask = ops::upload_attention_mask(ctx, mb.pack());
+  Tensor tq = upload_floats(ctx, q, DType::F32, {B * T, width}, "q");
+  Tensor tk = upload_floats(ctx, k, dt, {B, S, H, Dh}, "k"), tv = upload_floats(ctx, v, dt, {B, S, H, Dh}, "v");
+  Tensor out = ctx.tensor(DType::F32, {B * T, width}, "out");
+  const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv});
+  Tensor ws = ws_bytes ? ctx.tensor(DType::F32, {static_cast<int64_t>(ws_bytes / 4)}, "ws") : Tensor();
+  BenchResult r;
+  r.kernel = ws_bytes ? "split+combine" : "flash";
+  double pairs = 0;
+  for (int64_t t = 0; t < T; ++t) pairs += static_cast<double>(kv - T + t + 1);
+  r.flops = 4.0 * static_cast<double>(B * H * Dh) * pairs;
+  r.bytes = static_cast<double>(tq.bytes() + tk.bytes() + tv.bytes() + out.bytes());
+  const auto qv = ops::HeadRows::packed(tq, B * T, H, Dh);
+  r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) {
+    ops::attention(s, qv, B, tk, tv, kv, mask.view(), out, ws.valid() ? ws.view() : TensorView{});
+  });
+  r.cpu = "ref (double, 1 thread)";
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  r.cpu_ms = median_cpu_ms(std::min(repeat, 3), [&] { ref::attention({B, T, S, H, Dh}, q, k, v, vis, kv, scale); });
+  return r;
+}
+
+struct Register {
+  Register() {
+    struct S {
+      int64_t B, T, kv;
+    };
+    for (const S& s : {S{2, 1, 257}, S{2, 1, 1025}, S{2, 16, 273}, S{2, 257, 257}})
+      for (DType dt : {DType::F16, DType::F32})
+        RegisterOpBench(
+            "attention",
+            std::string(dtype_name(dt)) + " B" + std::to_string(s.B) + " T" + std::to_string(s.T) + " S" +
+                std::to_string(s.kv),
+            [s, dt](Context& c, int repeat) { return bench_attention(c, repeat, s.B, s.T, s.kv, 16, 64, dt); });
+  }
+} register_attention_benches;
+
+}  // namespace
+}  // namespace vkspec

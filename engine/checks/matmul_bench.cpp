@@ -1,0 +1,61 @@
+// matmul at the shapes the model runs: GEMV for decoding (1 row, or 2 with classifier-free
+// guidance) and GEMM for prefill / verification windows, next to OpenBLAS on the same machine.
+// A few rows force a kernel that the device would not pick, to show what the choice is worth.
+#include <string>
+
+#include "engine/checks/op_bench.h"
+#include "engine/ops/matmul.h"
+#include "engine/ref/matmul_ref.h"
+
+namespace vkspec {
+namespace {
+
+using ops::MatmulPath;
+
+BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path) {
+  const auto x = random_floats(static_cast<size_t>(m * k), 21);
+  const auto w = random_floats(static_cast<size_t>(n * k), 22);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
+  Tensor tw = upload_floats(ctx, w, wt, {n, k}, "w");
+  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y");
+  BenchResult r;
+  r.kernel = ops::matmul_path_name(path == MatmulPath::Auto ? ops::choose_matmul_path(ctx, m, k, wt) : path);
+  r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  r.bytes = static_cast<double>(tx.bytes() + tw.bytes() + ty.bytes());
+  r.gpu_ms = median_gpu_ms(
+      ctx, repeat, [&](CommandStream& s) { ops::matmul(s, tx, tw, ty, path); }, &r.gpu_process_cpu_ms);
+  // OpenBLAS has no f16 GEMM; it gets the same values as f32 (so it reads twice the weight bytes).
+  std::vector<float> y(static_cast<size_t>(m * n));
+  r.cpu = wt == DType::F16 ? "OpenBLAS sgemm, f32 weights" : "OpenBLAS sgemm";
+  r.cpu_ms = median_cpu_ms(repeat, [&] { ref::matmul_blas(x.data(), w.data(), y.data(), m, n, k); });
+  return r;
+}
+
+void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath::Auto) {
+  std::string name = std::string(dtype_name(wt)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                     std::to_string(k);
+  if (path != MatmulPath::Auto) name += std::string(" ") + ops::matmul_path_name(path);
+  RegisterOpBench("matmul", name, [=](Context& c, int repeat) { return bench_matmul(c, repeat, m, n, k, wt, path); });
+}
+
+struct Register {
+  Register() {
+    // Decoding: a 4096 x 4096 projection, and a GPT-B-sized (768 wide) attention and MLP layer
+    // for a conditional + unconditional pair. Then prefill-sized and square GEMMs.
+    for (DType wt : {DType::F16, DType::F32}) {
+      add(1, 4096, 4096, wt);
+      add(2, 2304, 768, wt);
+      add(2, 768, 3072, wt);
+      add(32, 768, 768, wt);
+      add(64, 2048, 768, wt);
+      add(1024, 1024, 1024, wt);
+    }
+    // The kernels every device has, on shapes where another kernel may be chosen.
+    add(1, 4096, 4096, DType::F16, MatmulPath::Gemv);
+    add(256, 768, 768, DType::F16);
+    add(256, 768, 768, DType::F16, MatmulPath::Gemm);
+  }
+} register_matmul_benches;
+
+}  // namespace
+}  // namespace vkspec

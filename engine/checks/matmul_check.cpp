@@ -1,0 +1,81 @@
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "engine/checks/op_check.h"
+#include "engine/ops/matmul.h"
+#include "engine/ref/matmul_ref.h"
+
+namespace vkspec {
+namespace {
+
+using ops::MatmulPath;
+
+CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path) {
+  const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
+                            " w " + dtype_name(wt);
+  // A forced kernel this device cannot run has nothing to compare; auto cases cover the device.
+  if (!ops::matmul_path_supported(ctx, path, m, k, wt))
+    return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + shape};
+  const auto x = random_floats(static_cast<size_t>(m * k), 11);
+  auto w = random_floats(static_cast<size_t>(n * k), 12);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
+  Tensor tw = upload_floats(ctx, w, wt, {n, k}, "w");
+  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y");
+  // The GPU reads f16 weights exactly, so the reference gets the same values and what remains is
+  // accumulation error (plus, on the cooperative-matrix path, fp16 rounding of x).
+  if (wt == DType::F16) w = round_to_half(w);
+  const MatmulPath taken = path == MatmulPath::Auto ? ops::choose_matmul_path(ctx, m, k, wt) : path;
+  CommandStream s(ctx);
+  ops::matmul(s, tx, tw, ty, path);
+  s.submit_and_wait();
+  // f32 rounding in a K-long accumulation grows like sqrt(K).
+  const double tol = (taken == MatmulPath::CoopMat ? 2e-3 : 2e-6) * std::max(1.0, std::sqrt(k / 1024.0));
+  return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)), tol,
+          std::string(ops::matmul_path_name(taken)) + " " + shape};
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+void register_cases(const char* kind, MatmulPath path, std::initializer_list<Shape3> shapes) {
+  for (const Shape3& s : shapes)
+    for (DType wt : {DType::F16, DType::F32})
+      RegisterOpCheck("matmul",
+                      std::string(kind) + " " + dtype_name(wt) + " " + std::to_string(s.m) + "x" +
+                          std::to_string(s.n) + "x" + std::to_string(s.k),
+                      [s, wt, path](Context& c) { return check_matmul(c, s.m, s.n, s.k, wt, path); });
+}
+
+struct Register {
+  Register() {
+    // Whatever the device picks. Odd sizes leave partial tiles; K that is no multiple of 4 or 8
+    // takes unvectorised loads (and other kernels where one needs alignment); odd K with f16
+    // weights starts rows mid-word.
+    register_cases("auto", MatmulPath::Auto,
+                   {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {7, 33, 38},
+                    {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768}, {257, 1024, 256},
+                    {1024, 1024, 1024}});
+    // Each kernel on its own, so every one that the device has is checked whatever auto picks.
+    register_cases("gemv", MatmulPath::Gemv,
+                   {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {8, 513, 1031}});
+    register_cases("gemm", MatmulPath::Gemm,
+                   {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
+                    {257, 1024, 256}});
+    register_cases("broadcast", MatmulPath::Broadcast,
+                   {{1, 1, 4}, {3, 1000, 76}, {8, 513, 1032}, {9, 300, 132}, {17, 130, 36}, {40, 65, 1000},
+                    {257, 1024, 256}});
+    register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
+    // Weights over maxStorageBufferRange are split into several dispatches (134 MB against 128 MiB
+    // on lavapipe; capped at 512 MiB of weights where the range is larger).
+    RegisterOpCheck("matmul", "split f32 weights over the binding range", [](Context& c) {
+      const int64_t k = 4096;
+      const uint64_t range = std::min<uint64_t>(c.caps().max_storage_buffer_range, 512ull << 20);
+      return check_matmul(c, 2, static_cast<int64_t>(range / (k * 4)) + 3, k, DType::F32, MatmulPath::Auto);
+    });
+  }
+} register_matmul_checks;
+
+}  // namespace
+}  // namespace vkspec

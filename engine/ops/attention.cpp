@@ -1,0 +1,170 @@
+#include "engine/ops/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace vkspec::ops {
+namespace {
+
+constexpr const char* kOp = "attention";
+
+struct Plan {
+  uint32_t wg = 0, qg = 1, min_sg = 1, qblock = 1, qblocks = 1, splits = 1, chunk = 0;
+};
+
+uint64_t split_bytes(const AttentionShape& sh, uint64_t splits) {
+  return static_cast<uint64_t>(sh.batch * sh.heads * sh.tokens) * splits * static_cast<uint64_t>(sh.head_dim + 2) * 4;
+}
+
+// max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
+Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_splits, uint64_t max_workspace) {
+  const DeviceCaps& caps = ctx.caps();
+  const bool cpu = caps.device_type == "cpu";
+  const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
+  const uint32_t max_sg = std::max(caps.max_subgroup_size, sg);
+  Plan p;
+  p.min_sg = std::max<uint32_t>(std::min(caps.min_subgroup_size ? caps.min_subgroup_size : sg, sg), 1);
+  // More queries per pass reuse each loaded cache element more often. The butterfly needs
+  // QG <= subgroup size; on GPUs QG * pairs-per-lane stays <= 16 to bound the registers that
+  // queries and accumulators take (arrays sized for the smallest subgroup size).
+  const uint32_t pairs_per_lane = static_cast<uint32_t>((sh.head_dim / 2 + p.min_sg - 1) / p.min_sg);
+  const uint32_t cap = std::min<uint32_t>({16u, p.min_sg, cpu ? 16u : std::max<uint32_t>(16u / pairs_per_lane, 1)});
+  p.qg = 1;
+  while (p.qg < sh.tokens && p.qg * 2 <= cap) p.qg <<= 1;
+  // lavapipe runs a workgroup's subgroups one after another on one thread, so several subgroups
+  // per workgroup buy nothing there; GPUs get a few warps per workgroup when the queries allow.
+  const int64_t groups = (sh.tokens + p.qg - 1) / p.qg;
+  const uint32_t subgroups = cpu ? 1u : static_cast<uint32_t>(std::clamp<int64_t>(groups, 1, 4));
+  p.wg = std::min(subgroups * max_sg, caps.max_workgroup_invocations);
+  p.qblock = std::max<uint32_t>(1, p.wg / sg) * p.qg;
+  p.qblocks = ceil_div(static_cast<uint64_t>(sh.tokens), p.qblock);
+  // Split the slots until there are enough workgroups to fill the device, keeping chunks long
+  // enough to amortise the combine pass.
+  const uint64_t units = static_cast<uint64_t>(sh.batch * sh.heads) * p.qblocks;
+  // lavapipe runs one workgroup per CPU thread at a time.
+  const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
+  const uint64_t kv = static_cast<uint64_t>(sh.kv_len);
+  uint64_t splits = forced_splits ? forced_splits : std::min<uint64_t>((target + units - 1) / units, (kv + 31) / 32);
+  splits = std::min<uint64_t>(splits, caps.max_workgroup_count[0] / p.qblocks);
+  if (splits > 1 && split_bytes(sh, splits) > max_workspace) splits = max_workspace / split_bytes(sh, 1);
+  splits = std::max<uint64_t>(splits, 1);
+  p.chunk = static_cast<uint32_t>((kv + splits - 1) / splits);
+  p.splits = p.chunk ? static_cast<uint32_t>((kv + p.chunk - 1) / p.chunk) : 1;
+  return p;
+}
+
+bool overlap(const TensorView& a, const TensorView& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+}  // namespace
+
+uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
+  const Plan p = make_plan(ctx, shape, opt.splits, UINT64_MAX);
+  return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
+}
+
+void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
+               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
+               const AttentionOptions& opt) {
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
+  require(caps.subgroup_shuffle && caps.subgroup_ballot && caps.subgroup_in_compute, kOp,
+          "device lacks subgroup shuffle and ballot in compute shaders");
+  q.validate(kOp, "q");
+  require(batch > 0 && q.tokens % batch == 0, kOp,
+          "q has " + std::to_string(q.tokens) + " tokens, not a multiple of batch " + std::to_string(batch));
+  const int64_t T = q.tokens / batch, H = q.heads, Dh = q.head_dim;
+  require(Dh % 2 == 0 && Dh <= 256, kOp, "head_dim must be even and <= 256, got " + std::to_string(Dh));
+  const Shape cache_shape = k_cache.shape;
+  require(k_cache.dtype == v_cache.dtype && (k_cache.dtype == DType::F32 || k_cache.dtype == DType::F16), kOp,
+          "caches must both be f32 or both f16");
+  require(cache_shape == v_cache.shape && cache_shape.rank == 4 && cache_shape[0] == batch && cache_shape[2] == H &&
+              cache_shape[3] == Dh,
+          kOp,
+          "caches " + cache_shape.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) + ", S, " +
+              std::to_string(H) + ", " + std::to_string(Dh) + "] for q " + q.str());
+  const int64_t S = cache_shape[1];
+  // The kernel reads cache elements in pairs (vec2 / one word of halves).
+  const uint64_t cache_align = k_cache.dtype == DType::F32 ? 8 : 4;
+  require(k_cache.offset % cache_align == 0 && v_cache.offset % cache_align == 0, kOp,
+          "cache views must start at a multiple of " + std::to_string(cache_align) + " bytes");
+  require(kv_len >= 0 && kv_len <= S, kOp,
+          "kv_len " + std::to_string(kv_len) + " outside [0, " + std::to_string(S) + "]");
+  require(out.dtype == DType::F32 && out.numel() == batch * T * H * Dh, kOp,
+          "out " + out.shape.str() + " must be f32 with " + std::to_string(batch * T * H * Dh) + " elements");
+  require(!overlap(out, q.data) && !overlap(out, k_cache) && !overlap(out, v_cache), kOp,
+          "out must not overlap q or the caches");
+
+  const TensorView& r = mask.ranges;
+  require(r.dtype == DType::U32 && r.shape.rank >= 1 && r.shape[r.shape.rank - 1] == 2 &&
+              (r.numel() == T * 2 || r.numel() == batch * T * 2),
+          kOp, "ranges must be u32 [T, 2] or [B, T, 2] for T=" + std::to_string(T) + ", got " + r.shape.str());
+  const int64_t meta_rows = r.numel() / 2;
+  const bool has_bits = mask.bits.buffer != VK_NULL_HANDLE;
+  int64_t words = 0;
+  if (has_bits) {
+    const TensorView& m = mask.bits;
+    require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, "bits must be u32, got " + m.shape.str());
+    words = m.shape[m.shape.rank - 1];
+    require(m.numel() == meta_rows * words && words * 32 >= kv_len, kOp,
+            "bits " + m.shape.str() + " must hold " + std::to_string(meta_rows) +
+                " rows of >= " + std::to_string((kv_len + 31) / 32) + " words");
+  }
+  const bool has_ws = workspace.buffer != VK_NULL_HANDLE;
+  require(!has_ws || workspace.dtype == DType::F32, kOp, "workspace must be f32");
+  require(!has_ws || (!overlap(workspace, out) && !overlap(workspace, q.data) && !overlap(workspace, k_cache) &&
+                      !overlap(workspace, v_cache)),
+          kOp, "workspace must not overlap the other tensors");
+
+  const bool f16 = k_cache.dtype == DType::F16;
+  const bool wide_ok =
+      caps.shader_int64 && Dh % (f16 ? 4 : 2) == 0 && k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
+  require(opt.loads != AttentionLoads::Wide || wide_ok, kOp,
+          "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
+              " == 0 and 8-byte aligned caches");
+  const bool wide = opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok);
+  const AttentionShape sh{batch, T, H, Dh, kv_len};
+  const Plan p = make_plan(ctx, sh, opt.splits, has_ws ? workspace.bytes : 0);
+  require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
+              static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
+          kOp, "grid exceeds the device's workgroup count limits for q " + q.str());
+  const std::string shader = std::string(f16 ? "attention_f16" : "attention_f32") + (wide ? "" : "_narrow");
+  const Pipeline& pipe = ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg});
+  struct {
+    uint32_t T, H, slots, kv_len, q_stride, q_offset, meta_batch_stride, words, has_bits, qblock, chunk, splits;
+    float scale;
+  } push{static_cast<uint32_t>(T),
+         static_cast<uint32_t>(H),
+         static_cast<uint32_t>(S),
+         static_cast<uint32_t>(kv_len),
+         static_cast<uint32_t>(q.row_stride),
+         static_cast<uint32_t>(q.col_offset),
+         static_cast<uint32_t>(meta_rows == T ? 0 : T),
+         static_cast<uint32_t>(words),
+         has_bits ? 1u : 0u,
+         p.qblock,
+         p.chunk,
+         p.splits,
+         opt.scale > 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(Dh))};
+  const TensorView bits = has_bits ? mask.bits : r;  // unread placeholder without bits
+  const uint32_t gx = p.qblocks * p.splits;
+  if (p.splits == 1) {
+    s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, out}, push, gx, H, batch);
+    return;
+  }
+  TensorView ws = workspace;
+  ws.bytes = split_bytes(sh, p.splits);
+  ws.shape = Shape{static_cast<int64_t>(ws.bytes / 4)};
+  s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, ws}, push, gx, H, batch);
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(batch * T * H * Dh), wg);
+  struct {
+    uint32_t B, T, H, head_dim, splits;
+  } cpush{static_cast<uint32_t>(batch), static_cast<uint32_t>(T), static_cast<uint32_t>(H), static_cast<uint32_t>(Dh),
+          p.splits};
+  s.dispatch(ctx.pipeline("attention_combine", {wg}), {ws, out}, cpush, g.x, g.y);
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,71 @@
+#pragma once
+// Multi-head attention of many queries against a KV cache, with per-query visibility.
+//
+// Shapes (B = batch rows, e.g. the two CFG rows; T = queries per batch row; S = cache slots):
+//   q      head rows of B * T tokens (token n = b * T + t), H heads of head_dim (f32); may be the
+//          q columns of the fused wqkv output: HeadRows::columns(qkv, 0, H, head_dim).
+//   caches k_cache, v_cache: [B, S, H, head_dim], both f32 or both f16 (see kv_write).
+//   out    f32 [B * T, H * head_dim] (any shape of that size), row n = b * T + t.
+// scores = q . k * scale (scale 0 means 1 / sqrt(head_dim)); softmax over the visible slots.
+//
+// Visibility (AttentionMask), per query; the metadata rows are [T, ...] shared by all batch rows
+// (CFG) or [B, T, ...] per batch row:
+//   ranges u32 [T, 2] / [B, T, 2]: (dense_end, end). Slots [0, dense_end) are visible; slots
+//          [dense_end, end) are visible where the query's bit is set; slots >= end never are.
+//   bits   u32 [T, W] / [B, T, W], W = ceil(S / 32), or an empty view when every query is a plain
+//          prefix (dense_end == end). Bit (s % 32) of word s / 32 is slot s; bits below
+//          dense_end are ignored.
+// This keeps the common case cheap (a causal prefix reads no mask at all; a speculative window is
+// a prefix plus a few bits) and still expresses trees of candidates, ZipAR's parallel rows and
+// arbitrary islands. A query with no visible slot gets zeros. A slot that no query of batch row b
+// may see is never read for that row, so unwritten slots may hold garbage, NaN included.
+// AttentionMaskBuilder (attention_mask.h) packs both tensors from per-query slot sets (or from a
+// dense [T, S] matrix, one see() per visible slot).
+//
+// Kernel (shaders/attention_body.glsl): flash-style online softmax, scores stay in registers. A
+// subgroup serves up to 16 queries per pass over the slots (each cache element loaded once per
+// pass), lanes over head elements, one transposed butterfly per slot for all the pass's scores.
+// Few queries (decode) split the slots across workgroups and a second pass (attention_combine)
+// merges the partial softmax states. Needs subgroup shuffle and ballot in compute shaders;
+// head_dim even and <= 256.
+#include <cstdint>
+
+#include "engine/ops/head_rows.h"
+
+namespace vkspec::ops {
+
+struct AttentionMask {
+  TensorView ranges;
+  TensorView bits;  // buffer == VK_NULL_HANDLE: no bits
+};
+
+struct AttentionShape {
+  int64_t batch = 1, tokens = 1, heads = 1, head_dim = 64;
+  int64_t kv_len = 0;  // slots the op may read: every visible slot is < kv_len <= S
+};
+
+// How the kernel reads the caches. Wide: 64-bit words (needs shaderInt64, head_dim % 4 == 0 for
+// f16, 8-byte aligned cache views); lavapipe pays per load component, so this halves its main
+// cost. Narrow: 32-bit words, any device. Auto: Wide where possible.
+enum class AttentionLoads { Auto, Wide, Narrow };
+
+struct AttentionOptions {
+  float scale = 0.0f;  // 0: 1 / sqrt(head_dim)
+  AttentionLoads loads = AttentionLoads::Auto;
+  // Workgroups the slots are split across (then combined); 0: chosen from the device and shape.
+  // Either way no more than the workspace holds.
+  uint32_t splits = 0;
+};
+
+// Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
+// leave the device idle). Monotone in kv_len: sizing for the largest S and each T in use is
+// enough. A smaller (even empty) workspace is valid and only limits the splitting.
+uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt = {});
+
+// kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
+// workspace: f32 scratch (any shape), or an empty view.
+void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
+               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
+               const AttentionOptions& opt = {});
+
+}  // namespace vkspec::ops

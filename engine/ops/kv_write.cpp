@@ -1,0 +1,42 @@
+#include "engine/ops/kv_write.h"
+
+namespace vkspec::ops {
+
+void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t batch, const TensorView& slots,
+              const TensorView& k_cache, const TensorView& v_cache) {
+  const char* op = "kv_write";
+  k.validate(op, "k");
+  v.validate(op, "v");
+  require(k.tokens == v.tokens && k.heads == v.heads && k.head_dim == v.head_dim, op,
+          "k " + k.str() + " and v " + v.str() + " differ");
+  require(batch > 0 && k.tokens % batch == 0, op,
+          std::to_string(k.tokens) + " tokens are not a multiple of batch " + std::to_string(batch));
+  require(k.head_dim % 2 == 0, op, "head_dim must be even, got " + std::to_string(k.head_dim));
+  const int64_t T = k.tokens / batch;
+  require(k_cache.dtype == v_cache.dtype && (k_cache.dtype == DType::F32 || k_cache.dtype == DType::F16), op,
+          "caches must both be f32 or both f16");
+  const Shape& cs = k_cache.shape;
+  require(cs == v_cache.shape && cs.rank == 4 && cs[0] == batch && cs[2] == k.heads && cs[3] == k.head_dim, op,
+          "caches " + cs.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) + ", S, " +
+              std::to_string(k.heads) + ", " + std::to_string(k.head_dim) + "] for k " + k.str());
+  require(slots.dtype == DType::U32 && (slots.numel() == T || slots.numel() == batch * T), op,
+          "slots must be u32 [T] or [B, T] for T=" + std::to_string(T) + ", got " + slots.shape.str());
+  require(k_cache.buffer != v_cache.buffer || k_cache.offset + k_cache.bytes <= v_cache.offset ||
+              v_cache.offset + v_cache.bytes <= k_cache.offset,
+          op, "k and v caches overlap");
+  Context& ctx = s.context();
+  const uint64_t n = static_cast<uint64_t>(k.tokens) * k.heads * (k.head_dim / 2);
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Grid g = grid_1d(ctx, n, wg);
+  struct {
+    uint32_t tokens, T, H, head_dim, S, k_stride, k_offset, v_stride, v_offset, slot_batch_stride;
+  } push{static_cast<uint32_t>(k.tokens),     static_cast<uint32_t>(T),
+         static_cast<uint32_t>(k.heads),      static_cast<uint32_t>(k.head_dim),
+         static_cast<uint32_t>(cs[1]),        static_cast<uint32_t>(k.row_stride),
+         static_cast<uint32_t>(k.col_offset), static_cast<uint32_t>(v.row_stride),
+         static_cast<uint32_t>(v.col_offset), static_cast<uint32_t>(slots.numel() == T ? 0 : T)};
+  const Pipeline& p = ctx.pipeline("kv_write", {wg, k_cache.dtype == DType::F16 ? 1u : 0u});
+  s.dispatch(p, {slots, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,224 @@
+#include "engine/ops/matmul.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include "engine/ops/dispatch_util.h"
+#include "engine/ops/matmul_tiles.h"
+
+namespace vkspec::ops {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// The shader uses 16x16x16 fp16 x fp16 -> f32 fragments; the extension alone does not promise
+// that size, so the device's list is asked once per physical device.
+bool has_coopmat_16x16x16(Context& ctx) {
+  if (!ctx.caps().cooperative_matrix_nv || !ctx.caps().shader_float16 ||
+      !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+    return false;
+  static std::mutex mutex;
+  static std::map<VkPhysicalDevice, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(ctx.physical_device());
+  if (it != known.end()) return it->second;
+  uint32_t n = 0;
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, props.data());
+  bool ok = false;
+  for (const auto& p : props)
+    ok = ok || (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
+  known[ctx.physical_device()] = ok;
+  return ok;
+}
+
+bool has_gemv(const DeviceCaps& c) { return c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic; }
+
+// The broadcast kernel sizes its grid with the subgroup size, so that size must be fixed.
+bool has_broadcast(const DeviceCaps& c) {
+  const bool fixed = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
+  return c.shader_int64 && c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed &&
+         c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
+}
+
+// 64-bit loads of activation pairs and of 4 halves / 2 floats of a weight row.
+bool broadcast_aligned(int64_t k, DType w) { return k % (w == DType::F16 ? 4 : 2) == 0; }
+
+// Widest load every row start allows: K % 8 == 0 -> 8 elements, K % 4 == 0 -> 4, else 1.
+uint32_t vector_width(int64_t k) { return k % 8 == 0 ? 8 : k % 4 == 0 ? 4 : 1; }
+
+// Rows per dispatch so each binding of rows x row_bytes fits maxStorageBufferRange and every
+// chunk starts on minStorageBufferOffsetAlignment (row_bytes: one row per tensor sharing the split).
+int64_t rows_per_dispatch(int64_t rows, std::initializer_list<uint64_t> row_bytes, const DeviceCaps& caps) {
+  const uint64_t align = std::max<uint64_t>(caps.min_storage_buffer_offset_alignment, 4);
+  uint64_t step = 1, widest = 1;
+  for (uint64_t b : row_bytes) {
+    step = std::lcm(step, align / std::gcd(b, align));
+    widest = std::max(widest, b);
+  }
+  // Ranges are rounded up to whole words when bound, hence the slack of 4 bytes.
+  const uint64_t fit = (caps.max_storage_buffer_range - 4) / widest / step * step;
+  if (fit == 0)
+    throw Error("matmul: one row of " + std::to_string(widest) + " bytes exceeds maxStorageBufferRange");
+  return static_cast<int64_t>(std::min<uint64_t>(fit, static_cast<uint64_t>(rows)));
+}
+
+struct Dispatch {
+  TensorView x, w, y;  // x: rows m0.., w: rows n0.., y: rows m0.. (all columns)
+  uint32_t m, n, k, ldy, y_col0;
+  bool f16;
+};
+
+void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
+  const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
+  const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
+  const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
+  const Pipeline& p = ctx.pipeline(
+      "matmul_gemv", {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
+  struct {
+    uint32_t n, k, ldy, y_col0;
+  } push{d.n, d.k, d.ldy, d.y_col0};
+  // One grid_1d "invocation" per workgroup: the spill into y keeps the count within limits.
+  const Grid g = grid_1d(ctx, ceil_div(d.n, t.gemv_outputs), 1);
+  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+}
+
+void record_gemm(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
+  Context& ctx = s.context();
+  const uint32_t wg = std::min(t.gemm_workgroup, ctx.caps().max_workgroup_invocations);
+  const Pipeline& p =
+      ctx.pipeline("matmul_gemm", {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
+  struct {
+    uint32_t m, n, k, ldy, y_col0, tiles_n;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, t.gemm_tn)};
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(ceil_div(d.m, t.gemm_tm)) * push.tiles_n, wg);
+  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+}
+
+void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
+  Context& ctx = s.context();
+  const uint32_t sg = ctx.caps().subgroup_size;
+  uint32_t tm = d.f16 ? t.bcast_tm_f16 : t.bcast_tm_f32, tn = d.f16 ? t.bcast_tn_f16 : t.bcast_tn_f32;
+  if (d.m <= t.gemv_max_rows) {
+    tm = d.m;  // decoding: one subgroup tile holds every activation row
+    tn = t.bcast_gemv_tn;
+  }
+  if (!tm || !tn) {  // a device whose table row does not tune this kernel (forced path)
+    tm = std::min<uint32_t>(d.m, 8);
+    tn = 8;
+  }
+  // One subgroup per workgroup spreads small problems over every thread of a CPU device.
+  const Pipeline& p = ctx.pipeline("matmul_bcast", {sg, tm, tn, d.f16 ? 1u : 0u});
+  struct {
+    uint32_t m, n, k, ldy, y_col0, tiles_n;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn)};
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(ceil_div(d.m, tm)) * push.tiles_n, 1);
+  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+}
+
+void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
+  const Pipeline& p = ctx.pipeline("matmul_coopmat", {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
+                                                      d.k % 4 == 0 ? 4u : 1u});
+  struct {
+    uint32_t m, n, k, ldy, y_col0;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0};
+  const uint32_t bm = 32 * t.coop_warps_m, bn = 32 * t.coop_warps_n;  // 2 x 2 fragments of 16 per subgroup
+  const uint32_t gy = ceil_div(d.m, bm);
+  require(gy <= ctx.caps().max_workgroup_count[1], "matmul",
+          "M = " + std::to_string(d.m) + " needs too many workgroups");
+  s.dispatch(p, {d.x, d.w, d.y}, push, ceil_div(d.n, bn), gy);
+}
+
+bool overlap(const TensorView& a, const TensorView& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+}  // namespace
+
+const char* matmul_path_name(MatmulPath p) {
+  switch (p) {
+    case MatmulPath::Auto: return "auto";
+    case MatmulPath::Gemv: return "gemv";
+    case MatmulPath::Gemm: return "gemm";
+    case MatmulPath::CoopMat: return "coopmat";
+    case MatmulPath::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, DType w) {
+  switch (path) {
+    case MatmulPath::Auto:
+    case MatmulPath::Gemm: return true;
+    case MatmulPath::Gemv: return m <= 8 && has_gemv(ctx.caps());
+    case MatmulPath::CoopMat: return has_coopmat_16x16x16(ctx);
+    case MatmulPath::Broadcast: return has_broadcast(ctx.caps()) && broadcast_aligned(k, w);
+  }
+  return false;
+}
+
+MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
+  const MatmulTiles t = matmul_tiles(ctx.caps());
+  if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
+  if (m <= t.gemv_max_rows && has_gemv(ctx.caps())) return MatmulPath::Gemv;
+  if (!env_flag("VKSPEC_DISABLE_COOPMAT") && !env_flag("VKSPEC_DISABLE_FP16") && has_coopmat_16x16x16(ctx))
+    return MatmulPath::CoopMat;
+  return MatmulPath::Gemm;
+}
+
+void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path) {
+  const std::string shapes = "x " + x.shape.str() + " " + dtype_name(x.dtype) + ", w " + w.shape.str() + " " +
+                             dtype_name(w.dtype) + ", y " + y.shape.str() + " " + dtype_name(y.dtype);
+  require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, "matmul",
+          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes);
+  require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32),
+          "matmul", "x and y must be f32, w f16 or f32: " + shapes);
+  const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
+  require(w.shape[1] == K && y.shape[0] == M && y.shape[1] == N, "matmul", "shapes do not match: " + shapes);
+  require(M > 0 && N > 0 && K > 0, "matmul", "empty matrix: " + shapes);
+  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, "matmul", "too large: " + shapes);
+  require(!overlap(y, x) && !overlap(y, w), "matmul", "y must not overlap x or w: " + shapes);
+
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
+  const MatmulTiles tiles = matmul_tiles(caps);
+  if (path == MatmulPath::Auto) path = choose_matmul_path(ctx, M, K, w.dtype);
+  require(matmul_path_supported(ctx, path, M, K, w.dtype), "matmul",
+          std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " + shapes);
+
+  const bool f16 = w.dtype == DType::F16;
+  const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
+  const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
+  const int64_t m_step = rows_per_dispatch(M, {static_cast<uint64_t>(K) * 4, static_cast<uint64_t>(N) * 4}, caps);
+  for (int64_t m0 = 0; m0 < M; m0 += m_step) {
+    const int64_t mc = std::min(m_step, M - m0);
+    for (int64_t n0 = 0; n0 < N; n0 += n_step) {
+      const int64_t nc = std::min(n_step, N - n0);
+      const Dispatch d{x.rows(m0, mc), w.rows(n0, nc), y.rows(m0, mc), static_cast<uint32_t>(mc),
+                       static_cast<uint32_t>(nc), static_cast<uint32_t>(K), static_cast<uint32_t>(N),
+                       static_cast<uint32_t>(n0), f16};
+      switch (path) {
+        case MatmulPath::Gemv: record_gemv(s, d, tiles); break;
+        case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
+        case MatmulPath::Broadcast: record_broadcast(s, d, tiles); break;
+        default: record_gemm(s, d, tiles); break;
+      }
+    }
+  }
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,33 @@
+#pragma once
+// y = x * w^T: activations x [M, K] f32, weights w [N, K] f16 or f32 (nn.Linear layout, row n
+// produces output n), y [M, N] f32.
+#include "engine/vk/command_stream.h"
+
+namespace vkspec::ops {
+
+enum class MatmulPath {
+  Auto,     // choose from M and the device (choose_matmul_path)
+  Gemv,     // M <= 8: weight-streaming reduction (decoding)
+  Gemm,     // register-blocked, any M, runs everywhere
+  CoopMat,  // GL_NV_cooperative_matrix, fp16 inputs with f32 accumulation
+  // Activation rows shared across a subgroup by broadcast, 64-bit loads; for CPU implementations.
+  // Needs shaderInt64, a fixed subgroup size, and K even (f32 weights) or a multiple of 4 (f16).
+  Broadcast,
+};
+
+const char* matmul_path_name(MatmulPath p);
+
+// The kernel matmul() runs for x [m, k] and weights of dtype w on this device (never Auto).
+// CoopMat needs VK_NV_cooperative_matrix with 16x16x16 fp16 -> f32 and is skipped when
+// VKSPEC_DISABLE_COOPMAT=1 or VKSPEC_DISABLE_FP16=1.
+MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w);
+
+// Whether matmul() can take this path for x [m, k] and weights of dtype w on this device.
+bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, DType w);
+
+// Records y = x * w^T. Bindings larger than maxStorageBufferRange are split into several
+// dispatches. Forcing a path the device or shape cannot take throws Error.
+void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+            MatmulPath path = MatmulPath::Auto);
+
+}  // namespace vkspec::ops

@@ -1,0 +1,21 @@
+#include "engine/ops/matmul_tiles.h"
+
+namespace vkspec::ops {
+
+MatmulTiles matmul_tiles(const DeviceCaps& caps) {
+  // llvmpipe (2 cores, 8 lanes): loads cost per lane and component, so the broadcast kernel with
+  // big register tiles wins (measured in docs/perf.md); larger tiles gain a little more but
+  // take over half a second each to compile at first use.
+  static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 8, 16, 16, 32, 8};
+  // GPUs: coalesced K-split GEMV, many small workgroups in flight; no broadcast kernel (it makes
+  // every lane stream its own weight rows, which defeats coalescing).
+  static constexpr MatmulTiles kNvidia{"nvidia", 8, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
+  static constexpr MatmulTiles kAmd{"amd", 8, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
+  static constexpr MatmulTiles kDefault{"default", 8, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
+  if (caps.device_type == "cpu") return kCpu;
+  if (caps.vendor_id == 0x10de) return kNvidia;
+  if (caps.vendor_id == 0x1002) return kAmd;
+  return kDefault;
+}
+
+}  // namespace vkspec::ops

@@ -1,0 +1,27 @@
+#pragma once
+// Per-device tile choices for the matmul kernels, in one place so tuning for a new vendor is one
+// table row. Every row is correct on any device; the table only changes speed.
+#include <cstdint>
+
+#include "engine/vk/device_caps.h"
+
+namespace vkspec::ops {
+
+struct MatmulTiles {
+  const char* name;           // the table row, for logs and benchmarks
+  uint32_t gemv_max_rows;     // M up to this counts as decoding (at most 8)
+  uint32_t gemv_workgroup;    // GEMV: invocations sharing one K-reduction
+  uint32_t gemv_outputs;      // GEMV: weight rows per workgroup
+  uint32_t gemm_workgroup;    // GEMM: invocations per workgroup
+  uint32_t gemm_tm, gemm_tn;  // GEMM: outputs per invocation, rows of x by rows of w
+  uint32_t coop_warps_m, coop_warps_n;  // cooperative matrix: subgroups per workgroup
+  // Subgroup-broadcast kernel (matmul_bcast.comp), preferred where loads are per-lane scalar
+  // loops (CPU implementations); 0 = never chosen automatically.
+  uint32_t bcast_gemv_tn;                // weight rows per lane when M <= gemv_max_rows
+  uint32_t bcast_tm_f16, bcast_tn_f16;   // activation rows per subgroup, weight rows per lane
+  uint32_t bcast_tm_f32, bcast_tn_f32;
+};
+
+MatmulTiles matmul_tiles(const DeviceCaps& caps);
+
+}  // namespace vkspec::ops

@@ -1,0 +1,10 @@
+#pragma once
+// CPU reference for swiglu (tests and --check modes only).
+#include <vector>
+
+namespace vkspec::ref {
+
+// y = silu(a) * b elementwise, silu(x) = x / (1 + exp(-x)) in f32 like torch.
+std::vector<float> swiglu(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace vkspec::ref

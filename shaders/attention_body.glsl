@@ -1,0 +1,202 @@
+// Multi-head attention over a KV cache with an online (flash) softmax; scores never leave
+// registers. Included by attention_{f32,f16}{,_narrow}.comp, which set CACHE_F16 and WIDE_LOADS.
+//
+// Workgroup (x = query block * splits + split, y = head, z = batch) covers a block of queries
+// against one chunk of cache slots. A subgroup takes QG queries at a time (QG <= subgroup size)
+// and walks the slots. Lanes own pairs of head elements, so each cache element is loaded once
+// per subgroup pass and reused by all QG queries (lavapipe executes every load lane by lane,
+// which makes loads its dominant cost). The QG partial dot products of a slot are summed by one
+// transposed butterfly (QG - 1 + log2(subgroup / QG) shuffles instead of QG reductions), which
+// leaves query j's score in lanes [j * r, (j + 1) * r), r = subgroup size / QG. The softmax
+// bookkeeping then runs lane-wise for all queries at once, and the accumulators take each
+// query's rescale factor and weight by broadcast. Branches depend only on the slot and the
+// queries, so they are uniform across the subgroup. No shared memory, no barriers.
+// A slot is loaded only when some query of the group may see it, so garbage (even NaN) in
+// invisible slots never reaches the output. With splits > 1 each split writes its unnormalised
+// accumulator and (max, sum) to the workspace and attention_combine finishes.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint HEAD_DIM = 64;  // a multiple of UNIT
+layout(constant_id = 2) const uint QG = 1;         // queries per pass: 1, 2, 4, 8 or 16, <= subgroup size
+layout(constant_id = 3) const uint MIN_SG = 8;     // smallest subgroup size the device may use
+
+// A lane loads its cache elements in units of UNIT elements, one load component each: 64-bit
+// words where the device has int64 (lavapipe pays per load component, so wider is cheaper).
+layout(binding = 0) readonly buffer Q { float q[]; };
+#if CACHE_F16 && WIDE_LOADS
+#define UNIT 4u
+layout(binding = 1) readonly buffer K { uint64_t kc[]; };
+layout(binding = 2) readonly buffer V { uint64_t vc[]; };
+void split_unit(uint64_t w, out vec2 a, out vec2 b) {
+  const uvec2 h = unpackUint2x32(w);
+  a = unpackHalf2x16(h.x);
+  b = unpackHalf2x16(h.y);
+}
+void load_k(uint u, out vec2 a, out vec2 b) { split_unit(kc[u], a, b); }
+void load_v(uint u, out vec2 a, out vec2 b) { split_unit(vc[u], a, b); }
+#elif CACHE_F16
+#define UNIT 2u
+layout(binding = 1) readonly buffer K { uint kc[]; };
+layout(binding = 2) readonly buffer V { uint vc[]; };
+void load_k(uint u, out vec2 a, out vec2 b) { a = unpackHalf2x16(kc[u]); b = vec2(0.0); }
+void load_v(uint u, out vec2 a, out vec2 b) { a = unpackHalf2x16(vc[u]); b = vec2(0.0); }
+#elif WIDE_LOADS
+#define UNIT 2u
+layout(binding = 1) readonly buffer K { uint64_t kc[]; };
+layout(binding = 2) readonly buffer V { uint64_t vc[]; };
+void load_k(uint u, out vec2 a, out vec2 b) { a = uintBitsToFloat(unpackUint2x32(kc[u])); b = vec2(0.0); }
+void load_v(uint u, out vec2 a, out vec2 b) { a = uintBitsToFloat(unpackUint2x32(vc[u])); b = vec2(0.0); }
+#else
+#define UNIT 2u
+layout(binding = 1) readonly buffer K { vec2 kc[]; };
+layout(binding = 2) readonly buffer V { vec2 vc[]; };
+void load_k(uint u, out vec2 a, out vec2 b) { a = kc[u]; b = vec2(0.0); }
+void load_v(uint u, out vec2 a, out vec2 b) { a = vc[u]; b = vec2(0.0); }
+#endif
+const uint UNITS = HEAD_DIM / UNIT;                 // units per head row
+const uint PU = UNIT / 2u;                          // element pairs per unit
+const uint UPL = (UNITS + MIN_SG - 1u) / MIN_SG;    // units per lane, worst case
+const uint PPL = UPL * PU;                          // element pairs per lane
+layout(binding = 3) readonly buffer R { uvec2 ranges[]; };  // per query: (dense_end, end)
+layout(binding = 4) readonly buffer M { uint bits[]; };     // per query: words of slot bits
+layout(binding = 5) writeonly buffer O { float dst[]; };
+layout(push_constant) uniform P {
+  uint T, H, slots, kv_len;
+  uint q_stride, q_offset;
+  uint meta_batch_stride, words, has_bits;
+  uint qblock, chunk, splits;
+  float scale;
+} p;
+
+const float NO_MAX = -3.0e38;  // finite, so exp(NO_MAX - s) is 0 and never NaN
+
+// Element pair held in slot i of a lane's registers: pair k of unit lane + (i / PU) * sg.
+uint pair_of(uint lane, uint i, uint sg) { return (lane + (i / PU) * sg) * PU + i % PU; }
+
+// One butterfly step over 2 * half_count values: lanes with bit `o` set keep the upper half, the
+// others the lower half, and each adds the partner's (lane ^ o) values of the half it keeps.
+void fold(inout float v[16], uint half_count, uint o, bool upper) {
+  [[unroll]] for (uint i = 0; i < half_count; ++i) {
+    const float send = upper ? v[i] : v[i + half_count];
+    const float keep = upper ? v[i + half_count] : v[i];
+    v[i] = keep + subgroupShuffleXor(send, o);
+  }
+}
+
+void main() {
+  const uint split = gl_WorkGroupID.x % p.splits, qb = gl_WorkGroupID.x / p.splits;
+  const uint h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  const uint q_end = min(p.T, (qb + 1u) * p.qblock);
+  const uint s_lo = split * p.chunk, s_hi = min(p.kv_len, s_lo + p.chunk);
+  const uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  const uint r = sg / QG;         // lanes per query after the butterfly
+  const uint my_q = lane / r;     // the query whose score this lane ends up with
+
+  for (uint t0 = qb * p.qblock + gl_SubgroupID * QG; t0 < q_end; t0 += gl_NumSubgroups * QG) {
+    vec2 qv[QG * PPL], acc[QG * PPL];
+    uint dense[QG], lim[QG], meta[QG];
+    uint common_dense = 0xffffffffu, any_end = 0u;
+    [[unroll]] for (uint j = 0; j < QG; ++j) {
+      const uint t = t0 + j;
+      meta[j] = b * p.meta_batch_stride + t;
+      const uvec2 rg = t < q_end ? ranges[meta[j]] : uvec2(0u);
+      lim[j] = min(rg.y, s_hi);
+      dense[j] = min(rg.x, lim[j]);
+      common_dense = min(common_dense, dense[j]);
+      any_end = max(any_end, lim[j]);
+      const uint qbase = p.q_offset + (b * p.T + min(t, q_end - 1u)) * p.q_stride + h * HEAD_DIM;
+      [[unroll]] for (uint i = 0; i < PPL; ++i) {
+        const uint d2 = pair_of(lane, i, sg);
+        qv[j * PPL + i] = d2 < HEAD_DIM / 2u ? vec2(q[qbase + 2u * d2], q[qbase + 2u * d2 + 1u]) : vec2(0.0);
+        acc[j * PPL + i] = vec2(0.0);
+      }
+    }
+    float m = NO_MAX, l = 0.0;  // softmax state of query my_q
+    const uint all_mask = (1u << QG) - 1u;
+    uint word[QG], word_at = 0xffffffffu;  // the queries' mask words for slots word_at * 32 + [0, 32)
+    for (uint s = s_lo; s < any_end; ++s) {
+      uint vis = all_mask;
+      if (s >= common_dense) {
+        if (p.has_bits != 0u && (s >> 5) != word_at) {
+          word_at = s >> 5;
+          [[unroll]] for (uint j = 0; j < QG; ++j) word[j] = s < lim[j] ? bits[meta[j] * p.words + word_at] : 0u;
+        }
+        vis = 0u;
+        [[unroll]] for (uint j = 0; j < QG; ++j) {
+          const bool dense_part = s < dense[j];
+          const bool bit = s < lim[j] && p.has_bits != 0u && ((word[j] >> (s & 31u)) & 1u) != 0u;
+          if (dense_part || bit) vis |= 1u << j;
+        }
+      }
+      if (vis == 0u) continue;
+      const uint base = ((b * p.slots + s) * p.H + h) * UNITS;
+      vec2 kv[PPL], vv[PPL];
+      [[unroll]] for (uint i = 0; i < UPL; ++i) {
+        const uint u = lane + i * sg;
+        vec2 ka = vec2(0.0), kb = vec2(0.0), va = vec2(0.0), vb = vec2(0.0);
+        if (u < UNITS) {
+          load_k(base + u, ka, kb);
+          load_v(base + u, va, vb);
+        }
+        kv[i * PU] = ka;
+        vv[i * PU] = va;
+        if (PU == 2u) {
+          kv[i * PU + PU - 1u] = kb;
+          vv[i * PU + PU - 1u] = vb;
+        }
+      }
+      float part[16];
+      [[unroll]] for (uint j = 0; j < 16u; ++j) part[j] = 0.0;
+      [[unroll]] for (uint j = 0; j < QG; ++j)
+        [[unroll]] for (uint i = 0; i < PPL; ++i) part[j] += dot(qv[j * PPL + i], kv[i]);
+      uint o = sg >> 1;
+      if (QG >= 16u) { fold(part, 8u, o, (lane & o) != 0u); o >>= 1; }
+      if (QG >= 8u) { fold(part, 4u, o, (lane & o) != 0u); o >>= 1; }
+      if (QG >= 4u) { fold(part, 2u, o, (lane & o) != 0u); o >>= 1; }
+      if (QG >= 2u) { fold(part, 1u, o, (lane & o) != 0u); o >>= 1; }
+      for (; o > 0u; o >>= 1) part[0] += subgroupShuffleXor(part[0], o);
+
+      const bool seen = ((vis >> my_q) & 1u) != 0u;
+      const float score = part[0] * p.scale;
+      const float mn = seen ? max(m, score) : m;
+      const float c = exp(m - mn);  // 1 when the max stays
+      const float e = seen ? exp(score - mn) : 0.0;
+      l = l * c + e;
+      m = mn;
+      [[unroll]] for (uint j = 0; j < QG; ++j) {
+        if ((vis & (1u << j)) == 0u) continue;
+        const float cj = subgroupBroadcast(c, j * r), ej = subgroupBroadcast(e, j * r);
+        [[unroll]] for (uint i = 0; i < PPL; ++i) acc[j * PPL + i] = acc[j * PPL + i] * cj + ej * vv[i];
+      }
+    }
+    [[unroll]] for (uint j = 0; j < QG; ++j) {
+      const uint t = t0 + j;
+      const float lj = subgroupBroadcast(l, j * r), mj = subgroupBroadcast(m, j * r);
+      if (t >= q_end) continue;
+      if (p.splits == 1u) {
+        const float inv = lj > 0.0 ? 1.0 / lj : 0.0;
+        const uint ob = ((b * p.T + t) * p.H + h) * HEAD_DIM;
+        [[unroll]] for (uint i = 0; i < PPL; ++i) {
+          const uint d2 = pair_of(lane, i, sg);
+          if (d2 < HEAD_DIM / 2u) {
+            dst[ob + 2u * d2] = acc[j * PPL + i].x * inv;
+            dst[ob + 2u * d2 + 1u] = acc[j * PPL + i].y * inv;
+          }
+        }
+      } else {
+        const uint rec = ((b * p.H + h) * p.T + t) * p.splits + split;  // (b, h, t, split)
+        [[unroll]] for (uint i = 0; i < PPL; ++i) {
+          const uint d2 = pair_of(lane, i, sg);
+          if (d2 < HEAD_DIM / 2u) {
+            dst[rec * HEAD_DIM + 2u * d2] = acc[j * PPL + i].x;
+            dst[rec * HEAD_DIM + 2u * d2 + 1u] = acc[j * PPL + i].y;
+          }
+        }
+        if (lane == 0u) {
+          const uint ml = gl_NumWorkGroups.z * p.H * p.T * p.splits * HEAD_DIM + rec * 2u;
+          dst[ml] = mj;
+          dst[ml + 1u] = lj;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,36 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "common.glsl"
+// y = x * inversesqrt(mean(x^2) + eps) * weight over rows of length dim. One subgroup owns a row,
+// so the mean comes from a subgroup reduction: no shared memory and no barriers (lavapipe pays
+// dearly for barriers). y may alias x: every element is read and then written by the same lane.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint WEIGHT_F16 = 0;  // weight bound as packed halves
+layout(binding = 0) readonly buffer X { float x[]; };
+layout(binding = 1) readonly buffer W { uint w[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P {
+  uint rows;
+  uint dim;
+  float eps;
+} p;
+
+float weight(uint i) { return WEIGHT_F16 != 0 ? LOAD_HALF(w, i) : uintBitsToFloat(w[i]); }
+
+void main() {
+  const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+  const uint group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  // Grid-stride over rows so the host need not know how many subgroups a workgroup holds.
+  for (uint row = group * gl_NumSubgroups + gl_SubgroupID; row < p.rows; row += groups * gl_NumSubgroups) {
+    const uint base = row * p.dim;
+    float ss = 0.0;
+    for (uint i = gl_SubgroupInvocationID; i < p.dim; i += gl_SubgroupSize) {
+      const float v = x[base + i];
+      ss += v * v;
+    }
+    const float r = inversesqrt(subgroupAdd(ss) / float(p.dim) + p.eps);
+    for (uint i = gl_SubgroupInvocationID; i < p.dim; i += gl_SubgroupSize) y[base + i] = (x[base + i] * r) * weight(i);
+  }
+}

@@ -1,0 +1,75 @@
+// matmul beyond the numeric checks (engine/checks/matmul_check.cpp): argument validation, and the
+// cooperative-matrix shader, which lavapipe cannot run, at least reflecting into a valid layout.
+#include <gtest/gtest.h>
+
+#include "engine/ops/matmul.h"
+#include "engine/vk/error.h"
+#include "engine/vk/shader_registry.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+using ops::MatmulPath;
+
+class MatmulTest : public testing::VulkanTest {
+ protected:
+  // Records a matmul and returns the Error's message ("" when none was thrown).
+  std::string error_of(const TensorView& x, const TensorView& w, const TensorView& y,
+                       MatmulPath path = MatmulPath::Auto) {
+    CommandStream s(ctx());
+    try {
+      ops::matmul(s, x, w, y, path);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(MatmulTest, RejectsBadShapesAndDtypes) {
+  Tensor x = ctx().tensor(DType::F32, {3, 8}, "x"), w = ctx().tensor(DType::F16, {5, 8}, "w");
+  Tensor y = ctx().tensor(DType::F32, {3, 5}, "y");
+  Tensor w_k = ctx().tensor(DType::F16, {5, 7}, "w_k"), y_n = ctx().tensor(DType::F32, {3, 4}, "y_n");
+  Tensor x_i = ctx().tensor(DType::I32, {3, 8}, "x_i"), x_1d = ctx().tensor(DType::F32, {24}, "x_1d");
+  Tensor y_h = ctx().tensor(DType::F16, {3, 5}, "y_h");
+  EXPECT_EQ(error_of(x, w, y), "");
+  for (const std::string& msg : {error_of(x, w_k, y), error_of(x, w, y_n), error_of(x_i, w, y), error_of(x_1d, w, y),
+                                 error_of(x, w, y_h), error_of(x, w, x.view().reshape({3, 8}))}) {
+    EXPECT_NE(msg.find("matmul"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x ["), std::string::npos) << "message should name the shapes: " << msg;
+  }
+  Tensor x9 = ctx().tensor(DType::F32, {9, 8}, "x9"), y9 = ctx().tensor(DType::F32, {9, 5}, "y9");
+  EXPECT_NE(error_of(x9, w, y9, MatmulPath::Gemv), "") << "GEMV takes at most 8 rows";
+}
+
+TEST_F(MatmulTest, OutputMayNotOverlapInputs) {
+  Tensor buf = ctx().tensor(DType::F32, {64}, "buf");
+  Tensor w = ctx().tensor(DType::F32, {4, 4}, "w");
+  const TensorView x = buf.view().rows(0, 16).reshape({4, 4});
+  EXPECT_NE(error_of(x, w, buf.view().rows(8, 16).reshape({4, 4})), "");
+  EXPECT_EQ(error_of(x, w, buf.view().rows(16, 16).reshape({4, 4})), "");
+}
+
+TEST_F(MatmulTest, CoopMatShaderReflectsLikeTheOthers) {
+  const EmbeddedShader* s = find_embedded_shader("matmul_coopmat");
+  ASSERT_NE(s, nullptr);
+  const ShaderReflection r = reflect_shader(s->name, s->words, s->word_count);
+  ASSERT_EQ(r.bindings.size(), 3u);
+  EXPECT_TRUE(r.bindings[0].reads && !r.bindings[0].writes);
+  EXPECT_TRUE(r.bindings[1].reads && !r.bindings[1].writes);
+  EXPECT_TRUE(!r.bindings[2].reads && r.bindings[2].writes);
+  EXPECT_EQ(r.push_constant_size, 20u);
+  EXPECT_EQ(r.local_size_spec_id[0], 0);
+}
+
+TEST_F(MatmulTest, CoopMatOnlyWhereTheDeviceHasIt) {
+  const bool coop = ops::matmul_path_supported(ctx(), MatmulPath::CoopMat, 64, 64, DType::F16);
+  if (!ctx().caps().cooperative_matrix_nv) {
+    EXPECT_FALSE(coop);
+  }
+  EXPECT_EQ(ops::choose_matmul_path(ctx(), 64, 64, DType::F16) == MatmulPath::CoopMat, coop);
+}
+
+}  // namespace
+}  // namespace vkspec
