@@ -1,0 +1,15 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// y = x * sigmoid(x), f32, elementwise. y may be x.
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer X { float x[]; };
+layout(binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P { uint n; } p;
+
+void main() {
+  const uint i = linear_invocation();
+  if (i >= p.n) return;
+  const float v = x[i];
+  y[i] = v / (1.0 + exp(-v));  // exp overflows to inf for v < -88: v / inf = -0, the limit
+}
