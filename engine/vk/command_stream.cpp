@@ -1,5 +1,7 @@
 #include "engine/vk/command_stream.h"
 
+#include <mutex>
+
 #include "engine/vk/context.h"
 #include "engine/vk/error.h"
 
@@ -197,7 +199,10 @@ void CommandStream::submit() {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
   vk_check(vkResetFences(ctx_.device(), 1, &fence_), "vkResetFences");
-  vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+  {
+    std::lock_guard<std::mutex> lock(ctx_.queue_mutex());
+    vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+  }
   submitted_ = true;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/vk/buffer.h"
 #include "engine/vk/device_caps.h"
@@ -22,6 +23,11 @@ struct ContextOptions {
   // Where the pipeline cache lives; empty disables it. Default: VKSPEC_CACHE_DIR, else
   // $XDG_CACHE_HOME/vkspec, else ~/.cache/vkspec; VKSPEC_CACHE_DIR=off disables.
   std::string cache_dir;
+  // Extra device extensions (the viewer's VK_KHR_swapchain).
+  std::vector<std::string> device_extensions;
+  // When set, the queue must also do graphics and present to this surface (the viewer draws and
+  // computes on one queue); otherwise a compute-only family is preferred.
+  VkSurfaceKHR present_surface = VK_NULL_HANDLE;
   static ContextOptions from_environment();
 };
 
@@ -42,6 +48,8 @@ class Context {
   VkPhysicalDevice physical_device() const { return physical_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
+  // Held around every vkQueueSubmit / vkQueuePresentKHR: threads share the one queue.
+  std::mutex& queue_mutex() { return queue_mutex_; }
   const ContextOptions& options() const { return options_; }
   Allocator& allocator() { return *allocator_; }
 
@@ -72,6 +80,7 @@ class Context {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  std::mutex queue_mutex_;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::unique_ptr<Allocator> allocator_;
   std::mutex pipelines_mutex_;

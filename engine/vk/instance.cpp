@@ -1,5 +1,6 @@
 #include "engine/vk/instance.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -86,6 +87,8 @@ Instance::Instance(const InstanceOptions& options) {
     exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     layers.push_back(layer);
   }
+  for (const std::string& e : options.extensions)
+    if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
 
   VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
   dbg.messageSeverity =

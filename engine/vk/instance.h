@@ -18,6 +18,8 @@ struct InstanceOptions {
   bool validation = false;
   // Also run synchronization validation (catches missing barriers; slower).
   bool sync_validation = false;
+  // Extra instance extensions, e.g. the window system's surface extensions for the viewer.
+  std::vector<std::string> extensions;
   static InstanceOptions from_environment();
 };
 
