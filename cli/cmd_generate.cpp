@@ -2,10 +2,13 @@
 // and optionally a trace JSON of every step.
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <set>
 #include <unistd.h>
 
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "cli/method_options.h"
 #include "cli/model_paths.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
@@ -15,20 +18,32 @@
 namespace vkspec::cli {
 
 int cmd_generate(const Args& args) {
-  ArgParser ap("generate", {},
-               {"--model", "--vq", "--class", "--seed", "--images", "--cfg", "--temperature", "--top-k", "--top-p",
-                "--out", "--trace", "--method", "--scale", "--columns"});
+  std::set<std::string> options = {"--model", "--vq",    "--class",  "--seed",   "--images", "--cfg",
+                                   "--temperature", "--top-k", "--top-p", "--out", "--trace", "--method",
+                                   "--scale", "--columns", "--drafter"};
+  for (const std::string& f : method_option_flags()) options.insert(f);
+  ArgParser ap("generate", {}, options);
   ap.parse(args);
   const std::string model_path = ap.get_or("--model", "");
   const std::string vq_path = ap.get_or("--vq", "");
   const std::string method = ap.get_or("--method", "ar");
+  const MethodOptions method_options = given_method_options(ap);
   const int64_t images = ap.get_int("--images", 1, 1, 10000);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   const std::string out = ap.get_or("--out", "out.png");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
 
   auto ctx = Context::create_default();
-  Gpt gpt(*ctx, model_path.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model_path);
+  GptOptions gopt;
+  gopt.max_queries = queries_needed({method_options});
+  Gpt gpt(*ctx, model_path.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model_path, gopt);
+  std::unique_ptr<Gpt> drafter;
+  if (strategy_uses_drafter(method)) {
+    const std::string d = ap.get_or("--drafter", "");
+    drafter = std::make_unique<Gpt>(*ctx, d.empty() ? shipped_model("fmnist_drafter16.safetensors", "--drafter") : d);
+  } else if (ap.get("--drafter")) {
+    throw Error("generate: method " + method + " does not use --drafter");
+  }
   const GptConfig& cfg = gpt.config();
   SamplerSettings ss = SamplerSettings::from_defaults(cfg.defaults);
   ss.cfg = static_cast<float>(ap.get_double("--cfg", ss.cfg, 0, 100));
@@ -43,6 +58,7 @@ int cmd_generate(const Args& args) {
   ModelSet models;
   models.ctx = ctx.get();
   models.target = &gpt;
+  models.drafter = drafter.get();
   const bool tty = isatty(STDERR_FILENO);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
@@ -50,6 +66,7 @@ int cmd_generate(const Args& args) {
     in.class_id = fixed_class ? cls : i % cfg.num_classes;
     in.seed = seed + static_cast<uint64_t>(i);
     in.sampler = ss;
+    in.options = method_options;
     gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
       if (tty && (e.step % 16 == 0 || e.done))
         std::fprintf(stderr, "\rgenerate: image %lld/%lld, %lld/%lld tokens, %lld forwards   ",
@@ -92,12 +109,15 @@ int cmd_generate(const Args& args) {
     tc.grid_size = cfg.grid_size;
     tc.vocab_size = cfg.vocab_size;
     tc.sampler = ss;
+    tc.options = method_options;
     write_trace(*trace, tc, gens);
   }
   double nfe = 0, ms = 0;
   for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
-  std::printf("wrote %s: %lld image(s), method %s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
-              static_cast<long long>(images), method.c_str(), ss.str().c_str(), nfe / images, ms / images,
+  const std::string opts = options_str(method_options);
+  std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
+              static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
+              ss.str().c_str(), nfe / images, ms / images,
               ctx->caps().name.c_str());
   return 0;
 }

@@ -10,7 +10,8 @@ namespace vkspec {
 ArStrategy::ArStrategy(const ModelSet& models, const StrategyInputs& in)
     : Strategy(models, in),
       rows_(in.sampler.uses_cfg() ? 2 : 1),
-      cache_(models.target->make_cache(0, rows_)) {
+      cache_(models.target->make_cache(0, rows_)),
+      stream_(*models.ctx, in.profile) {
   check_options(in.options, "ar", {});
   Context& ctx = *models.ctx;
   positions_ = ctx.tensor(DType::U32, {1}, "ar sample position", MemoryUsage::Upload);
@@ -33,7 +34,7 @@ StepEvent ArStrategy::step() {
   const uint32_t pos = static_cast<uint32_t>(n);
   ctx.upload(positions_, &pos, 4);
 
-  CommandStream s(ctx, in_.profile);
+  CommandStream& s = stream_;
   const GptOutputs out = gpt.forward(s, batch, cache_);
   const ops::SamplerParams sp = in_.sampler.op_params(
       cfg.vocab_size, in_.seed, ops::SampleMode::Categorical, philox::purpose_word(philox::Purpose::Sample));

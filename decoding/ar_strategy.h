@@ -16,6 +16,7 @@ class ArStrategy : public Strategy {
   int64_t rows_;  // 2 with CFG
   KvCache cache_;
   Tensor positions_, probs_, token_;  // host-visible positions/token; probs on the device
+  CommandStream stream_;              // reused by every step
 };
 
 }  // namespace vkspec

@@ -11,8 +11,10 @@ constexpr int32_t kUndecided = -1;
 struct StepEvent {
   int64_t step = 0;                      // 0-based
   std::vector<int32_t> proposed;         // positions drafted or evaluated this step
-  std::vector<int32_t> proposed_tokens;  // their draft tokens (same order)
-  std::vector<int32_t> accepted;         // positions whose draft was accepted and committed
+  std::vector<int32_t> proposed_tokens;  // their draft tokens (same order; a row without a draft: its sample)
+  // Positions whose draft was accepted and committed, and tokens committed as exact samples of
+  // the target without a draft (ar's token, a speculative step's extra row).
+  std::vector<int32_t> accepted;
   std::vector<int32_t> rejected;         // positions whose draft was rejected
   std::vector<int32_t> resampled;        // positions committed with a resampled token
   std::vector<std::vector<int32_t>> islands;  // rejection islands (MuLo-SD), positions each

@@ -6,6 +6,9 @@
 #include <cstdlib>
 
 #include "decoding/ar_strategy.h"
+#include "decoding/scd_strategy.h"
+#include "decoding/sd_strategy.h"
+#include "decoding/sjd_strategy.h"
 #include "engine/vk/error.h"
 
 namespace vkspec {
@@ -29,10 +32,21 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd"}; }
+
+std::vector<std::string> strategy_options(const std::string& method) {
+  if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init"};
+  if (method == "sd") return {"window"};
+  return {};
+}
+
+bool strategy_uses_drafter(const std::string& method) { return method == "sd"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in) {
   if (method == "ar") return std::make_unique<ArStrategy>(models, in);
+  if (method == "sjd") return std::make_unique<SjdStrategy>(models, in);
+  if (method == "scd-mc" || method == "scd-gs") return std::make_unique<ScdStrategy>(method, models, in);
+  if (method == "sd") return std::make_unique<SdStrategy>(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");

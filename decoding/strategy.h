@@ -56,8 +56,13 @@ class Strategy {
   int64_t committed_ = 0, nfe_ = 0, draft_forwards_ = 0, step_ = 0;
 };
 
-// Method names: "ar" (more arrive with the speculative-decoding work).
+// Method names: "ar", "sjd", "scd-mc", "scd-gs", "sd".
 std::vector<std::string> strategy_names();
+// The options a method accepts (without the leading --), so front ends can route options
+// generically; empty for an unknown method.
+std::vector<std::string> strategy_options(const std::string& method);
+// Whether the method needs ModelSet::drafter.
+bool strategy_uses_drafter(const std::string& method);
 // Throws Error naming the method or option when the method is unknown or an option is bad.
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in);
 

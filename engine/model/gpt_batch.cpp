@@ -76,7 +76,14 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
     labels_.push_back(ctx.tensor(DType::U32, {1}, "label row " + std::to_string(b), host));
     ctx.upload(labels_.back(), &q.labels[static_cast<size_t>(b)], 4);
   }
-  mask_ = ops::upload_attention_mask(ctx, q.mask);
+  // Host-visible like the rest, so building a batch never needs a staging submit of its own (a
+  // speculative step is one submit on every device).
+  mask_.ranges = ctx.tensor(DType::U32, {t_, 2}, "attention ranges", host);
+  ctx.upload(mask_.ranges, q.mask.ranges.data(), q.mask.ranges.size() * 4);
+  if (!q.mask.bits.empty()) {
+    mask_.bits = ctx.tensor(DType::U32, {t_, q.mask.words}, "attention bits", host);
+    ctx.upload(mask_.bits, q.mask.bits.data(), q.mask.bits.size() * 4);
+  }
 }
 
 }  // namespace vkspec

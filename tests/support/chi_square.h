@@ -2,6 +2,7 @@
 // Pearson's chi-square goodness-of-fit for the statistical sampling tests. Fixed seeds make every
 // outcome deterministic; the significance level says how unlucky a correct sampler would have to
 // be for a seed to fail.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -62,6 +63,36 @@ inline ChiSquare chi_square(const std::vector<uint64_t>& counts, const std::vect
   }
   if (pooled_e > 0) add(pooled_o, pooled_e);
   r.dof = bins - 1;
+  r.critical = r.dof > 0 ? chi_square_quantile(r.dof, z) : std::numeric_limits<double>::infinity();
+  return r;
+}
+
+// Two-sample (homogeneity) chi-square: are counts a and b (same outcomes, same order) draws of
+// one distribution? Outcomes are pooled in index order until both expected counts reach 5; a
+// remainder too small for a bin of its own joins the last bin.
+inline ChiSquare two_sample_chi_square(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b,
+                                       double z = 3.09) {
+  double na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) na += static_cast<double>(a[i]), nb += static_cast<double>(b[i]);
+  const double fa = na / (na + nb), fb = nb / (na + nb);
+  std::vector<std::pair<double, double>> bins;
+  double oa = 0, ob = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    oa += static_cast<double>(a[i]);
+    ob += static_cast<double>(b[i]);
+    if (std::min(fa, fb) * (oa + ob) >= 5) bins.push_back({oa, ob}), oa = ob = 0;
+  }
+  if (oa + ob > 0) {
+    if (bins.empty()) bins.push_back({0, 0});
+    bins.back().first += oa;
+    bins.back().second += ob;
+  }
+  ChiSquare r;
+  for (const auto& [x, y] : bins) {
+    const double ea = fa * (x + y), eb = fb * (x + y);
+    r.statistic += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
+  }
+  r.dof = static_cast<int>(bins.size()) - 1;
   r.critical = r.dof > 0 ? chi_square_quantile(r.dof, z) : std::numeric_limits<double>::infinity();
   return r;
 }

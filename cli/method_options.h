@@ -1,0 +1,27 @@
+#pragma once
+// Method options on the command line, routed generically: every option some strategy declares
+// (strategy_options) is accepted as --name VALUE by generate and bench and handed to the methods
+// that know it; each strategy parses and range-checks its own.
+#include <string>
+#include <vector>
+
+#include "cli/arg_parser.h"
+#include "decoding/strategy.h"
+
+namespace vkspec::cli {
+
+// "--window", "--init", ...: the union over strategy_names().
+std::vector<std::string> method_option_flags();
+// The method options given on the command line (keys without "--").
+MethodOptions given_method_options(const ArgParser& ap);
+// The subset of `given` that `method` knows.
+MethodOptions options_for(const std::string& method, const MethodOptions& given);
+// Throws when a given option is known by none of `methods` (a typo or a misplaced option).
+void check_used(const MethodOptions& given, const std::vector<std::string>& methods);
+// Queries per forward the target must be loaded for: one more than the largest window (ignoring
+// malformed values, which the strategy reports), at least 64.
+int64_t queries_needed(const std::vector<MethodOptions>& runs);
+// "a=1,b=2" style summary for tables ("" when empty).
+std::string options_str(const MethodOptions& o);
+
+}  // namespace vkspec::cli

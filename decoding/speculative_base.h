@@ -1,0 +1,94 @@
+#pragma once
+// What the speculative strategies share: the target's side of a step on the GPU and the host's
+// bookkeeping of what it committed.
+//
+// A step verifies drafts for image positions [c, c + D) with one target forward over the queries
+// at positions [c, c + Q): query c is fed the last committed token (the condition at c = 0) and
+// query c + t the draft at c + t - 1. When c + D < N, Q = D + 1 and the last row has no draft: its
+// token is an exact sample of the target given the accepted drafts (the "bonus" token when all D
+// are accepted). Row t's target distribution p_t is verified against the draft's q_t:
+// spec_accept (u < min(1, p/q), Philox key (seed, c + t, Accept, round)) and spec_residual_sample
+// (norm(max(p - q, 0)), key (seed, c + t, Residual, round)) resolve every row on the GPU; the host
+// reads back three small integer rows and commits up to and including the first rejected row.
+//
+// KV rollback is the causal mask: slot = sequence position, each query sees the slots up to its
+// own, and the slots of rejected drafts are overwritten when the position is fed again.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "engine/model/kv_cache.h"
+#include "engine/ops/sampler.h"
+
+namespace vkspec {
+
+// Deliberate deviations from the lossless algorithms, for the tests that show the statistical
+// tests have power; make_strategy never sets them.
+struct Faults {
+  // Verify against the draft distribution without top-k and top-p while drafting from the
+  // filtered one (a known bug in other implementations).
+  bool q_unfiltered = false;
+};
+
+class SpeculativeStrategy : public Strategy {
+ protected:
+  // max_drafts: the most drafts one step verifies (the target runs max_drafts + 1 queries).
+  SpeculativeStrategy(const ModelSet& models, const StrategyInputs& in, const char* method, int64_t max_drafts);
+
+  struct Outcome {
+    std::vector<uint32_t> accept, resolved, fresh;  // per row of the step
+  };
+
+  int64_t image_tokens() const { return static_cast<int64_t>(grid_.size()); }
+  int64_t vocab() const { return models_.target->config().vocab_size; }
+  int64_t max_drafts() const { return max_drafts_; }
+  // The stream every step records into (one submit per step).
+  CommandStream& stream() { return stream_; }
+  // Drafts verified from position c this step, and queries the target runs for them.
+  int64_t drafts_at(int64_t c) const { return std::min(max_drafts_, image_tokens() - c); }
+  int64_t queries_for(int64_t c, int64_t drafts) const { return drafts + (c + drafts < image_tokens() ? 1 : 0); }
+  // Image positions [first, first + n) as u32 (the Philox position of each row).
+  TensorView positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
+
+  // The target batch for queries [c, c + q); fed: the q - 1 drafts fed after the committed token
+  // (placeholders when the stream copies GPU-made drafts into token_ids() before the forward).
+  // Kept alive until the step is finished.
+  const GptBatch& target_batch(int64_t c, int64_t q, const std::vector<uint32_t>& fed);
+  // Records the target forward and the sampler over its q rows: p (returned, f32 [q, V]) with the
+  // strategy's sampler settings; with fresh_mode != None also a token per row from p with
+  // fresh_purpose (read back as Outcome::fresh). With faults.q_unfiltered the unfiltered
+  // probabilities are also computed (unfiltered_p()).
+  TensorView record_target(const GptBatch& batch, int64_t c, int64_t q, ops::SampleMode fresh_mode,
+                           uint32_t fresh_purpose);
+  TensorView unfiltered_p(int64_t q) const { return p_unfiltered_.view().rows(0, q); }
+  // Rows of the target-probabilities buffer as scratch for work recorded before record_target.
+  TensorView p_scratch(int64_t n) const { return p_.view().rows(0, n); }
+  // Records acceptance and resolution of rows [0, q): drafts u32 [q] (kNoToken: none), draft
+  // distributions q_rows f32 [q, V]; round distinguishes the random numbers of repeated visits.
+  void record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c, int64_t q,
+                     uint32_t round);
+  // Copies u32 [n] from the device into the read-back row of fresh tokens (drafts made on the GPU).
+  void record_fresh_copy(const TensorView& src);
+  // Submits the step, waits, reads back q rows.
+  Outcome finish(int64_t q);
+  // Commits rows [0, j] of a step that verified `drafts` drafts from c (j = first rejected row,
+  // or q when none): fills the event's lists, the grid, committed_ and nfe_. Returns j.
+  int64_t commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens, const Outcome& o);
+  // Device time and wall time of the step into the event, then the common fields.
+  void close_event(StepEvent& e, double wall_ms);
+
+  Faults faults_;
+
+ private:
+  int64_t max_drafts_, rows_;
+  KvCache cache_;
+  CommandStream stream_;
+  Tensor positions_;     // u32 [N + 1]: n at index n
+  Tensor p_;             // f32 [max_q, V]: the step's target distributions
+  Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
+  Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token
+  std::unique_ptr<GptBatch> batch_;
+};
+
+}  // namespace vkspec

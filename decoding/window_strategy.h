@@ -1,0 +1,61 @@
+#pragma once
+// Jacobi-style window decoding with lossless verification, the machinery shared by SJD and SCD.
+//
+// A window of L drafts follows the committed prefix. Each step runs one target forward over
+// [last committed token + drafts] (speculative_base.h), verifies the drafts on the GPU and commits
+// the accepted prefix plus the resolved token of the first rejected row. The positions after it
+// keep a new draft drawn from this step's p, which becomes their q: what distinguishes the
+// methods is how that new draft is drawn (DraftRule). Positions entering the window are
+// initialised by a rule of their own (random / left / above) with the matching q (uniform, or a
+// point mass on the copied token), so every draft's q is exactly the distribution it came from.
+//
+// Why this is lossless: a position's draft and q depend only on tokens at earlier positions and on
+// random numbers keyed by the position itself, with fresh Accept/Residual rounds every step. So
+// when the prefix before it is committed, the draft is an exact sample of q given that prefix, and
+// accept-or-resample yields an exact sample of the target p.
+#include <string>
+#include <vector>
+
+#include "decoding/speculative_base.h"
+
+namespace vkspec {
+
+enum class DraftRule {
+  Fresh,         // SJD: a new sample from p (Philox purpose Draft, round = step)
+  Coupled,       // SCD-MC: the row's resolved token (accepted draft or residual), maximal coupling
+  SharedGumbel,  // SCD-GS: Gumbel-max from p with noise keyed by (seed, position) only
+};
+
+enum class DraftInit { Random, Left, Above };
+
+struct WindowOptions {
+  int64_t window = 16;
+  DraftInit init = DraftInit::Above;
+};
+
+// Options "window" (1..1024) and "init" (random|left|above); throws naming method and option.
+WindowOptions parse_window_options(const MethodOptions& o, const std::string& method);
+const char* draft_init_name(DraftInit i);
+
+class WindowStrategy : public SpeculativeStrategy {
+ public:
+  StepEvent step() override;
+
+ protected:
+  WindowStrategy(const ModelSet& models, const StrategyInputs& in, const char* method, DraftRule rule,
+                 const WindowOptions& opt, const Faults& faults);
+
+ private:
+  // Drafts (and their q rows) for positions [ready_, end).
+  void initialise(int64_t end);
+  uint32_t token_at(int64_t n) const;  // committed token or current draft
+
+  DraftRule rule_;
+  WindowOptions opt_;
+  std::vector<uint32_t> drafts_;  // current draft per position (valid in [committed_, ready_))
+  int64_t ready_ = 0;             // positions below have a draft and a q row
+  Tensor q_;                      // f32 [N, V]: the q row of each position's current draft
+  Tensor row_drafts_;             // u32 [max_q], host-written: the draft verified at each row
+};
+
+}  // namespace vkspec

@@ -1,0 +1,121 @@
+#pragma once
+// Shared by the decoding-strategy tests: tiny random GPTs (a 3x3-token target with a vocabulary of
+// 8 and a drafter close to it), the sampler settings the tests use, and a loop that runs many
+// images through a strategy while checking that every StepEvent is consistent.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "tests/support/python_reference.h"
+#include "tests/support/tiny_gpt.h"
+
+namespace vkspec::testing {
+
+constexpr int64_t kTinyVocab = 8, kTinyGrid = 3;
+
+// Thousands of tiny forwards cost lavapipe mostly thread hand-offs; running each dispatch on the
+// submitting thread halves that (measured 17 -> 9 ms per 9-token image). Other drivers ignore it.
+inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
+
+struct TinyModels {
+  std::unique_ptr<Gpt> target, drafter;
+  ModelSet set;
+};
+
+// Built once per process.
+inline TinyModels& tiny_models(Context& ctx) {
+  static TinyModels m = [&] {
+    const std::string dir = scratch_dir("decoding_models");
+    TinyGptSpec t;
+    t.vocab = kTinyVocab;
+    t.grid = kTinyGrid;
+    TinyGptSpec d = t;  // the target plus noise: drafts that are often but not always right
+    d.noise_seed = 2;
+    d.noise_scale = 0.03f;
+    write_tiny_gpt(dir + "/target.safetensors", t);
+    write_tiny_gpt(dir + "/drafter.safetensors", d);
+    TinyModels r;
+    GptOptions opt;
+    opt.weights = DType::F32;
+    r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+    r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+    r.set.ctx = &ctx;
+    r.set.target = r.target.get();
+    r.set.drafter = r.drafter.get();
+    return r;
+  }();
+  return m;
+}
+
+// Strong enough filtering that verifying against an unfiltered q is a visible bias.
+inline SamplerSettings tiny_settings() {
+  SamplerSettings s;
+  s.cfg = 2.0f;
+  s.temperature = 1.0f;
+  s.top_k = 2;
+  s.top_p = 0.9f;
+  return s;
+}
+
+using Factory = std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&)>;
+
+inline Factory by_name(const std::string& method) {
+  return [method](const ModelSet& m, const StrategyInputs& in) { return make_strategy(method, m, in); };
+}
+
+struct Sample {
+  std::vector<std::vector<int32_t>> grids;
+  std::vector<std::vector<StepEvent>> events;  // only when kept
+  double ms_per_image = 0, nfe_per_image = 0;
+};
+
+// Checks what every strategy promises about its events: committed positions are listed exactly
+// once (accepted or resampled), proposed positions carry tokens, one target forward per step.
+inline void check_event(const StepEvent& e, int64_t committed_before, int64_t nfe_before, const Strategy& s) {
+  EXPECT_EQ(e.committed, committed_before + static_cast<int64_t>(e.accepted.size() + e.resampled.size()));
+  EXPECT_EQ(e.nfe, nfe_before + 1);
+  EXPECT_EQ(e.proposed.size(), e.proposed_tokens.size());
+  for (int32_t n : e.accepted) EXPECT_TRUE(n >= committed_before && n < e.committed) << "accepted " << n;
+  for (int32_t n : e.resampled) EXPECT_TRUE(n >= committed_before && n < e.committed) << "resampled " << n;
+  for (int64_t n = 0; n < static_cast<int64_t>(e.grid.size()); ++n)
+    EXPECT_EQ(e.grid[static_cast<size_t>(n)] != kUndecided, n < e.committed) << "position " << n;
+  EXPECT_EQ(e.done, s.done());
+}
+
+inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions& options, uint64_t first_seed,
+                         int images, bool keep_events = false) {
+  Sample s;
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t nfe = 0;
+  for (int i = 0; i < images; ++i) {
+    StrategyInputs in;
+    in.class_id = i % 2;
+    in.seed = first_seed + static_cast<uint64_t>(i);
+    in.sampler = tiny_settings();
+    in.options = options;
+    std::unique_ptr<Strategy> st = make(tiny_models(ctx).set, in);
+    std::vector<StepEvent> events;
+    int64_t committed = 0, forwards = 0;
+    while (!st->done()) {
+      StepEvent e = st->step();
+      check_event(e, committed, forwards, *st);
+      committed = e.committed;
+      forwards = e.nfe;
+      if (keep_events) events.push_back(std::move(e));
+    }
+    nfe += st->nfe();
+    s.grids.push_back(st->grid());
+    if (keep_events) s.events.push_back(std::move(events));
+  }
+  s.ms_per_image = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / images;
+  s.nfe_per_image = static_cast<double>(nfe) / images;
+  return s;
+}
+
+}  // namespace vkspec::testing

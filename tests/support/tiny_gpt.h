@@ -1,0 +1,79 @@
+#pragma once
+// Small random LlamaGen-layout GPTs written from C++ (no PyTorch needed), for the statistical tests
+// of the decoding strategies: a few tokens per image and a handful of token ids, so thousands of
+// images take seconds. With the default scale a 3x3, vocabulary-8 model has several likely tokens
+// per position whose probabilities depend strongly on the tokens before it (larger scales make
+// the distributions nearly deterministic).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/safetensors_writer.h"
+#include "engine/ops/philox.h"
+
+namespace vkspec::testing {
+
+struct TinyGptSpec {
+  int64_t dim = 32, layers = 1, heads = 2, vocab = 8, classes = 2, grid = 3, ffn_hidden = 64;
+  float scale = 0.2f;  // standard deviation of the matrices (norm weights are 1 +- 0.1)
+  uint64_t seed = 1;
+  // A second model close to the first (a drafter that is often right): the same weights plus
+  // noise_scale * N(0, 1) drawn with noise_seed (0: no noise).
+  uint64_t noise_seed = 0;
+  float noise_scale = 0.0f;
+};
+
+// Normal variates from Philox (Box-Muller), so the same file comes out on every platform.
+class TinyNormal {
+ public:
+  explicit TinyNormal(uint64_t seed) : seed_(seed) {}
+  float next() {
+    const float u1 = std::max(philox::uniform(seed_, 0, static_cast<uint32_t>(philox::Purpose::Test), n_++), 1e-7f);
+    const float u2 = philox::uniform(seed_, 0, static_cast<uint32_t>(philox::Purpose::Test), n_++);
+    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.28318530718f * u2);
+  }
+
+ private:
+  uint64_t seed_;
+  uint32_t n_ = 0;
+};
+
+inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
+  TinyNormal rng(s.seed), noise(s.noise_seed);
+  SafetensorsWriter w;
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+    std::vector<float> v(static_cast<size_t>(rows * cols));
+    for (float& x : v) x = s.scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
+    w.add_f32(name, {rows, cols}, v);
+  };
+  auto norm = [&](const std::string& name) {
+    std::vector<float> v(static_cast<size_t>(s.dim));
+    for (float& x : v) x = 1.0f + 0.1f * rng.next();
+    w.add_f32(name, {s.dim}, v);
+  };
+  const int64_t D = s.dim, H = s.ffn_hidden;
+  matrix("tok_embeddings.weight", s.vocab, D);
+  matrix("cls_embedding.embedding_table.weight", s.classes + 1, D);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    norm(p + "attention_norm.weight");
+    norm(p + "ffn_norm.weight");
+    matrix(p + "attention.wqkv.weight", 3 * D, D);
+    matrix(p + "attention.wo.weight", D, D);
+    matrix(p + "feed_forward.w1.weight", H, D);
+    matrix(p + "feed_forward.w3.weight", H, D);
+    matrix(p + "feed_forward.w2.weight", D, H);
+  }
+  norm("norm.weight");
+  matrix("output.weight", s.vocab, D);
+  const std::vector<std::pair<const char*, int64_t>> meta = {
+      {"dim", D},           {"n_layer", s.layers},      {"n_head", s.heads}, {"vocab_size", s.vocab},
+      {"num_classes", s.classes}, {"grid_size", s.grid}, {"cls_token_num", 1}, {"ffn_hidden", H}};
+  for (const auto& [k, v] : meta) w.set_metadata(k, std::to_string(v));
+  w.set_metadata("vkspec.kind", "gpt");
+  w.write(path);
+}
+
+}  // namespace vkspec::testing

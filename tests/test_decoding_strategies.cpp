@@ -1,0 +1,119 @@
+// The decoding strategies' contract beyond the statistics (test_decoding_lossless.cpp): seeded runs
+// are reproducible, options are checked with messages that name them, windows larger than the
+// image work, profiling reports device time, and a drafter identical to the target has every
+// draft accepted.
+#include <gtest/gtest.h>
+
+#include "decoding/sd_strategy.h"
+#include "tests/support/decoding_fixture.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+using testing::by_name;
+using testing::run_images;
+using testing::tiny_models;
+
+class decoding_strategies : public testing::VulkanTest {};
+
+const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
+  static const std::vector<std::pair<std::string, MethodOptions>> c = {
+      {"ar", {}},
+      {"sjd", {{"window", "4"}}},
+      {"scd-mc", {{"window", "5"}, {"init", "left"}}},
+      {"scd-gs", {{"window", "3"}, {"init", "random"}}},
+      {"sd", {{"window", "2"}}}};
+  return c;
+}
+
+void expect_same_events(const std::vector<StepEvent>& a, const std::vector<StepEvent>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].proposed_tokens, b[i].proposed_tokens) << what << " step " << i;
+    EXPECT_EQ(a[i].accepted, b[i].accepted) << what << " step " << i;
+    EXPECT_EQ(a[i].rejected, b[i].rejected) << what << " step " << i;
+    EXPECT_EQ(a[i].resampled, b[i].resampled) << what << " step " << i;
+  }
+}
+
+TEST_F(decoding_strategies, SameSeedSameTokens) {
+  for (const auto& [method, options] : configurations()) {
+    const testing::Sample a = run_images(ctx(), by_name(method), options, 7, 8, true);
+    const testing::Sample b = run_images(ctx(), by_name(method), options, 7, 8, true);
+    const testing::Sample other = run_images(ctx(), by_name(method), options, 100, 8);
+    EXPECT_EQ(a.grids, b.grids) << method;
+    EXPECT_NE(a.grids, other.grids) << method << ": different seeds gave the same 8 images";
+    for (size_t i = 0; i < a.events.size(); ++i) expect_same_events(a.events[i], b.events[i], method);
+  }
+}
+
+TEST_F(decoding_strategies, WindowLargerThanTheImage) {
+  for (const std::string method : {"sjd", "scd-mc", "scd-gs", "sd"}) {
+    const testing::Sample s = run_images(ctx(), by_name(method), {{"window", "16"}}, 3, 4);
+    EXPECT_LE(s.nfe_per_image, static_cast<double>(testing::kTinyGrid * testing::kTinyGrid)) << method;
+  }
+}
+
+TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
+  if (!ctx().caps().timestamps) GTEST_SKIP() << "the queue has no timestamps";
+  for (const std::string method : {"sjd", "sd"}) {
+    StrategyInputs in;
+    in.sampler = testing::tiny_settings();
+    in.profile = true;
+    const auto s = make_strategy(method, tiny_models(ctx()).set, in);
+    EXPECT_GT(s->step().device_ms, 0.0) << method;
+  }
+}
+
+// The drafter's and the target's distributions then agree to rounding, so no draft is rejected;
+// every step but the last commits its drafts plus the target's next token, which exercises the
+// drafter catching up on two tokens at the start of each step.
+TEST_F(decoding_strategies, IdenticalDrafterAcceptsEverything) {
+  ModelSet same = tiny_models(ctx()).set;
+  same.drafter = same.target;
+  const testing::Factory sd = [&same](const ModelSet&, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
+    return std::make_unique<SdStrategy>(same, in);
+  };
+  const testing::Sample s = run_images(ctx(), sd, {{"window", "3"}}, 11, 10, true);
+  for (const auto& events : s.events) {
+    ASSERT_EQ(events.size(), 3u);  // 9 tokens: 4 + 4 + 1
+    for (const StepEvent& e : events) {
+      EXPECT_TRUE(e.rejected.empty());
+      EXPECT_EQ(e.draft_forwards, std::min<int64_t>(3 * (e.step + 1), 3 + 3 + 1));
+    }
+  }
+}
+
+void expect_error(const std::string& method, const MethodOptions& options, const ModelSet& models,
+                  const std::string& fragment) {
+  StrategyInputs in;
+  in.options = options;
+  try {
+    make_strategy(method, models, in);
+    ADD_FAILURE() << method << ": expected an error mentioning '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(decoding_strategies, OptionsAreChecked) {
+  const ModelSet& m = tiny_models(ctx()).set;
+  expect_error("sjd", {{"windw", "4"}}, m, "--windw");
+  expect_error("scd-mc", {{"window", "0"}}, m, "--window must be in [1, 1024]");
+  expect_error("scd-gs", {{"window", "x"}}, m, "expects an integer");
+  expect_error("sjd", {{"init", "diagonal"}}, m, "--init must be one of random, left, above");
+  expect_error("ar", {{"window", "4"}}, m, "ar has no option --window");
+  expect_error("sd", {{"init", "left"}}, m, "sd has no option --init");
+  expect_error("sjd", {{"window", "64"}}, m, "max_queries");
+  expect_error("medusa", {}, m, "known: ar, sjd, scd-mc, scd-gs, sd");
+  ModelSet no_drafter = m;
+  no_drafter.drafter = nullptr;
+  expect_error("sd", {}, no_drafter, "needs a drafter model");
+  EXPECT_EQ(strategy_options("sjd"), (std::vector<std::string>{"window", "init"}));
+  EXPECT_EQ(strategy_options("sd"), (std::vector<std::string>{"window"}));
+  EXPECT_TRUE(strategy_options("ar").empty());
+}
+
+}  // namespace
+}  // namespace vkspec
