@@ -17,7 +17,7 @@ bool overlaps(VkBuffer b, VkDeviceSize lo, VkDeviceSize hi, VkBuffer b2, VkDevic
 }  // namespace
 
 CommandStream::CommandStream(Context& ctx, bool profile)
-    : ctx_(ctx), profile_(profile && ctx.caps().timestamps) {
+    : ctx_(ctx), profile_(profile && ctx.caps().timestamps), batch_limit_(ctx.options().batch_limit) {
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = ctx.queue_family();
@@ -105,10 +105,14 @@ void CommandStream::track(const std::vector<Range>& reads, const std::vector<Ran
 
 void CommandStream::stamp(const std::string& label) {
   ++command_count_;
-  if (!profile_) return;
-  if (queries_used_ >= query_capacity_) return;  // beyond capacity: untimed, never an error
-  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, queries_used_++);
-  labels_.push_back(label);
+  if (profile_ && queries_used_ < query_capacity_) {  // beyond capacity: untimed, never an error
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, queries_used_++);
+    labels_.push_back(label);
+  }
+  if (batch_limit_ && command_count_ >= batch_limit_) {
+    submit_and_wait();
+    carry_timings_ = true;
+  }
 }
 
 void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView> bindings, const void* push,
@@ -214,7 +218,8 @@ void CommandStream::wait() {
                 " ms on " + ctx_.caps().name + " (raise VKSPEC_FENCE_TIMEOUT_MS if this device is just slow)");
   submitted_ = false;
   vk_check(r, ("vkWaitForFences on " + ctx_.caps().name).c_str());
-  timings_.clear();
+  if (!carry_timings_) timings_.clear();
+  carry_timings_ = false;
   if (profile_ && queries_used_ > 1) {
     std::vector<uint64_t> ts(queries_used_);
     vk_check(vkGetQueryPoolResults(ctx_.device(), queries_, 0, queries_used_, ts.size() * 8, ts.data(), 8,

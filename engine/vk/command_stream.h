@@ -71,6 +71,9 @@ class CommandStream {
 
   Context& ctx_;
   bool profile_;
+  // ContextOptions::batch_limit: after that many commands, submit, wait and go on recording;
+  // timings accumulate over the batches.
+  uint32_t batch_limit_ = 0;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
@@ -79,6 +82,7 @@ class CommandStream {
   uint32_t queries_used_ = 0;
   bool recording_ = false, submitted_ = false;
   uint32_t command_count_ = 0, barrier_count_ = 0;
+  bool carry_timings_ = false;  // the next wait() appends to timings_ (a batch-limit split happened)
   std::vector<Range> pending_reads_, pending_writes_;
   std::vector<std::string> labels_;
   std::vector<CommandTiming> timings_;

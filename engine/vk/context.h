@@ -28,6 +28,11 @@ struct ContextOptions {
   // When set, the queue must also do graphics and present to this surface (the viewer draws and
   // computes on one queue); otherwise a compute-only family is preferred.
   VkSurfaceKHR present_surface = VK_NULL_HANDLE;
+  // 0: a CommandStream submits everything recorded as one batch. Otherwise every stream submits
+  // and waits after this many commands and goes on recording: the viewer sets it so that long
+  // decoding steps leave gaps for its frames on a shared queue (lavapipe runs its one queue
+  // serially). Host writes must not target buffers that already-recorded commands read.
+  uint32_t batch_limit = 0;
   static ContextOptions from_environment();
 };
 

@@ -1,0 +1,107 @@
+// The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing.
+#include <gtest/gtest.h>
+
+#include "engine/vk/error.h"
+#include "viewer/cell_overlay.h"
+#include "viewer/overlay_settings.h"
+#include "viewer/run_stats.h"
+#include "viewer/viewer_options.h"
+
+namespace vkspec::viewer {
+namespace {
+
+StepEvent event(int64_t step, std::vector<int32_t> grid) {
+  StepEvent e;
+  e.step = step;
+  e.grid = std::move(grid);
+  return e;
+}
+
+TEST(CellOverlay, FlagsTheDisplayedStep) {
+  const int32_t U = kUndecided;
+  StepEvent e0 = event(0, {1, U, U, U});
+  e0.proposed = {0, 1, 2};
+  e0.accepted = {0};
+  e0.rejected = {1};
+  StepEvent e1 = event(1, {1, 2, 3, U});
+  e1.proposed = {1, 2, 3};
+  e1.accepted = {1};
+  e1.rejected = {2};
+  e1.resampled = {2};
+  e1.islands = {{2, 3}};
+  const CellOverlay o = build_cell_overlay({&e0, &e1}, 2);
+  EXPECT_EQ(o.flags(0), kCellDecided);
+  EXPECT_EQ(o.flags(1), kCellDecided | kCellAccepted);
+  EXPECT_EQ(o.flags(2), kCellDecided | kCellRejected | kCellResampled);
+  EXPECT_EQ(o.flags(3), kCellDrafted);  // proposed, not verified, not committed
+  EXPECT_EQ(o.island(2), 1);
+  EXPECT_EQ(o.island(3), 1);
+  EXPECT_EQ(o.island(0), 0);
+  ASSERT_EQ(o.islands.size(), 1u);
+  EXPECT_EQ(o.islands[0].anchor, 2);
+  // Heat: cell 0 accepted once (rate 1), cell 1 rejected then accepted (0.5), cell 2 rejected (0).
+  EXPECT_EQ(o.heat(0), 255);
+  EXPECT_EQ(o.heat(1), 128);
+  EXPECT_EQ(o.heat(2), 1);
+  EXPECT_EQ(o.heat(3), 0);
+}
+
+TEST(CellOverlay, RejectsAGridOfTheWrongSize) {
+  StepEvent e = event(0, {1, 2});
+  EXPECT_THROW(build_cell_overlay({&e}, 2), Error);
+}
+
+TEST(CellOverlay, IslandColoursAreDistinctAndMatchTheShaderFormula) {
+  const auto a = island_colour(0), b = island_colour(1);
+  EXPECT_NE(a, b);
+  // hue 0 -> red, mixed 15% toward white
+  EXPECT_NEAR(a[0], 1.0f, 1e-6);
+  EXPECT_NEAR(a[1], 0.15f, 1e-6);
+  EXPECT_NEAR(a[2], 0.15f, 1e-6);
+  EXPECT_EQ(island_colour(255), island_colour(0));
+}
+
+TEST(RunStats, SumsUpToTheDisplayedStep) {
+  std::vector<std::shared_ptr<const StepFrame>> frames;
+  for (int i = 0; i < 3; ++i) {
+    auto f = std::make_shared<StepFrame>();
+    f->event.accepted = {i, i + 1};
+    f->event.rejected = {i + 2};
+    f->event.committed = 3 * (i + 1);
+    f->event.nfe = i + 1;
+    f->event.wall_ms = 10.0 * (i + 1);
+    frames.push_back(f);
+  }
+  const RunStats s = run_stats(frames, 1, 16);
+  EXPECT_EQ(s.steps, 2);
+  EXPECT_EQ(s.nfe, 2);
+  EXPECT_EQ(s.committed, 6);
+  EXPECT_DOUBLE_EQ(s.accepted_length, 3.0);
+  EXPECT_DOUBLE_EQ(s.acceptance_rate, 4.0 / 6.0);
+  EXPECT_DOUBLE_EQ(s.mean_step_ms, 15.0);
+  EXPECT_DOUBLE_EQ(s.last_step_ms, 20.0);
+  EXPECT_EQ(run_stats(frames, 99, 16).steps, 3);
+  EXPECT_EQ(run_stats({}, 0, 16).steps, 0);
+}
+
+TEST(ViewerOptions, ParsesAndRejects) {
+  const ViewerOptions o = parse_viewer_options({"--method", "sjd", "--options", "window=16,init=above", "--class",
+                                                "3", "--seed", "2", "--screenshot", "v.png", "--frames", "200",
+                                                "--overlays", "accepted,islands"});
+  EXPECT_EQ(o.method, "sjd");
+  EXPECT_EQ(o.method_options.at("window"), "16");
+  EXPECT_EQ(o.method_options.at("init"), "above");
+  EXPECT_EQ(o.class_id, 3);
+  EXPECT_EQ(o.seed, 2u);
+  EXPECT_EQ(o.frames, 200);
+  EXPECT_EQ(o.overlays, kShowAccepted | kShowIslands);
+  EXPECT_THROW(parse_viewer_options({"--frames", "10"}), Error);  // needs --screenshot
+  EXPECT_THROW(parse_viewer_options({"--overlays", "sparkles"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--options", "window"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--kiosk", "--trace", "t.json"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--bogus"}), Error);
+  EXPECT_EQ(format_method_options(parse_method_options("b=2,a=1")), "a=1,b=2");
+}
+
+}  // namespace
+}  // namespace vkspec::viewer

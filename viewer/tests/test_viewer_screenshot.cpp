@@ -1,0 +1,266 @@
+// Runs vkspec-viewer under Xvfb on a fixed class and seed, pinned at one step, and checks the PNG it
+// saves against the trace of the run it showed: the image region is not blank, the cells the step
+// accepted, rejected and resampled carry the green, red and amber outlines and no other cell does
+// (a rejected draft resampled in the same step keeps the red outline), undecided cells are dimmed,
+// and replaying the saved trace draws the same image.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+#include "decoding/strategy.h"
+#include "decoding/trace_reader.h"
+#include "tests/support/python_reference.h"
+
+namespace vkspec {
+namespace {
+
+struct Case {
+  const char* method;
+  int64_t step;  // the step shown
+  bool rejects;  // the step must reject something (so the red outline is checked)
+};
+// One line per method; a method that is not registered (strategy_names()) is skipped.
+const Case kCases[] = {{"ar", 40, false}, {"scd-mc", 3, true}};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.method << " at step " << c.step; }
+
+// Overlay colours of viewer/shaders/canvas.frag as 8-bit UNORM values.
+struct Rgb {
+  int r, g, b;
+};
+constexpr Rgb kAcceptedRgb{41, 219, 79};
+constexpr Rgb kRejectedRgb{240, 46, 41};
+constexpr Rgb kResampledRgb{255, 176, 0};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+int run(const std::string& cmd, std::string* output) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), p)) *output += buf;
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Png {
+  int w = 0, h = 0;
+  std::vector<uint8_t> rgb;
+  Rgb at(int x, int y) const {
+    const size_t i = (static_cast<size_t>(y) * w + x) * 3;
+    return {rgb[i], rgb[i + 1], rgb[i + 2]};
+  }
+};
+
+Png load_png(const std::string& path) {
+  Png p;
+  int n = 0;
+  uint8_t* data = stbi_load(path.c_str(), &p.w, &p.h, &n, 3);
+  if (!data) return p;
+  p.rgb.assign(data, data + static_cast<size_t>(p.w) * p.h * 3);
+  stbi_image_free(data);
+  return p;
+}
+
+struct Region {
+  double x, y, side;
+  int64_t grid;
+};
+
+bool near(const Rgb& a, const Rgb& b, int tol = 4) {
+  return std::abs(a.r - b.r) <= tol && std::abs(a.g - b.g) <= tol && std::abs(a.b - b.b) <= tol;
+}
+
+// Fraction of the pixels on a cell's outline band (inset by half the outline width, corners left
+// out) that have colour c.
+double outline_match(const Png& png, const Region& r, int64_t cell, const Rgb& c) {
+  const double cs = r.side / static_cast<double>(r.grid);
+  const double bw = std::clamp(cs / 10.0, 1.0, 4.0);
+  const double x0 = r.x + static_cast<double>(cell % r.grid) * cs, y0 = r.y + static_cast<double>(cell / r.grid) * cs;
+  int hits = 0, total = 0;
+  for (double t = 0.3; t <= 0.7; t += 0.4 / 8) {
+    const int along_x = static_cast<int>(x0 + t * cs), along_y = static_cast<int>(y0 + t * cs);
+    const int in = static_cast<int>(bw / 2);
+    const int pts[4][2] = {{along_x, static_cast<int>(y0) + in},
+                           {along_x, static_cast<int>(y0 + cs) - 1 - in},
+                           {static_cast<int>(x0) + in, along_y},
+                           {static_cast<int>(x0 + cs) - 1 - in, along_y}};
+    for (const auto& p : pts) {
+      hits += near(png.at(p[0], p[1]), c);
+      ++total;
+    }
+  }
+  return static_cast<double>(hits) / total;
+}
+
+// The brightest channel value inside a cell, away from its outline.
+int interior_max(const Png& png, const Region& r, int64_t cell) {
+  const double cs = r.side / static_cast<double>(r.grid);
+  const double x0 = r.x + static_cast<double>(cell % r.grid) * cs, y0 = r.y + static_cast<double>(cell / r.grid) * cs;
+  int m = 0;
+  for (int y = static_cast<int>(y0 + cs * 0.25); y < static_cast<int>(y0 + cs * 0.75); ++y)
+    for (int x = static_cast<int>(x0 + cs * 0.25); x < static_cast<int>(x0 + cs * 0.75); ++x) {
+      const Rgb p = png.at(x, y);
+      m = std::max({m, p.r, p.g, p.b});
+    }
+  return m;
+}
+
+class ViewerScreenshot : public ::testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = testing::scratch_dir("viewer_screenshot");
+    gpt_ = dir_ + "/gpt.safetensors";
+    vq_ = dir_ + "/vq.safetensors";
+    const auto g = testing::run_reference({"make-gpt", gpt_, "--vocab", "16", "--grid", "16", "--classes", "10", "--dim",
+                                           "64", "--heads", "2", "--layers", "1"});
+    const auto v = testing::run_reference({"make-vq", vq_, "--codebook", "16", "--ch-mult", "1,2"});
+    models_skipped_ = g.skipped || v.skipped;
+    models_error_ = !g.ok && !g.skipped ? g.message : (!v.ok && !v.skipped ? v.message : "");
+  }
+  void SetUp() override {
+    if (std::string(VKSPEC_XVFB_RUN).empty())
+      GTEST_SKIP() << "xvfb-run not found (apt-get install xvfb xauth): the viewer needs an X display";
+    if (models_skipped_) GTEST_SKIP() << "PyTorch missing: cannot make the test models (tools/reference.py)";
+    ASSERT_TRUE(models_error_.empty()) << models_error_;
+  }
+  // Runs the viewer under Xvfb with `args`; fails the test on a non-zero exit.
+  void viewer(const std::string& args) {
+    const std::string cmd = std::string(VKSPEC_XVFB_RUN) + " -a -s '-screen 0 1280x720x24' " + VKSPEC_VIEWER_BIN +
+                            " --fps 15 --timeout 900 " + args;
+    std::string out;
+    const int code = run(cmd, &out);
+    ASSERT_EQ(code, 0) << cmd << "\n" << out;
+    std::fprintf(stderr, "%s", out.c_str());
+  }
+  static std::string dir_, gpt_, vq_, models_error_;
+  static bool models_skipped_;
+};
+std::string ViewerScreenshot::dir_, ViewerScreenshot::gpt_, ViewerScreenshot::vq_, ViewerScreenshot::models_error_;
+bool ViewerScreenshot::models_skipped_ = false;
+
+TEST_P(ViewerScreenshot, OverlaysMatchTheTrace) {
+  const Case c = GetParam();
+  const auto names = strategy_names();
+  if (std::find(names.begin(), names.end(), c.method) == names.end())
+    GTEST_SKIP() << "method " << c.method << " is not registered in this build";
+  const std::string stem = dir_ + "/" + c.method;
+  const std::string common = " --class 3 --seed 2 --step " + std::to_string(c.step) + " --frames 5";
+  viewer("--model " + quote(gpt_) + " --vq " + quote(vq_) + " --method " + c.method + common + " --screenshot " +
+         quote(stem + ".png") + " --layout " + quote(stem + ".layout.json") + " --save-trace " +
+         quote(stem + ".trace.json"));
+  if (HasFatalFailure()) return;
+
+  const Trace trace = read_trace(stem + ".trace.json");
+  ASSERT_EQ(trace.images.size(), 1u);
+  const Generation& g = trace.images[0];
+  ASSERT_GT(static_cast<int64_t>(g.events.size()), c.step) << "the run has fewer steps than the one to show";
+  const StepEvent& e = g.events[static_cast<size_t>(c.step)];
+  ASSERT_FALSE(e.accepted.empty()) << "step " << c.step << " accepts nothing: pick another step";
+  if (c.rejects) {
+    ASSERT_FALSE(e.rejected.empty()) << c.method << " rejects nothing at step " << c.step << ": pick another step";
+  }
+  GridReplay replay(g.tokens);
+  for (int64_t i = 0; i <= c.step; ++i) replay.apply(g.events[static_cast<size_t>(i)]);
+
+  std::ifstream lf(stem + ".layout.json");
+  const nlohmann::json layout = nlohmann::json::parse(lf);
+  ASSERT_EQ(layout["lanes"].size(), 1u);
+  const auto& lane = layout["lanes"][0];
+  EXPECT_EQ(lane["step"].get<int64_t>(), c.step);
+  EXPECT_EQ(lane["method"].get<std::string>(), c.method);
+  const Region r{lane["x"].get<double>(), lane["y"].get<double>(), lane["w"].get<double>(), lane["grid"].get<int64_t>()};
+  ASSERT_EQ(r.grid, trace.config.grid_size);
+
+  const Png png = load_png(stem + ".png");
+  ASSERT_EQ(png.w, 1280) << stem << ".png missing or unreadable";
+  ASSERT_EQ(png.h, 720);
+  ASSERT_LE(r.x + r.side, png.w);
+  ASSERT_LE(r.y + r.side, png.h);
+
+  // Not blank: the image region varies.
+  double sum = 0, sum2 = 0;
+  int n = 0;
+  for (int y = static_cast<int>(r.y); y < static_cast<int>(r.y + r.side); y += 3)
+    for (int x = static_cast<int>(r.x); x < static_cast<int>(r.x + r.side); x += 3) {
+      const Rgb p = png.at(x, y);
+      const double l = (p.r + p.g + p.b) / 3.0;
+      sum += l, sum2 += l * l, ++n;
+    }
+  const double mean = sum / n, stddev = std::sqrt(std::max(0.0, sum2 / n - mean * mean));
+  EXPECT_GT(stddev, 10.0) << "the image region looks blank (mean " << mean << ")";
+
+  const int64_t T = r.grid * r.grid;
+  auto listed = [](const std::vector<int32_t>& v, int64_t cell) {
+    return std::find(v.begin(), v.end(), static_cast<int32_t>(cell)) != v.end();
+  };
+  int64_t undecided_checked = 0;
+  for (int64_t cell = 0; cell < T; ++cell) {
+    const double green = outline_match(png, r, cell, kAcceptedRgb), red = outline_match(png, r, cell, kRejectedRgb);
+    if (listed(e.accepted, cell)) {
+      EXPECT_GE(green, 0.9) << "accepted cell " << cell << " lacks the green outline";
+    } else {
+      EXPECT_LE(green, 0.25) << "cell " << cell << " is outlined green but was not accepted at step " << c.step;
+    }
+    const double amber = outline_match(png, r, cell, kResampledRgb);
+    const bool rejected = listed(e.rejected, cell) && !listed(e.accepted, cell);
+    const bool resampled = listed(e.resampled, cell) && !rejected && !listed(e.accepted, cell);
+    if (rejected) {
+      EXPECT_GE(red, 0.9) << "rejected cell " << cell << " lacks the red outline";
+    } else {
+      EXPECT_LE(red, 0.25) << "cell " << cell << " is outlined red but was not rejected at step " << c.step;
+    }
+    if (resampled) {
+      EXPECT_GE(amber, 0.9) << "resampled cell " << cell << " lacks the amber outline";
+    } else {
+      EXPECT_LE(amber, 0.25) << "cell " << cell << " is outlined amber but was not resampled";
+    }
+    if (replay.grid()[static_cast<size_t>(cell)] == kUndecided && !listed(e.proposed, cell)) {
+      // Dimmed to 0.3 of at most 255 (plus rounding).
+      EXPECT_LE(interior_max(png, r, cell), 78) << "undecided cell " << cell << " is not dimmed";
+      ++undecided_checked;
+    }
+  }
+  EXPECT_GT(undecided_checked, 0);
+
+  // Replaying the saved trace (no model run) draws the same image at the same step.
+  viewer("--trace " + quote(stem + ".trace.json") + " --vq " + quote(vq_) + common + " --screenshot " +
+         quote(stem + ".replay.png") + " --layout " + quote(stem + ".replay.layout.json"));
+  if (HasFatalFailure()) return;
+  const Png replayed = load_png(stem + ".replay.png");
+  ASSERT_EQ(replayed.w, png.w);
+  std::ifstream rf(stem + ".replay.layout.json");
+  const nlohmann::json rl = nlohmann::json::parse(rf);
+  ASSERT_EQ(rl["lanes"][0]["x"].get<double>(), r.x);
+  ASSERT_EQ(rl["lanes"][0]["w"].get<double>(), r.side);
+  int64_t differ = 0;
+  for (int y = static_cast<int>(r.y); y < static_cast<int>(r.y + r.side); ++y)
+    for (int x = static_cast<int>(r.x); x < static_cast<int>(r.x + r.side); ++x)
+      differ += !near(png.at(x, y), replayed.at(x, y), 0);
+  EXPECT_EQ(differ, 0) << "the replay draws " << differ << " pixels differently from the live run";
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, ViewerScreenshot, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           std::string n = i.param.method;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace vkspec

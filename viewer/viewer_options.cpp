@@ -1,0 +1,136 @@
+#include "viewer/viewer_options.h"
+
+#include "cli/arg_parser.h"
+#include "engine/vk/error.h"
+#include "viewer/overlay_settings.h"
+
+namespace vkspec::viewer {
+
+const char* kViewerUsage =
+    "usage: vkspec-viewer [options]\n"
+    "\n"
+    "live runs:   --model FILE --vq FILE [--drafter FILE] [--low-res FILE]   (default: shipped models)\n"
+    "             --method NAME [--options k=v,...] [--compare NAME [--compare-options k=v,...]]\n"
+    "             --class N --seed S [--cfg S] [--temperature T] [--top-k K] [--top-p P]\n"
+    "replay:      --trace FILE [--image I] [--compare-image J] [--vq FILE]   (no model run)\n"
+    "kiosk:       --kiosk [--hold SECONDS]    fullscreen, cycles classes and methods on its own\n"
+    "output:      --screenshot FILE --frames N [--step K] [--layout FILE]\n"
+    "             --record DIR (every frame as PNG)   --save-trace FILE (the runs shown, as a trace)\n"
+    "display:     --width W --height H --fps F (0 = uncapped) --speed STEPS_PER_S (replay)\n"
+    "             --overlays accepted,rejected,resampled,drafted,islands,heat,dim | all | none\n"
+    "             --timeout SECONDS (--screenshot gives up after this long)\n"
+    "             --batch N: GPU commands per submission while decoding (default 12; 0 = whole steps);\n"
+    "             smaller batches let frames through sooner on a device with one queue (lavapipe)\n"
+    "\n"
+    "--screenshot renders at least N frames and saves the first frame after that at which every run\n"
+    "shown has finished (and the timeline reached --step K when given). Keys: space play/pause,\n"
+    "left/right step, Home/End first/last step, Esc quit.\n";
+
+MethodOptions parse_method_options(const std::string& text) {
+  MethodOptions o;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t end = text.find(',', i);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(i, end - i);
+    i = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("method option '" + item + "' is not of the form name=value (example: window=16)");
+    std::string key = item.substr(0, eq);
+    if (key.rfind("--", 0) == 0) key = key.substr(2);
+    o[key] = item.substr(eq + 1);
+  }
+  return o;
+}
+
+std::string format_method_options(const MethodOptions& o) {
+  std::string s;
+  for (const auto& [k, v] : o) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
+  cli::ArgParser ap("vkspec-viewer", {"--kiosk"},
+                    {"--model", "--vq", "--drafter", "--low-res", "--method", "--options", "--compare",
+                     "--compare-options", "--class", "--seed", "--cfg", "--temperature", "--top-k", "--top-p",
+                     "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames", "--step",
+                     "--layout", "--record", "--save-trace", "--width", "--height", "--fps", "--speed",
+                     "--overlays", "--timeout", "--batch"});
+  ap.parse(args);
+  ViewerOptions o;
+  o.model = ap.get_or("--model", "");
+  o.vq = ap.get_or("--vq", "");
+  o.drafter = ap.get_or("--drafter", "");
+  o.low_res = ap.get_or("--low-res", "");
+  o.method = ap.get_or("--method", "");
+  o.method_options = parse_method_options(ap.get_or("--options", ""));
+  o.compare = ap.get_or("--compare", "");
+  o.compare_options = parse_method_options(ap.get_or("--compare-options", ""));
+  o.class_id = ap.get_int("--class", 0, 0, 1 << 30);
+  o.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  if (ap.get("--cfg")) o.cfg = static_cast<float>(ap.get_double("--cfg", 0, 0, 100));
+  if (ap.get("--temperature")) o.temperature = static_cast<float>(ap.get_double("--temperature", 1, 1e-6, 100));
+  if (ap.get("--top-k")) o.top_k = ap.get_int("--top-k", 0, 0, 1 << 24);
+  if (ap.get("--top-p")) o.top_p = static_cast<float>(ap.get_double("--top-p", 1, 1e-6, 1));
+  o.trace = ap.get_or("--trace", "");
+  o.trace_image = ap.get_int("--image", 0, 0, 1 << 30);
+  o.trace_compare = ap.get_int("--compare-image", -1, -1, 1 << 30);
+  o.kiosk = ap.flag("--kiosk");
+  o.kiosk_hold_s = ap.get_double("--hold", 4, 0, 3600);
+  o.screenshot = ap.get_or("--screenshot", "");
+  o.frames = ap.get_int("--frames", o.screenshot.empty() ? 0 : 1, 1, 1 << 30);
+  o.step = ap.get_int("--step", -1, -1, 1 << 30);
+  o.layout_file = ap.get_or("--layout", "");
+  o.record_dir = ap.get_or("--record", "");
+  o.save_trace = ap.get_or("--save-trace", "");
+  o.width = static_cast<int>(ap.get_int("--width", 1280, 320, 16384));
+  o.height = static_cast<int>(ap.get_int("--height", 720, 240, 16384));
+  o.fps = ap.get_double("--fps", 60, 0, 1000);
+  o.replay_speed = ap.get_double("--speed", 30, 0.1, 100000);
+  o.timeout_s = ap.get_double("--timeout", 600, 1, 1e6);
+  o.batch_limit = static_cast<uint32_t>(ap.get_int("--batch", 12, 0, 1 << 20));
+  if (auto ov = ap.get("--overlays")) {
+    o.overlays = OverlaySettings::parse_list(*ov);
+    o.overlays_given = true;
+  }
+  if (ap.get("--frames") && o.screenshot.empty()) throw Error("vkspec-viewer: --frames needs --screenshot FILE");
+  if (!o.layout_file.empty() && o.screenshot.empty()) throw Error("vkspec-viewer: --layout needs --screenshot FILE");
+  if (o.kiosk && !o.trace.empty()) throw Error("vkspec-viewer: --kiosk runs the model; it cannot replay --trace");
+  if (o.kiosk && o.step >= 0) throw Error("vkspec-viewer: --step pins the timeline, which --kiosk drives itself");
+  if (o.trace.empty() && (ap.get("--image") || ap.get("--compare-image")))
+    throw Error("vkspec-viewer: --image and --compare-image select images of a --trace");
+  if (o.compare.empty() && ap.get("--compare-options"))
+    throw Error("vkspec-viewer: --compare-options needs --compare METHOD");
+  return o;
+}
+
+uint32_t OverlaySettings::parse_list(const std::string& list) {
+  if (list == "all") {
+    uint32_t all = 0;
+    for (const auto& n : kOverlayNames) all |= n.bit;
+    return all;
+  }
+  if (list == "none") return 0;
+  uint32_t bits = 0;
+  size_t i = 0;
+  while (i <= list.size()) {
+    size_t end = list.find(',', i);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(i, end - i);
+    i = end + 1;
+    if (item.empty()) continue;
+    bool found = false;
+    for (const auto& n : kOverlayNames)
+      if (item == n.name) bits |= n.bit, found = true;
+    if (!found) {
+      std::string known;
+      for (const auto& n : kOverlayNames) known += std::string(known.empty() ? "" : ", ") + n.name;
+      throw Error("vkspec-viewer: unknown overlay '" + item + "' (known: " + known + ", all, none)");
+    }
+  }
+  return bits;
+}
+
+}  // namespace vkspec::viewer
