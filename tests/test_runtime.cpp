@@ -182,6 +182,26 @@ TEST_F(VulkanTest, ProfilingGivesOneTimingPerCommand) {
   for (const auto& t : s.timings()) EXPECT_GE(t.ms, 0.0);
 }
 
+// ContextOptions::batch_limit (the viewer's): streams submit every N commands and go on recording;
+// results and per-command timings are as without it.
+TEST(CommandStreamBatches, ALimitSplitsSubmitsKeepingResultsAndTimings) {
+  auto instance = std::make_shared<Instance>();
+  ContextOptions o = ContextOptions::from_environment();
+  o.batch_limit = 2;
+  Context c(instance, instance->preferred_device(), o);
+  {
+    Tensor x = upload_floats(c, {1, 2, 3}, DType::F32, {3}, "x");
+    CommandStream s(c, /*profile=*/true);
+    for (int i = 0; i < 5; ++i) ops::add(s, x, x, x);  // each reads the previous one's result
+    s.submit_and_wait();
+    EXPECT_EQ(download_floats(c, x), (std::vector<float>{32, 64, 96}));
+    if (c.caps().timestamps) {
+      EXPECT_EQ(s.timings().size(), 5u);
+    }
+  }
+  EXPECT_EQ(instance->validation_log().take(), std::vector<std::string>{});
+}
+
 TEST_F(VulkanTest, ValidationMessagesAreCaptured) {
   // A deliberately invalid call: a zero-sized buffer violates VUID-VkBufferCreateInfo-size-00912.
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};

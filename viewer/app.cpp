@@ -4,8 +4,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <sys/stat.h>
 #include <thread>
 
@@ -14,8 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_paths.h"
-#include "decoding/trace.h"
-#include "viewer/method_info.h"
 
 namespace vkspec::viewer {
 namespace {
@@ -306,57 +302,6 @@ void App::start_from_controls() {
   }
 }
 
-void App::start_kiosk_run() {
-  // Methods that failed before their first step (a model they need is missing) are left out.
-  int64_t i = kiosk_index_++;
-  for (size_t tries = 0; tries < methods_.size(); ++tries) {
-    const std::string& m = methods_[static_cast<size_t>(i % static_cast<int64_t>(methods_.size()))];
-    if (!kiosk_unavailable_.count(m)) break;
-    i = kiosk_index_++;
-  }
-  const std::string& method = methods_[static_cast<size_t>(i % static_cast<int64_t>(methods_.size()))];
-  std::vector<std::pair<std::string, MethodOptions>> m = {{method, {}}};
-  // A speculative method races plain AR on the same class and seed.
-  if (method != "ar" && std::find(methods_.begin(), methods_.end(), "ar") != methods_.end()) m.push_back({"ar", {}});
-  controls_.class_id = static_cast<int>(i % std::max<int64_t>(1, num_classes_));
-  controls_.seed = static_cast<long long>(opt_.seed + static_cast<uint64_t>(i));
-  start_live(m, controls_.class_id, static_cast<uint64_t>(controls_.seed), controls_.sampler);
-  kiosk_next_.reset();
-  // One line per run: what a long unattended session is checked with (memory must stay flat).
-  long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  const AllocatorStats st = ctx_->allocator().stats();
-  std::fprintf(stderr, "vkspec-viewer: kiosk run %lld: %s%s, class %d, seed %lld; RSS %.1f MiB, device memory %.1f MiB "
-               "in use (%.1f reserved)\n", static_cast<long long>(i), method.c_str(), m.size() > 1 ? " vs ar" : "",
-               controls_.class_id, controls_.seed, static_cast<double>(resident) * 4096.0 / (1 << 20),
-               static_cast<double>(st.device_bytes_in_use) / (1 << 20),
-               static_cast<double>(st.device_bytes_reserved) / (1 << 20));
-}
-
-void App::kiosk_tick() {
-  if (!opt_.kiosk) return;
-  for (const LaneView& l : lanes_)
-    if (l.record->device_lost()) throw RestartRequired("the device was lost: " + l.record->error());
-  const bool ended = std::all_of(lanes_.begin(), lanes_.end(), [](const LaneView& l) { return l.record->ended(); });
-  if (!ended) return;
-  const auto now = Clock::now();
-  if (!kiosk_next_) {
-    const bool failed = std::any_of(lanes_.begin(), lanes_.end(),
-                                    [](const LaneView& l) { return l.record->state() == RunState::Failed; });
-    for (const LaneView& l : lanes_)
-      if (l.record->state() == RunState::Failed) {
-        std::cerr << "vkspec-viewer: kiosk: " << l.label << " failed: " << l.record->error() << "\n";
-        if (l.frames.empty()) kiosk_unavailable_.insert(l.record->method());
-      }
-    const double hold = failed ? std::min(opt_.kiosk_hold_s, 3.0) : opt_.kiosk_hold_s;
-    kiosk_next_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(hold));
-  }
-  if (now >= *kiosk_next_) start_kiosk_run();
-}
-
 int64_t App::available_steps() const {
   size_t n = 0;
   for (const LaneView& l : lanes_) n = std::max(n, l.frames.size());
@@ -471,57 +416,6 @@ void App::frame() {
                        .dump(2);
   }
   work_.add(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-}
-
-void App::on_capture(uint64_t frame_number, Image image) {
-  if (writer_) {
-    char name[32];
-    std::snprintf(name, sizeof(name), "/frame_%06llu.png", static_cast<unsigned long long>(frame_number));
-    writer_->add(opt_.record_dir + name, image);
-  }
-  if (frame_number == screenshot_frame_ && !opt_.screenshot.empty()) {
-    image.write_png(opt_.screenshot);
-    write_layout();
-  }
-}
-
-void App::write_layout() const {
-  if (opt_.layout_file.empty()) return;
-  std::ofstream f(opt_.layout_file);
-  f << layout_json_ << "\n";
-  if (!f) throw Error("cannot write layout file " + opt_.layout_file);
-}
-
-void App::save_trace() const {
-  if (opt_.save_trace.empty() || lanes_.empty()) return;
-  TraceConfig tc;
-  tc.model = trace_ ? trace_->config.model : gpt_->path();
-  tc.grid_size = grid_;
-  tc.vocab_size = trace_ ? trace_->config.vocab_size : gpt_->config().vocab_size;
-  tc.sampler = trace_ ? trace_->config.sampler : controls_.sampler;
-  tc.options = lanes_.front().options;
-  std::vector<Generation> gens;
-  for (const LaneView& l : lanes_) {
-    const auto frames = l.record->frames();
-    if (l.record->state() != RunState::Finished || frames.empty()) continue;
-    Generation g;
-    g.method = l.record->method();
-    g.class_id = l.record->class_id();
-    g.seed = l.record->seed();
-    g.tokens = frames.back()->event.grid;
-    for (const auto& f : frames) {
-      StepEvent e = f->event;
-      e.grid.clear();
-      g.wall_ms += e.wall_ms;
-      g.device_ms += e.device_ms;
-      g.events.push_back(std::move(e));
-    }
-    g.nfe = frames.back()->event.nfe;
-    g.draft_forwards = frames.back()->event.draft_forwards;
-    gens.push_back(std::move(g));
-  }
-  if (gens.empty()) throw Error("--save-trace " + opt_.save_trace + ": no run finished");
-  write_trace(opt_.save_trace, tc, gens);
 }
 
 int App::run() {

@@ -38,6 +38,12 @@ const char* state_name(RunState s) {
   return "";
 }
 
+void wrapped(const ImVec4& colour, const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, colour);
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
 bool combo_of(const char* label, int* index, const std::vector<std::string>& items) {
   bool changed = false;
   const char* preview = *index >= 0 && *index < static_cast<int>(items.size()) ? items[*index].c_str() : "";
@@ -126,7 +132,7 @@ void App::build_run_panel() {
     int cmp = controls_.trace_compare + 1;
     if (combo_of("Compare", &cmp, with)) controls_.trace_compare = cmp - 1;
     if (ImGui::Button("Show")) start_requested_ = true;
-    if (!decoder_note_.empty()) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", decoder_note_.c_str());
+    if (!decoder_note_.empty()) wrapped(ImVec4(1, 0.8f, 0.3f, 1), decoder_note_);
   } else {
     combo_of("Method", &controls_.method, methods_);
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.7f, 0.7f, 0.75f, 1));
@@ -161,10 +167,10 @@ void App::build_run_panel() {
       start_requested_ = true;
     }
   }
-  if (!ui_error_.empty()) ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "%s", ui_error_.c_str());
+  if (!ui_error_.empty()) wrapped(ImVec4(1, 0.35f, 0.3f, 1), ui_error_);
   for (const LaneView& l : lanes_)
     if (l.record->state() == RunState::Failed)
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "%s failed: %s", l.label.c_str(), l.record->error().c_str());
+      wrapped(ImVec4(1, 0.35f, 0.3f, 1), l.label + " failed: " + l.record->error());
   ImGui::Separator();
 }
 
@@ -329,7 +335,7 @@ void App::build_kiosk_caption(float x, float y, float w, float h) {
   if (lanes_.size() > 1) title += " vs " + lanes_[1].record->method();
   title += "  class " + std::to_string(a.record->class_id()) + ", seed " + std::to_string(a.record->seed());
   ImGui::TextUnformatted(title.c_str());
-  ImGui::SetWindowFontScale(1.4f);
+  ImGui::SetWindowFontScale(1.6f);
   ImGui::TextWrapped("%s.", method_summary(a.record->method()).c_str());
   std::string status;
   bool failed = false;

@@ -55,16 +55,10 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
 }
 
 std::array<float, 3> island_colour(int id) {
-  const double h = std::fmod((id % 255) * 0.6180339887, 1.0);
-  const double off[3] = {0.0, 2.0 / 3.0, 1.0 / 3.0};
-  std::array<float, 3> rgb{};
-  for (int i = 0; i < 3; ++i) {
-    double f = h + off[i];
-    f -= std::floor(f);
-    const double k = std::clamp(std::abs(f * 6.0 - 3.0) - 1.0, 0.0, 1.0);
-    rgb[static_cast<size_t>(i)] = static_cast<float>(1.0 + (k - 1.0) * 0.85);
-  }
-  return rgb;
+  static const std::array<float, 3> kPalette[8] = {{1.0f, 0.3f, 1.0f},  {0.2f, 1.0f, 1.0f}, {1.0f, 1.0f, 1.0f},
+                                                   {0.6f, 0.4f, 1.0f},  {1.0f, 0.55f, 0.75f}, {0.3f, 0.8f, 0.7f},
+                                                   {1.0f, 1.0f, 0.6f},  {0.8f, 0.7f, 1.0f}};
+  return kPalette[static_cast<size_t>(id % 255) % 8];
 }
 
 }  // namespace vkspec::viewer

@@ -40,7 +40,8 @@ struct CellOverlay {
 // events: the run's events from step 0 to the displayed step (the last one), each with its grid.
 CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int64_t grid);
 
-// RGB in [0, 1] of island `id`, identical to the shader's island_colour(id % 255).
+// RGB in [0, 1] of island `id`, identical to the shader's island_colour(id % 255): eight colours
+// clear of the accepted/rejected/resampled/drafted marks.
 std::array<float, 3> island_colour(int id);
 
 }  // namespace vkspec::viewer

@@ -19,7 +19,7 @@ const char* kViewerUsage =
     "display:     --width W --height H --fps F (0 = uncapped) --speed STEPS_PER_S (replay)\n"
     "             --overlays accepted,rejected,resampled,drafted,islands,heat,dim | all | none\n"
     "             --timeout SECONDS (--screenshot gives up after this long)\n"
-    "             --batch N: GPU commands per submission while decoding (default 12; 0 = whole steps);\n"
+    "             --batch N: GPU commands per submission while decoding (default 6; 0 = whole steps);\n"
     "             smaller batches let frames through sooner on a device with one queue (lavapipe)\n"
     "\n"
     "--screenshot renders at least N frames and saves the first frame after that at which every run\n"
@@ -65,9 +65,16 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.drafter = ap.get_or("--drafter", "");
   o.low_res = ap.get_or("--low-res", "");
   o.method = ap.get_or("--method", "");
-  o.method_options = parse_method_options(ap.get_or("--options", ""));
+  auto method_options = [&](const char* flag) {
+    try {
+      return parse_method_options(ap.get_or(flag, ""));
+    } catch (const Error& e) {
+      throw Error(std::string("vkspec-viewer: ") + flag + ": " + e.what());
+    }
+  };
+  o.method_options = method_options("--options");
   o.compare = ap.get_or("--compare", "");
-  o.compare_options = parse_method_options(ap.get_or("--compare-options", ""));
+  o.compare_options = method_options("--compare-options");
   o.class_id = ap.get_int("--class", 0, 0, 1 << 30);
   o.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   if (ap.get("--cfg")) o.cfg = static_cast<float>(ap.get_double("--cfg", 0, 0, 100));
@@ -90,7 +97,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.fps = ap.get_double("--fps", 60, 0, 1000);
   o.replay_speed = ap.get_double("--speed", 30, 0.1, 100000);
   o.timeout_s = ap.get_double("--timeout", 600, 1, 1e6);
-  o.batch_limit = static_cast<uint32_t>(ap.get_int("--batch", 12, 0, 1 << 20));
+  o.batch_limit = static_cast<uint32_t>(ap.get_int("--batch", 6, 0, 1 << 20));
   if (auto ov = ap.get("--overlays")) {
     o.overlays = OverlaySettings::parse_list(*ov);
     o.overlays_given = true;

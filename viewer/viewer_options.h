@@ -37,7 +37,7 @@ struct ViewerOptions {
   int width = 1280, height = 720;
   double fps = 60;            // frame cap; 0 = none
   double replay_speed = 30;   // steps per second when playing a replay
-  uint32_t batch_limit = 12;  // GPU commands per submission while decoding (ContextOptions::batch_limit)
+  uint32_t batch_limit = 6;   // GPU commands per submission while decoding (ContextOptions::batch_limit)
   uint32_t overlays = 0;      // OverlaySettings::show
   bool overlays_given = false;
 };

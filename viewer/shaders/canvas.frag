@@ -25,11 +25,12 @@ uvec4 cell_at(ivec2 c) {
   return texelFetch(cells, c, 0);
 }
 
-// Same as island_colour() in viewer/cell_overlay.cpp: golden-ratio hues, full saturation.
+// Same as island_colour() in viewer/cell_overlay.cpp: eight colours clear of the green, red, amber
+// and blue that mark accepted, rejected, resampled and drafted cells.
 vec3 island_colour(uint id) {
-  float h = fract(float(id) * 0.6180339887);
-  vec3 k = clamp(abs(fract(vec3(h) + vec3(0.0, 2.0 / 3.0, 1.0 / 3.0)) * 6.0 - 3.0) - 1.0, 0.0, 1.0);
-  return mix(vec3(1.0), k, 0.85);
+  const vec3 palette[8] = vec3[8](vec3(1.0, 0.3, 1.0), vec3(0.2, 1.0, 1.0), vec3(1.0, 1.0, 1.0), vec3(0.6, 0.4, 1.0),
+                                  vec3(1.0, 0.55, 0.75), vec3(0.3, 0.8, 0.7), vec3(1.0, 1.0, 0.6), vec3(0.8, 0.7, 1.0));
+  return palette[id % 8u];
 }
 
 // Low acceptance dark purple, high acceptance yellow.

@@ -51,14 +51,17 @@ TEST(CellOverlay, RejectsAGridOfTheWrongSize) {
   EXPECT_THROW(build_cell_overlay({&e}, 2), Error);
 }
 
-TEST(CellOverlay, IslandColoursAreDistinctAndMatchTheShaderFormula) {
-  const auto a = island_colour(0), b = island_colour(1);
-  EXPECT_NE(a, b);
-  // hue 0 -> red, mixed 15% toward white
-  EXPECT_NEAR(a[0], 1.0f, 1e-6);
-  EXPECT_NEAR(a[1], 0.15f, 1e-6);
-  EXPECT_NEAR(a[2], 0.15f, 1e-6);
-  EXPECT_EQ(island_colour(255), island_colour(0));
+TEST(CellOverlay, IslandColoursAreDistinctAndClearOfTheMarks) {
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) EXPECT_NE(island_colour(a), island_colour(b));
+    const auto c = island_colour(a);
+    // Not the accepted green, rejected red or amber: some channel pair differs from each.
+    EXPECT_FALSE(c[0] < 0.5f && c[1] > 0.7f && c[2] < 0.5f) << a;
+    EXPECT_FALSE(c[0] > 0.7f && c[1] < 0.5f && c[2] < 0.5f) << a;
+    EXPECT_FALSE(c[0] > 0.7f && c[1] > 0.5f && c[1] < 0.8f && c[2] < 0.2f) << a;
+  }
+  EXPECT_EQ(island_colour(8), island_colour(0));
+  EXPECT_EQ(island_colour(255), island_colour(0));  // the texel stores id % 255 + 1
 }
 
 TEST(RunStats, SumsUpToTheDisplayedStep) {

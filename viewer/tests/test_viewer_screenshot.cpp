@@ -255,6 +255,98 @@ TEST_P(ViewerScreenshot, OverlaysMatchTheTrace) {
   EXPECT_EQ(differ, 0) << "the replay draws " << differ << " pixels differently from the live run";
 }
 
+// Fraction of pixels matching c along one side of a cell (0 left, 1 right, 2 top, 3 bottom), at
+// depth `inset` pixels inside the cell, from 40% to 80% along the side (clear of the island's id
+// label at the top-left corner).
+double side_match(const Png& png, const Region& r, int64_t cell, int side, double inset, const Rgb& c) {
+  const double cs = r.side / static_cast<double>(r.grid);
+  const double x0 = r.x + static_cast<double>(cell % r.grid) * cs, y0 = r.y + static_cast<double>(cell / r.grid) * cs;
+  int hits = 0, total = 0;
+  for (double t = 0.4; t <= 0.8; t += 0.05) {
+    double x = x0 + t * cs, y = y0 + t * cs;
+    if (side == 0) x = x0 + inset;
+    if (side == 1) x = x0 + cs - 1 - inset;
+    if (side == 2) y = y0 + inset;
+    if (side == 3) y = y0 + cs - 1 - inset;
+    hits += near(png.at(static_cast<int>(x), static_cast<int>(y)), c);
+    ++total;
+  }
+  return static_cast<double>(hits) / total;
+}
+
+// No method emits rejection islands yet (MuLo-SD will): a synthetic trace replayed with only the
+// islands overlay on shows each island's outline in its colour (viewer/cell_overlay.cpp) exactly
+// on the island's boundary.
+TEST_F(ViewerScreenshot, IslandOutlinesFollowTheTrace) {
+  const int64_t G = 8;
+  Generation g;
+  g.method = "islands";
+  g.class_id = 1;
+  for (int i = 0; i < G * G; ++i) g.tokens.push_back(i % 16);
+  const std::vector<std::vector<int32_t>> islands = {{17, 18, 26, 27}, {36, 37}};
+  auto in_island = [&](int32_t p) {
+    for (size_t i = 0; i < islands.size(); ++i)
+      if (std::find(islands[i].begin(), islands[i].end(), p) != islands[i].end()) return static_cast<int>(i);
+    return -1;
+  };
+  StepEvent e0, e1, e2, e3;
+  for (int32_t p = 0; p < 16; ++p) e0.accepted.push_back(p);
+  e0.committed = 16;
+  for (int32_t p = 16; p < 40; ++p) {
+    e1.proposed.push_back(p);
+    e1.proposed_tokens.push_back(p % 16);
+    if (in_island(p) < 0) e1.accepted.push_back(p);
+  }
+  e1.rejected = {18, 27, 36};
+  e1.islands = islands;
+  e1.committed = 16 + static_cast<int64_t>(e1.accepted.size());
+  for (const auto& isl : islands) e2.resampled.insert(e2.resampled.end(), isl.begin(), isl.end());
+  e2.committed = 40;
+  for (int32_t p = 40; p < G * G; ++p) e3.accepted.push_back(p);
+  e3.committed = G * G;
+  int64_t step = 0;
+  for (StepEvent* e : {&e0, &e1, &e2, &e3}) {
+    e->step = step++;
+    e->nfe = step;
+    g.events.push_back(*e);
+  }
+  g.nfe = 4;
+  TraceConfig tc;
+  tc.model = "synthetic";
+  tc.grid_size = G;
+  tc.vocab_size = 16;
+  const std::string stem = dir_ + "/islands";
+  write_trace(stem + ".trace.json", tc, {g});
+
+  viewer("--trace " + quote(stem + ".trace.json") + " --step 1 --frames 3 --overlays islands --screenshot " +
+         quote(stem + ".png") + " --layout " + quote(stem + ".layout.json"));
+  if (HasFatalFailure()) return;
+  std::ifstream lf(stem + ".layout.json");
+  const nlohmann::json lane = nlohmann::json::parse(lf)["lanes"][0];
+  const Region r{lane["x"].get<double>(), lane["y"].get<double>(), lane["w"].get<double>(), G};
+  const Png png = load_png(stem + ".png");
+  ASSERT_GT(png.w, 0);
+  const double bw = std::clamp(r.side / G / 10.0, 1.0, 4.0);
+  const Rgb colours[2] = {{255, 77, 255}, {51, 255, 255}};  // island_colour(0), island_colour(1)
+  for (int32_t cell = 0; cell < G * G; ++cell) {
+    const int id = in_island(cell);
+    const int64_t x = cell % G, y = cell / G;
+    const int64_t neighbour[4] = {x > 0 ? cell - 1 : -1, x + 1 < G ? cell + 1 : -1, y > 0 ? cell - G : -1,
+                                  y + 1 < G ? cell + G : -1};
+    for (int side = 0; side < 4; ++side) {
+      const bool boundary = id >= 0 && (neighbour[side] < 0 || in_island(static_cast<int32_t>(neighbour[side])) != id);
+      for (int k = 0; k < 2; ++k) {
+        const double m = side_match(png, r, cell, side, bw, colours[k]);
+        if (boundary && k == id) {
+          EXPECT_GE(m, 0.9) << "island " << id << " cell " << cell << " side " << side << " lacks its outline";
+        } else if (id < 0 || !boundary) {
+          EXPECT_LE(m, 0.25) << "cell " << cell << " side " << side << " has island " << k << "'s colour";
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, ViewerScreenshot, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string n = i.param.method;
