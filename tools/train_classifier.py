@@ -28,7 +28,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", default="fmnist_classifier")
     ap.add_argument("--steps", type=int, default=1800)  # ~4 epochs at batch 128
-    ap.add_argument("--budget-min", type=float, default=25)
+    ap.add_argument("--budget-min", type=float, default=15)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--ckpt-every-s", type=float, default=180)
