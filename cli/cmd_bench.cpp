@@ -15,6 +15,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
+#include "cli/model_loading.h"
 #include "cli/model_paths.h"
 #include "decoding/generation.h"
 #include "engine/model/classifier.h"
@@ -40,10 +41,7 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-struct Run {
-  std::string method;
-  MethodOptions options;
-};
+using Run = MethodRun;
 
 struct RunResult {
   Run run;
@@ -87,10 +85,11 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
 // Decodes and classifies generated images in batches (class accuracy).
 class Judge {
  public:
-  Judge(Context& ctx, const GptConfig& cfg, const std::string& vq_path, const std::string& cls_path)
+  static constexpr int64_t kBatch = 16;
+  Judge(Context& ctx, const GptConfig& cfg, VqModel& vq, const std::string& cls_path)
       : ctx_(ctx),
         cfg_(cfg),
-        vq_(ctx, vq_path, DType::F16, kBatch, cfg.grid_size),
+        vq_(vq),
         classifier_(ctx, cls_path, kBatch),
         ids_(ctx.tensor(DType::U32, {kBatch, cfg.image_tokens()}, "bench ids", MemoryUsage::Upload)) {}
 
@@ -107,7 +106,6 @@ class Judge {
   }
 
  private:
-  static constexpr int64_t kBatch = 16;
   void flush() {
     if (pending_.empty()) return;
     std::vector<uint32_t> host;
@@ -125,7 +123,7 @@ class Judge {
 
   Context& ctx_;
   const GptConfig& cfg_;
-  VqModel vq_;
+  VqModel& vq_;
   Classifier classifier_;
   Tensor ids_;
   std::vector<Generation> pending_;
@@ -135,9 +133,8 @@ class Judge {
 }  // namespace
 
 int cmd_bench(const Args& args) {
-  std::set<std::string> known = {"--methods", "--images", "--json",        "--model", "--vq",    "--classifier",
-                                 "--seed",    "--cfg",    "--temperature", "--top-k", "--top-p", "--drafter",
-                                 "--sweep",   "--warmup"};
+  std::set<std::string> known = {"--methods", "--images", "--json", "--classifier", "--seed", "--sweep", "--warmup"};
+  for (const std::string& f : model_flags()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
   ArgParser ap("bench", {}, known);
   ap.parse(args);
@@ -158,35 +155,18 @@ int cmd_bench(const Args& args) {
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
 
   auto ctx = Context::create_default();
-  const std::string model_path = ap.get_or("--model", "");
-  std::vector<MethodOptions> all_options;
-  for (const Run& r : runs) all_options.push_back(r.options);
-  GptOptions gopt;
-  gopt.max_queries = queries_needed(all_options);
-  Gpt gpt(*ctx, model_path.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model_path, gopt);
-  const GptConfig& cfg = gpt.config();
-  SamplerSettings ss = SamplerSettings::from_defaults(cfg.defaults);
-  ss.cfg = static_cast<float>(ap.get_double("--cfg", ss.cfg, 0, 100));
-  ss.temperature = static_cast<float>(ap.get_double("--temperature", ss.temperature, 1e-6, 100));
-  ss.top_k = ap.get_int("--top-k", ss.top_k, 0, 1 << 24);
-  ss.top_p = static_cast<float>(ap.get_double("--top-p", ss.top_p, 1e-6, 1));
-  std::unique_ptr<Gpt> drafter;
-  if (std::any_of(methods.begin(), methods.end(), strategy_uses_drafter)) {
-    const std::string d = ap.get_or("--drafter", "");
-    drafter = std::make_unique<Gpt>(*ctx, d.empty() ? shipped_model("fmnist_drafter16.safetensors", "--drafter") : d);
-  }
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
-  const std::string vq_path = ap.get_or("--vq", ""), cls_path = ap.get_or("--classifier", "");
+  const std::string cls_path = ap.get_or("--classifier", "");
+  const LoadedModels loaded = load_models(*ctx, ap, runs, cls_path != "none", Judge::kBatch);
+  const Gpt& gpt = *loaded.target;
+  const GptConfig& cfg = gpt.config();
+  const SamplerSettings ss = sampler_settings(ap, cfg);
   std::unique_ptr<Judge> judge;
   if (cls_path != "none")
-    judge = std::make_unique<Judge>(
-        *ctx, cfg, vq_path.empty() ? shipped_model("fmnist_vq.safetensors", "--vq") : vq_path,
-        cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier") : cls_path);
-
-  ModelSet models;
-  models.ctx = ctx.get();
-  models.target = &gpt;
-  models.drafter = drafter.get();
+    judge = std::make_unique<Judge>(*ctx, cfg, *loaded.vq,
+                                    cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier")
+                                                     : cls_path);
+  const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<RunResult> results;
   for (const Run& run : runs) {
@@ -251,7 +231,7 @@ int cmd_bench(const Args& args) {
     nlohmann::json j;
     j["device"] = ctx->caps().name;
     j["model"] = gpt.path();
-    if (drafter) j["drafter"] = drafter->path();
+    if (loaded.drafter) j["drafter"] = loaded.drafter->path();
     j["sampler"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
     j["results"] = nlohmann::json::array();
     for (const auto& r : results)

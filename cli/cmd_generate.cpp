@@ -9,7 +9,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
-#include "cli/model_paths.h"
+#include "cli/model_loading.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
@@ -18,47 +18,31 @@
 namespace vkspec::cli {
 
 int cmd_generate(const Args& args) {
-  std::set<std::string> options = {"--model", "--vq",    "--class",  "--seed",   "--images", "--cfg",
-                                   "--temperature", "--top-k", "--top-p", "--out", "--trace", "--method",
-                                   "--scale", "--columns", "--drafter"};
+  std::set<std::string> options = {"--class", "--seed",  "--images", "--out",    "--trace",
+                                   "--method", "--scale", "--columns"};
+  for (const std::string& f : model_flags()) options.insert(f);
   for (const std::string& f : method_option_flags()) options.insert(f);
   ArgParser ap("generate", {}, options);
   ap.parse(args);
-  const std::string model_path = ap.get_or("--model", "");
-  const std::string vq_path = ap.get_or("--vq", "");
   const std::string method = ap.get_or("--method", "ar");
-  const MethodOptions method_options = given_method_options(ap);
+  const MethodOptions given = given_method_options(ap);
+  check_used(given, {method});
+  const MethodOptions method_options = options_for(method, given);
   const int64_t images = ap.get_int("--images", 1, 1, 10000);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   const std::string out = ap.get_or("--out", "out.png");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
 
   auto ctx = Context::create_default();
-  GptOptions gopt;
-  gopt.max_queries = queries_needed({method_options});
-  Gpt gpt(*ctx, model_path.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model_path, gopt);
-  std::unique_ptr<Gpt> drafter;
-  if (strategy_uses_drafter(method)) {
-    const std::string d = ap.get_or("--drafter", "");
-    drafter = std::make_unique<Gpt>(*ctx, d.empty() ? shipped_model("fmnist_drafter16.safetensors", "--drafter") : d);
-  } else if (ap.get("--drafter")) {
-    throw Error("generate: method " + method + " does not use --drafter");
-  }
+  const LoadedModels loaded =
+      load_models(*ctx, ap, {{method, method_options}}, true, std::min<int64_t>(images, 16));
+  const Gpt& gpt = *loaded.target;
+  VqModel& vq = *loaded.vq;
   const GptConfig& cfg = gpt.config();
-  SamplerSettings ss = SamplerSettings::from_defaults(cfg.defaults);
-  ss.cfg = static_cast<float>(ap.get_double("--cfg", ss.cfg, 0, 100));
-  ss.temperature = static_cast<float>(ap.get_double("--temperature", ss.temperature, 1e-6, 100));
-  ss.top_k = ap.get_int("--top-k", ss.top_k, 0, 1 << 24);
-  ss.top_p = static_cast<float>(ap.get_double("--top-p", ss.top_p, 1e-6, 1));
+  const SamplerSettings ss = sampler_settings(ap, cfg);
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
-  VqModel vq(*ctx, vq_path.empty() ? shipped_model("fmnist_vq.safetensors", "--vq") : vq_path, DType::F16,
-             std::min<int64_t>(images, 16), cfg.grid_size);
-
-  ModelSet models;
-  models.ctx = ctx.get();
-  models.target = &gpt;
-  models.drafter = drafter.get();
+  const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {

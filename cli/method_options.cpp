@@ -19,6 +19,8 @@ MethodOptions given_method_options(const ArgParser& ap) {
   MethodOptions o;
   for (const std::string& flag : method_option_flags())
     if (auto v = ap.get(flag)) o[flag.substr(2)] = *v;
+  // --drafter names a model file for the CLI; a method only learns whether a model drafts.
+  if (auto it = o.find("drafter"); it != o.end() && it->second != "jacobi") it->second = "model";
   return o;
 }
 
@@ -33,7 +35,8 @@ MethodOptions options_for(const std::string& method, const MethodOptions& given)
 void check_used(const MethodOptions& given, const std::vector<std::string>& methods) {
   for (const auto& [k, v] : given) {
     bool used = false;
-    for (const std::string& m : methods) used = used || !options_for(m, {{k, v}}).empty();
+    for (const std::string& m : methods)
+      used = used || !options_for(m, {{k, v}}).empty() || (k == "drafter" && strategy_needs(m).drafter);
     if (!used) {
       std::string list;
       for (const std::string& m : methods) list += (list.empty() ? "" : ", ") + m;

@@ -12,7 +12,8 @@ namespace vkspec::cli {
 
 // "--window", "--init", ...: the union over strategy_names().
 std::vector<std::string> method_option_flags();
-// The method options given on the command line (keys without "--").
+// The method options given on the command line (keys without "--"); --drafter FILE reads as
+// drafter=model (the file itself is the CLI's business: model_loading.h).
 MethodOptions given_method_options(const ArgParser& ap);
 // The subset of `given` that `method` knows.
 MethodOptions options_for(const std::string& method, const MethodOptions& given);

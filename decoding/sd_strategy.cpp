@@ -8,32 +8,39 @@
 namespace vkspec {
 namespace {
 
-int64_t parse_gamma(const MethodOptions& o) {
-  check_options(o, "sd", {"window"});
-  return option_int(o, "sd", "window", 4, 1, 1024);
+int64_t parse_gamma(const MethodOptions& o, const std::string& method) {
+  check_options(o, method, strategy_options(method));
+  return option_int(o, method, "window", 4, 1, 1024);
 }
 
-const ModelSet& checked(const ModelSet& m) {
-  if (!m.drafter) throw Error("sd: needs a drafter model (--drafter FILE, a small GPT on the target's token grid)");
+const ModelSet& checked(const ModelSet& m, const std::string& method) {
+  if (!m.drafter)
+    throw Error(method + ": needs a drafter model (--drafter FILE, a small GPT on the target's token grid)");
   if (!m.target) return m;  // Strategy's constructor names this error
   const GptConfig &t = m.target->config(), &d = m.drafter->config();
   if (d.vocab_size != t.vocab_size || d.grid_size != t.grid_size || d.num_classes != t.num_classes ||
       d.cls_token_num != t.cls_token_num)
-    throw Error("sd: drafter " + m.drafter->path() + " (vocab " + std::to_string(d.vocab_size) + ", grid " +
+    throw Error(method + ": drafter " + m.drafter->path() + " (vocab " + std::to_string(d.vocab_size) + ", grid " +
                 std::to_string(d.grid_size) + ", classes " + std::to_string(d.num_classes) +
                 ") does not match the target (vocab " + std::to_string(t.vocab_size) + ", grid " +
                 std::to_string(t.grid_size) + ", classes " + std::to_string(t.num_classes) + ")");
-  if (m.drafter->options().max_queries < 2) throw Error("sd: the drafter must be loaded for at least 2 queries");
+  if (m.drafter->options().max_queries < 2)
+    throw Error(method + ": the drafter must be loaded for at least 2 queries");
   return m;
 }
 
 }  // namespace
 
-SdStrategy::SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults)
-    : SpeculativeStrategy(checked(models), in, "sd", parse_gamma(in.options)),
+SdStrategy::SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults,
+                       const std::string& method)
+    : SpeculativeStrategy(checked(models, method), in, method == "lantern" ? "lantern" : "sd",
+                          parse_gamma(in.options, method)),
+      lantern_(method == "lantern"),
       rows_(in.sampler.uses_cfg() ? 2 : 1),
       drafter_cache_(models.drafter->make_cache(0, rows_)) {
   faults_ = faults;
+  set_accept_rule(parse_accept_options(in.options, method, lantern_ ? AcceptRule::Kind::Lantern
+                                                                    : AcceptRule::Kind::Exact));
   Context& ctx = *models.ctx;
   const int64_t gamma = max_drafts();
   q_ = ctx.tensor(DType::F32, {gamma + 2, vocab()}, "sd drafter distributions");
@@ -44,7 +51,7 @@ SdStrategy::SdStrategy(const ModelSet& models, const StrategyInputs& in, const F
 }
 
 StepEvent SdStrategy::step() {
-  if (done()) throw Error("sd: step() after the image is complete");
+  if (done()) throw Error(std::string(name()) + ": step() after the image is complete");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t c = committed_, G = drafts_at(c), Q = queries_for(c, G);
   const uint32_t round = static_cast<uint32_t>(step_);

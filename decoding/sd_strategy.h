@@ -9,7 +9,8 @@
 // just wrote (copied on the GPU into the next batch), the drafts are copied into the target's
 // batch, then verification; the host reads back the drafts, acceptances and resolved tokens. The
 // drafter keeps its own KV cache with the same slot-per-position rollback as the target.
-// Option: --window G, the drafts per step (default 4).
+// Options: --window G, the drafts per step (default 4); --accept exact|lantern with --k, --delta.
+// LANTERN with a drafter model is this strategy under the name "lantern" with --accept lantern.
 #include <memory>
 #include <vector>
 
@@ -19,11 +20,14 @@ namespace vkspec {
 
 class SdStrategy : public SpeculativeStrategy {
  public:
-  SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults = {});
-  const char* name() const override { return "sd"; }
+  // method: "sd" or "lantern" (LANTERN's relaxed acceptance by default).
+  SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults = {},
+             const std::string& method = "sd");
+  const char* name() const override { return lantern_ ? "lantern" : "sd"; }
   StepEvent step() override;
 
  private:
+  bool lantern_;
   int64_t rows_;
   KvCache drafter_cache_;
   int64_t drafter_valid_ = 0;  // drafter slots [0, drafter_valid_) hold committed tokens

@@ -1,5 +1,6 @@
 #include "decoding/speculative_base.h"
 
+#include <cfloat>
 #include <numeric>
 
 #include "engine/ops/speculative.h"
@@ -10,6 +11,7 @@ namespace vkspec {
 SpeculativeStrategy::SpeculativeStrategy(const ModelSet& models, const StrategyInputs& in, const char* method,
                                          int64_t max_drafts)
     : Strategy(models, in),
+      method_(method),
       max_drafts_(max_drafts),
       rows_(in.sampler.uses_cfg() ? 2 : 1),
       cache_(models.target->make_cache(0, rows_)),
@@ -59,9 +61,47 @@ TensorView SpeculativeStrategy::record_target(const GptBatch& batch, int64_t c, 
   return p;
 }
 
-void SpeculativeStrategy::record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts,
+namespace {
+
+// Total variation never exceeds 1, but a float sum of a row may by an ulp: delta = 1 admits all.
+float relax_delta(double delta) { return delta >= 1.0 ? FLT_MAX : static_cast<float>(delta); }
+
+}  // namespace
+
+AcceptRule parse_accept_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind fallback) {
+  AcceptRule r;
+  const std::string kind = option_choice(o, method, "accept", accept_kind_name(fallback), {"exact", "lantern"});
+  r.kind = kind == "lantern" ? AcceptRule::Kind::Lantern : AcceptRule::Kind::Exact;
+  r.k = option_int(o, method, "k", r.k, 1, 65536);
+  r.delta = option_double(o, method, "delta", r.delta, 0.0, 1.0);
+  if (r.kind == AcceptRule::Kind::Exact && (o.count("k") || o.count("delta")))
+    throw Error(method + ": --k and --delta belong to --accept lantern");
+  return r;
+}
+
+const char* accept_kind_name(AcceptRule::Kind k) { return k == AcceptRule::Kind::Lantern ? "lantern" : "exact"; }
+
+void SpeculativeStrategy::set_accept_rule(const AcceptRule& rule) {
+  accept_ = rule;
+  if (rule.kind == AcceptRule::Kind::Exact) return;
+  if (!models_.neighbours)
+    throw Error(method_ + ": relaxed acceptance needs the codebook neighbour table (the VQ model)");
+  if (models_.neighbours->entries() != vocab())
+    throw Error(method_ + ": the neighbour table has " + std::to_string(models_.neighbours->entries()) +
+                " entries, the model's vocabulary is " + std::to_string(vocab()));
+  accept_.k = std::min(rule.k, models_.neighbours->k_max());
+  p_relaxed_ = models_.ctx->tensor(DType::F32, p_.shape(), method_ + " relaxed target");
+}
+
+void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
                                         int64_t c, int64_t q, uint32_t round) {
   const int64_t max_q = p_.shape()[0];
+  TensorView p = p_in;
+  if (accept_.kind == AcceptRule::Kind::Lantern) {
+    p = p_relaxed_.view().rows(0, q);
+    ops::relax_neighbourhood(stream_, p_in, drafts, models_.neighbours->table().view(),
+                             static_cast<uint32_t>(accept_.k), relax_delta(accept_.delta), p);
+  }
   const TensorView flat = out_.view().reshape({3 * max_q});
   const TensorView accept = flat.rows(0, q), resolved = flat.rows(max_q, q);
   using philox::Purpose;

@@ -15,9 +15,11 @@
 // own, and the slots of rejected drafts are overwritten when the position is fed again.
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "decoding/strategy.h"
+#include "engine/model/codebook_neighbours.h"
 #include "engine/model/kv_cache.h"
 #include "engine/ops/sampler.h"
 
@@ -30,6 +32,21 @@ struct Faults {
   // filtered one (a known bug in other implementations).
   bool q_unfiltered = false;
 };
+
+// How a draft is judged. Exact: u < min(1, p(x)/q(x)), lossless. Lantern (Jang et al., ICLR 2025):
+// the same test and residual against LANTERN's relaxed target p', which moves the mass of x's
+// nearest codebook neighbours onto x while the total variation between p' and p stays <= delta
+// (ops::relax_neighbourhood); lossy by at most delta per token in total variation.
+struct AcceptRule {
+  enum class Kind { Exact, Lantern };
+  Kind kind = Kind::Exact;
+  int64_t k = 1000;     // neighbours considered (LANTERN), clamped to the neighbour table
+  double delta = 0.2;   // total-variation budget per token (LANTERN)
+};
+
+// Options "accept" (exact|lantern; fallback when absent), "k" (1..65536) and "delta" (0..1).
+AcceptRule parse_accept_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind fallback);
+const char* accept_kind_name(AcceptRule::Kind k);
 
 class SpeculativeStrategy : public Strategy {
  protected:
@@ -64,8 +81,9 @@ class SpeculativeStrategy : public Strategy {
   TensorView unfiltered_p(int64_t q) const { return p_unfiltered_.view().rows(0, q); }
   // Rows of the target-probabilities buffer as scratch for work recorded before record_target.
   TensorView p_scratch(int64_t n) const { return p_.view().rows(0, n); }
-  // Records acceptance and resolution of rows [0, q): drafts u32 [q] (kNoToken: none), draft
-  // distributions q_rows f32 [q, V]; round distinguishes the random numbers of repeated visits.
+  // Records acceptance and resolution of rows [0, q) under the strategy's AcceptRule: drafts u32 [q]
+  // (kNoToken: none), draft distributions q_rows f32 [q, V]; round distinguishes the random
+  // numbers of repeated visits. p itself is left as it is (a relaxed target goes to scratch).
   void record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c, int64_t q,
                      uint32_t round);
   // Copies u32 [n] from the device into the read-back row of fresh tokens (drafts made on the GPU).
@@ -78,15 +96,22 @@ class SpeculativeStrategy : public Strategy {
   // Device time and wall time of the step into the event, then the common fields.
   void close_event(StepEvent& e, double wall_ms);
 
+  // Sets how drafts are judged (exact unless called); LANTERN needs ModelSet::neighbours.
+  void set_accept_rule(const AcceptRule& rule);
+  const AcceptRule& accept_rule() const { return accept_; }
+
   Faults faults_;
 
  private:
+  std::string method_;
   int64_t max_drafts_, rows_;
   KvCache cache_;
   CommandStream stream_;
   Tensor positions_;     // u32 [N + 1]: n at index n
   Tensor p_;             // f32 [max_q, V]: the step's target distributions
   Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
+  Tensor p_relaxed_;     // f32 [max_q, V], only with a relaxed acceptance rule
+  AcceptRule accept_;
   Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token
   std::unique_ptr<GptBatch> batch_;
 };

@@ -3,15 +3,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "decoding/ar_strategy.h"
+#include "decoding/lantern_strategy.h"
 #include "decoding/scd_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "decoding/sjd_strategy.h"
 #include "engine/vk/error.h"
 
 namespace vkspec {
+namespace {
+
+std::string short_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", v);
+  return b;
+}
+
+}  // namespace
 
 Strategy::Strategy(const ModelSet& models, const StrategyInputs& in) : models_(models), in_(in) {
   if (!models.ctx || !models.target) throw Error("a strategy needs a context and a target model");
@@ -32,21 +43,33 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern"}; }
 
 std::vector<std::string> strategy_options(const std::string& method) {
-  if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init"};
-  if (method == "sd") return {"window"};
+  if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
+  if (method == "sd") return {"window", "accept", "k", "delta"};
+  if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
   return {};
 }
 
-bool strategy_uses_drafter(const std::string& method) { return method == "sd"; }
+StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& options) {
+  StrategyNeeds n;
+  auto it = options.find("accept");
+  n.neighbours = it != options.end() && it->second == "lantern";
+  if (method == "sd") n.drafter = true;
+  if (method == "lantern") {
+    n.neighbours = true;
+    n.drafter = lantern_uses_drafter_model(options);
+  }
+  return n;
+}
 
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in) {
   if (method == "ar") return std::make_unique<ArStrategy>(models, in);
   if (method == "sjd") return std::make_unique<SjdStrategy>(models, in);
   if (method == "scd-mc" || method == "scd-gs") return std::make_unique<ScdStrategy>(method, models, in);
   if (method == "sd") return std::make_unique<SdStrategy>(models, in);
+  if (method == "lantern") return make_lantern(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");
@@ -85,7 +108,7 @@ double option_double(const MethodOptions& o, const std::string& method, const st
   if (it->second.empty() || *end || !std::isfinite(v))
     throw Error(method + ": --" + key + " expects a finite number, got '" + it->second + "'");
   if (v < lo || v > hi)
-    throw Error(method + ": --" + key + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+    throw Error(method + ": --" + key + " must be in [" + short_number(lo) + ", " + short_number(hi) + "], got " +
                 it->second);
   return v;
 }

@@ -14,12 +14,17 @@
 
 namespace vkspec {
 
-// The models a strategy may use; only `target` is required.
+class CodebookNeighbours;
+class VqModel;
+
+// The models a strategy may use; only `target` is required (strategy_needs says what else).
 struct ModelSet {
   Context* ctx = nullptr;
   Gpt* target = nullptr;
   Gpt* drafter = nullptr;  // small GPT on the same token grid (draft-model SD, LANTERN)
   Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
+  VqModel* vq = nullptr;   // the tokenizer (MuLo-SD's pixel-space upsampler)
+  const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
 };
 
 // Method options as given on the command line (--window 16 -> {"window", "16"}), parsed and
@@ -56,13 +61,16 @@ class Strategy {
   int64_t committed_ = 0, nfe_ = 0, draft_forwards_ = 0, step_ = 0;
 };
 
-// Method names: "ar", "sjd", "scd-mc", "scd-gs", "sd".
+// Method names: "ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", ...
 std::vector<std::string> strategy_names();
 // The options a method accepts (without the leading --), so front ends can route options
 // generically; empty for an unknown method.
 std::vector<std::string> strategy_options(const std::string& method);
-// Whether the method needs ModelSet::drafter.
-bool strategy_uses_drafter(const std::string& method);
+// What a method needs in its ModelSet besides the target, given its options.
+struct StrategyNeeds {
+  bool drafter = false, low_res = false, vq = false, neighbours = false;
+};
+StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& options = {});
 // Throws Error naming the method or option when the method is unknown or an option is bad.
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in);
 

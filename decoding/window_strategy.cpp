@@ -17,12 +17,13 @@ uint32_t float_bits(float f) {
 
 }  // namespace
 
-WindowOptions parse_window_options(const MethodOptions& o, const std::string& method) {
-  check_options(o, method, {"window", "init"});
+WindowOptions parse_window_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind accept) {
+  check_options(o, method, strategy_options(method));
   WindowOptions w;
   w.window = option_int(o, method, "window", w.window, 1, 1024);
   const std::string init = option_choice(o, method, "init", draft_init_name(w.init), {"random", "left", "above"});
   w.init = init == "random" ? DraftInit::Random : init == "left" ? DraftInit::Left : DraftInit::Above;
+  w.accept = parse_accept_options(o, method, accept);
   return w;
 }
 
@@ -39,6 +40,7 @@ WindowStrategy::WindowStrategy(const ModelSet& models, const StrategyInputs& in,
                                const WindowOptions& opt, const Faults& faults)
     : SpeculativeStrategy(models, in, method, opt.window), rule_(rule), opt_(opt) {
   faults_ = faults;
+  set_accept_rule(opt.accept);
   Context& ctx = *models.ctx;
   drafts_.assign(grid_.size(), 0);
   q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, std::string(method) + " draft distributions");

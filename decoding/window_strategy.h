@@ -31,10 +31,13 @@ enum class DraftInit { Random, Left, Above };
 struct WindowOptions {
   int64_t window = 16;
   DraftInit init = DraftInit::Above;
+  AcceptRule accept;
 };
 
-// Options "window" (1..1024) and "init" (random|left|above); throws naming method and option.
-WindowOptions parse_window_options(const MethodOptions& o, const std::string& method);
+// Options "window" (1..1024), "init" (random|left|above) and the acceptance options
+// (parse_accept_options, default `accept`); throws naming method and option.
+WindowOptions parse_window_options(const MethodOptions& o, const std::string& method,
+                                   AcceptRule::Kind accept = AcceptRule::Kind::Exact);
 const char* draft_init_name(DraftInit i);
 
 class WindowStrategy : public SpeculativeStrategy {

@@ -110,8 +110,20 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_drafter = m;
   no_drafter.drafter = nullptr;
   expect_error("sd", {}, no_drafter, "needs a drafter model");
-  EXPECT_EQ(strategy_options("sjd"), (std::vector<std::string>{"window", "init"}));
-  EXPECT_EQ(strategy_options("sd"), (std::vector<std::string>{"window"}));
+  expect_error("sjd", {{"delta", "0.1"}}, m, "--k and --delta belong to --accept lantern");
+  expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
+  expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
+  ModelSet no_table = m;
+  no_table.neighbours = nullptr;
+  expect_error("lantern", {}, no_table, "needs the codebook neighbour table");
+  expect_error("scd-mc", {{"accept", "lantern"}}, no_table, "needs the codebook neighbour table");
+  EXPECT_EQ(strategy_options("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
+  EXPECT_EQ(strategy_options("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
+  EXPECT_TRUE(strategy_needs("lantern").neighbours);
+  EXPECT_FALSE(strategy_needs("lantern").drafter);
+  EXPECT_TRUE(strategy_needs("lantern", {{"drafter", "model"}}).drafter);
+  EXPECT_TRUE(strategy_needs("scd-mc", {{"accept", "lantern"}}).neighbours);
+  EXPECT_FALSE(strategy_needs("scd-mc").neighbours);
   EXPECT_TRUE(strategy_options("ar").empty());
 }
 

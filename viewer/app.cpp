@@ -136,6 +136,7 @@ App::~App() {
   gpt_.reset();
   drafter_.reset();
   low_res_.reset();
+  neighbours_.reset();
   ctx_.reset();
   window_.reset();
 }
@@ -210,6 +211,8 @@ void App::load_models() {
   if (drafter.empty() && file_exists(cli::asset_dir() + "/fmnist_drafter16.safetensors"))
     drafter = cli::asset_dir() + "/fmnist_drafter16.safetensors";
   if (!drafter.empty()) drafter_ = std::make_unique<Gpt>(*ctx_, drafter);
+  // Relaxed acceptance (LANTERN, --accept lantern) from the panel: computed once, then cached.
+  neighbours_ = std::make_unique<CodebookNeighbours>(*ctx_, *vq_);
   if (!opt_.low_res.empty()) low_res_ = std::make_unique<Gpt>(*ctx_, opt_.low_res);
 }
 
@@ -248,6 +251,7 @@ void App::start_live(const std::vector<std::pair<std::string, MethodOptions>>& m
   models.target = gpt_.get();
   models.drafter = drafter_.get();
   models.low_res = low_res_.get();
+  models.neighbours = neighbours_.get();
   std::vector<Lane> lanes;
   std::vector<LaneView> views;
   for (const auto& [method, options] : methods) {

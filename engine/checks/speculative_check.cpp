@@ -1,6 +1,7 @@
 // Speculative primitives against their CPU references. Accept flags and tokens must be identical
 // (error = fraction of differing entries); pooled sums are the same additions in the same order,
 // so they must be identical too.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -162,6 +163,46 @@ CheckResult check_pooled(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_ma
               std::to_string(bad) + " sums differ"};
 }
 
+// Neighbour lists without repeats (as a real table has), some padding; deltas from "nothing
+// admitted" to "everything admitted".
+CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float delta) {
+  const auto p = random_probs(n, vocab, 15);
+  std::mt19937 rng(16);
+  std::vector<uint32_t> nb(size_t{vocab} * k_max), draft(n), perm(vocab);
+  for (uint32_t x = 0; x < vocab; ++x) {
+    for (uint32_t i = 0; i < vocab; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    nb[size_t{x} * k_max] = x;
+    uint32_t m = 1;
+    for (uint32_t i = 0; i < vocab && m < k_max; ++i)
+      if (perm[i] != x) nb[size_t{x} * k_max + m++] = rng() % 13 == 0 ? 0xFFFFFFFFu : perm[i];
+    for (; m < k_max; ++m) nb[size_t{x} * k_max + m] = 0xFFFFFFFFu;
+  }
+  for (auto& t : draft) t = rng() % vocab;
+  draft[n / 2] = 0xFFFFFFFFu;  // no draft: copied
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), td = upload_u32(ctx, draft, "draft");
+  Tensor tn = ctx.tensor(DType::U32, {vocab, k_max}, "neighbours");
+  ctx.upload(tn, nb.data(), nb.size() * 4);
+  Tensor out = ctx.tensor(DType::F32, {n, vocab}, "relaxed");
+  CommandStream s(ctx);
+  ops::relax_neighbourhood(s, tp, td, tn, k, delta, out);
+  s.submit_and_wait();
+  const auto got = download_floats(ctx, out), want = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, delta);
+  size_t bad = 0;
+  for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
+  return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
+          "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " k=" + std::to_string(k) +
+              " delta=" + std::to_string(delta) + ": " + std::to_string(bad) + " values differ"};
+}
+
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=64 V=1000 k=100 delta=0.2",
+                [](Context& c) { return check_relax(c, 64, 1000, 128, 100, 0.2f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=16384 k=1000 delta=0.05",
+                [](Context& c) { return check_relax(c, 5, 16384, 1000, 1000, 0.05f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=33 V=50 k=50 delta=1 (all)",
+                [](Context& c) { return check_relax(c, 33, 50, 50, 50, 1.0f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=7 V=300 k=1 delta=0.5 (none)",
+                [](Context& c) { return check_relax(c, 7, 300, 8, 1, 0.5f); });
 VKSPEC_OP_CHECK("spec_accept", "N=4096 V=1000", [](Context& c) { return check_accept(c, 4096, 1000); });
 VKSPEC_OP_CHECK("spec_accept", "N=37 V=16384", [](Context& c) { return check_accept(c, 37, 16384); });
 VKSPEC_OP_CHECK("spec_accept", "values N=10007", [](Context& c) { return check_accept_values(c, 10007); });

@@ -1,6 +1,7 @@
 #include "engine/ops/speculative.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/row_window.h"
@@ -16,6 +17,15 @@ void require_index(const char* op, const char* what, const TensorView& v, int64_
 void require_probs(const char* op, const char* what, const TensorView& v) {
   require(v.dtype == DType::F32 && v.shape.rank == 2 && v.shape[1] >= 1, op,
           std::string(what) + " must be f32 [N, V], got " + v.shape.str());
+}
+
+void require_neighbours(const char* op, const Context& ctx, const TensorView& neighbours, int64_t V, uint32_t k) {
+  require(neighbours.dtype == DType::U32 && neighbours.shape.rank == 2 && neighbours.shape[0] == V, op,
+          "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str());
+  const int64_t k_max = neighbours.shape[1];
+  require(k >= 1 && k <= k_max, op, "k = " + std::to_string(k) + " outside [1, " + std::to_string(k_max) + "]");
+  require(static_cast<uint64_t>(neighbours.bytes) <= ctx.caps().max_storage_buffer_range, op,
+          "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange");
 }
 
 // Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
@@ -112,14 +122,10 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
   require_probs(op, "p", p);
   const int64_t n = p.shape[0], V = p.shape[1];
   require_index(op, "tokens", tokens, n);
-  require(neighbours.dtype == DType::U32 && neighbours.shape.rank == 2 && neighbours.shape[0] == V, op,
-          "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str());
+  require_neighbours(op, s.context(), neighbours, V, k);
   const int64_t k_max = neighbours.shape[1];
-  require(k >= 1 && k <= k_max, op, "k = " + std::to_string(k) + " outside [1, " + std::to_string(k_max) + "]");
   require(out.dtype == DType::F32 && out.numel() == n, op,
           "out must be f32 with " + std::to_string(n) + " elements, got " + out.shape.str());
-  require(static_cast<uint64_t>(neighbours.bytes) <= s.context().caps().max_storage_buffer_range, op,
-          "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange");
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
@@ -134,6 +140,38 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
     } push{m, static_cast<uint32_t>(V), wp.offset, wt.offset, wo.offset, k, static_cast<uint32_t>(k_max)};
     const Grid g = grid_1d(ctx, m, wg);
     s.dispatch(pipe, {wp.view, wt.view, neighbours, wo.view}, push, g.x, g.y);
+  }
+}
+
+void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
+                         uint32_t k, float delta, const TensorView& out) {
+  const char* op = "relax_neighbourhood";
+  require_probs(op, "p", p);
+  const int64_t n = p.shape[0], V = p.shape[1];
+  require_index(op, "draft", draft, n);
+  require_neighbours(op, s.context(), neighbours, V, k);
+  require(out.dtype == DType::F32 && out.shape == p.shape, op, "out must be f32 " + p.shape.str() + ", got " +
+                                                                   out.shape.str());
+  require(out.buffer != p.buffer || out.offset + out.bytes <= p.offset || p.offset + p.bytes <= out.offset, op,
+          "out must not overlap p");
+  require(std::isfinite(delta) && delta >= 0.0f, op, "delta must be finite and >= 0, got " + std::to_string(delta));
+  if (n == 0) return;
+  Context& ctx = s.context();
+  const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
+  const Pipeline& pipe = ctx.pipeline("relax_neighbourhood", {wg});
+  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wd = window(ctx, draft, r0, m);
+    struct {
+      uint32_t rows, vocab, p_off, draft_off, out_off, k, k_max;
+      float delta;
+    } push{m, static_cast<uint32_t>(V), wp.offset, wd.offset, wo.offset, k,
+           static_cast<uint32_t>(neighbours.shape[1]), delta};
+    const Grid g = grid_1d(ctx, m, 1);
+    s.dispatch(pipe, {wp.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
   }
 }
 

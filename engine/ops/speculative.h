@@ -43,4 +43,14 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
 void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens, const TensorView& neighbours,
                  uint32_t k, const TensorView& out);
 
+// LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
+// latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],
+// m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass
+// stays <= delta: moved = moved + p[j][y] in that order, stopping at the first y that would exceed
+// delta. Then out[j][x] = p[j][x] + moved and out[j][y] = 0 for the other members of A; the total
+// variation between out[j] and p[j] is exactly `moved`. Rows whose draft is >= V (kNoToken) are
+// copied unchanged. p, out: f32 [N, V] (distinct); draft u32/i32 [N]; neighbours u32 [V, k_max].
+void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
+                         uint32_t k, float delta, const TensorView& out);
+
 }  // namespace vkspec::ops

@@ -81,4 +81,31 @@ std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, cons
   return out;
 }
 
+std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
+                                       const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
+                                       float delta) {
+  std::vector<float> out(p);
+  for (size_t j = 0; j < draft.size(); ++j) {
+    const uint32_t x = draft[j];
+    if (x >= vocab) continue;
+    const float* row = p.data() + j * vocab;
+    float moved = 0.0f;
+    uint32_t end = 1;
+    for (uint32_t m = 1; m < k; ++m) {
+      const uint32_t y = neighbours[size_t{x} * k_max + m];
+      if (y >= vocab || y == x) continue;
+      const float next = moved + row[y];
+      if (next > delta) break;
+      moved = next;
+      end = m + 1;
+    }
+    for (uint32_t m = 1; m < end; ++m) {
+      const uint32_t y = neighbours[size_t{x} * k_max + m];
+      if (y < vocab && y != x) out[j * vocab + y] = 0.0f;
+    }
+    out[j * vocab + x] = row[x] + moved;
+  }
+  return out;
+}
+
 }  // namespace vkspec::ref

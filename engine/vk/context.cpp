@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "engine/vk/cache_file.h"
 #include "engine/vk/command_stream.h"
 #include "engine/vk/error.h"
 
@@ -25,10 +26,6 @@ uint64_t parse_bytes(const char* text, const char* var) {
   return static_cast<uint64_t>(v * static_cast<double>(mult));
 }
 
-void make_dirs(const std::string& path) {
-  for (size_t i = 1; i <= path.size(); ++i)
-    if (i == path.size() || path[i] == '/') mkdir(path.substr(0, i).c_str(), 0755);
-}
 
 }  // namespace
 
@@ -174,10 +171,7 @@ std::string Context::pipeline_cache_path() const {
 void Context::load_pipeline_cache() {
   std::vector<char> data;
   const std::string path = pipeline_cache_path();
-  if (!path.empty()) {
-    std::ifstream f(path, std::ios::binary);
-    if (f) data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
+  if (!path.empty()) data = read_cache_file(path);
   // Check the header ourselves: a stale or damaged cache file is ignored, never handed to the driver.
   VkPhysicalDeviceProperties p;
   vkGetPhysicalDeviceProperties(physical_, &p);
@@ -203,15 +197,7 @@ void Context::save_pipeline_cache() {
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
   std::vector<char> data(size);
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
-  make_dirs(options_.cache_dir);
-  // Write then rename, so a concurrent reader never sees half a file.
-  const std::string tmp = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    f.write(data.data(), static_cast<std::streamsize>(size));
-  }
-  std::rename(tmp.c_str(), path.c_str());
+  write_cache_file(path, data.data(), size);
 }
 
 const Pipeline& Context::pipeline(const std::string& shader, const SpecConstants& spec) {

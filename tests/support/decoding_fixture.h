@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "decoding/strategy.h"
+#include "engine/model/codebook_neighbours.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/tiny_gpt.h"
 
@@ -25,6 +26,7 @@ inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
 struct TinyModels {
   std::unique_ptr<Gpt> target, drafter;
+  std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
   ModelSet set;
 };
 
@@ -45,9 +47,13 @@ inline TinyModels& tiny_models(Context& ctx) {
     opt.weights = DType::F32;
     r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
     r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+    std::vector<float> codebook(kTinyVocab * 2);
+    for (size_t i = 0; i < codebook.size(); ++i) codebook[i] = static_cast<float>((i * 7919) % 23) / 23.0f;
+    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, codebook, kTinyVocab, 2, kTinyVocab, "tiny codebook");
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
+    r.set.neighbours = r.neighbours.get();
     return r;
   }();
   return m;

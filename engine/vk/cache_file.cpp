@@ -1,0 +1,36 @@
+#include "engine/vk/cache_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+namespace vkspec {
+
+std::vector<char> read_cache_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  return std::vector<char>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+bool write_cache_file(const std::string& path, const void* data, size_t size) {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos)
+    for (size_t i = 1; i <= slash; ++i)
+      if (i == slash || path[i] == '/') mkdir(path.substr(0, i).c_str(), 0755);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return false;
+    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    if (!f) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace vkspec
