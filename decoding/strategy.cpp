@@ -11,6 +11,7 @@
 #include "decoding/scd_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "decoding/sjd_strategy.h"
+#include "decoding/zipar_strategy.h"
 #include "engine/vk/error.h"
 
 namespace vkspec {
@@ -43,12 +44,13 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar"}; }
 
 std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
   if (method == "sd") return {"window", "accept", "k", "delta"};
   if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
+  if (method == "zipar") return {"window"};
   return {};
 }
 
@@ -70,6 +72,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSe
   if (method == "scd-mc" || method == "scd-gs") return std::make_unique<ScdStrategy>(method, models, in);
   if (method == "sd") return std::make_unique<SdStrategy>(models, in);
   if (method == "lantern") return make_lantern(models, in);
+  if (method == "zipar") return std::make_unique<ZipArStrategy>(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");

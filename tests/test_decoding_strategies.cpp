@@ -23,7 +23,9 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"sjd", {{"window", "4"}}},
       {"scd-mc", {{"window", "5"}, {"init", "left"}}},
       {"scd-gs", {{"window", "3"}, {"init", "random"}}},
-      {"sd", {{"window", "2"}}}};
+      {"sd", {{"window", "2"}}},
+      {"lantern", {{"window", "3"}, {"delta", "0.3"}, {"k", "4"}}},
+      {"zipar", {{"window", "1"}}}};
   return c;
 }
 

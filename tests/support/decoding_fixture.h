@@ -4,6 +4,7 @@
 // images through a strategy while checking that every StepEvent is consistent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -82,15 +83,29 @@ struct Sample {
 };
 
 // Checks what every strategy promises about its events: committed positions are listed exactly
-// once (accepted or resampled), proposed positions carry tokens, one target forward per step.
-inline void check_event(const StepEvent& e, int64_t committed_before, int64_t nfe_before, const Strategy& s) {
+// once (accepted or resampled) in the step that decides them, proposed positions carry tokens,
+// one target forward per step. Positions need not be decided in raster order (zipar, mulo).
+inline void check_event(const StepEvent& e, const std::vector<int32_t>& grid_before, int64_t committed_before,
+                        int64_t nfe_before, const Strategy& s) {
   EXPECT_EQ(e.committed, committed_before + static_cast<int64_t>(e.accepted.size() + e.resampled.size()));
   EXPECT_EQ(e.nfe, nfe_before + 1);
   EXPECT_EQ(e.proposed.size(), e.proposed_tokens.size());
-  for (int32_t n : e.accepted) EXPECT_TRUE(n >= committed_before && n < e.committed) << "accepted " << n;
-  for (int32_t n : e.resampled) EXPECT_TRUE(n >= committed_before && n < e.committed) << "resampled " << n;
-  for (int64_t n = 0; n < static_cast<int64_t>(e.grid.size()); ++n)
-    EXPECT_EQ(e.grid[static_cast<size_t>(n)] != kUndecided, n < e.committed) << "position " << n;
+  std::vector<int32_t> newly;
+  for (const auto* list : {&e.accepted, &e.resampled})
+    for (int32_t n : *list) {
+      ASSERT_TRUE(n >= 0 && n < static_cast<int32_t>(e.grid.size())) << "position " << n;
+      EXPECT_EQ(grid_before[static_cast<size_t>(n)], kUndecided) << "position " << n << " committed twice";
+      EXPECT_NE(e.grid[static_cast<size_t>(n)], kUndecided) << "position " << n;
+      newly.push_back(n);
+    }
+  std::sort(newly.begin(), newly.end());
+  EXPECT_EQ(std::adjacent_find(newly.begin(), newly.end()), newly.end()) << "a position listed twice";
+  int64_t decided = 0;
+  for (size_t n = 0; n < e.grid.size(); ++n) {
+    decided += e.grid[n] != kUndecided;
+    if (grid_before[n] != kUndecided) EXPECT_EQ(e.grid[n], grid_before[n]) << "position " << n << " changed";
+  }
+  EXPECT_EQ(decided, e.committed);
   EXPECT_EQ(e.done, s.done());
 }
 
@@ -108,9 +123,11 @@ inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions&
     std::unique_ptr<Strategy> st = make(tiny_models(ctx).set, in);
     std::vector<StepEvent> events;
     int64_t committed = 0, forwards = 0;
+    std::vector<int32_t> grid(st->grid());
     while (!st->done()) {
       StepEvent e = st->step();
-      check_event(e, committed, forwards, *st);
+      check_event(e, grid, committed, forwards, *st);
+      grid = e.grid;
       committed = e.committed;
       forwards = e.nfe;
       if (keep_events) events.push_back(std::move(e));

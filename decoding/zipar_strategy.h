@@ -1,0 +1,45 @@
+#pragma once
+// ZipAR (He et al. 2024, "ZipAR: Parallel Auto-regressive Image Generation through Spatial
+// Locality"): rows decoded in parallel. Row r starts once row r-1 has w tokens and stays at least
+// w tokens behind it (r-1 must hold column c + w - 1 before r samples column c); every forward
+// feeds one new token per active row at its true 2D position and samples each row's next token.
+//
+// Attention sees only what is generated: each query sees the slots below its own sequence position
+// whose fed token is committed (plus its own). Row r's first token is predicted by the query at the
+// slot of token (r-1, W-1), which usually does not exist yet; that query is fed a placeholder (the
+// token above it, (r-2, W-1), when decoded, else the latest token of row r-1) and its slot stays
+// hidden from every other query until the real token exists and is fed there, in the next forward
+// after row r-1 completes (a query whose logits are not used). The public code lets queries attend
+// to unfilled cache slots and never repairs the placeholder's key and value.
+//
+// Token n is sampled with the Philox key (seed, n, Sample), as ar does: with w = W (a row starts
+// when the previous one is complete) zipar is exactly ar, token for token.
+// Option: --window w (default 4; 1..W).
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "engine/model/kv_cache.h"
+
+namespace vkspec {
+
+class ZipArStrategy : public Strategy {
+ public:
+  ZipArStrategy(const ModelSet& models, const StrategyInputs& in);
+  const char* name() const override { return "zipar"; }
+  StepEvent step() override;
+
+ private:
+  // Rows that sample their next token this step.
+  std::vector<int64_t> active_rows() const;
+  uint32_t fed_token_for_row_start(int64_t r) const;
+
+  int64_t rows_, W_, window_;
+  KvCache cache_;
+  CommandStream stream_;
+  std::vector<int64_t> next_col_;          // per image row: tokens decoded so far
+  std::vector<bool> placeholder_;          // per image row: its first query was fed a placeholder
+  std::vector<bool> slot_valid_;           // per cache slot: holds K/V of a committed fed token
+  Tensor positions_, probs_, tokens_;      // per query: Philox position (upload), p, sampled token
+};
+
+}  // namespace vkspec
