@@ -1,5 +1,6 @@
 // vkspec bench: every requested method on the same classes and seeds in one process; one table
-// (and JSON) of forwards, accepted length, latency, speedup against ar and class accuracy.
+// (and JSON) of forwards, accepted length, latency, speedup against ar, class accuracy, FID against
+// the Fashion-MNIST test set and against ar's own samples (eval/).
 // Method options (--window, --init, ...) go to the methods that know them; --sweep KEY=V1,V2,...
 // repeats each method that knows KEY once per value.
 #include <algorithm>
@@ -18,8 +19,10 @@
 #include "cli/model_loading.h"
 #include "cli/model_paths.h"
 #include "decoding/generation.h"
-#include "engine/model/classifier.h"
-#include "engine/model/vq_model.h"
+#include "eval/fashion_mnist.h"
+#include "eval/frechet.h"
+#include "eval/image_judge.h"
+#include "eval/reference_stats.h"
 
 namespace vkspec::cli {
 namespace {
@@ -47,8 +50,19 @@ struct RunResult {
   Run run;
   int64_t images = 0;
   double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0, latency_median = 0, latency_p90 = 0;
-  double tokens_per_s = 0, speedup = 0, class_accuracy = -1;  // -1: not measured
+  double tokens_per_s = 0, speedup = 0, islands_mean = 0;
+  double class_accuracy = -1, fid = -1, fid_vs_ar = -1;  // -1: not measured
+  Verdict verdict;                                        // features of the run's images
 };
+
+nlohmann::json measured(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string cell(double v, const char* fmt) {
+  if (v < 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof(b), fmt, v);
+  return b;
+}
 
 // The runs: each method once with the options it knows, or once per value of a swept option.
 std::vector<Run> plan_runs(const std::vector<std::string>& methods, const MethodOptions& given,
@@ -82,58 +96,11 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
   return runs;
 }
 
-// Decodes and classifies generated images in batches (class accuracy).
-class Judge {
- public:
-  static constexpr int64_t kBatch = 16;
-  Judge(Context& ctx, const GptConfig& cfg, VqModel& vq, const std::string& cls_path)
-      : ctx_(ctx),
-        cfg_(cfg),
-        vq_(vq),
-        classifier_(ctx, cls_path, kBatch),
-        ids_(ctx.tensor(DType::U32, {kBatch, cfg.image_tokens()}, "bench ids", MemoryUsage::Upload)) {}
-
-  void add(const Generation& g) {
-    pending_.push_back(g);
-    if (static_cast<int64_t>(pending_.size()) == kBatch) flush();
-  }
-  // Fraction of the images added since the last call that were classified as their class.
-  double take_accuracy() {
-    flush();
-    const double a = seen_ ? static_cast<double>(correct_) / static_cast<double>(seen_) : 0.0;
-    correct_ = seen_ = 0;
-    return a;
-  }
-
- private:
-  void flush() {
-    if (pending_.empty()) return;
-    std::vector<uint32_t> host;
-    for (const Generation& g : pending_)
-      for (int32_t t : g.tokens) host.push_back(static_cast<uint32_t>(t));
-    ctx_.upload(ids_, 0, host.data(), host.size() * 4);
-    CommandStream s(ctx_);
-    const TensorView px = vq_.decode(s, ids_, static_cast<int64_t>(pending_.size()), cfg_.grid_size);
-    s.submit_and_wait();
-    const ClassifierResult c = classifier_.run(px, static_cast<int64_t>(pending_.size()));
-    for (size_t i = 0; i < pending_.size(); ++i) correct_ += c.predictions[i] == pending_[i].class_id;
-    seen_ += static_cast<int64_t>(pending_.size());
-    pending_.clear();
-  }
-
-  Context& ctx_;
-  const GptConfig& cfg_;
-  VqModel& vq_;
-  Classifier classifier_;
-  Tensor ids_;
-  std::vector<Generation> pending_;
-  int64_t correct_ = 0, seen_ = 0;
-};
-
 }  // namespace
 
 int cmd_bench(const Args& args) {
-  std::set<std::string> known = {"--methods", "--images", "--json", "--classifier", "--seed", "--sweep", "--warmup"};
+  std::set<std::string> known = {"--methods", "--images", "--json",   "--classifier",
+                                 "--seed",    "--sweep",  "--warmup", "--dataset"};
   for (const std::string& f : model_flags()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
   ArgParser ap("bench", {}, known);
@@ -157,15 +124,20 @@ int cmd_bench(const Args& args) {
   auto ctx = Context::create_default();
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
   const std::string cls_path = ap.get_or("--classifier", "");
-  const LoadedModels loaded = load_models(*ctx, ap, runs, cls_path != "none", Judge::kBatch);
+  const LoadedModels loaded = load_models(*ctx, ap, runs, cls_path != "none", ImageJudge::kBatch);
   const Gpt& gpt = *loaded.target;
   const GptConfig& cfg = gpt.config();
   const SamplerSettings ss = sampler_settings(ap, cfg);
-  std::unique_ptr<Judge> judge;
-  if (cls_path != "none")
-    judge = std::make_unique<Judge>(*ctx, cfg, *loaded.vq,
-                                    cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier")
-                                                     : cls_path);
+  std::unique_ptr<ImageJudge> judge;
+  GaussianStats reference;
+  if (cls_path != "none") {
+    judge = std::make_unique<ImageJudge>(
+        *ctx, *loaded.vq, cfg.grid_size,
+        cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier") : cls_path);
+    // --dataset none: class accuracy and drift from ar only.
+    const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
+    if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
+  }
   const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<RunResult> results;
@@ -185,7 +157,7 @@ int cmd_bench(const Args& args) {
     r.run = run;
     r.images = images;
     std::vector<double> lat;
-    double nfe = 0, drafts = 0, acc_len = 0, tokens = 0, ms = 0;
+    double nfe = 0, drafts = 0, acc_len = 0, tokens = 0, ms = 0, islands = 0;
     for (int64_t i = 0; i < images; ++i) {
       Generation g = generate_one(run.method, models, inputs(i), false);
       lat.push_back(g.wall_ms);
@@ -194,7 +166,8 @@ int cmd_bench(const Args& args) {
       acc_len += g.accepted_length();
       tokens += static_cast<double>(g.tokens.size());
       ms += g.wall_ms;
-      if (judge) judge->add(g);
+      islands += static_cast<double>(g.islands);
+      if (judge) judge->add(g.tokens, g.class_id);
       if (tty)
         std::fprintf(stderr, "\rbench %s: image %lld/%lld   ", label.c_str(), static_cast<long long>(i + 1),
                      static_cast<long long>(images));
@@ -206,7 +179,11 @@ int cmd_bench(const Args& args) {
     r.latency_median = percentile(lat, 0.5);
     r.latency_p90 = percentile(lat, 0.9);
     r.tokens_per_s = ms > 0 ? tokens / (ms / 1000.0) : 0;
-    if (judge) r.class_accuracy = judge->take_accuracy();
+    r.islands_mean = islands / n;
+    if (judge) {
+      r.verdict = judge->take();
+      r.class_accuracy = r.verdict.accuracy;
+    }
     results.push_back(r);
   }
   if (tty) std::fprintf(stderr, "\n");
@@ -214,19 +191,35 @@ int cmd_bench(const Args& args) {
   for (const auto& r : results)
     if (r.run.method == "ar") ar = &r;
   for (auto& r : results) r.speedup = ar && r.latency_median > 0 ? ar->latency_median / r.latency_median : 0;
+  // FID needs two images at least; docs quote it from 1000 or more.
+  if (judge && images >= 2) {
+    std::unique_ptr<GaussianStats> ar_stats;
+    if (ar) ar_stats = std::make_unique<GaussianStats>(gaussian_stats(ar->verdict.features, images, ar->verdict.feature_dim));
+    for (auto& r : results) {
+      const GaussianStats st = gaussian_stats(r.verdict.features, images, r.verdict.feature_dim);
+      if (reference.dim) r.fid = frechet_distance(st, reference);
+      if (ar_stats) r.fid_vs_ar = frechet_distance(st, *ar_stats);
+    }
+  }
 
   std::printf("device: %s\nmodel: %s (%lld tokens per image), %s, %lld images per method\n\n", ctx->caps().name.c_str(),
               gpt.path().c_str(), static_cast<long long>(cfg.image_tokens()), ss.str().c_str(),
               static_cast<long long>(images));
-  std::printf("%-10s %-18s %8s %8s %9s %12s %10s %8s %9s %9s\n", "method", "options", "NFE", "drafts", "acc.len",
-              "latency ms", "p90 ms", "speedup", "tokens/s", "class acc");
+  const bool with_islands = std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.islands_mean > 0; });
+  std::printf("%-10s %-24s %7s %7s %8s %11s %9s %8s %9s %9s %7s %7s%s\n", "method", "options", "NFE", "drafts",
+              "acc.len", "latency ms", "p90 ms", "speedup", "tokens/s", "class acc", "FID", "FID/ar",
+              with_islands ? "  islands" : "");
   for (const auto& r : results) {
-    char acc[32] = "-";
-    if (r.class_accuracy >= 0) std::snprintf(acc, sizeof(acc), "%.1f%%", 100.0 * r.class_accuracy);
-    std::printf("%-10s %-18s %8.1f %8.1f %9.2f %12.1f %10.1f %7.2fx %9.1f %9s\n", r.run.method.c_str(),
+    std::printf("%-10s %-24s %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
                 options_str(r.run.options).c_str(), r.nfe_mean, r.draft_forwards_mean, r.accepted_length_mean,
-                r.latency_median, r.latency_p90, r.speedup, r.tokens_per_s, acc);
+                r.latency_median, r.latency_p90, r.speedup, r.tokens_per_s,
+                r.class_accuracy >= 0 ? (cell(100.0 * r.class_accuracy, "%.1f") + "%").c_str() : "-",
+                cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
+    if (with_islands) std::printf(" %8.1f", r.islands_mean);
+    std::printf("\n");
   }
+  if (judge && images < 1000)
+    std::printf("\nFID from %lld images per method (quote FID from 1000 or more)\n", static_cast<long long>(images));
   if (auto path = ap.get("--json")) {
     nlohmann::json j;
     j["device"] = ctx->caps().name;
@@ -245,8 +238,10 @@ int cmd_bench(const Args& args) {
                               {"latency_ms_p90", r.latency_p90},
                               {"speedup", r.speedup},
                               {"tokens_per_s", r.tokens_per_s},
-                              {"class_accuracy", r.class_accuracy >= 0 ? nlohmann::json(r.class_accuracy)
-                                                                       : nlohmann::json(nullptr)}});
+                              {"class_accuracy", measured(r.class_accuracy)},
+                              {"fid", measured(r.fid)},
+                              {"fid_vs_ar", measured(r.fid_vs_ar)},
+                              {"islands_mean", r.islands_mean}});
     std::ofstream f(*path);
     if (!f) throw Error("bench: cannot write " + *path);
     f << j.dump(2) << "\n";

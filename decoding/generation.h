@@ -16,6 +16,7 @@ struct Generation {
   std::vector<int32_t> tokens;  // the final grid, raster order
   std::vector<StepEvent> events;
   int64_t nfe = 0, draft_forwards = 0;
+  int64_t islands = 0;  // rejection islands over all steps (MuLo-SD)
   double wall_ms = 0, device_ms = 0;
   double accepted_length() const;  // committed tokens per target forward
 };

@@ -29,7 +29,9 @@ TEST_F(decoding_zipar, ForwardsFollowTheRowSchedule) {
     const testing::Sample s = run_images(ctx(), by_name("zipar"), {{"window", std::to_string(w)}}, 40, 3, true);
     EXPECT_EQ(s.nfe_per_image, static_cast<double>((kTinyGrid - 1) * w + kTinyGrid)) << "w=" << w;
     // Step 1 with w = 1: row 0 samples column 1 while row 1 starts.
-    if (w == 1) EXPECT_EQ(s.events[0][1].accepted, (std::vector<int32_t>{1, kTinyGrid}));
+    if (w == 1) {
+      EXPECT_EQ(s.events[0][1].accepted, (std::vector<int32_t>{1, kTinyGrid}));
+    }
   }
 }
 

@@ -8,7 +8,7 @@ pkgs=(
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
   glslang-tools glslang-dev spirv-tools spirv-cross libspirv-cross-c-shared-dev
   libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
-  libopenblas0-pthread nlohmann-json3-dev xvfb xauth x11-apps
+  libopenblas0-pthread nlohmann-json3-dev zlib1g-dev xvfb xauth x11-apps
   python3-numpy python3-torch dataset-fashion-mnist
 )
 

@@ -103,7 +103,9 @@ inline void check_event(const StepEvent& e, const std::vector<int32_t>& grid_bef
   int64_t decided = 0;
   for (size_t n = 0; n < e.grid.size(); ++n) {
     decided += e.grid[n] != kUndecided;
-    if (grid_before[n] != kUndecided) EXPECT_EQ(e.grid[n], grid_before[n]) << "position " << n << " changed";
+    if (grid_before[n] != kUndecided) {
+      EXPECT_EQ(e.grid[n], grid_before[n]) << "position " << n << " changed";
+    }
   }
   EXPECT_EQ(decided, e.committed);
   EXPECT_EQ(e.done, s.done());
