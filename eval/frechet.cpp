@@ -127,7 +127,8 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
     const double d = a.mean[static_cast<size_t>(i)] - b.mean[static_cast<size_t>(i)];
     d2 += d * d;
   }
-  return d2 + tr - 2 * cross;
+  // Rounding can take identical statistics a hair below zero.
+  return std::max(0.0, d2 + tr - 2 * cross);
 }
 
 }  // namespace vkspec

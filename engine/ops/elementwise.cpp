@@ -39,19 +39,31 @@ void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, con
   s.dispatch(ctx.pipeline("bias_act", {wg}), {x, has_bias ? bias : x, y}, push, g.x, g.y);
 }
 
-void max_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y) {
-  require(x.dtype == DType::F32 && y.dtype == DType::F32 && x.shape.rank == 4, "max_pool_2x2",
+namespace {
+
+void pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y, bool average, const char* op) {
+  require(x.dtype == DType::F32 && y.dtype == DType::F32 && x.shape.rank == 4, op,
           "x must be f32 [N, H, W, C], got " + x.shape.str());
   const Shape want{x.shape[0], x.shape[1] / 2, x.shape[2] / 2, x.shape[3]};
-  require(y.shape == want && want.numel() > 0, "max_pool_2x2", "y must be " + want.str() + ", got " + y.shape.str());
+  require(y.shape == want && want.numel() > 0, op, "y must be " + want.str() + ", got " + y.shape.str());
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(y.numel()), wg);
   struct {
-    uint32_t n_out, h, w, c;
+    uint32_t n_out, h, w, c, average;
   } push{static_cast<uint32_t>(y.numel()), static_cast<uint32_t>(x.shape[1]), static_cast<uint32_t>(x.shape[2]),
-         static_cast<uint32_t>(x.shape[3])};
-  s.dispatch(ctx.pipeline("max_pool_2x2", {wg}), {x, y}, push, g.x, g.y);
+         static_cast<uint32_t>(x.shape[3]), average ? 1u : 0u};
+  s.dispatch(ctx.pipeline("pool_2x2", {wg}), {x, y}, push, g.x, g.y);
+}
+
+}  // namespace
+
+void max_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y) {
+  pool_2x2(s, x, y, false, "max_pool_2x2");
+}
+
+void avg_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y) {
+  pool_2x2(s, x, y, true, "avg_pool_2x2");
 }
 
 }  // namespace vkspec::ops

@@ -14,5 +14,8 @@ void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, con
 // 2x2 max pooling with stride 2 (odd sizes floor), channel-last f32: x [N, H, W, C] ->
 // y [N, H / 2, W / 2, C].
 void max_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y);
+// The same with the average (((a + b) + c) + d) * 0.25 (torch's avg_pool2d(2); MuLo-SD's pixel
+// downsampling, as tools/encode_dataset.py makes the low-resolution training images).
+void avg_pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y);
 
 }  // namespace vkspec::ops

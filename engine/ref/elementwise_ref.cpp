@@ -19,7 +19,10 @@ std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float
   return y;
 }
 
-std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {
+namespace {
+
+template <class Combine>
+std::vector<float> pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c, Combine combine) {
   const int64_t ho = h / 2, wo = w / 2;
   std::vector<float> y(static_cast<size_t>(n * ho * wo * c));
   auto at = [&](int64_t i, int64_t yy, int64_t xx, int64_t ch) { return x[static_cast<size_t>(((i * h + yy) * w + xx) * c + ch)]; };
@@ -28,9 +31,19 @@ std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t 
       for (int64_t ox = 0; ox < wo; ++ox)
         for (int64_t ch = 0; ch < c; ++ch)
           y[static_cast<size_t>(((i * ho + oy) * wo + ox) * c + ch)] =
-              std::max(std::max(at(i, 2 * oy, 2 * ox, ch), at(i, 2 * oy, 2 * ox + 1, ch)),
-                       std::max(at(i, 2 * oy + 1, 2 * ox, ch), at(i, 2 * oy + 1, 2 * ox + 1, ch)));
+              combine(at(i, 2 * oy, 2 * ox, ch), at(i, 2 * oy, 2 * ox + 1, ch), at(i, 2 * oy + 1, 2 * ox, ch),
+                      at(i, 2 * oy + 1, 2 * ox + 1, ch));
   return y;
+}
+
+}  // namespace
+
+std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {
+  return pool_2x2(x, n, h, w, c, [](float a, float b, float cc, float d) { return std::max(std::max(a, b), std::max(cc, d)); });
+}
+
+std::vector<float> avg_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {
+  return pool_2x2(x, n, h, w, c, [](float a, float b, float cc, float d) { return (((a + b) + cc) + d) * 0.25f; });
 }
 
 }  // namespace vkspec::ref

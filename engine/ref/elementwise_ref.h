@@ -11,5 +11,6 @@ std::vector<float> add(const std::vector<float>& a, const std::vector<float>& b)
 std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float>& bias, bool relu);
 // x [n, h, w, c] channel-last -> [n, h / 2, w / 2, c].
 std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c);
+std::vector<float> avg_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c);
 
 }  // namespace vkspec::ref
