@@ -1,7 +1,6 @@
 #include "cli/method_options.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "engine/vk/error.h"
@@ -43,18 +42,6 @@ void check_used(const MethodOptions& given, const std::vector<std::string>& meth
       throw Error("option --" + k + " is not used by any of the methods (" + list + ")");
     }
   }
-}
-
-int64_t queries_needed(const std::vector<MethodOptions>& runs) {
-  int64_t q = 64;
-  for (const MethodOptions& o : runs) {
-    auto it = o.find("window");
-    if (it == o.end()) continue;
-    char* end = nullptr;
-    const long long w = std::strtoll(it->second.c_str(), &end, 10);
-    if (!it->second.empty() && !*end && w >= 1 && w <= 1024) q = std::max<int64_t>(q, w + 1);
-  }
-  return q;
 }
 
 std::string options_str(const MethodOptions& o) {

@@ -19,9 +19,6 @@ MethodOptions given_method_options(const ArgParser& ap);
 MethodOptions options_for(const std::string& method, const MethodOptions& given);
 // Throws when a given option is known by none of `methods` (a typo or a misplaced option).
 void check_used(const MethodOptions& given, const std::vector<std::string>& methods);
-// Queries per forward the target must be loaded for: one more than the largest window (ignoring
-// malformed values, which the strategy reports), at least 64.
-int64_t queries_needed(const std::vector<MethodOptions>& runs);
 // "a=1,b=2" style summary for tables ("" when empty).
 std::string options_str(const MethodOptions& o);
 

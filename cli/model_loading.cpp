@@ -4,6 +4,7 @@
 
 #include "cli/method_options.h"
 #include "cli/model_paths.h"
+#include "engine/model/safetensors.h"
 
 namespace vkspec::cli {
 
@@ -20,22 +21,22 @@ ModelSet LoadedModels::set(Context& ctx) const {
 
 LoadedModels load_models(Context& ctx, const ArgParser& ap, const std::vector<MethodRun>& runs, bool want_vq,
                          int64_t vq_batch) {
+  const std::string model = ap.get_or("--model", "");
+  const std::string target_path = model.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model;
+  const GptConfig target_cfg = GptConfig::from_file(SafetensorsFile(target_path));
   StrategyNeeds needs;
-  std::vector<MethodOptions> all;
+  GptOptions gopt;
+  gopt.max_queries = 64;
   for (const MethodRun& r : runs) {
     const StrategyNeeds n = strategy_needs(r.method, r.options);
     needs.drafter |= n.drafter;
     needs.low_res |= n.low_res;
     needs.vq |= n.vq;
     needs.neighbours |= n.neighbours;
-    all.push_back(r.options);
+    gopt.max_queries = std::max(gopt.max_queries, strategy_max_queries(r.method, r.options, target_cfg));
   }
   LoadedModels m;
-  GptOptions gopt;
-  gopt.max_queries = queries_needed(all);
-  const std::string model = ap.get_or("--model", "");
-  m.target = std::make_unique<Gpt>(ctx, model.empty() ? shipped_model("fmnist_gpt16.safetensors", "--model") : model,
-                                   gopt);
+  m.target = std::make_unique<Gpt>(ctx, target_path, gopt);
   const GptConfig& cfg = m.target->config();
   if (needs.drafter) {
     const std::string d = ap.get_or("--drafter", "model");

@@ -8,6 +8,7 @@
 
 #include "decoding/ar_strategy.h"
 #include "decoding/lantern_strategy.h"
+#include "decoding/mulo_strategy.h"
 #include "decoding/scd_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "decoding/sjd_strategy.h"
@@ -44,13 +45,14 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar", "mulo"}; }
 
 std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
   if (method == "sd") return {"window", "accept", "k", "delta"};
   if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
   if (method == "zipar") return {"window"};
+  if (method == "mulo") return {"tau", "k", "radius", "band"};
   return {};
 }
 
@@ -59,11 +61,30 @@ StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& opt
   auto it = options.find("accept");
   n.neighbours = it != options.end() && it->second == "lantern";
   if (method == "sd") n.drafter = true;
+  if (method == "mulo") {
+    n.low_res = n.vq = n.neighbours = true;
+  }
   if (method == "lantern") {
     n.neighbours = true;
     n.drafter = lantern_uses_drafter_model(options);
   }
   return n;
+}
+
+int64_t strategy_max_queries(const std::string& method, const MethodOptions& o, const GptConfig& target) {
+  auto get = [&](const char* key, int64_t fallback) {
+    try {
+      return option_int(o, method, key, fallback, 1, 1 << 20);
+    } catch (const Error&) {
+      return fallback;
+    }
+  };
+  const int64_t W = target.grid_size;
+  if (method == "sjd" || method == "scd-mc" || method == "scd-gs" || method == "lantern") return get("window", 16) + 1;
+  if (method == "sd") return get("window", 4) + 1;
+  if (method == "zipar") return W + 1;
+  if (method == "mulo") return mulo_max_queries(get("band", 1), W);
+  return 1;
 }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in) {
@@ -73,6 +94,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSe
   if (method == "sd") return std::make_unique<SdStrategy>(models, in);
   if (method == "lantern") return make_lantern(models, in);
   if (method == "zipar") return std::make_unique<ZipArStrategy>(models, in);
+  if (method == "mulo") return std::make_unique<MuloStrategy>(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");

@@ -71,6 +71,10 @@ struct StrategyNeeds {
   bool drafter = false, low_res = false, vq = false, neighbours = false;
 };
 StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& options = {});
+// The most queries one forward of the method runs on a target with config `target` (what
+// GptOptions::max_queries must allow); malformed options count as their defaults (the strategy
+// reports them when it starts).
+int64_t strategy_max_queries(const std::string& method, const MethodOptions& options, const GptConfig& target);
 // Throws Error naming the method or option when the method is unknown or an option is bad.
 std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSet& models, const StrategyInputs& in);
 

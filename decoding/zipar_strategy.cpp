@@ -93,22 +93,17 @@ StepEvent ZipArStrategy::step() {
   for (const Query& q : queries) slot_valid_[static_cast<size_t>(q.slot)] = q.real_input;
 
   const int64_t T = static_cast<int64_t>(queries.size());
-  GptQueries gq;
-  ops::AttentionMaskBuilder mb(T, cache_.slots());
-  std::vector<uint32_t> pos(static_cast<size_t>(T));
-  for (int64_t i = 0; i < T; ++i) {
-    const Query& q = queries[static_cast<size_t>(i)];
-    gq.positions.push_back(q.slot);
-    gq.slots.push_back(static_cast<uint32_t>(q.slot));
-    if (q.slot >= cls) gq.tokens.push_back(q.fed);
-    for (int64_t s = 0; s < q.slot; ++s)
-      if (slot_valid_[static_cast<size_t>(s)]) mb.see(i, s);
-    mb.see(i, q.slot);
-    pos[static_cast<size_t>(i)] = static_cast<uint32_t>(std::max<int64_t>(q.predicts, 0));
+  std::vector<int64_t> slots;
+  std::vector<uint32_t> fed, pos;
+  for (const Query& q : queries) {
+    slots.push_back(q.slot);
+    if (q.slot >= cls) fed.push_back(q.fed);
+    pos.push_back(static_cast<uint32_t>(std::max<int64_t>(q.predicts, 0)));
   }
-  gq.mask = mb.pack();
-  gq.labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) gq.labels.push_back(static_cast<uint32_t>(cfg.num_classes));
+  std::vector<uint32_t> labels = {static_cast<uint32_t>(in_.class_id)};
+  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(cfg.num_classes));
+  const GptQueries gq = GptQueries::at_positions(cfg, slots, fed, labels, cache_.slots(),
+                                                 [&](int64_t, int64_t s) { return slot_valid_[static_cast<size_t>(s)]; });
   GptBatch batch(ctx, cfg, gq, rows_, cache_.slots());
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
 

@@ -33,6 +33,27 @@ GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, co
   return q;
 }
 
+GptQueries GptQueries::at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
+                                    const std::vector<uint32_t>& tokens, const std::vector<uint32_t>& labels,
+                                    int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees) {
+  GptQueries q;
+  const int64_t n = static_cast<int64_t>(positions.size());
+  ops::AttentionMaskBuilder mb(n, cache_slots);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = positions[static_cast<size_t>(i)];
+    if (p < 0 || p >= cache_slots) throw Error("GPT batch: position " + std::to_string(p) + " outside the cache");
+    q.positions.push_back(p);
+    q.slots.push_back(static_cast<uint32_t>(p));
+    for (int64_t s = 0; s < p; ++s)
+      if (sees(i, s)) mb.see(i, s);
+    mb.see(i, p);
+  }
+  q.tokens = tokens;
+  q.mask = mb.pack();
+  q.labels = labels;
+  return q;
+}
+
 GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows,
                    int64_t cache_slots)
     : t_(q.count()), b_(batch_rows) {

@@ -3,6 +3,7 @@
 // (the CFG rows), except that condition queries look up each row's own label (the class for the
 // conditional row, the null class for the unconditional one).
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/model/gpt_config.h"
@@ -34,6 +35,11 @@ struct GptQueries {
   // at the non-condition positions, in order.
   static GptQueries causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
                            const std::vector<uint32_t>& labels, int64_t cache_slots);
+  // Queries at any sequence positions (condition positions first), slot = position; query i sees
+  // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
+  static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
+                                 const std::vector<uint32_t>& tokens, const std::vector<uint32_t>& labels,
+                                 int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees);
 };
 
 // Device copies of GptQueries. Keep it alive until the stream that used it has been waited on.

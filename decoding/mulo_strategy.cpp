@@ -1,0 +1,307 @@
+#include "decoding/mulo_strategy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "decoding/islands.h"
+#include "engine/model/codebook_neighbours.h"
+#include "engine/ops/sampler.h"
+#include "engine/ops/speculative.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+namespace {
+
+constexpr int32_t kNotFed = -1, kConditionFed = -2;
+
+const ModelSet& checked(const ModelSet& m) {
+  if (!m.target) return m;  // Strategy's constructor names this error
+  if (!m.low_res) throw Error("mulo: needs the low-resolution model (--low-res FILE, a GPT on a grid half as wide)");
+  if (!m.vq) throw Error("mulo: needs the tokenizer (--vq FILE) for its pixel-space upsampler");
+  if (!m.neighbours) throw Error("mulo: needs the codebook neighbour table (built from the tokenizer)");
+  const GptConfig &t = m.target->config(), &l = m.low_res->config();
+  if (l.vocab_size != t.vocab_size || l.num_classes != t.num_classes || 2 * l.grid_size != t.grid_size ||
+      l.cls_token_num != t.cls_token_num)
+    throw Error("mulo: low-resolution model " + m.low_res->path() + " (vocab " + std::to_string(l.vocab_size) +
+                ", grid " + std::to_string(l.grid_size) + ", classes " + std::to_string(l.num_classes) +
+                ") must share the target's vocabulary and classes on a grid half as wide (target: vocab " +
+                std::to_string(t.vocab_size) + ", grid " + std::to_string(t.grid_size) + ", classes " +
+                std::to_string(t.num_classes) + ")");
+  if (m.vq->config().codebook_size != t.vocab_size)
+    throw Error("mulo: tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
+                " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
+  if (m.neighbours->entries() != t.vocab_size) throw Error("mulo: the neighbour table does not match the vocabulary");
+  if (t.cls_token_num != 1) throw Error("mulo: needs class-conditional models with one condition token");
+  return m;
+}
+
+}  // namespace
+
+int64_t mulo_max_queries(int64_t band, int64_t grid) { return 4 * band * grid; }
+
+MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
+    : Strategy(checked(models), in),
+      rows_(in.sampler.uses_cfg() ? 2 : 1),
+      W_(models.target->config().grid_size),
+      w_(models.low_res->config().grid_size),
+      cls_(models.target->config().cls_token_num),
+      cache_(models.target->make_cache(0, rows_)),
+      low_cache_(models.low_res->make_cache(0, rows_)),
+      stream_(*models.ctx, in.profile),
+      resampler_(*models.ctx, *models.vq, models.low_res->config().grid_size) {
+  check_options(in.options, "mulo", strategy_options("mulo"));
+  tau_ = option_double(in.options, "mulo", "tau", 0.05, 0.0, 1.0);
+  k_ = std::min(option_int(in.options, "mulo", "k", 8, 1, 65536), models.neighbours->k_max());
+  radius_ = option_int(in.options, "mulo", "radius", 1, 0, W_);
+  band_rows_ = option_int(in.options, "mulo", "band", 1, 1, w_);
+  const int64_t max_q = mulo_max_queries(band_rows_, W_);
+  if (max_q > models.target->options().max_queries || band_rows_ * w_ > models.low_res->options().max_queries)
+    throw Error("mulo: a band of " + std::to_string(band_rows_) + " low-resolution rows needs " + std::to_string(max_q) +
+                " queries per target forward and " + std::to_string(band_rows_ * w_) +
+                " per low-resolution forward; the models were loaded for " +
+                std::to_string(models.target->options().max_queries) + " and " +
+                std::to_string(models.low_res->options().max_queries) + " (GptOptions::max_queries)");
+  const int64_t N = image_tokens_(), n = w_ * w_, V = models.target->config().vocab_size;
+  Context& ctx = *models.ctx;
+  drafts_.assign(static_cast<size_t>(N), kUndecided);
+  slot_fed_.assign(static_cast<size_t>(cache_.slots()), kNotFed);
+  hi_grid_ = ctx.tensor(DType::U32, {N}, "mulo committed grid", MemoryUsage::Upload);
+  lo_grid_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution grid");
+  lo_derived_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution prefix");
+  hi_draft_ = ctx.tensor(DType::U32, {N}, "mulo drafts");
+  lo_positions_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution positions");
+  std::vector<uint32_t> iota(static_cast<size_t>(n));
+  std::iota(iota.begin(), iota.end(), 0u);
+  ctx.upload(lo_positions_, iota.data(), iota.size() * 4);
+  lo_probs_ = ctx.tensor(DType::F32, {band_rows_ * w_, V}, "mulo low-resolution probabilities");
+  lo_tokens_ = ctx.tensor(DType::U32, {band_rows_ * w_}, "mulo low-resolution samples");
+  probs_ = ctx.tensor(DType::F32, {max_q, V}, "mulo target probabilities");
+  positions_ = ctx.tensor(DType::U32, {max_q}, "mulo sample positions", MemoryUsage::Upload);
+  out_tokens_ = ctx.tensor(DType::U32, {max_q}, "mulo resampled tokens", MemoryUsage::Readback);
+  pooled_ = ctx.tensor(DType::F32, {max_q}, "mulo pooled probabilities", MemoryUsage::Readback);
+  draft_back_ = ctx.tensor(DType::U32, {max_q}, "mulo drafts read back", MemoryUsage::Readback);
+}
+
+int64_t MuloStrategy::image_tokens_() const { return static_cast<int64_t>(grid_.size()); }
+
+std::vector<uint32_t> MuloStrategy::labels(const GptConfig& cfg) const {
+  std::vector<uint32_t> l = {static_cast<uint32_t>(in_.class_id)};
+  if (rows_ == 2) l.push_back(static_cast<uint32_t>(cfg.num_classes));
+  return l;
+}
+
+bool MuloStrategy::slot_valid(int64_t s) const {
+  const int32_t fed = slot_fed_[static_cast<size_t>(s)];
+  if (s < cls_) return fed == kConditionFed;
+  const int32_t final_token = grid_[static_cast<size_t>(s - cls_)];
+  return final_token != kUndecided && fed == final_token;
+}
+
+std::vector<int64_t> MuloStrategy::stale_slots(int64_t end) const {
+  std::vector<int64_t> out;
+  for (int64_t s = cls_; s < end; ++s) {
+    const int32_t fed = slot_fed_[static_cast<size_t>(s)], tok = grid_[static_cast<size_t>(s - cls_)];
+    if (tok != kUndecided && fed != kNotFed && fed != tok) out.push_back(s);
+  }
+  return out;
+}
+
+void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
+  Context& ctx = *models_.ctx;
+  Gpt& low = *models_.low_res;
+  const GptConfig& lc = low.config();
+  CommandStream& s = stream_;
+  const int64_t P1 = k * band_rows_ * w_, count = rows * w_;  // first sampled position, samples
+  const ops::SamplerParams sp = in_.sampler.op_params(lc.vocab_size, in_.seed, ops::SampleMode::Categorical,
+                                                      philox::purpose_word(philox::Purpose::Draft, 0));
+  for (int64_t t = 0; t < count; ++t) {
+    const int64_t m = P1 + t;  // the low-resolution position sampled by this forward
+    // The first forward of a band re-feeds the previous band's rows as derived from the
+    // high-resolution prefix (the slots of positions P0 .. P1 - 1), then predicts P1.
+    const int64_t P0 = t == 0 && k > 0 ? (k - 1) * band_rows_ * w_ : m - 1;
+    const int64_t first_slot = t == 0 && k == 0 ? 0 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
+    auto b = std::make_unique<GptBatch>(
+        ctx, lc,
+        GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
+                           labels(lc), low_cache_.slots()),
+        rows_, low_cache_.slots());
+    if (first_slot >= cls_) {
+      const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
+      s.copy(src.view().rows(P0, n), b->token_ids().view().rows(0, n));
+    }
+    const GptOutputs out = low.forward(s, *b, low_cache_);
+    ops::sampler(s, out.logits, lo_positions_.view().rows(m - n + 1, n), sp, lo_probs_.view().rows(0, n),
+                 lo_tokens_.view().rows(0, n));
+    s.copy(lo_tokens_.view().rows(n - 1, 1), lo_grid_.view().rows(m, 1));
+    batches_.push_back(std::move(b));
+  }
+  draft_forwards_ += count;
+}
+
+StepEvent MuloStrategy::band_step() {
+  Context& ctx = *models_.ctx;
+  Gpt& gpt = *models_.target;
+  const GptConfig& cfg = gpt.config();
+  CommandStream& s = stream_;
+  const int64_t k = band_, low_rows = std::min(band_rows_, w_ - k * band_rows_);
+  const int64_t R = 2 * k * band_rows_, first = R * W_, Q = 2 * low_rows * W_;
+
+  // The low-resolution prefix from the committed high-resolution rows (undecided rows repeat the
+  // last committed one, so the decoder sees no made-up content below the prefix).
+  if (k > 0) {
+    std::vector<uint32_t> host(static_cast<size_t>(image_tokens_()));
+    for (int64_t r = 0; r < W_; ++r)
+      for (int64_t c = 0; c < W_; ++c)
+        host[static_cast<size_t>(r * W_ + c)] = static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
+    ctx.upload(hi_grid_, 0, host.data(), host.size() * 4);
+    resampler_.record_down(s, hi_grid_.view(), lo_derived_.view());
+    s.copy(lo_derived_.view().rows(0, k * band_rows_ * w_), lo_grid_.view().rows(0, k * band_rows_ * w_));
+  }
+  record_low_res_band(k, low_rows);
+  // Rows below the band repeat its last row for the decoder.
+  const int64_t last = (k * band_rows_ + low_rows - 1) * w_;
+  for (int64_t r = k * band_rows_ + low_rows; r < w_; ++r) s.copy(lo_grid_.view().rows(last, w_), lo_grid_.view().rows(r * w_, w_));
+  resampler_.record_up(s, lo_grid_.view(), hi_draft_.view());
+
+  // Verification: queries predicting [first, first + Q), fed the last committed token (the
+  // condition at first = 0) and the drafts; then the previous band's stale slots.
+  const std::vector<int64_t> repairs = stale_slots(cls_ + first - 1);
+  std::vector<int64_t> slots;
+  std::vector<uint32_t> fed;
+  for (int64_t t = 0; t < Q; ++t) slots.push_back(cls_ + first - 1 + t);
+  if (first > 0) fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(first - 1)]));
+  fed.resize(fed.size() + static_cast<size_t>(Q - 1), 0u);
+  for (int64_t r : repairs) {
+    slots.push_back(r);
+    fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(r - cls_)]));
+    slot_fed_[static_cast<size_t>(r)] = grid_[static_cast<size_t>(r - cls_)];
+  }
+  if (first == 0) slot_fed_[0] = kConditionFed;
+  const int64_t draft_from = cls_ + first - 1;
+  auto sees = [&](int64_t i, int64_t slot) { return slot_valid(slot) || (i < Q && slot >= draft_from); };
+  auto batch = std::make_unique<GptBatch>(
+      ctx, cfg, GptQueries::at_positions(cfg, slots, fed, labels(cfg), cache_.slots(), sees), rows_, cache_.slots());
+  if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch->token_ids().view().rows(first > 0 ? 1 : 0, Q - 1));
+  const int64_t T = static_cast<int64_t>(slots.size());
+  const GptOutputs out = gpt.forward(s, *batch, cache_);
+  const ops::SamplerParams sp = in_.sampler.op_params(cfg.vocab_size, in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
+  ops::pooled_prob(s, probs_.view().rows(0, Q), hi_draft_.view().rows(first, Q), models_.neighbours->table().view(),
+                   static_cast<uint32_t>(k_), pooled_.view().rows(0, Q));
+  s.copy(hi_draft_.view().rows(first, Q), draft_back_.view().rows(0, Q));
+  batches_.push_back(std::move(batch));
+  s.submit_and_wait();
+  batches_.clear();
+  std::vector<float> pooled(static_cast<size_t>(Q));
+  std::vector<uint32_t> drafts(static_cast<size_t>(Q));
+  ctx.download(pooled_, 0, pooled.data(), pooled.size() * 4);
+  ctx.download(draft_back_, 0, drafts.data(), drafts.size() * 4);
+
+  StepEvent e;
+  std::vector<int32_t> rejected;
+  for (int64_t t = 0; t < Q; ++t) {
+    const int32_t n = static_cast<int32_t>(first + t);
+    if (drafts[static_cast<size_t>(t)] >= cfg.vocab_size)
+      throw Error("mulo: the upsampler produced token " + std::to_string(drafts[static_cast<size_t>(t)]) +
+                  " outside the vocabulary");
+    drafts_[static_cast<size_t>(n)] = static_cast<int32_t>(drafts[static_cast<size_t>(t)]);
+    e.proposed.push_back(n);
+    e.proposed_tokens.push_back(drafts_[static_cast<size_t>(n)]);
+    if (!(pooled[static_cast<size_t>(t)] >= tau_)) rejected.push_back(n);
+  }
+  islands_ = rejection_islands(rejected, W_, radius_, first, first + Q);
+  std::vector<uint8_t> in_island(static_cast<size_t>(Q), 0);
+  for (const auto& island : islands_)
+    for (int32_t n : island) in_island[static_cast<size_t>(n - first)] = 1;
+  for (int64_t t = 0; t < Q; ++t) {
+    const int64_t n = first + t;
+    if (t > 0) slot_fed_[static_cast<size_t>(cls_ + n - 1)] = drafts_[static_cast<size_t>(n - 1)];
+    if (in_island[static_cast<size_t>(t)]) continue;
+    grid_[static_cast<size_t>(n)] = drafts_[static_cast<size_t>(n)];
+    e.accepted.push_back(static_cast<int32_t>(n));
+  }
+  if (first > 0) slot_fed_[static_cast<size_t>(cls_ + first - 1)] = grid_[static_cast<size_t>(first - 1)];
+  e.rejected = rejected;
+  e.islands = islands_;
+  committed_ += static_cast<int64_t>(e.accepted.size());
+  ++nfe_;
+  if (islands_.empty()) ++band_;
+  return e;
+}
+
+StepEvent MuloStrategy::wave_step() {
+  Context& ctx = *models_.ctx;
+  Gpt& gpt = *models_.target;
+  const GptConfig& cfg = gpt.config();
+  CommandStream& s = stream_;
+  // The next position of every island (the condition query first, should position 0 be one),
+  // then slots to repair.
+  std::vector<int32_t> heads;
+  for (const auto& island : islands_) heads.push_back(island.front());
+  std::sort(heads.begin(), heads.end());
+  const int64_t band_end = std::min<int64_t>(image_tokens_(), (2 * (band_ + 1) * band_rows_) * W_);
+  std::vector<int64_t> slots;
+  std::vector<uint32_t> fed, pos;
+  for (int32_t n : heads) {
+    slots.push_back(cls_ + n - 1);
+    pos.push_back(static_cast<uint32_t>(n));
+    if (n == 0) {
+      slot_fed_[0] = kConditionFed;
+      continue;
+    }
+    const int32_t prev = grid_[static_cast<size_t>(n - 1)] != kUndecided ? grid_[static_cast<size_t>(n - 1)]
+                                                                        : drafts_[static_cast<size_t>(n - 1)];
+    fed.push_back(static_cast<uint32_t>(prev));
+    slot_fed_[static_cast<size_t>(cls_ + n - 1)] = prev;
+  }
+  for (int64_t r : stale_slots(cls_ + band_end - 1)) {
+    if (std::find(slots.begin(), slots.end(), r) != slots.end()) continue;
+    slots.push_back(r);
+    pos.push_back(0);
+    fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(r - cls_)]));
+    slot_fed_[static_cast<size_t>(r)] = grid_[static_cast<size_t>(r - cls_)];
+  }
+  const int64_t T = static_cast<int64_t>(slots.size());
+  GptBatch batch(ctx, cfg,
+                 GptQueries::at_positions(cfg, slots, fed, labels(cfg), cache_.slots(),
+                                          [&](int64_t, int64_t slot) { return slot_valid(slot); }),
+                 rows_, cache_.slots());
+  ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
+  const GptOutputs out = gpt.forward(s, batch, cache_);
+  const ops::SamplerParams sp = in_.sampler.op_params(cfg.vocab_size, in_.seed, ops::SampleMode::Categorical,
+                                                      philox::purpose_word(philox::Purpose::Sample));
+  ops::sampler(s, out.logits, positions_.view().rows(0, T), sp, probs_.view().rows(0, T), out_tokens_.view().rows(0, T));
+  s.submit_and_wait();
+  std::vector<uint32_t> toks(static_cast<size_t>(T));
+  ctx.download(out_tokens_, 0, toks.data(), toks.size() * 4);
+
+  StepEvent e;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const int32_t n = heads[i];
+    if (toks[i] >= cfg.vocab_size) throw Error("mulo: sampler returned token " + std::to_string(toks[i]));
+    grid_[static_cast<size_t>(n)] = static_cast<int32_t>(toks[i]);
+    e.proposed.push_back(n);
+    e.proposed_tokens.push_back(static_cast<int32_t>(toks[i]));
+    e.resampled.push_back(n);
+  }
+  for (auto& island : islands_) island.erase(island.begin());
+  islands_.erase(std::remove_if(islands_.begin(), islands_.end(), [](const auto& i) { return i.empty(); }),
+                 islands_.end());
+  committed_ += static_cast<int64_t>(heads.size());
+  ++nfe_;
+  if (islands_.empty()) ++band_;
+  return e;
+}
+
+StepEvent MuloStrategy::step() {
+  if (done()) throw Error("mulo: step() after the image is complete");
+  const auto t0 = std::chrono::steady_clock::now();
+  StepEvent e = islands_.empty() ? band_step() : wave_step();
+  e.device_ms = stream_.total_ms();
+  e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  finish_event(e);
+  return e;
+}
+
+}  // namespace vkspec

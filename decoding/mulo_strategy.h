@@ -1,0 +1,67 @@
+#pragma once
+// MuLo-SD (multi-scale local speculative decoding, CVPR 2026). A band of low-resolution rows is
+// sampled by the low-resolution model (ModelSet::low_res, a GPT on a grid half as wide), mapped
+// to high-resolution drafts through pixels (PixelResampler: VQ-decode, nearest 2x, VQ-encode) and
+// verified by the target in one forward: token x at n is accepted when the target's pooled
+// probability of x's k nearest codebook entries (ModelSet::neighbours) is >= tau. Every rejected
+// token grows to its (2 l + 1)^2 neighbourhood within the band; the union splits into 8-connected
+// rejection islands (islands.h), resampled from the target concurrently: one forward per wave
+// takes the next position (raster order) of every island. Accepted and resampled tokens then
+// extend the prefix, which is mapped back to low resolution (VQ-decode, 2x2 average, VQ-encode)
+// and fed to the low-resolution model before it samples the next band.
+//
+// One step is one target forward: a band's verification (low-resolution drafting, the pixel path
+// and verification in one submit) or one resampling wave. Attention: a query sees the slots below
+// its position whose fed token is final and was fed there (plus, in verification, the band's
+// drafts below it); a slot whose fed token changed after its key and value were computed (a
+// resampled token whose successor was accepted) is re-fed in the next forward, with its logits
+// unused. Accepted tokens keep the keys and values computed next to the drafts (the "local" in
+// local verification). Lossy: quality is measured next to speed (vkspec bench).
+// Options: --tau (default 0.05), --k (default 8), --radius l (default 1), --band low-res rows
+// per band (default 1).
+#include <memory>
+#include <vector>
+
+#include "decoding/pixel_resampler.h"
+#include "decoding/strategy.h"
+#include "engine/model/kv_cache.h"
+
+namespace vkspec {
+
+// Queries of the largest forward: a band's verification plus the re-fed slots of the band before.
+int64_t mulo_max_queries(int64_t band, int64_t grid);
+
+class MuloStrategy : public Strategy {
+ public:
+  MuloStrategy(const ModelSet& models, const StrategyInputs& in);
+  const char* name() const override { return "mulo"; }
+  StepEvent step() override;
+
+ private:
+  int64_t image_tokens_() const;
+  StepEvent band_step();
+  StepEvent wave_step();
+  // Slot s holds the key and value of its position's final token.
+  bool slot_valid(int64_t s) const;
+  // Slots below `end` (exclusive) holding keys and values of a token that has since changed.
+  std::vector<int64_t> stale_slots(int64_t end) const;
+  std::vector<uint32_t> labels(const GptConfig& cfg) const;
+  // Records the low-resolution model's forwards for band k (low rows [k b, k b + rows)).
+  void record_low_res_band(int64_t k, int64_t rows);
+
+  double tau_;
+  int64_t k_, radius_, band_rows_;
+  int64_t rows_, W_, w_, cls_;
+  KvCache cache_, low_cache_;
+  CommandStream stream_;
+  PixelResampler resampler_;
+  int64_t band_ = 0;                            // the band being decoded
+  std::vector<std::vector<int32_t>> islands_;   // pending, raster order; front = next to resample
+  std::vector<int32_t> drafts_;                 // the current band's drafts by position
+  std::vector<int32_t> slot_fed_;               // per slot: token its key/value were computed with
+  Tensor hi_grid_, lo_grid_, lo_derived_, hi_draft_, lo_positions_, lo_probs_, lo_tokens_;
+  Tensor probs_, positions_, out_tokens_, pooled_, draft_back_;
+  std::vector<std::unique_ptr<GptBatch>> batches_;  // alive until the step's submit has finished
+};
+
+}  // namespace vkspec

@@ -1,0 +1,166 @@
+// MuLo-SD: rejection islands (growth, clipping, 8-connectivity, order), and the strategy on tiny
+// random GPTs over the shipped tokenizer's codebook: tau = 0 accepts every draft (one forward per
+// band), tau = 1 rejects every draft so the whole band is one island resampled position by position,
+// which is exactly ar (same visibility, same keys); in between, every event is consistent.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "decoding/islands.h"
+#include "engine/model/codebook_neighbours.h"
+#include "engine/model/vq_model.h"
+#include "tests/support/decoding_fixture.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+TEST(RejectionIslands, GrowClipAndConnect) {
+  // 8-wide grid, band [8, 40): rejected 9 (row 1, col 1) and 39 (row 4, col 7).
+  const auto islands = rejection_islands({39, 9}, 8, 1, 8, 40);
+  ASSERT_EQ(islands.size(), 2u);
+  // 9's neighbourhood clipped at the band's first row and the left edge: rows 1-2, cols 0-2.
+  EXPECT_EQ(islands[0], (std::vector<int32_t>{8, 9, 10, 16, 17, 18}));
+  // 39's clipped at the band's end and the right edge: rows 3-4, cols 6-7.
+  EXPECT_EQ(islands[1], (std::vector<int32_t>{30, 31, 38, 39}));
+  // Diagonal contact joins: radius 0, rejected 7 (1,1) and 14 (2,2).
+  EXPECT_EQ(rejection_islands({7, 14}, 6, 0, 6, 30).size(), 1u);
+  // Not across the row wrap: 11 (1,5) and 12 (2,0) are not neighbours.
+  EXPECT_EQ(rejection_islands({11, 12}, 6, 0, 6, 30).size(), 2u);
+  EXPECT_TRUE(rejection_islands({}, 6, 2, 0, 36).empty());
+  EXPECT_THROW(rejection_islands({40}, 6, 1, 0, 36), Error);
+}
+
+struct MuloModels {
+  std::unique_ptr<Gpt> target, low;
+  std::unique_ptr<VqModel> vq;
+  std::unique_ptr<CodebookNeighbours> neighbours;
+  ModelSet set;
+};
+
+constexpr int64_t kGrid = 4;
+
+MuloModels& mulo_models(Context& ctx) {
+  static MuloModels m = [&] {
+    const std::string dir = testing::scratch_dir("mulo_models");
+    testing::TinyGptSpec t;
+    t.vocab = 1024;  // the shipped tokenizer's codebook
+    t.grid = kGrid;
+    testing::TinyGptSpec l = t;
+    l.grid = kGrid / 2;
+    l.seed = 7;
+    testing::write_tiny_gpt(dir + "/target.safetensors", t);
+    testing::write_tiny_gpt(dir + "/low.safetensors", l);
+    MuloModels r;
+    GptOptions opt;
+    opt.weights = DType::F32;
+    r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+    r.low = std::make_unique<Gpt>(ctx, dir + "/low.safetensors", opt);
+    r.vq = std::make_unique<VqModel>(ctx, std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1,
+                                     kGrid);
+    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, *r.vq, 16);
+    r.set.ctx = &ctx;
+    r.set.target = r.target.get();
+    r.set.low_res = r.low.get();
+    r.set.vq = r.vq.get();
+    r.set.neighbours = r.neighbours.get();
+    return r;
+  }();
+  return m;
+}
+
+class decoding_mulo : public testing::VulkanTest {};
+
+// The whole distribution: with top-k / top-p a single remaining token would be accepted at tau = 1.
+SamplerSettings full_settings() {
+  SamplerSettings s;
+  s.cfg = 2.0f;
+  return s;
+}
+
+std::vector<int32_t> run(const std::string& method, const ModelSet& m, const MethodOptions& o, uint64_t seed,
+                         std::vector<StepEvent>* events = nullptr) {
+  StrategyInputs in;
+  in.class_id = static_cast<int64_t>(seed % 2);
+  in.seed = seed;
+  in.sampler = full_settings();
+  in.options = o;
+  auto s = make_strategy(method, m, in);
+  std::vector<int32_t> grid(s->grid());
+  int64_t committed = 0, nfe = 0;
+  while (!s->done()) {
+    StepEvent e = s->step();
+    testing::check_event(e, grid, committed, nfe, *s);
+    grid = e.grid;
+    committed = e.committed;
+    nfe = e.nfe;
+    if (events) events->push_back(std::move(e));
+  }
+  return s->grid();
+}
+
+TEST_F(decoding_mulo, TauZeroAcceptsEveryBand) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  for (const char* band : {"1", "2"}) {
+    std::vector<StepEvent> ev;
+    run("mulo", m, {{"tau", "0"}, {"band", band}}, 3, &ev);
+    ASSERT_EQ(ev.size(), std::string(band) == "1" ? 2u : 1u) << band;
+    for (const StepEvent& e : ev) {
+      EXPECT_TRUE(e.islands.empty());
+      EXPECT_TRUE(e.rejected.empty());
+      EXPECT_EQ(e.proposed.size(), e.accepted.size());
+    }
+    EXPECT_EQ(ev.back().draft_forwards, (kGrid / 2) * (kGrid / 2));  // every low-resolution token
+  }
+}
+
+TEST_F(decoding_mulo, TauOneIsArTokenForToken) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    std::vector<StepEvent> ev;
+    const auto mulo = run("mulo", m, {{"tau", "1"}, {"radius", "0"}}, seed, &ev);
+    EXPECT_EQ(mulo, run("ar", m, {}, seed)) << "seed " << seed;
+    // Per band: the verification (one island: the whole band), then one wave per position.
+    ASSERT_EQ(ev.size(), 2u * (1 + 2 * kGrid));
+    EXPECT_EQ(ev[0].islands.size(), 1u);
+    EXPECT_EQ(ev[0].islands[0].size(), static_cast<size_t>(2 * kGrid));
+  }
+}
+
+TEST_F(decoding_mulo, MixedAcceptanceKeepsEventsConsistent) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  int64_t islands = 0, accepted = 0;
+  for (uint64_t seed = 10; seed < 16; ++seed) {
+    std::vector<StepEvent> ev;
+    run("mulo", m, {{"tau", "0.012"}, {"k", "16"}, {"radius", "1"}}, seed, &ev);
+    for (const StepEvent& e : ev) {
+      std::set<int32_t> seen;
+      for (const auto& island : e.islands) {
+        islands += 1;
+        for (int32_t n : island) EXPECT_TRUE(seen.insert(n).second) << "islands overlap at " << n;
+      }
+      accepted += static_cast<int64_t>(e.accepted.size());
+    }
+  }
+  EXPECT_GT(islands, 0);   // the threshold sits inside the pooled probabilities' range...
+  EXPECT_GT(accepted, 0);  // ...so both outcomes happen
+}
+
+TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
+  StrategyInputs in;
+  in.sampler = full_settings();
+  ModelSet m = mulo_models(ctx()).set;
+  in.options = {{"tau", "2"}};
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  in.options = {{"band", "3"}};
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  in.options = {};
+  m.low_res = nullptr;
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  m = mulo_models(ctx()).set;
+  m.low_res = m.target;  // not half as wide
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+}
+
+}  // namespace
+}  // namespace vkspec
