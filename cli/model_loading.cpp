@@ -16,6 +16,7 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.low_res = low_res.get();
   m.vq = vq.get();
   m.neighbours = neighbours.get();
+  m.heads = heads.get();
   return m;
 }
 
@@ -33,6 +34,7 @@ LoadedModels load_models(Context& ctx, const ArgParser& ap, const std::vector<Me
     needs.low_res |= n.low_res;
     needs.vq |= n.vq;
     needs.neighbours |= n.neighbours;
+    needs.heads |= n.heads;
     gopt.max_queries = std::max(gopt.max_queries, strategy_max_queries(r.method, r.options, target_cfg));
   }
   LoadedModels m;
@@ -58,6 +60,11 @@ LoadedModels load_models(Context& ctx, const ArgParser& ap, const std::vector<Me
                   std::to_string(cfg.vocab_size));
   }
   if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.vq);
+  if (needs.heads) {
+    const std::string h = ap.get_or("--heads", "");
+    m.heads = std::make_unique<DraftHeads>(ctx, h.empty() ? shipped_model("fmnist_gpt16_heads.safetensors", "--heads") : h,
+                                           *m.target, gopt.max_queries * 2);
+  }
   return m;
 }
 
@@ -71,7 +78,7 @@ SamplerSettings sampler_settings(const ArgParser& ap, const GptConfig& cfg) {
 }
 
 std::vector<std::string> model_flags() {
-  return {"--model", "--vq", "--drafter", "--low-res", "--cfg", "--temperature", "--top-k", "--top-p"};
+  return {"--model", "--vq", "--drafter", "--low-res", "--heads", "--cfg", "--temperature", "--top-k", "--top-p"};
 }
 
 }  // namespace vkspec::cli

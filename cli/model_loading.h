@@ -1,6 +1,6 @@
 #pragma once
 // The models and sampler settings `generate` and `bench` share: --model, --vq, --drafter,
-// --low-res, --cfg/--temperature/--top-k/--top-p, loaded once for every method a command runs
+// --low-res, --heads, --cfg/--temperature/--top-k/--top-p, loaded once for every method a command runs
 // (strategy_needs says which ones a method wants).
 //
 // --drafter takes `jacobi` (LANTERN's self-drafting, no model), `model` (the shipped drafter) or a
@@ -13,6 +13,7 @@
 #include "decoding/sampler_settings.h"
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
+#include "engine/model/draft_heads.h"
 #include "engine/model/vq_model.h"
 
 namespace vkspec::cli {
@@ -26,6 +27,7 @@ struct LoadedModels {
   std::unique_ptr<Gpt> target, drafter, low_res;
   std::unique_ptr<VqModel> vq;
   std::unique_ptr<CodebookNeighbours> neighbours;
+  std::unique_ptr<DraftHeads> heads;
   ModelSet set(Context& ctx) const;
 };
 

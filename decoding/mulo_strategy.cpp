@@ -62,7 +62,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
                 " per low-resolution forward; the models were loaded for " +
                 std::to_string(models.target->options().max_queries) + " and " +
                 std::to_string(models.low_res->options().max_queries) + " (GptOptions::max_queries)");
-  const int64_t N = image_tokens_(), n = w_ * w_, V = models.target->config().vocab_size;
+  const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
   Context& ctx = *models.ctx;
   drafts_.assign(static_cast<size_t>(N), kUndecided);
   slot_fed_.assign(static_cast<size_t>(cache_.slots()), kNotFed);
@@ -82,8 +82,6 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
   pooled_ = ctx.tensor(DType::F32, {max_q}, "mulo pooled probabilities", MemoryUsage::Readback);
   draft_back_ = ctx.tensor(DType::U32, {max_q}, "mulo drafts read back", MemoryUsage::Readback);
 }
-
-int64_t MuloStrategy::image_tokens_() const { return static_cast<int64_t>(grid_.size()); }
 
 std::vector<uint32_t> MuloStrategy::labels(const GptConfig& cfg) const {
   std::vector<uint32_t> l = {static_cast<uint32_t>(in_.class_id)};
@@ -150,7 +148,7 @@ StepEvent MuloStrategy::band_step() {
   // The low-resolution prefix from the committed high-resolution rows (undecided rows repeat the
   // last committed one, so the decoder sees no made-up content below the prefix).
   if (k > 0) {
-    std::vector<uint32_t> host(static_cast<size_t>(image_tokens_()));
+    std::vector<uint32_t> host(static_cast<size_t>(image_tokens()));
     for (int64_t r = 0; r < W_; ++r)
       for (int64_t c = 0; c < W_; ++c)
         host[static_cast<size_t>(r * W_ + c)] = static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
@@ -240,7 +238,7 @@ StepEvent MuloStrategy::wave_step() {
   std::vector<int32_t> heads;
   for (const auto& island : islands_) heads.push_back(island.front());
   std::sort(heads.begin(), heads.end());
-  const int64_t band_end = std::min<int64_t>(image_tokens_(), (2 * (band_ + 1) * band_rows_) * W_);
+  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
   std::vector<int64_t> slots;
   std::vector<uint32_t> fed, pos;
   for (int32_t n : heads) {

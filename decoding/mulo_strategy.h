@@ -38,7 +38,6 @@ class MuloStrategy : public Strategy {
   StepEvent step() override;
 
  private:
-  int64_t image_tokens_() const;
   StepEvent band_step();
   StepEvent wave_step();
   // Slot s holds the key and value of its position's final token.

@@ -57,7 +57,6 @@ class SpeculativeStrategy : public Strategy {
     std::vector<uint32_t> accept, resolved, fresh;  // per row of the step
   };
 
-  int64_t image_tokens() const { return static_cast<int64_t>(grid_.size()); }
   int64_t vocab() const { return models_.target->config().vocab_size; }
   int64_t max_drafts() const { return max_drafts_; }
   // The stream every step records into (one submit per step).

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "decoding/ar_strategy.h"
+#include "decoding/hawk_strategy.h"
 #include "decoding/lantern_strategy.h"
 #include "decoding/mulo_strategy.h"
 #include "decoding/scd_strategy.h"
@@ -45,7 +46,7 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar", "mulo"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar", "mulo", "hawk"}; }
 
 std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
@@ -53,6 +54,7 @@ std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
   if (method == "zipar") return {"window"};
   if (method == "mulo") return {"tau", "k", "radius", "band"};
+  if (method == "hawk") return {"depth"};
   return {};
 }
 
@@ -64,6 +66,7 @@ StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& opt
   if (method == "mulo") {
     n.low_res = n.vq = n.neighbours = true;
   }
+  if (method == "hawk") n.heads = true;
   if (method == "lantern") {
     n.neighbours = true;
     n.drafter = lantern_uses_drafter_model(options);
@@ -84,6 +87,7 @@ int64_t strategy_max_queries(const std::string& method, const MethodOptions& o, 
   if (method == "sd") return get("window", 4) + 1;
   if (method == "zipar") return W + 1;
   if (method == "mulo") return mulo_max_queries(get("band", 1), W);
+  if (method == "hawk") return hawk_max_queries();
   return 1;
 }
 
@@ -95,6 +99,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSe
   if (method == "lantern") return make_lantern(models, in);
   if (method == "zipar") return std::make_unique<ZipArStrategy>(models, in);
   if (method == "mulo") return std::make_unique<MuloStrategy>(models, in);
+  if (method == "hawk") return std::make_unique<HawkStrategy>(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");

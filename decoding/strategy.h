@@ -15,6 +15,7 @@
 namespace vkspec {
 
 class CodebookNeighbours;
+class DraftHeads;
 class VqModel;
 
 // The models a strategy may use; only `target` is required (strategy_needs says what else).
@@ -25,6 +26,7 @@ struct ModelSet {
   Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
   VqModel* vq = nullptr;   // the tokenizer (MuLo-SD's pixel-space upsampler)
   const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
+  DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, SSD)
 };
 
 // Method options as given on the command line (--window 16 -> {"window", "16"}), parsed and
@@ -52,6 +54,7 @@ class Strategy {
 
  protected:
   Strategy(const ModelSet& models, const StrategyInputs& in);
+  int64_t image_tokens() const { return static_cast<int64_t>(grid_.size()); }
   // Fills the bookkeeping fields of an event (grid, counts, step index) and advances step_.
   void finish_event(StepEvent& e);
 
@@ -68,7 +71,7 @@ std::vector<std::string> strategy_names();
 std::vector<std::string> strategy_options(const std::string& method);
 // What a method needs in its ModelSet besides the target, given its options.
 struct StrategyNeeds {
-  bool drafter = false, low_res = false, vq = false, neighbours = false;
+  bool drafter = false, low_res = false, vq = false, neighbours = false, heads = false;
 };
 StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& options = {});
 // The most queries one forward of the method runs on a target with config `target` (what

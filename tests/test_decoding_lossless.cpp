@@ -1,7 +1,7 @@
 // End-to-end proof that the speculative strategies are lossless, on tiny random GPTs (3x3 tokens,
 // vocabulary 8; CFG 2, top-k 2, top-p 0.9) run on the device: over 2000 images per method, the
 // token frequencies at grid positions 0, 4 and 8 and the joint frequencies of positions 7 and 8
-// are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
+// (hawk: tree verification with multi-draft residuals) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
 // same test rejects a deliberately biased variant (drafts from the filtered distribution verified
 // against the unfiltered one, a known bug in other implementations). Fixed seeds make every
 // outcome deterministic; `ar` draws from seeds disjoint from the other methods'.
@@ -88,6 +88,8 @@ TEST_F(lossless_decoding, ScdGumbelSharingMatchesAr) {
 TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
   expect_matches_ar("sd --window 3", "sd", {{"window", "3"}});
 }
+
+TEST_F(lossless_decoding, HawkDraftHeadTreeMatchesAr) { expect_matches_ar("hawk --depth 4", "hawk", {{"depth", "4"}}); }
 
 TEST_F(lossless_decoding, BiasedVerificationIsDetected) {
   Faults f;

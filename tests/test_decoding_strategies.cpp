@@ -25,7 +25,8 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"scd-gs", {{"window", "3"}, {"init", "random"}}},
       {"sd", {{"window", "2"}}},
       {"lantern", {{"window", "3"}, {"delta", "0.3"}, {"k", "4"}}},
-      {"zipar", {{"window", "1"}}}};
+      {"zipar", {{"window", "1"}}},
+      {"hawk", {{"depth", "3"}}}};
   return c;
 }
 

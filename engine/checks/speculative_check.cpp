@@ -195,6 +195,25 @@ CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max
               " delta=" + std::to_string(delta) + ": " + std::to_string(bad) + " values differ"};
 }
 
+CheckResult check_residual_distribution(Context& ctx, uint32_t n, uint32_t vocab) {
+  const auto p = random_probs(n, vocab, 17);
+  auto q = random_probs(n, vocab, 18);
+  std::copy(p.begin(), p.begin() + vocab, q.begin());  // row 0: p == q, falls back to p
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor out = ctx.tensor(DType::F32, {n, vocab}, "residual");
+  CommandStream s(ctx);
+  ops::residual_distribution(s, tp, tq, out);
+  s.submit_and_wait();
+  const auto got = download_floats(ctx, out), want = ref::residual_distribution(p, q, vocab);
+  size_t bad = 0;
+  for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
+  return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
+          "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + ": " + std::to_string(bad) + " values differ"};
+}
+
+VKSPEC_OP_CHECK("residual_distribution", "N=40 V=1000", [](Context& c) { return check_residual_distribution(c, 40, 1000); });
+VKSPEC_OP_CHECK("residual_distribution", "N=3 V=16384", [](Context& c) { return check_residual_distribution(c, 3, 16384); });
+VKSPEC_OP_CHECK("residual_distribution", "N=5 V=7", [](Context& c) { return check_residual_distribution(c, 5, 7); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=64 V=1000 k=100 delta=0.2",
                 [](Context& c) { return check_relax(c, 64, 1000, 128, 100, 0.2f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=16384 k=1000 delta=0.05",

@@ -143,6 +143,31 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
   }
 }
 
+void residual_distribution(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& out) {
+  const char* op = "residual_distribution";
+  require_probs(op, "p", p);
+  require(q.dtype == DType::F32 && q.shape == p.shape, op, "q must be f32 " + p.shape.str() + ", got " + q.shape.str());
+  require(out.dtype == DType::F32 && out.shape == p.shape, op,
+          "out must be f32 " + p.shape.str() + ", got " + out.shape.str());
+  const int64_t n = p.shape[0];
+  if (n == 0) return;
+  Context& ctx = s.context();
+  const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
+  const Pipeline& pipe = ctx.pipeline("residual_distribution", {chunk_workgroup_size(ctx, V)});
+  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+    struct {
+      uint32_t rows, vocab, p_off, q_off, out_off;
+    } push{m, V, wp.offset, wq.offset, wo.offset};
+    const Grid g = grid_1d(ctx, m, 1);
+    s.dispatch(pipe, {wp.view, wq.view, wo.view}, push, g.x, g.y);
+  }
+}
+
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
                          uint32_t k, float delta, const TensorView& out) {
   const char* op = "relax_neighbourhood";

@@ -43,6 +43,12 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
 void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens, const TensorView& neighbours,
                  uint32_t k, const TensorView& out);
 
+// out[j] = norm(max(p_j - q_j, 0)) as probabilities: the weights spec_residual_sample draws from
+// (differences below FLT_MIN are 0; p_j itself where they are all zero; all zero if p_j is too)
+// divided by their chunk-tree total. The target of the next candidate in multi-draft speculative
+// sampling after candidate j's rejection. p, q, out: f32 [N, V]; out may not overlap p or q.
+void residual_distribution(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& out);
+
 // LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
 // latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],
 // m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass

@@ -81,6 +81,29 @@ std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, cons
   return out;
 }
 
+std::vector<float> residual_distribution(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab) {
+  std::vector<float> out(p.size(), 0.0f);
+  for (size_t j = 0; j < p.size() / vocab; ++j) {
+    const float* pj = &p[j * vocab];
+    const float* qj = &q[j * vocab];
+    bool from_p = false;
+    auto weight = [&](uint32_t i) {
+      if (from_p) return pj[i] >= det::kFloatMin ? pj[i] : 0.0f;
+      const float d = pj[i] - qj[i];
+      return d >= det::kFloatMin ? d : 0.0f;
+    };
+    det::ChunkTree tree = det::chunk_tree(vocab, weight);
+    if (tree.total() == 0.0f) {
+      from_p = true;
+      tree = det::chunk_tree(vocab, weight);
+    }
+    const float total = tree.total();
+    if (total > 0.0f)
+      for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = weight(i) / total;
+  }
+  return out;
+}
+
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
                                        const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
                                        float delta) {

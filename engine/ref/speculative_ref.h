@@ -25,6 +25,8 @@ std::vector<uint32_t> spec_residual_sample(const std::vector<float>& p, const st
 std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& tokens,
                                const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k);
 
+std::vector<float> residual_distribution(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab);
+
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
                                        const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
                                        float delta);

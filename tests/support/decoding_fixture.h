@@ -14,6 +14,7 @@
 
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
+#include "engine/model/draft_heads.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/tiny_gpt.h"
 
@@ -28,6 +29,7 @@ inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 struct TinyModels {
   std::unique_ptr<Gpt> target, drafter;
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
+  std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
   ModelSet set;
 };
 
@@ -43,6 +45,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     d.noise_scale = 0.03f;
     write_tiny_gpt(dir + "/target.safetensors", t);
     write_tiny_gpt(dir + "/drafter.safetensors", d);
+    write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     TinyModels r;
     GptOptions opt;
     opt.weights = DType::F32;
@@ -55,6 +58,8 @@ inline TinyModels& tiny_models(Context& ctx) {
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
     r.set.neighbours = r.neighbours.get();
+    r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
+    r.set.heads = r.heads.get();
     return r;
   }();
   return m;

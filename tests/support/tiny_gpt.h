@@ -76,4 +76,32 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
   w.write(path);
 }
 
+// Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py
+// DraftHeads layout): each head is x + SiLU(W x + b) with W ~ scale * N(0, 1).
+inline void write_tiny_heads(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed) {
+  TinyNormal rng(seed);
+  SafetensorsWriter w;
+  std::string names, offsets;
+  auto head = [&](const std::string& name, int64_t offset) {
+    std::vector<float> m(static_cast<size_t>(s.dim * s.dim)), b(static_cast<size_t>(s.dim));
+    for (float& x : m) x = scale * rng.next();
+    for (float& x : b) x = scale * rng.next();
+    w.add_f32("draft_heads." + name + ".linear.weight", {s.dim, s.dim}, m);
+    w.add_f32("draft_heads." + name + ".linear.bias", {s.dim}, b);
+    names += (names.empty() ? "" : ",") + name;
+    offsets += (offsets.empty() ? "" : ",") + std::to_string(offset);
+  };
+  for (int64_t j = 1; j <= std::min<int64_t>(4, s.grid - 1); ++j) head("h" + std::to_string(j), j);
+  head("v1", s.grid);
+  head("v2", 2 * s.grid);
+  w.set_metadata("vkspec.kind", "draft_heads");
+  w.set_metadata("dim", std::to_string(s.dim));
+  w.set_metadata("vocab_size", std::to_string(s.vocab));
+  w.set_metadata("grid_size", std::to_string(s.grid));
+  w.set_metadata("heads", names);
+  w.set_metadata("offsets", offsets);
+  w.set_metadata("placement", "post_norm");
+  w.write(path);
+}
+
 }  // namespace vkspec::testing

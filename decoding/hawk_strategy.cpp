@@ -1,0 +1,273 @@
+#include "decoding/hawk_strategy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "engine/ops/sampler.h"
+#include "engine/ops/speculative.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+namespace {
+
+constexpr int kMaxDepth = 4, kMaxAlternates = 8;
+
+DraftHeads& checked_heads(const ModelSet& m) {
+  if (!m.heads) throw Error("hawk: needs draft heads (--heads FILE, trained on the target by tools/train_draft_heads.py)");
+  return *m.heads;
+}
+
+}  // namespace
+
+int64_t hawk_max_queries() { return 1 + 3 * kMaxDepth + 1; }
+
+HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in)
+    : Strategy(models, in),
+      rows_(in.sampler.uses_cfg() ? 2 : 1),
+      W_(models.target->config().grid_size),
+      cls_(models.target->config().cls_token_num),
+      heads_(checked_heads(models)),
+      cache_(models.target->make_cache(kMaxAlternates, rows_)),
+      stream_(*models.ctx, in.profile) {
+  check_options(in.options, "hawk", strategy_options("hawk"));
+  depth_ = option_int(in.options, "hawk", "depth", kMaxDepth, 1, kMaxDepth);
+  if (cls_ != 1) throw Error("hawk: needs a class-conditional model with one condition token");
+  for (int j = 1; j <= depth_; ++j) horizontal_.push_back(heads_.index("h" + std::to_string(j)));
+  vertical_ = {heads_.index("v1"), heads_.index("v2")};
+  for (int v = 0; v < 2; ++v)
+    if (vertical_[v] >= 0 && heads_.heads()[static_cast<size_t>(vertical_[v])].offset != (v + 1) * W_)
+      throw Error("hawk: head v" + std::to_string(v + 1) + " of " + heads_.path() + " does not predict " +
+                  std::to_string(v + 1) + " rows below");
+  for (int j = 0; j < depth_; ++j)
+    if (horizontal_[static_cast<size_t>(j)] >= 0 &&
+        heads_.heads()[static_cast<size_t>(horizontal_[static_cast<size_t>(j)])].offset != j + 1)
+      throw Error("hawk: head h" + std::to_string(j + 1) + " of " + heads_.path() + " has the wrong offset");
+  const int64_t max_q = hawk_max_queries(), V = models.target->config().vocab_size, N = image_tokens();
+  if (max_q > models.target->options().max_queries)
+    throw Error("hawk: needs " + std::to_string(max_q) + " queries per forward, the model was loaded for " +
+                std::to_string(models.target->options().max_queries) + " (GptOptions::max_queries)");
+  Context& ctx = *models.ctx;
+  vcache_.assign(static_cast<size_t>(N), {-1, -1});
+  head_tokens_.assign(heads_.heads().size(), -1);
+  probs_ = ctx.tensor(DType::F32, {max_q, V}, "hawk target probabilities");
+  q_tree_ = ctx.tensor(DType::F32, {max_q, V}, "hawk candidate distributions");
+  residuals_ = ctx.tensor(DType::F32, {max_q, V}, "hawk residual distributions");
+  zeros_ = ctx.tensor(DType::F32, {1, V}, "hawk zero distribution");
+  vcache_q_ = ctx.tensor(DType::F32, {2 * N, V}, "hawk speculation cache");
+  positions_ = ctx.tensor(DType::U32, {N + 1}, "hawk positions");
+  std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
+  std::iota(iota.begin(), iota.end(), 0u);
+  ctx.upload(positions_, iota.data(), iota.size() * 4);
+  tokens_ = ctx.tensor(DType::U32, {max_q}, "hawk candidate tokens", MemoryUsage::Upload);
+  accept_ = ctx.tensor(DType::U32, {max_q}, "hawk acceptances", MemoryUsage::Readback);
+  final_ = ctx.tensor(DType::U32, {max_q}, "hawk next tokens", MemoryUsage::Readback);
+  for (size_t k = 0; k < heads_.heads().size(); ++k) {
+    head_q_.push_back(ctx.tensor(DType::F32, {max_q, V}, "hawk head distributions " + heads_.heads()[k].name));
+    head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, "hawk head tokens " + heads_.heads()[k].name,
+                                   MemoryUsage::Readback));
+  }
+  stream_.fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+StepEvent HawkStrategy::step() {
+  if (done()) throw Error("hawk: step() after the image is complete");
+  const auto t0 = std::chrono::steady_clock::now();
+  Context& ctx = *models_.ctx;
+  Gpt& gpt = *models_.target;
+  const GptConfig& cfg = gpt.config();
+  CommandStream& s = stream_;
+  const int64_t e = committed_, N = image_tokens(), V = cfg.vocab_size;
+  const uint32_t round = static_cast<uint32_t>(step_);
+
+  // The candidate tree: the root (fed the last committed token, predicting e), then per depth the
+  // primary (child of the previous primary) and its alternates.
+  std::vector<Node> nodes = {{-1, e - 1, e > 0 ? grid_[static_cast<size_t>(e - 1)] : 0, false, cls_ + e - 1}};
+  std::vector<Candidate> sources = {{0, 0, 0}};
+  int32_t parent = 0;
+  int64_t scratch = cfg.seq_len();
+  for (int64_t t = 1; t <= depth_ && e + t - 1 < N; ++t) {
+    const int64_t m = e + t - 1;
+    std::vector<Candidate> cands;
+    const int h = horizontal_[static_cast<size_t>(t - 1)];
+    // h_t at the row that predicted head_from_ (= e - 1) proposes head_from_ + t = m, within its row.
+    if (head_row_ >= 0 && h >= 0 && head_from_ + t == m && (head_from_ % W_) + t < W_)
+      cands.push_back({head_tokens_[static_cast<size_t>(h)], 0, h});
+    for (int v = 0; v < 2; ++v)
+      if (vcache_[static_cast<size_t>(m)][static_cast<size_t>(v)] >= 0)
+        cands.push_back({vcache_[static_cast<size_t>(m)][static_cast<size_t>(v)], 1, v});
+    if (cands.empty()) break;
+    const int32_t primary = static_cast<int32_t>(nodes.size());
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const bool alt = i > 0;
+      nodes.push_back({parent, m, cands[i].token, alt, alt ? scratch++ : cls_ + m});
+      sources.push_back(cands[i]);
+    }
+    parent = primary;
+  }
+  const int64_t M = static_cast<int64_t>(nodes.size());
+  const bool repair = repair_position_ >= 0;
+  const int64_t T = M + (repair ? 1 : 0);
+
+  // Queries, slots and visibility: every node sees the committed slots below the root, the root,
+  // its ancestors and itself; the repair query sees what lies below it.
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(T, cache_.slots());
+  const int64_t root_slot = cls_ + e - 1;
+  for (int64_t i = 0; i < M; ++i) {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    q.positions.push_back(i == 0 ? root_slot : cls_ + n.position);
+    q.slots.push_back(static_cast<uint32_t>(n.slot));
+    if (i > 0 || e > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
+    mb.see_prefix(i, root_slot + 1);
+    for (int32_t a = n.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent)
+      mb.see(i, nodes[static_cast<size_t>(a)].slot);
+    mb.see(i, n.slot);
+  }
+  if (repair) {
+    q.positions.push_back(cls_ + repair_position_);
+    q.slots.push_back(static_cast<uint32_t>(cls_ + repair_position_));
+    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(repair_position_)]));
+    mb.see_prefix(M, cls_ + repair_position_ + 1);
+  }
+  q.mask = mb.pack();
+  q.labels = {static_cast<uint32_t>(in_.class_id)};
+  if (rows_ == 2) q.labels.push_back(static_cast<uint32_t>(cfg.num_classes));
+  GptBatch batch(ctx, cfg, q, rows_, cache_.slots());
+
+  // The previous step's vertical proposals enter the speculation cache before this step's heads
+  // overwrite the head rows; then each candidate's q row is gathered.
+  if (head_row_ >= 0)
+    for (int v = 0; v < 2; ++v) {
+      const int64_t pos = head_from_ + (v + 1) * W_;
+      if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N)
+        s.copy(head_q_[static_cast<size_t>(vertical_[static_cast<size_t>(v)])].view().rows(head_row_, 1),
+               vcache_q_.view().rows(2 * pos + v, 1));
+    }
+  std::vector<uint32_t> toks(static_cast<size_t>(M), 0u);
+  for (int64_t i = 1; i < M; ++i) {
+    const Candidate& c = sources[static_cast<size_t>(i)];
+    toks[static_cast<size_t>(i)] = static_cast<uint32_t>(nodes[static_cast<size_t>(i)].token);
+    const TensorView src = c.source == 0 ? head_q_[static_cast<size_t>(c.head)].view().rows(head_row_, 1)
+                                         : vcache_q_.view().rows(2 * nodes[static_cast<size_t>(i)].position + c.head, 1);
+    s.copy(src, q_tree_.view().rows(i, 1));
+  }
+  ctx.upload(tokens_, 0, toks.data(), toks.size() * 4);
+
+  const GptOutputs out = gpt.forward(s, batch, cache_);
+  ops::SamplerParams none = in_.sampler.op_params(V, in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
+
+  // Every node as if the walk reached it: its children's tests against the running residual,
+  // and the token drawn from the residual left when all of them are rejected.
+  auto pos_view = [&](int64_t n) { return positions_.view().rows(std::min(n, N), 1); };
+  int64_t next_residual = 0;
+  for (int64_t p = 0; p < M; ++p) {
+    TensorView r = probs_.view().rows(p, 1);
+    int sibling = 0;
+    for (int64_t c = p + 1; c < M; ++c) {
+      if (nodes[static_cast<size_t>(c)].parent != p) continue;
+      const TensorView qc = q_tree_.view().rows(c, 1);
+      ops::spec_accept(s, r, qc, tokens_.view().rows(c, 1), pos_view(nodes[static_cast<size_t>(c)].position),
+                       in_.seed, philox::purpose_word(philox::Purpose::Accept, round * 8u + static_cast<uint32_t>(sibling)),
+                       accept_.view().rows(c, 1));
+      const TensorView next = residuals_.view().rows(next_residual++, 1);
+      ops::residual_distribution(s, r, qc, next);
+      r = next;
+      ++sibling;
+    }
+    const int64_t after = nodes[static_cast<size_t>(p)].position + 1;
+    ops::spec_residual_sample(s, r, zeros_.view(), pos_view(after), in_.seed,
+                              philox::purpose_word(philox::Purpose::Residual, round), final_.view().rows(p, 1));
+  }
+  // Next step's proposals from every node's row (the walk picks one on the host).
+  std::vector<Tensor> head_pos;
+  for (size_t k = 0; k < heads_.heads().size(); ++k) {
+    std::vector<uint32_t> hp(static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t predicted = i < M ? nodes[static_cast<size_t>(i)].position + 1 : repair_position_ + 1;
+      hp[static_cast<size_t>(i)] = static_cast<uint32_t>(std::min(predicted + heads_.heads()[k].offset, N));
+    }
+    head_pos.push_back(ctx.tensor(DType::U32, {T}, "hawk head positions", MemoryUsage::Upload));
+    ctx.upload(head_pos.back(), hp.data(), hp.size() * 4);
+    const TensorView logits = heads_.logits(s, static_cast<int>(k), out.hidden);
+    ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::Categorical,
+                                                  philox::purpose_word(philox::Purpose::Draft, round * 8u + static_cast<uint32_t>(k)));
+    ops::sampler(s, logits, head_pos.back().view(), sp, head_q_[k].view().rows(0, T), head_tok_[k].view().rows(0, T));
+  }
+  s.submit_and_wait();
+  std::vector<uint32_t> accept(static_cast<size_t>(M)), fin(static_cast<size_t>(M));
+  ctx.download(accept_, 0, accept.data(), accept.size() * 4);
+  ctx.download(final_, 0, fin.data(), fin.size() * 4);
+
+  // The walk.
+  StepEvent e_out;
+  int32_t cur = 0;
+  std::vector<int32_t> path;
+  bool had_children = false;
+  for (;;) {
+    int32_t next = -1;
+    had_children = false;
+    for (int64_t c = cur + 1; c < M; ++c) {
+      if (nodes[static_cast<size_t>(c)].parent != cur) continue;
+      had_children = true;
+      if (accept[static_cast<size_t>(c)]) {
+        next = static_cast<int32_t>(c);
+        break;
+      }
+    }
+    if (next < 0) break;
+    path.push_back(next);
+    cur = next;
+  }
+  for (int64_t i = 1; i < M; ++i) {
+    e_out.proposed.push_back(static_cast<int32_t>(nodes[static_cast<size_t>(i)].position));
+    e_out.proposed_tokens.push_back(nodes[static_cast<size_t>(i)].token);
+  }
+  for (int32_t n : path) {
+    const Node& nd = nodes[static_cast<size_t>(n)];
+    grid_[static_cast<size_t>(nd.position)] = nd.token;
+    e_out.accepted.push_back(static_cast<int32_t>(nd.position));
+  }
+  // The token after the walk: the last residual's sample (none when the walk reached the end).
+  const int64_t f_pos = nodes[static_cast<size_t>(cur)].position + 1;
+  if (f_pos < N) {
+    const uint32_t f = fin[static_cast<size_t>(cur)];
+    if (f >= static_cast<uint32_t>(V))
+      throw Error("hawk: the GPU resolved position " + std::to_string(f_pos) + " to token " + std::to_string(f));
+    grid_[static_cast<size_t>(f_pos)] = static_cast<int32_t>(f);
+    if (had_children) {
+      e_out.rejected.push_back(static_cast<int32_t>(f_pos));
+      e_out.resampled.push_back(static_cast<int32_t>(f_pos));
+    } else {
+      e_out.accepted.push_back(static_cast<int32_t>(f_pos));
+      if (M == 1) {
+        e_out.proposed.push_back(static_cast<int32_t>(f_pos));
+        e_out.proposed_tokens.push_back(static_cast<int32_t>(f));
+      }
+    }
+  }
+  committed_ = std::min(f_pos + 1, N);
+  ++nfe_;
+  repair_position_ = !path.empty() && nodes[static_cast<size_t>(path.back())].alternate ? nodes[static_cast<size_t>(path.back())].position : -1;
+
+  // Proposals for the next step from the row that predicted f.
+  head_row_ = cur;
+  head_from_ = f_pos;
+  for (size_t k = 0; k < heads_.heads().size(); ++k) {
+    uint32_t t = 0;
+    ctx.download(head_tok_[k], static_cast<size_t>(cur) * 4, &t, 4);
+    head_tokens_[k] = static_cast<int32_t>(t);
+  }
+  for (int v = 0; v < 2; ++v) {
+    const int64_t pos = head_from_ + (v + 1) * W_;
+    if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N)
+      vcache_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = head_tokens_[static_cast<size_t>(vertical_[static_cast<size_t>(v)])];
+  }
+  e_out.device_ms = s.total_ms();
+  e_out.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  finish_event(e_out);
+  return e_out;
+}
+
+}  // namespace vkspec

@@ -1,0 +1,70 @@
+#pragma once
+// Hawk (Chen et al. 2025): lossless speculative decoding with spatial draft heads
+// (ModelSet::heads, DraftHeads). At the query that predicted the last committed token, the
+// horizontal heads h1..h4 sample the next four tokens of the row and the vertical heads v1, v2
+// sample the tokens one and two rows below; vertical proposals wait in a speculation cache until
+// decoding reaches their position. Each step verifies a candidate tree in one target forward:
+// depth t holds the candidates for the t-th undecided position, the horizontal one as the
+// primary (whose child continues the chain) and cached vertical ones as leaf alternates (the
+// first vertical one is the primary where no horizontal head reaches).
+//
+// Verification is multi-draft speculative sampling: a node's children are tried in order, child
+// i against the residual r_i (r_0 = p, r_{i+1} = norm(max(r_i - q_i, 0))) with its own q; the
+// first accepted child continues the walk; when all are rejected (or there are none) the next
+// token is drawn from the last residual. Every candidate is an independent sample of the q it is
+// tested with, so the output is distributed exactly as ar's. All residuals, tests and samples
+// for every node run on the GPU in the step's one submit (each node as if the walk reached it);
+// the host reads back a few integers per node and walks the tree.
+//
+// Alternates live in scratch KV slots; when one is accepted its canonical slot is re-fed in the
+// next forward (a query whose logits are not used).
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "engine/model/draft_heads.h"
+#include "engine/model/kv_cache.h"
+
+namespace vkspec {
+
+// Queries of the largest hawk forward: root, four depths of up to three candidates, one repair.
+int64_t hawk_max_queries();
+
+class HawkStrategy : public Strategy {
+ public:
+  HawkStrategy(const ModelSet& models, const StrategyInputs& in);
+  const char* name() const override { return "hawk"; }
+  StepEvent step() override;
+
+ private:
+  struct Candidate {
+    int32_t token;
+    int source;       // 0: this step's head row (head index in `head`), 1: vertical cache entry
+    int head = 0;     // head index (source 0) or cache slot 0/1 (source 1)
+  };
+  struct Node {
+    int32_t parent;   // -1 for the root
+    int64_t position; // image position of the node's token (root: the last committed one)
+    int32_t token;
+    bool alternate;   // a leaf in a scratch slot
+    int64_t slot;
+  };
+
+  int64_t rows_, W_, cls_, depth_;
+  DraftHeads& heads_;
+  std::vector<int> horizontal_;        // head index of h1..h_depth (-1 when absent)
+  std::array<int, 2> vertical_{-1, -1};
+  KvCache cache_;
+  CommandStream stream_;
+  // Proposals from the previous step: tokens of every head at the row of the node the walk ended
+  // on (head_row_), -1 before the first step.
+  int64_t head_row_ = -1, head_from_ = 0;  // head_from_: the position that row predicted
+  std::vector<int32_t> head_tokens_;       // [heads] at head_row_
+  std::vector<std::array<int32_t, 2>> vcache_;  // per position: cached vertical tokens (-1: none)
+  int64_t repair_position_ = -1;           // canonical slot to re-feed (an accepted alternate)
+  Tensor probs_, q_tree_, residuals_, zeros_, vcache_q_, positions_, tokens_, accept_, final_;
+  std::vector<Tensor> head_q_, head_tok_;  // per head: [max_q, V] / [max_q] (read back)
+};
+
+}  // namespace vkspec

@@ -1,0 +1,52 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "det_math.glsl"
+// The residual distribution norm(max(p - q, 0)) as a row of probabilities (p itself where that
+// residual is all zero), one workgroup per row; the weights and their chunk-tree total are those
+// spec_residual samples from (engine/ops/speculative.h).
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer PB { float pv[]; };
+layout(binding = 1) readonly buffer QB { float qv[]; };
+layout(binding = 2) writeonly buffer Out { float outv[]; };
+layout(push_constant) uniform P { uint rows, vocab, p_off, q_off, out_off; } p;
+
+uint row, tid, wg, csize, nch, leaves;
+#include "chunk_tree.glsl"
+
+float weight(uint i, bool from_p) {
+  const uint k = row * p.vocab + i;
+  const float a = pv[p.p_off + k];
+  if (from_p) return a >= kFloatMin ? a : 0.0;
+  precise float d = a - qv[p.q_off + k];
+  return d >= kFloatMin ? d : 0.0;
+}
+
+float total_weight(bool from_p) {
+  for (uint c = tid; c < leaves; c += wg) {
+    precise float s = 0.0;
+    if (c < nch) {
+      for (uint i = c * csize; i < min(c * csize + csize, p.vocab); ++i) s = s + weight(i, from_p);
+    }
+    ct_node[leaves + c] = s;
+  }
+  ct_combine(leaves);
+  return ct_node[1];
+}
+
+void main() {
+  row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.rows) return;
+  tid = gl_LocalInvocationID.x;
+  wg = gl_WorkGroupSize.x;
+  csize = chunk_size(p.vocab);
+  nch = chunk_count(p.vocab);
+  leaves = tree_leaves(p.vocab);
+  bool from_p = false;
+  float total = total_weight(false);
+  if (total == 0.0) {
+    from_p = true;
+    total = total_weight(true);
+  }
+  for (uint i = tid; i < p.vocab; i += wg) outv[p.out_off + row * p.vocab + i] = total > 0.0 ? weight(i, from_p) / total : 0.0;
+}
