@@ -192,7 +192,7 @@ StepEvent HawkStrategy::step() {
     ctx.upload(head_pos.back(), hp.data(), hp.size() * 4);
     const TensorView logits = heads_.logits(s, static_cast<int>(k), out.hidden);
     ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::Categorical,
-                                                  philox::purpose_word(philox::Purpose::Draft, round * 8u + static_cast<uint32_t>(k)));
+                                                  philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
     ops::sampler(s, logits, head_pos.back().view(), sp, head_q_[k].view().rows(0, T), head_tok_[k].view().rows(0, T));
   }
   s.submit_and_wait();

@@ -47,6 +47,7 @@ TensorView SpeculativeStrategy::record_target(const GptBatch& batch, int64_t c, 
                                               uint32_t fresh_purpose) {
   const int64_t max_q = p_.shape()[0];
   const GptOutputs out = models_.target->forward(stream_, batch, cache_);
+  last_hidden_ = out.hidden;
   const TensorView p = p_.view().rows(0, q);
   const TensorView fresh = out_.view().reshape({3 * max_q}).rows(2 * max_q, q);
   ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, fresh_mode, fresh_purpose);

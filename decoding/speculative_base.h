@@ -78,6 +78,8 @@ class SpeculativeStrategy : public Strategy {
   TensorView record_target(const GptBatch& batch, int64_t c, int64_t q, ops::SampleMode fresh_mode,
                            uint32_t fresh_purpose);
   TensorView unfiltered_p(int64_t q) const { return p_unfiltered_.view().rows(0, q); }
+  // The final hidden state of the last record_target's queries, f32 [batch rows * q, dim].
+  const TensorView& last_hidden() const { return last_hidden_; }
   // Rows of the target-probabilities buffer as scratch for work recorded before record_target.
   TensorView p_scratch(int64_t n) const { return p_.view().rows(0, n); }
   // Records acceptance and resolution of rows [0, q) under the strategy's AcceptRule: drafts u32 [q]
@@ -110,6 +112,7 @@ class SpeculativeStrategy : public Strategy {
   Tensor p_;             // f32 [max_q, V]: the step's target distributions
   Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
   Tensor p_relaxed_;     // f32 [max_q, V], only with a relaxed acceptance rule
+  TensorView last_hidden_;
   AcceptRule accept_;
   Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token
   std::unique_ptr<GptBatch> batch_;

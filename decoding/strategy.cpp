@@ -13,6 +13,7 @@
 #include "decoding/scd_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "decoding/sjd_strategy.h"
+#include "decoding/ssd_strategy.h"
 #include "decoding/zipar_strategy.h"
 #include "engine/vk/error.h"
 
@@ -46,7 +47,7 @@ void Strategy::finish_event(StepEvent& e) {
   e.done = done();
 }
 
-std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar", "mulo", "hawk"}; }
+std::vector<std::string> strategy_names() { return {"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar", "mulo", "hawk", "ssd"}; }
 
 std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
@@ -55,6 +56,7 @@ std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "zipar") return {"window"};
   if (method == "mulo") return {"tau", "k", "radius", "band"};
   if (method == "hawk") return {"depth"};
+  if (method == "ssd") return {"rows", "rounds"};
   return {};
 }
 
@@ -66,7 +68,8 @@ StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& opt
   if (method == "mulo") {
     n.low_res = n.vq = n.neighbours = true;
   }
-  if (method == "hawk") n.heads = true;
+  if (method == "hawk" || method == "ssd") n.heads = true;
+  if (auto init = options.find("init"); init != options.end() && init->second == "heads") n.heads = true;
   if (method == "lantern") {
     n.neighbours = true;
     n.drafter = lantern_uses_drafter_model(options);
@@ -88,6 +91,7 @@ int64_t strategy_max_queries(const std::string& method, const MethodOptions& o, 
   if (method == "zipar") return W + 1;
   if (method == "mulo") return mulo_max_queries(get("band", 1), W);
   if (method == "hawk") return hawk_max_queries();
+  if (method == "ssd") return get("rows", 2) * W + 1;
   return 1;
 }
 
@@ -100,6 +104,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSe
   if (method == "zipar") return std::make_unique<ZipArStrategy>(models, in);
   if (method == "mulo") return std::make_unique<MuloStrategy>(models, in);
   if (method == "hawk") return std::make_unique<HawkStrategy>(models, in);
+  if (method == "ssd") return std::make_unique<SsdStrategy>(models, in);
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown method '" + method + "' (known: " + known + ")");

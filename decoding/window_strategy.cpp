@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "engine/model/draft_heads.h"
+#include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 #include "engine/vk/error.h"
 
@@ -20,9 +22,18 @@ uint32_t float_bits(float f) {
 WindowOptions parse_window_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind accept) {
   check_options(o, method, strategy_options(method));
   WindowOptions w;
+  if (method == "ssd") {  // blocks of whole rows drafted by the heads, corrected in place
+    w.init = DraftInit::Heads;
+    w.redraft_after = 3;
+  }
   w.window = option_int(o, method, "window", w.window, 1, 1024);
-  const std::string init = option_choice(o, method, "init", draft_init_name(w.init), {"random", "left", "above"});
-  w.init = init == "random" ? DraftInit::Random : init == "left" ? DraftInit::Left : DraftInit::Above;
+  const std::string init =
+      option_choice(o, method, "init", draft_init_name(w.init), {"random", "left", "above", "heads"});
+  w.init = init == "random" ? DraftInit::Random
+           : init == "left" ? DraftInit::Left
+           : init == "heads" ? DraftInit::Heads
+                             : DraftInit::Above;
+  w.redraft_after = option_int(o, method, "rounds", w.redraft_after, 0, 1 << 20);
   w.accept = parse_accept_options(o, method, accept);
   return w;
 }
@@ -32,6 +43,7 @@ const char* draft_init_name(DraftInit i) {
     case DraftInit::Random: return "random";
     case DraftInit::Left: return "left";
     case DraftInit::Above: return "above";
+    case DraftInit::Heads: return "heads";
   }
   return "?";
 }
@@ -43,6 +55,21 @@ WindowStrategy::WindowStrategy(const ModelSet& models, const StrategyInputs& in,
   set_accept_rule(opt.accept);
   Context& ctx = *models.ctx;
   drafts_.assign(grid_.size(), 0);
+  if (opt.init == DraftInit::Heads) {
+    if (!models.heads)
+      throw Error(std::string(method) + ": --init heads needs draft heads (--heads FILE, tools/train_draft_heads.py)");
+    const int64_t max_q = max_drafts() + 1;
+    proposal_tok_.assign(grid_.size(), -1);
+    rounds_.assign(grid_.size(), 0);
+    proposal_q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, std::string(method) + " head proposals");
+    for (const DraftHead& h : models.heads->heads()) {
+      head_q_.push_back(ctx.tensor(DType::F32, {max_q, vocab()}, std::string(method) + " head " + h.name));
+      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, std::string(method) + " head tokens " + h.name,
+                                     MemoryUsage::Readback));
+    }
+    head_pos_ = ctx.tensor(DType::U32, {static_cast<int64_t>(head_q_.size()), max_q},
+                           std::string(method) + " head positions", MemoryUsage::Upload);
+  }
   q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, std::string(method) + " draft distributions");
   row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, std::string(method) + " row drafts", MemoryUsage::Upload);
 }
@@ -58,6 +85,15 @@ void WindowStrategy::initialise(int64_t end) {
   std::vector<int64_t> point_mass;
   for (int64_t n = ready_; n < end; ++n) {
     DraftInit how = opt_.init;
+    if (how == DraftInit::Heads) {
+      if (proposal_tok_[static_cast<size_t>(n)] >= 0) {
+        drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
+        s.copy(proposal_q_.view().rows(n, 1), q_.view().rows(n, 1));
+        rounds_[static_cast<size_t>(n)] = 0;
+        continue;
+      }
+      how = DraftInit::Above;
+    }
     if (how == DraftInit::Above && n < W) how = DraftInit::Left;  // the first row has nothing above
     if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
     uint32_t tok = 0;
@@ -84,6 +120,13 @@ StepEvent WindowStrategy::step() {
   const int64_t c = committed_, D = drafts_at(c), Q = queries_for(c, D);
   const uint32_t round = static_cast<uint32_t>(step_);
   initialise(c + D);
+  for (int64_t n : redraft_) {
+    if (n < c || n >= ready_ || proposal_tok_[static_cast<size_t>(n)] < 0) continue;
+    drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
+    stream().copy(proposal_q_.view().rows(n, 1), q_.view().rows(n, 1));
+    rounds_[static_cast<size_t>(n)] = 0;
+  }
+  redraft_.clear();
   if (Q > D) stream().fill(q_.view().rows(c + D, 1), 0u);  // the row without a draft: residual = p
 
   const std::vector<uint32_t> window(drafts_.begin() + c, drafts_.begin() + c + D);
@@ -105,16 +148,64 @@ StepEvent WindowStrategy::step() {
   const TensorView q_rows = q_.view().rows(c, Q);
   record_verify(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
+  const std::vector<std::pair<int, int64_t>> picks =
+      opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : std::vector<std::pair<int, int64_t>>{};
   const Outcome o = finish(Q);
+  for (size_t m = 0; m < picks.size(); ++m) {
+    if (picks[m].first < 0) continue;
+    uint32_t t = 0;
+    models_.ctx->download(head_tok_[static_cast<size_t>(picks[m].first)], static_cast<size_t>(picks[m].second) * 4, &t, 4);
+    proposal_tok_[m] = static_cast<int32_t>(t);
+  }
 
   StepEvent e;
   const int64_t j = commit(e, c, Q, window, o);
-  for (int64_t t = j + 1; t < Q; ++t)
+  for (int64_t t = j + 1; t < Q; ++t) {
     drafts_[static_cast<size_t>(c + t)] = rule_ == DraftRule::Coupled ? o.resolved[static_cast<size_t>(t)]
                                                                       : o.fresh[static_cast<size_t>(t)];
+    if (opt_.init == DraftInit::Heads && opt_.redraft_after > 0 &&
+        ++rounds_[static_cast<size_t>(c + t)] >= opt_.redraft_after)
+      redraft_.push_back(c + t);
+  }
   ready_ = c + Q;
   close_event(e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return e;
+}
+
+std::vector<std::pair<int, int64_t>> WindowStrategy::record_head_proposals(int64_t c, int64_t q, uint32_t round) {
+  DraftHeads& heads = *models_.heads;
+  CommandStream& s = stream();
+  const int64_t N = image_tokens(), W = models_.target->config().grid_size, max_q = head_pos_.shape()[1];
+  std::vector<std::pair<int, int64_t>> pick(static_cast<size_t>(N), {-1, 0});
+  std::vector<int64_t> best(static_cast<size_t>(N), N + 1);
+  std::vector<uint32_t> pos(static_cast<size_t>(head_q_.size() * max_q), 0u);
+  for (size_t k = 0; k < heads.heads().size(); ++k) {
+    const DraftHead& h = heads.heads()[k];
+    for (int64_t t = 0; t < q; ++t) {
+      const int64_t from = c + t, m = from + h.offset;  // row t predicted `from`
+      pos[k * static_cast<size_t>(max_q) + static_cast<size_t>(t)] = static_cast<uint32_t>(std::min(m, N));
+      if (m >= N || (!h.vertical && from % W + h.offset >= W)) continue;
+      if (h.offset < best[static_cast<size_t>(m)]) {
+        best[static_cast<size_t>(m)] = h.offset;
+        pick[static_cast<size_t>(m)] = {static_cast<int>(k), t};
+      }
+    }
+  }
+  models_.ctx->upload(head_pos_, 0, pos.data(), pos.size() * 4);
+  for (size_t k = 0; k < heads.heads().size(); ++k) {
+    const TensorView logits = heads.logits(s, static_cast<int>(k), last_hidden());
+    const ops::SamplerParams sp =
+        in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
+                              philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
+    ops::sampler(s, logits, head_pos_.view().reshape({static_cast<int64_t>(head_q_.size()) * max_q}).rows(
+                                static_cast<int64_t>(k) * max_q, q),
+                 sp, head_q_[k].view().rows(0, q), head_tok_[k].view().rows(0, q));
+  }
+  for (int64_t m = 0; m < N; ++m)
+    if (pick[static_cast<size_t>(m)].first >= 0)
+      s.copy(head_q_[static_cast<size_t>(pick[static_cast<size_t>(m)].first)].view().rows(pick[static_cast<size_t>(m)].second, 1),
+             proposal_q_.view().rows(m, 1));
+  return pick;
 }
 
 }  // namespace vkspec

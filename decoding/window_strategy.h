@@ -26,12 +26,16 @@ enum class DraftRule {
   SharedGumbel,  // SCD-GS: Gumbel-max from p with noise keyed by (seed, position) only
 };
 
-enum class DraftInit { Random, Left, Above };
+// Heads: the newest draft-head proposal for the position (ModelSet::heads; SSD), else Above.
+enum class DraftInit { Random, Left, Above, Heads };
 
 struct WindowOptions {
   int64_t window = 16;
   DraftInit init = DraftInit::Above;
   AcceptRule accept;
+  // With Heads: a draft re-verified this many times without being committed is replaced by the
+  // newest head proposal for its position (0: never).
+  int64_t redraft_after = 0;
 };
 
 // Options "window" (1..1024), "init" (random|left|above) and the acceptance options
@@ -51,6 +55,9 @@ class WindowStrategy : public SpeculativeStrategy {
  private:
   // Drafts (and their q rows) for positions [ready_, end).
   void initialise(int64_t end);
+  // Records the draft heads on this step's window rows and keeps, for every later position, the
+  // proposal of the head closest to it (smallest offset); returns the (head, row) picked per position.
+  std::vector<std::pair<int, int64_t>> record_head_proposals(int64_t c, int64_t q, uint32_t round);
   uint32_t token_at(int64_t n) const;  // committed token or current draft
 
   DraftRule rule_;
@@ -59,6 +66,13 @@ class WindowStrategy : public SpeculativeStrategy {
   int64_t ready_ = 0;             // positions below have a draft and a q row
   Tensor q_;                      // f32 [N, V]: the q row of each position's current draft
   Tensor row_drafts_;             // u32 [max_q], host-written: the draft verified at each row
+  // Draft-head proposals (DraftInit::Heads): token and q row per position, rounds verified.
+  std::vector<int32_t> proposal_tok_;
+  std::vector<int64_t> rounds_;
+  std::vector<int64_t> redraft_;  // positions to re-draft from proposals at the next step
+  Tensor proposal_q_;             // f32 [N, V]
+  std::vector<Tensor> head_q_, head_tok_;
+  Tensor head_pos_;               // u32 [heads, max_q], host-written: each row's target position
 };
 
 }  // namespace vkspec

@@ -91,6 +91,10 @@ TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
 
 TEST_F(lossless_decoding, HawkDraftHeadTreeMatchesAr) { expect_matches_ar("hawk --depth 4", "hawk", {{"depth", "4"}}); }
 
+TEST_F(lossless_decoding, SsdHeadBlocksMatchAr) {
+  expect_matches_ar("ssd --rows 2 --rounds 1", "ssd", {{"rows", "2"}, {"rounds", "1"}});
+}
+
 TEST_F(lossless_decoding, BiasedVerificationIsDetected) {
   Faults f;
   f.q_unfiltered = true;

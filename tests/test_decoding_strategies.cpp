@@ -26,7 +26,9 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"sd", {{"window", "2"}}},
       {"lantern", {{"window", "3"}, {"delta", "0.3"}, {"k", "4"}}},
       {"zipar", {{"window", "1"}}},
-      {"hawk", {{"depth", "3"}}}};
+      {"hawk", {{"depth", "3"}}},
+      {"ssd", {{"rows", "1"}, {"rounds", "2"}}},
+      {"scd-mc", {{"window", "4"}, {"init", "heads"}}}};
   return c;
 }
 

@@ -26,6 +26,7 @@ enum class Purpose : uint32_t {
   DraftGumbel = 4,  // Gumbel noise shared by draft and target for coupled sampling (draw = vocab index)
   DraftInit = 5,    // initial guesses of parallel (Jacobi-style) decoders (draw 0, or vocab index for noise)
   Draft = 6,        // a draft model's own categorical sample (draw 0)
+  DraftHead = 7,    // a draft head's sample for a later position (round = step * 8 + head)
   Test = 255,       // test-only streams
 };
 
