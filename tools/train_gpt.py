@@ -22,7 +22,7 @@ from vkspec_models import Classifier, GPT, GPTConfig, gpt_metadata
 
 PRESETS = {
     "gpt16": dict(name="fmnist_gpt16", grid=16, dim=256, n_layer=6, batch=32, steps=3000,
-                  budget_min=110, lr=1e-3, role="target"),
+                  budget_min=90, lr=1e-3, role="target"),
     "gpt8": dict(name="fmnist_gpt8", grid=8, dim=256, n_layer=6, batch=64, steps=2500,
                  budget_min=60, lr=1e-3, role="target-lowres"),
     "drafter16": dict(name="fmnist_drafter16", grid=16, dim=256, n_layer=2, batch=32,
