@@ -15,6 +15,7 @@
 #include "decoding/sjd_strategy.h"
 #include "decoding/ssd_strategy.h"
 #include "decoding/zipar_strategy.h"
+#include "decoding/zipar_verify_strategy.h"
 #include "engine/vk/error.h"
 
 namespace vkspec {
@@ -53,7 +54,7 @@ std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs") return {"window", "init", "accept", "k", "delta"};
   if (method == "sd") return {"window", "accept", "k", "delta"};
   if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
-  if (method == "zipar") return {"window"};
+  if (method == "zipar") return {"window", "verify", "k", "delta"};
   if (method == "mulo") return {"tau", "k", "radius", "band"};
   if (method == "hawk") return {"depth"};
   if (method == "ssd") return {"rows", "rounds"};
@@ -64,6 +65,10 @@ StrategyNeeds strategy_needs(const std::string& method, const MethodOptions& opt
   StrategyNeeds n;
   auto it = options.find("accept");
   n.neighbours = it != options.end() && it->second == "lantern";
+  if (method == "zipar") {
+    auto v = options.find("verify");
+    n.neighbours = v != options.end() && v->second == "lantern";
+  }
   if (method == "sd") n.drafter = true;
   if (method == "mulo") {
     n.low_res = n.vq = n.neighbours = true;
@@ -88,7 +93,10 @@ int64_t strategy_max_queries(const std::string& method, const MethodOptions& o, 
   const int64_t W = target.grid_size;
   if (method == "sjd" || method == "scd-mc" || method == "scd-gs" || method == "lantern") return get("window", 16) + 1;
   if (method == "sd") return get("window", 4) + 1;
-  if (method == "zipar") return W + 1;
+  if (method == "zipar") {
+    auto v = o.find("verify");
+    return v != o.end() && v->second != "none" ? ZipArVerifyStrategy::max_queries(W) : W + 1;
+  }
   if (method == "mulo") return mulo_max_queries(get("band", 1), W);
   if (method == "hawk") return hawk_max_queries();
   if (method == "ssd") return get("rows", 2) * W + 1;
@@ -101,7 +109,13 @@ std::unique_ptr<Strategy> make_strategy(const std::string& method, const ModelSe
   if (method == "scd-mc" || method == "scd-gs") return std::make_unique<ScdStrategy>(method, models, in);
   if (method == "sd") return std::make_unique<SdStrategy>(models, in);
   if (method == "lantern") return make_lantern(models, in);
-  if (method == "zipar") return std::make_unique<ZipArStrategy>(models, in);
+  if (method == "zipar") {
+    auto v = in.options.find("verify");
+    if (v != in.options.end() && v->second != "none") return std::make_unique<ZipArVerifyStrategy>(models, in);
+    if (in.options.count("k") || in.options.count("delta"))
+      throw Error("zipar: --k and --delta belong to --verify lantern");
+    return std::make_unique<ZipArStrategy>(models, in);
+  }
   if (method == "mulo") return std::make_unique<MuloStrategy>(models, in);
   if (method == "hawk") return std::make_unique<HawkStrategy>(models, in);
   if (method == "ssd") return std::make_unique<SsdStrategy>(models, in);

@@ -20,6 +20,7 @@ ZipArStrategy::ZipArStrategy(const ModelSet& models, const StrategyInputs& in)
     throw Error("zipar: needs a class-conditional model with one condition token, " + models.target->path() + " has " +
                 std::to_string(cfg.cls_token_num));
   window_ = option_int(in.options, "zipar", "window", std::min<int64_t>(4, W_), 1, W_);
+  option_choice(in.options, "zipar", "verify", "none", {"none", "exact", "lantern"});
   // One query per active row plus at most one placeholder repair.
   const int64_t max_q = W_ + 1;
   if (max_q > models.target->options().max_queries)

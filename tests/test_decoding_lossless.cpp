@@ -95,6 +95,10 @@ TEST_F(lossless_decoding, SsdHeadBlocksMatchAr) {
   expect_matches_ar("ssd --rows 2 --rounds 1", "ssd", {{"rows", "2"}, {"rounds", "1"}});
 }
 
+TEST_F(lossless_decoding, ZipArWithExactVerificationMatchesAr) {
+  expect_matches_ar("zipar --window 1 --verify exact", "zipar", {{"window", "1"}, {"verify", "exact"}});
+}
+
 TEST_F(lossless_decoding, BiasedVerificationIsDetected) {
   Faults f;
   f.q_unfiltered = true;

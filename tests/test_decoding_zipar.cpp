@@ -35,11 +35,29 @@ TEST_F(decoding_zipar, ForwardsFollowTheRowSchedule) {
   }
 }
 
+// Verification only ever costs forwards when drafts are rejected; relaxed verification rejects
+// less than exact verification.
+TEST_F(decoding_zipar, VerificationModes) {
+  const double plain = run_images(ctx(), by_name("zipar"), {{"window", "1"}}, 50, 40).nfe_per_image;
+  const double exact =
+      run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "exact"}}, 50, 40).nfe_per_image;
+  const double relaxed = run_images(ctx(), by_name("zipar"),
+                                    {{"window", "1"}, {"verify", "lantern"}, {"k", "8"}, {"delta", "1"}}, 50, 40)
+                             .nfe_per_image;
+  EXPECT_GE(exact, plain);
+  EXPECT_LE(relaxed, exact);
+  EXPECT_LT(exact, static_cast<double>(kTinyGrid * kTinyGrid));
+}
+
 TEST_F(decoding_zipar, OptionsAreChecked) {
   StrategyInputs in;
   in.options = {{"window", std::to_string(kTinyGrid + 1)}};
   EXPECT_THROW(make_strategy("zipar", testing::tiny_models(ctx()).set, in), Error);
   in.options = {{"init", "left"}};
+  EXPECT_THROW(make_strategy("zipar", testing::tiny_models(ctx()).set, in), Error);
+  in.options = {{"verify", "maybe"}};
+  EXPECT_THROW(make_strategy("zipar", testing::tiny_models(ctx()).set, in), Error);
+  in.options = {{"delta", "0.1"}};  // belongs to --verify lantern
   EXPECT_THROW(make_strategy("zipar", testing::tiny_models(ctx()).set, in), Error);
 }
 

@@ -1,0 +1,42 @@
+#pragma once
+// ZipAR with verification (`zipar --verify exact|lantern`): the adaptive variant the ZipAR paper
+// describes and its code lacks. Parallel rows draft as in plain zipar (zipar_strategy.h), but a
+// token sampled without its full raster context is a draft, kept with the distribution it was
+// sampled from; each forward also verifies the run of drafts at the raster frontier c under the
+// full causal context (queries for c .. c + D, fed the committed token and the drafts), with the
+// acceptance rule of --verify: exact (u < min(1, p/q), residual resampling; lossless) or lantern
+// (relaxed, --k, --delta). The first rejection is resampled and every draft after it is dropped
+// (it may have seen the rejected token); when the whole run passes, the row after it is an exact
+// sample. Drafts keep their own Philox randomness, so with --verify exact the output is ar's
+// distribution.
+#include <vector>
+
+#include "decoding/speculative_base.h"
+#include "engine/model/kv_cache.h"
+
+namespace vkspec {
+
+class ZipArVerifyStrategy : public Strategy {
+ public:
+  ZipArVerifyStrategy(const ModelSet& models, const StrategyInputs& in);
+  const char* name() const override { return "zipar"; }
+  StepEvent step() override;
+
+  // The most queries a forward runs on a grid of width W: W + 1 verification rows, one per
+  // parallel row, and as many repaired slots.
+  static int64_t max_queries(int64_t W) { return 3 * W + 1; }
+
+ private:
+  int32_t token_at(int64_t n) const;  // committed token, current draft, or -1
+  int64_t progress(int64_t r) const;  // decided-or-drafted tokens from the left of row r
+
+  int64_t rows_, W_, window_, cls_;
+  AcceptRule accept_;
+  KvCache cache_;
+  CommandStream stream_;
+  std::vector<int32_t> draft_;     // per position: current draft, -1 none
+  std::vector<int32_t> slot_fed_;  // per slot: the token fed when its key/value were written
+  Tensor q_, p_, relaxed_, zeros_, positions_, row_tokens_, out_;
+};
+
+}  // namespace vkspec
