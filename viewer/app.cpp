@@ -137,6 +137,8 @@ App::~App() {
   drafter_.reset();
   low_res_.reset();
   neighbours_.reset();
+  heads_.reset();
+  strategy_vq_.reset();
   ctx_.reset();
   window_.reset();
 }
@@ -213,7 +215,19 @@ void App::load_models() {
   if (!drafter.empty()) drafter_ = std::make_unique<Gpt>(*ctx_, drafter);
   // Relaxed acceptance (LANTERN, --accept lantern) from the panel: computed once, then cached.
   neighbours_ = std::make_unique<CodebookNeighbours>(*ctx_, *vq_);
-  if (!opt_.low_res.empty()) low_res_ = std::make_unique<Gpt>(*ctx_, opt_.low_res);
+  // Likewise the shipped low-resolution model (mulo) and draft heads (hawk, ssd, --init heads).
+  std::string low_res = opt_.low_res, heads = opt_.heads;
+  if (low_res.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt8.safetensors"))
+    low_res = cli::asset_dir() + "/fmnist_gpt8.safetensors";
+  if (heads.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt16_heads.safetensors"))
+    heads = cli::asset_dir() + "/fmnist_gpt16_heads.safetensors";
+  if (!low_res.empty()) {
+    low_res_ = std::make_unique<Gpt>(*ctx_, low_res, gopt);
+    // MuLo-SD's pixel path runs inside the strategy's steps: a tokenizer of its own, so the frame
+    // decoder's buffers are never shared.
+    strategy_vq_ = std::make_unique<VqModel>(*ctx_, vq, DType::F16, 1, grid_);
+  }
+  if (!heads.empty()) heads_ = std::make_unique<DraftHeads>(*ctx_, heads, *gpt_, 2 * kMaxQueries);
 }
 
 std::unique_ptr<FrameDecoder> App::make_decoder() {
@@ -252,6 +266,8 @@ void App::start_live(const std::vector<std::pair<std::string, MethodOptions>>& m
   models.drafter = drafter_.get();
   models.low_res = low_res_.get();
   models.neighbours = neighbours_.get();
+  models.heads = heads_.get();
+  models.vq = strategy_vq_.get();
   std::vector<Lane> lanes;
   std::vector<LaneView> views;
   for (const auto& [method, options] : methods) {

@@ -10,6 +10,7 @@
 
 #include "decoding/trace_reader.h"
 #include "engine/model/codebook_neighbours.h"
+#include "engine/model/draft_heads.h"
 #include "engine/model/gpt.h"
 #include "engine/model/vq_model.h"
 #include "viewer/canvas.h"
@@ -113,6 +114,8 @@ class App {
   std::unique_ptr<Gpt> gpt_, drafter_, low_res_;
   std::unique_ptr<VqModel> vq_;
   std::unique_ptr<CodebookNeighbours> neighbours_;
+  std::unique_ptr<DraftHeads> heads_;
+  std::unique_ptr<VqModel> strategy_vq_;
   std::string decoder_note_;  // why the palette is shown instead of the VQ decoder
   std::optional<Trace> trace_;
   int64_t grid_ = 0, num_classes_ = 0;

@@ -9,7 +9,7 @@ namespace vkspec::viewer {
 const char* kViewerUsage =
     "usage: vkspec-viewer [options]\n"
     "\n"
-    "live runs:   --model FILE --vq FILE [--drafter FILE] [--low-res FILE]   (default: shipped models)\n"
+    "live runs:   --model FILE --vq FILE [--drafter FILE] [--low-res FILE] [--heads FILE]   (default: shipped models)\n"
     "             --method NAME [--options k=v,...] [--compare NAME [--compare-options k=v,...]]\n"
     "             --class N --seed S [--cfg S] [--temperature T] [--top-k K] [--top-p P]\n"
     "replay:      --trace FILE [--image I] [--compare-image J] [--vq FILE]   (no model run)\n"
@@ -53,7 +53,7 @@ std::string format_method_options(const MethodOptions& o) {
 
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   cli::ArgParser ap("vkspec-viewer", {"--kiosk"},
-                    {"--model", "--vq", "--drafter", "--low-res", "--method", "--options", "--compare",
+                    {"--model", "--vq", "--drafter", "--low-res", "--heads", "--method", "--options", "--compare",
                      "--compare-options", "--class", "--seed", "--cfg", "--temperature", "--top-k", "--top-p",
                      "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames", "--step",
                      "--layout", "--record", "--save-trace", "--width", "--height", "--fps", "--speed",
@@ -64,6 +64,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.vq = ap.get_or("--vq", "");
   o.drafter = ap.get_or("--drafter", "");
   o.low_res = ap.get_or("--low-res", "");
+  o.heads = ap.get_or("--heads", "");
   o.method = ap.get_or("--method", "");
   auto method_options = [&](const char* flag) {
     try {

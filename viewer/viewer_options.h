@@ -11,7 +11,7 @@ namespace vkspec::viewer {
 
 struct ViewerOptions {
   // Models (live runs). Empty: the shipped models.
-  std::string model, vq, drafter, low_res;
+  std::string model, vq, drafter, low_res, heads;
   // What to run. Empty method: the first of strategy_names().
   std::string method;
   MethodOptions method_options;
