@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vkspec needs, only those missing. Idempotent.
-# Usage: tools/install-deps.sh [--train]   (--train adds PyTorch and the dataset for tools/)
+# Usage: tools/install-deps.sh [--plots]   (--plots adds matplotlib for tools/plot_bench.py)
 set -euo pipefail
 
 pkgs=(
@@ -11,6 +11,12 @@ pkgs=(
   libopenblas0-pthread nlohmann-json3-dev zlib1g-dev xvfb xauth x11-apps
   python3-numpy python3-torch dataset-fashion-mnist
 )
+for arg in "$@"; do
+  case "$arg" in
+    --plots) pkgs+=(python3-matplotlib) ;;
+    *) echo "install-deps: unknown option $arg (known: --plots)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Speed-quality trade-off plots from `vkspec bench --json` files (docs/methods.md).
+
+Each run is a point at (target forwards relative to ar, quality metric); runs of the same method
+that differ in one option (a --sweep) are joined by a line in sweep order and labelled with the
+option's values. ar is the reference point at x = 1.
+
+  /usr/bin/python3 tools/plot_bench.py docs/tradeoff_fid.png bench.json [more.json ...] --metric fid
+Needs matplotlib (tools/install-deps.sh --plots).
+"""
+import argparse
+import json
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+LABELS = {"fid": "FID vs Fashion-MNIST test (classifier features)", "fid_vs_ar": "FID vs ar's samples",
+          "class_accuracy": "class accuracy (%)"}
+
+
+def load(paths):
+    runs = []
+    for p in paths:
+        with open(p) as f:
+            j = json.load(f)
+        for r in j["results"]:
+            r["_file"] = p
+            runs.append(r)
+    return runs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("bench", nargs="+")
+    ap.add_argument("--metric", choices=sorted(LABELS), default="fid")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    runs = load(args.bench)
+    ar = [r for r in runs if r["method"] == "ar"]
+    if not ar:
+        raise SystemExit("plot_bench: no ar run to normalise forwards against")
+    ar_nfe = ar[0]["nfe_mean"]
+    groups = defaultdict(list)
+    for r in runs:
+        groups[r["method"]].append(r)
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for method, rs in groups.items():
+        pts = [(r["nfe_mean"] / ar_nfe, r.get(args.metric), r) for r in rs if r.get(args.metric) is not None]
+        if not pts:
+            continue
+        scale = 100.0 if args.metric == "class_accuracy" else 1.0
+        xs, ys = [p[0] for p in pts], [p[1] * scale for p in pts]
+        style = "o" if method == "ar" else "o-"
+        ax.plot(xs, ys, style, label=method, markersize=5)
+        # Options that vary within the method label the points.
+        keys = sorted({k for _, _, r in pts for k in r["options"]})
+        varying = [k for k in keys if len({r["options"].get(k) for _, _, r in pts}) > 1]
+        for x, y, (_, _, r) in zip(xs, ys, pts):
+            if varying:
+                ax.annotate(",".join(f"{k}={r['options'].get(k, '-')}" for k in varying), (x, y), fontsize=6,
+                            xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("target forwards relative to ar (lower is faster)")
+    ax.set_ylabel(LABELS[args.metric])
+    ax.axvline(1.0, color="grey", lw=0.5)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    n = {r["images"] for r in runs}
+    ax.set_title(args.title or f"speed vs quality ({', '.join(str(i) for i in sorted(n))} images per run)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
