@@ -252,6 +252,17 @@ TEST(TraceReader, RejectsLyingEvents) {
   EXPECT_CONTAINS(parse_error(j), "images[0].events[0]: missing \"rejected\"");
 }
 
+// The fuzzer's seed traces (fuzz/corpus/trace) are valid, so mutations start from real traces.
+TEST(TraceReader, FuzzSeedsAreValid) {
+  for (const char* name : {"two_by_two.json", "mulo_like.json"}) {
+    const Trace t = read_trace(std::string(VKSPEC_SOURCE_DIR) + "/fuzz/corpus/trace/" + name);
+    ASSERT_EQ(t.images.size(), 1u) << name;
+    GridReplay replay(t.images[0].tokens);
+    for (const StepEvent& e : t.images[0].events) replay.apply(e);
+    EXPECT_EQ(replay.grid(), t.images[0].tokens) << name;
+  }
+}
+
 TEST(TraceReader, SurvivesEveryTruncation) {
   const std::string text = sample_json().dump();
   for (size_t n = 0; n + 1 < text.size(); ++n) {
