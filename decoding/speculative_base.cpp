@@ -82,27 +82,37 @@ AcceptRule parse_accept_options(const MethodOptions& o, const std::string& metho
 
 const char* accept_kind_name(AcceptRule::Kind k) { return k == AcceptRule::Kind::Lantern ? "lantern" : "exact"; }
 
+AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method) {
+  if (rule.kind == AcceptRule::Kind::Exact) return rule;
+  if (!models.neighbours)
+    throw Error(method + ": relaxed acceptance needs the codebook neighbour table (the VQ model)");
+  const int64_t vocab = models.target->config().vocab_size;
+  if (models.neighbours->entries() != vocab)
+    throw Error(method + ": the neighbour table has " + std::to_string(models.neighbours->entries()) +
+                " entries, the model's vocabulary is " + std::to_string(vocab));
+  rule.k = std::min(rule.k, models.neighbours->k_max());
+  return rule;
+}
+
+TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const ModelSet& models, const TensorView& p,
+                                const TensorView& drafts, const TensorView& scratch) {
+  if (rule.kind == AcceptRule::Kind::Exact) return p;
+  ops::relax_neighbourhood(s, p, drafts, models.neighbours->table().view(), static_cast<uint32_t>(rule.k),
+                           relax_delta(rule.delta), scratch);
+  return scratch;
+}
+
 void SpeculativeStrategy::set_accept_rule(const AcceptRule& rule) {
-  accept_ = rule;
-  if (rule.kind == AcceptRule::Kind::Exact) return;
-  if (!models_.neighbours)
-    throw Error(method_ + ": relaxed acceptance needs the codebook neighbour table (the VQ model)");
-  if (models_.neighbours->entries() != vocab())
-    throw Error(method_ + ": the neighbour table has " + std::to_string(models_.neighbours->entries()) +
-                " entries, the model's vocabulary is " + std::to_string(vocab()));
-  accept_.k = std::min(rule.k, models_.neighbours->k_max());
-  p_relaxed_ = models_.ctx->tensor(DType::F32, p_.shape(), method_ + " relaxed target");
+  accept_ = bind_accept_rule(rule, models_, method_);
+  if (accept_.kind != AcceptRule::Kind::Exact)
+    p_relaxed_ = models_.ctx->tensor(DType::F32, p_.shape(), method_ + " relaxed target");
 }
 
 void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
                                         int64_t c, int64_t q, uint32_t round) {
   const int64_t max_q = p_.shape()[0];
-  TensorView p = p_in;
-  if (accept_.kind == AcceptRule::Kind::Lantern) {
-    p = p_relaxed_.view().rows(0, q);
-    ops::relax_neighbourhood(stream_, p_in, drafts, models_.neighbours->table().view(),
-                             static_cast<uint32_t>(accept_.k), relax_delta(accept_.delta), p);
-  }
+  const TensorView p = record_accept_target(stream_, accept_, models_, p_in, drafts,
+                                            p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
   const TensorView flat = out_.view().reshape({3 * max_q});
   const TensorView accept = flat.rows(0, q), resolved = flat.rows(max_q, q);
   using philox::Purpose;

@@ -47,6 +47,13 @@ struct AcceptRule {
 // Options "accept" (exact|lantern; fallback when absent), "k" (1..65536) and "delta" (0..1).
 AcceptRule parse_accept_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind fallback);
 const char* accept_kind_name(AcceptRule::Kind k);
+// A rule checked against the models (a relaxed rule needs the neighbour table of the target's
+// vocabulary) with k clamped to the table; throws naming the method.
+AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method);
+// Records the distribution drafts are tested against: p itself for an exact rule, LANTERN's
+// relaxed p' (written to `scratch`, rows like p) for a relaxed one.
+TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const ModelSet& models, const TensorView& p,
+                                const TensorView& drafts, const TensorView& scratch);
 
 class SpeculativeStrategy : public Strategy {
  protected:

@@ -41,11 +41,8 @@ ZipArVerifyStrategy::ZipArVerifyStrategy(const ModelSet& models, const StrategyI
                 " queries per forward, the model was loaded for " +
                 std::to_string(models.target->options().max_queries) + " (GptOptions::max_queries)");
   Context& ctx = *models.ctx;
-  if (accept_.kind == AcceptRule::Kind::Lantern) {
-    if (!models.neighbours) throw Error("zipar: --verify lantern needs the codebook neighbour table (the VQ model)");
-    accept_.k = std::min(accept_.k, models.neighbours->k_max());
-    relaxed_ = ctx.tensor(DType::F32, {max_q, V}, "zipar relaxed target");
-  }
+  accept_ = bind_accept_rule(accept_, models, "zipar");
+  if (accept_.kind != AcceptRule::Kind::Exact) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, "zipar relaxed target");
   draft_.assign(static_cast<size_t>(N), kNone);
   slot_fed_.assign(static_cast<size_t>(cache_.slots()), kNone);
   q_ = ctx.tensor(DType::F32, {N, V}, "zipar draft distributions");
@@ -156,13 +153,8 @@ StepEvent ZipArVerifyStrategy::step() {
   ops::sampler(s, out.logits, positions_.view().rows(0, T), sp, p_.view().rows(0, T), fresh);
   if (extra) s.fill(q_.view().rows(c + D, 1), 0u);  // the row without a draft: residual = p
   const TensorView q_rows = q_.view().rows(c, Vq), drafts = row_tokens_.view().rows(0, Vq);
-  TensorView p_rows = p_.view().rows(0, Vq);
-  if (accept_.kind == AcceptRule::Kind::Lantern) {
-    const TensorView r = relaxed_.view().rows(0, Vq);
-    ops::relax_neighbourhood(s, p_rows, drafts, models_.neighbours->table().view(), static_cast<uint32_t>(accept_.k),
-                             accept_.delta >= 1.0 ? 3.0e38f : static_cast<float>(accept_.delta), r);
-    p_rows = r;
-  }
+  const TensorView p_rows = record_accept_target(s, accept_, models_, p_.view().rows(0, Vq), drafts,
+                                                 relaxed_.valid() ? relaxed_.view().rows(0, Vq) : TensorView{});
   ops::spec_accept(s, p_rows, q_rows, drafts, positions_.view().rows(0, Vq), in_.seed,
                    philox::purpose_word(philox::Purpose::Accept, round), acc);
   ops::spec_residual_sample(s, p_rows, q_rows, positions_.view().rows(0, Vq), in_.seed,

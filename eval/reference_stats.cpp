@@ -11,12 +11,6 @@
 namespace vkspec {
 namespace {
 
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* b = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
 constexpr char kMagic[8] = {'V', 'K', 'S', 'P', 'F', 'I', 'D', '1'};
 
 }  // namespace
@@ -25,7 +19,7 @@ GaussianStats fashion_mnist_test_stats(Context& ctx, const std::string& classifi
                                        int64_t limit) {
   const std::vector<char> weights = read_cache_file(classifier_path);
   if (weights.empty()) throw Error("reference statistics: cannot read the classifier " + classifier_path);
-  const uint64_t key = fnv1a(&limit, sizeof(limit), fnv1a(weights.data(), weights.size()));
+  const uint64_t key = cache_hash(&limit, sizeof(limit), cache_hash(weights.data(), weights.size()));
   std::string path;
   if (!ctx.options().cache_dir.empty()) {
     char name[64];

@@ -14,25 +14,7 @@ layout(push_constant) uniform P { uint rows, vocab, p_off, q_off, out_off; } p;
 uint row, tid, wg, csize, nch, leaves;
 #include "chunk_tree.glsl"
 
-float weight(uint i, bool from_p) {
-  const uint k = row * p.vocab + i;
-  const float a = pv[p.p_off + k];
-  if (from_p) return a >= kFloatMin ? a : 0.0;
-  precise float d = a - qv[p.q_off + k];
-  return d >= kFloatMin ? d : 0.0;
-}
-
-float total_weight(bool from_p) {
-  for (uint c = tid; c < leaves; c += wg) {
-    precise float s = 0.0;
-    if (c < nch) {
-      for (uint i = c * csize; i < min(c * csize + csize, p.vocab); ++i) s = s + weight(i, from_p);
-    }
-    ct_node[leaves + c] = s;
-  }
-  ct_combine(leaves);
-  return ct_node[1];
-}
+#include "residual_weights.glsl"
 
 void main() {
   row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;

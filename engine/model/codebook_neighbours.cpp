@@ -18,12 +18,6 @@ struct Header {
   uint64_t hash, entries, k_max;
 };
 
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* b = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 std::vector<uint32_t> CodebookNeighbours::compute(const std::vector<float>& codebook, int64_t entries, int64_t dim,
@@ -79,7 +73,7 @@ CodebookNeighbours::CodebookNeighbours(Context& ctx, const std::vector<float>& c
   k_max_ = std::clamp<int64_t>(k_max, 1, entries_);
   Header want{};
   std::memcpy(want.magic, kMagic, 8);
-  want.hash = fnv1a(codebook.data(), codebook.size() * 4, fnv1a(&dim, sizeof(dim)));
+  want.hash = cache_hash(codebook.data(), codebook.size() * 4, cache_hash(&dim, sizeof(dim)));
   want.entries = static_cast<uint64_t>(entries_);
   want.k_max = static_cast<uint64_t>(k_max_);
   const size_t table_bytes = static_cast<size_t>(entries_ * k_max_) * 4;

@@ -5,6 +5,22 @@
 #include "engine/ops/speculative.h"
 
 namespace vkspec::ref {
+namespace {
+
+// The weights of norm(max(p - q, 0)) (differences below FLT_MIN are 0), or of p itself where
+// those are all zero: what spec_residual samples from and residual_distribution normalises.
+std::vector<float> residual_weights(const float* p, const float* q, uint32_t vocab) {
+  std::vector<float> w(vocab);
+  for (uint32_t i = 0; i < vocab; ++i) {
+    const float d = p[i] - q[i];
+    w[i] = d >= det::kFloatMin ? d : 0.0f;
+  }
+  if (det::chunk_tree(vocab, [&](uint32_t i) { return w[i]; }).total() == 0.0f)
+    for (uint32_t i = 0; i < vocab; ++i) w[i] = p[i] >= det::kFloatMin ? p[i] : 0.0f;
+  return w;
+}
+
+}  // namespace
 
 bool accept_rule(float a, float b, float u) {
   const float ub = u * b;
@@ -41,19 +57,9 @@ std::vector<uint32_t> spec_residual_sample(const std::vector<float>& p, const st
       out[j] = draft[j];
       continue;
     }
-    const float* pj = &p[j * vocab];
-    const float* qj = &q[j * vocab];
-    bool from_p = false;
-    auto weight = [&](uint32_t i) {
-      if (from_p) return pj[i] >= det::kFloatMin ? pj[i] : 0.0f;
-      const float d = pj[i] - qj[i];
-      return d >= det::kFloatMin ? d : 0.0f;
-    };
-    det::ChunkTree tree = det::chunk_tree(vocab, weight);
-    if (tree.total() == 0.0f) {
-      from_p = true;
-      tree = det::chunk_tree(vocab, weight);
-    }
+    const std::vector<float> w = residual_weights(&p[j * vocab], &q[j * vocab], vocab);
+    auto weight = [&](uint32_t i) { return w[i]; };
+    const det::ChunkTree tree = det::chunk_tree(vocab, weight);
     if (tree.total() == 0.0f) {
       out[j] = ops::kNoToken;
       continue;
@@ -84,22 +90,10 @@ std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, cons
 std::vector<float> residual_distribution(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab) {
   std::vector<float> out(p.size(), 0.0f);
   for (size_t j = 0; j < p.size() / vocab; ++j) {
-    const float* pj = &p[j * vocab];
-    const float* qj = &q[j * vocab];
-    bool from_p = false;
-    auto weight = [&](uint32_t i) {
-      if (from_p) return pj[i] >= det::kFloatMin ? pj[i] : 0.0f;
-      const float d = pj[i] - qj[i];
-      return d >= det::kFloatMin ? d : 0.0f;
-    };
-    det::ChunkTree tree = det::chunk_tree(vocab, weight);
-    if (tree.total() == 0.0f) {
-      from_p = true;
-      tree = det::chunk_tree(vocab, weight);
-    }
-    const float total = tree.total();
+    const std::vector<float> w = residual_weights(&p[j * vocab], &q[j * vocab], vocab);
+    const float total = det::chunk_tree(vocab, [&](uint32_t i) { return w[i]; }).total();
     if (total > 0.0f)
-      for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = weight(i) / total;
+      for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = w[i] / total;
   }
   return out;
 }

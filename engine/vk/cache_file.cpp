@@ -15,6 +15,12 @@ std::vector<char> read_cache_file(const std::string& path) {
   return std::vector<char>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+uint64_t cache_hash(const void* data, size_t n, uint64_t h) {
+  const auto* b = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
 bool write_cache_file(const std::string& path, const void* data, size_t size) {
   const size_t slash = path.rfind('/');
   if (slash != std::string::npos)

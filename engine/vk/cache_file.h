@@ -4,12 +4,15 @@
 // file reads as empty) and writing reports failure instead of throwing; files are written to a
 // temporary name and renamed, so a concurrent reader never sees half a file.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace vkspec {
 
 std::vector<char> read_cache_file(const std::string& path);
+// FNV-1a over bytes, chainable through `seed`: the key cache files are named and checked by.
+uint64_t cache_hash(const void* data, size_t n, uint64_t seed = 1469598103934665603ull);
 // Creates the file's directory as needed; false when anything fails.
 bool write_cache_file(const std::string& path, const void* data, size_t size);
 
