@@ -15,6 +15,7 @@
 
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "cli/method_options.h"
 #include "cli/model_loading.h"
 #include "cli/model_paths.h"
@@ -107,6 +108,7 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   const std::vector<std::string> methods = split(ap.get_or("--methods", "ar"), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
+  if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   const std::vector<std::string> names = strategy_names();
   for (const std::string& m : methods)
     if (std::find(names.begin(), names.end(), m) == names.end()) {

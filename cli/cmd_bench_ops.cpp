@@ -9,6 +9,7 @@
 
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "cli/output_path.h"
 #include "engine/checks/op_bench.h"
 #include "engine/ref/matmul_ref.h"
 #include "engine/vk/error.h"
@@ -39,6 +40,7 @@ int cmd_bench_ops(const Args& args) {
   ap.parse(args);
   const int repeat = static_cast<int>(ap.get_int("--repeat", 10, 1, 100000));
   const std::string only = ap.get_or("--op", "");
+  if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   size_t selected = 0;
   for (const auto& b : op_benches()) selected += only.empty() || b.op == only;
   if (!selected) throw Error("bench-ops: no benchmark for op '" + only + "'");

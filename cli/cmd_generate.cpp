@@ -12,6 +12,7 @@
 #include "cli/model_loading.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
+#include "cli/output_path.h"
 #include "engine/image/image.h"
 #include "engine/model/vq_model.h"
 
@@ -32,6 +33,8 @@ int cmd_generate(const Args& args) {
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   const std::string out = ap.get_or("--out", "out.png");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
+  check_output_path(out, "--out");
+  if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
 
   auto ctx = Context::create_default();
   const LoadedModels loaded =

@@ -21,9 +21,12 @@ const char* kUsage =
     "        [--warmup N] [--json FILE] [--model/--vq/--drafter FILE] [--classifier FILE|none]\n"
     "                                 compare methods on the same classes and seeds\n"
     "\n"
-    "  methods: ar, sjd, scd-mc, scd-gs (--window L --init random|left|above), sd (--window G),\n"
-    "  lantern (--k K --delta D --drafter jacobi|model); sjd, scd-*, sd also take\n"
-    "  --accept exact|lantern (--k, --delta). docs/methods.md describes each.\n"
+    "  methods: ar, sjd, scd-mc, scd-gs (--window L --init random|left|above|heads),\n"
+    "  sd (--window G), lantern (--k K --delta D --drafter jacobi|model),\n"
+    "  zipar (--window W --verify none|exact|lantern), mulo (--tau T --k K --radius R --band B),\n"
+    "  hawk (--depth D), ssd (--rows R --rounds N); sjd, scd-*, sd also take\n"
+    "  --accept exact|lantern (--k, --delta). Models: --drafter, --low-res, --heads FILE.\n"
+    "  docs/methods.md describes each.\n"
     "  devices [--json]               list Vulkan devices and their capabilities\n"
     "  selftest [--device N|all] [--op NAME]\n"
     "                                 run every GPU op against the CPU reference\n"
@@ -31,7 +34,8 @@ const char* kUsage =
     "                                 time each op (GPU timestamps) next to the CPU reference\n"
     "\n"
     "environment: VKSPEC_DEVICE=N picks a device, VKSPEC_VALIDATION=1 enables the Khronos\n"
-    "validation layer, VKSPEC_MAX_DEVICE_MEMORY caps device memory (e.g. 512M).\n";
+    "validation layer, VKSPEC_MAX_DEVICE_MEMORY caps device memory (e.g. 512M),\n"
+    "VKSPEC_FENCE_TIMEOUT_MS bounds every wait for the GPU (default 60000).\n";
 
 }  // namespace
 

@@ -229,6 +229,21 @@ TEST(DeviceChoice, BadEnvironmentIndexIsAClearError) {
   unsetenv("VKSPEC_DEVICE");
 }
 
+TEST(DeviceChoice, MissingRequiredExtensionIsNamed) {
+  auto instance = std::make_shared<Instance>(InstanceOptions::from_environment());
+  ContextOptions o = ContextOptions::from_environment();
+  o.device_extensions = {"VK_VKSPEC_no_such_extension"};
+  try {
+    Context ctx(instance, instance->preferred_device(), o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("VK_VKSPEC_no_such_extension"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(instance->devices()[instance->preferred_device()].name), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
 TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {
   setenv("VKSPEC_MAX_DEVICE_MEMORY", "512M", 1);
   EXPECT_EQ(ContextOptions::from_environment().device_memory_cap, 512ull << 20);

@@ -26,8 +26,16 @@ GptConfig GptConfig::from_file(const SafetensorsFile& f) {
   if (c.dim % c.n_head) throw fail("dim " + std::to_string(c.dim) + " is not divisible by n_head");
   c.head_dim = c.dim / c.n_head;
   if (c.head_dim % 4) throw fail("head_dim " + std::to_string(c.head_dim) + " must be a multiple of 4 (2D RoPE)");
-  if (c.dim > 65536 || c.n_layer > 1024 || c.vocab_size > (1 << 24) || c.grid_size > 256 || c.num_classes > (1 << 24))
-    throw fail("metadata sizes are implausibly large");
+  auto cap = [&](const char* key, int64_t v, int64_t limit) {
+    if (v > limit)
+      throw fail("metadata " + std::string(key) + "=" + std::to_string(v) + " is implausibly large (limit " +
+                 std::to_string(limit) + ")");
+  };
+  cap("dim", c.dim, 65536);
+  cap("n_layer", c.n_layer, 1024);
+  cap("vocab_size", c.vocab_size, 1 << 24);
+  cap("grid_size", c.grid_size, 256);
+  cap("num_classes", c.num_classes, 1 << 24);
   const int64_t h = static_cast<int64_t>(2 * 4 * c.dim / 3);
   c.ffn_hidden = f.meta_int("ffn_hidden", (h + multiple_of - 1) / multiple_of * multiple_of);
   c.defaults.cfg = static_cast<float>(f.meta_float("cfg", 4.0));

@@ -22,6 +22,26 @@ float load_float(StDType t, const uint8_t* p, size_t i) {
 
 bool is_float(StDType t) { return t == StDType::F32 || t == StDType::F16 || t == StDType::BF16; }
 
+// Index of the first NaN or Inf (all-ones exponent), or n. A corrupt or badly converted checkpoint
+// otherwise loads fine and silently samples garbage.
+size_t first_non_finite(StDType t, const uint8_t* p, size_t n) {
+  if (t == StDType::F32) {
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u;
+      std::memcpy(&u, p + 4 * i, 4);
+      if ((u & 0x7f800000u) == 0x7f800000u) return i;
+    }
+    return n;
+  }
+  const uint16_t exp = t == StDType::F16 ? 0x7c00u : 0x7f80u;
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    if ((h & exp) == exp) return i;
+  }
+  return n;
+}
+
 }  // namespace
 
 WeightStore::WeightStore(Context& ctx, const std::string& path) : ctx_(ctx), file_(path) {}
@@ -61,6 +81,9 @@ Tensor WeightStore::load(const std::string& name, const Shape& expected, DType d
   Tensor out = ctx_.tensor(device_dtype, expected, name);
   const uint8_t* src = file_.data(name);
   const size_t n = static_cast<size_t>(t.numel);
+  if (is_float(t.dtype))
+    if (const size_t bad = first_non_finite(t.dtype, src, n); bad < n)
+      fail(name, "element " + std::to_string(bad) + " is NaN or Inf (corrupt or badly converted file?)");
   const bool verbatim = (t.dtype == StDType::F32 && device_dtype == DType::F32) ||
                         (t.dtype == StDType::F16 && device_dtype == DType::F16) || t.dtype == StDType::I32;
   if (verbatim) {

@@ -132,8 +132,16 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
     f2.pNext = &fcoop;
   }
 
-  for (const std::string& e : options_.device_extensions)
+  uint32_t n_ext = 0;
+  vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n_ext, nullptr);
+  std::vector<VkExtensionProperties> have(n_ext);
+  vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n_ext, have.data());
+  for (const std::string& e : options_.device_extensions) {
+    // Checked here so a missing one is named; vkCreateDevice would only say EXTENSION_NOT_PRESENT.
+    if (std::none_of(have.begin(), have.end(), [&](const VkExtensionProperties& p) { return e == p.extensionName; }))
+      throw Error("device extension " + e + " is required but not supported" + where);
     if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
+  }
 
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = &f2;

@@ -114,7 +114,11 @@ Instance::Instance(const InstanceOptions& options) {
     ci.pNext = &dbg;
     if (options.sync_validation) dbg.pNext = &features;
   }
-  vk_check(vkCreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
+  if (const VkResult r = vkCreateInstance(&ci, nullptr, &instance_); r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    throw VulkanError(r, "vkCreateInstance: no Vulkan driver found (install your GPU's driver, or "
+                         "mesa-vulkan-drivers for lavapipe on the CPU; VK_DRIVER_FILES overrides the search)");
+  else
+    vk_check(r, "vkCreateInstance");
   volkLoadInstanceOnly(instance_);
 
   if (validation_) {
