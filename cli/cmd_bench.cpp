@@ -16,6 +16,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "engine/vk/memory_report.h"
 #include "cli/method_options.h"
 #include "cli/model_loading.h"
 #include "cli/model_paths.h"
@@ -52,6 +53,7 @@ struct RunResult {
   int64_t images = 0;
   double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0, latency_median = 0, latency_p90 = 0;
   double tokens_per_s = 0, speedup = 0, islands_mean = 0;
+  MemoryReport memory;  // after the run
   double class_accuracy = -1, fid = -1, fid_vs_ar = -1;  // -1: not measured
   Verdict verdict;                                        // features of the run's images
 };
@@ -186,6 +188,7 @@ int cmd_bench(const Args& args) {
       r.verdict = judge->take();
       r.class_accuracy = r.verdict.accuracy;
     }
+    r.memory = memory_report(*ctx);
     results.push_back(r);
   }
   if (tty) std::fprintf(stderr, "\n");
@@ -220,6 +223,10 @@ int cmd_bench(const Args& args) {
     if (with_islands) std::printf(" %8.1f", r.islands_mean);
     std::printf("\n");
   }
+  // Long runs (the soak in docs/reliability.md) read these to see that nothing grows.
+  std::printf("\nmemory after each run (RSS / device in use, MiB):");
+  for (const auto& r : results) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
+  std::printf("\n");
   if (judge && images < 1000)
     std::printf("\nFID from %lld images per method (quote FID from 1000 or more)\n", static_cast<long long>(images));
   if (auto path = ap.get("--json")) {
@@ -243,7 +250,9 @@ int cmd_bench(const Args& args) {
                               {"class_accuracy", measured(r.class_accuracy)},
                               {"fid", measured(r.fid)},
                               {"fid_vs_ar", measured(r.fid_vs_ar)},
-                              {"islands_mean", r.islands_mean}});
+                              {"islands_mean", r.islands_mean},
+                              {"rss_mib_after", r.memory.rss_mib},
+                              {"device_mib_after", r.memory.device_in_use_mib}});
     std::ofstream f(*path);
     if (!f) throw Error("bench: cannot write " + *path);
     f << j.dump(2) << "\n";

@@ -154,7 +154,7 @@ def cases(f, assets):
 
 
 def run_case(binary, args, env_extra, tmp, timeout):
-    env = dict(os.environ, VKSPEC_VALIDATION="1")
+    env = dict(os.environ, VKSPEC_VALIDATION="1", VKSPEC_VALIDATION_PRINT="1")
     env.update({k: v.replace("{tmp}", tmp) for k, v in env_extra.items()})
     args = [a.replace("{tmp}", tmp) for a in args]
     if args[0] == "@viewer":  # the viewer needs a display even to report a bad file
@@ -189,7 +189,7 @@ def main():
             rc, err, secs = run_case(binary, args, env, tmp, a.timeout)
             lines = [l for l in err.strip().splitlines() if l.strip()]
             msg = next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "")
-            validation = "Validation" in err or "VUID" in err
+            validation = "validation error:" in err or "validation warning:" in err
             if words == "OK":  # the fault must not stop the run at all
                 ok = rc == 0 and not validation
             else:

@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--name", default="fmnist_gpt16_heads")
     ap.add_argument("--base", default="fmnist_gpt16")
     ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--budget-min", type=float, default=30)
+    ap.add_argument("--budget-min", type=float, default=22)
     ap.add_argument("--wall-cap-min", type=float, default=None)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-3)

@@ -24,9 +24,9 @@ PRESETS = {
     "gpt16": dict(name="fmnist_gpt16", grid=16, dim=256, n_layer=6, batch=32, steps=3000,
                   budget_min=90, lr=1e-3, role="target"),
     "gpt8": dict(name="fmnist_gpt8", grid=8, dim=256, n_layer=6, batch=64, steps=2500,
-                 budget_min=35, lr=1e-3, role="target-lowres"),
+                 budget_min=26, lr=1e-3, role="target-lowres"),
     "drafter16": dict(name="fmnist_drafter16", grid=16, dim=256, n_layer=2, batch=32,
-                      steps=2500, budget_min=30, lr=1.5e-3, role="drafter"),
+                      steps=2500, budget_min=22, lr=1.5e-3, role="drafter"),
 }
 
 

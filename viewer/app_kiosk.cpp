@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/vk/memory_report.h"
 #include "viewer/app.h"
 
 namespace vkspec::viewer {
@@ -25,17 +26,9 @@ void App::start_kiosk_run() {
   start_live(m, controls_.class_id, static_cast<uint64_t>(controls_.seed), controls_.sampler);
   kiosk_next_.reset();
   // One line per run: what a long unattended session is checked with (memory must stay flat).
-  long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  const AllocatorStats st = ctx_->allocator().stats();
-  std::fprintf(stderr, "vkspec-viewer: kiosk run %lld: %s%s, class %d, seed %lld; RSS %.1f MiB, device memory %.1f MiB "
-               "in use (%.1f reserved)\n", static_cast<long long>(i), method.c_str(), m.size() > 1 ? " vs ar" : "",
-               controls_.class_id, controls_.seed, static_cast<double>(resident) * 4096.0 / (1 << 20),
-               static_cast<double>(st.device_bytes_in_use) / (1 << 20),
-               static_cast<double>(st.device_bytes_reserved) / (1 << 20));
+  std::fprintf(stderr, "vkspec-viewer: kiosk run %lld: %s%s, class %d, seed %lld; %s\n", static_cast<long long>(i),
+               method.c_str(), m.size() > 1 ? " vs ar" : "", controls_.class_id, controls_.seed,
+               memory_report(*ctx_).str().c_str());
 }
 
 void App::kiosk_tick() {
