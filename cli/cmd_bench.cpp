@@ -189,6 +189,9 @@ int cmd_bench(const Args& args) {
       r.class_accuracy = r.verdict.accuracy;
     }
     r.memory = memory_report(*ctx);
+    // The table comes at the end; a line per finished run shows progress in logs of long runs.
+    std::fprintf(stderr, "%sbench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", tty ? "\r" : "",
+                 label.c_str(), static_cast<long long>(images), r.nfe_mean, r.latency_median, r.memory.str().c_str());
     results.push_back(r);
   }
   if (tty) std::fprintf(stderr, "\n");

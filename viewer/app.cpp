@@ -209,17 +209,19 @@ void App::load_models() {
     throw Error("VQ decoder " + vq + " has " + std::to_string(vq_->config().codebook_size) + " codes but model " +
                 model + " samples from " + std::to_string(gpt_->config().vocab_size));
   // The shipped drafter when there is one, so that draft-model methods run from the panel too.
+  // Shipped companions are trained for the shipped model only: with --model they come from flags.
+  const bool shipped = opt_.model.empty();
   std::string drafter = opt_.drafter;
-  if (drafter.empty() && file_exists(cli::asset_dir() + "/fmnist_drafter16.safetensors"))
+  if (shipped && drafter.empty() && file_exists(cli::asset_dir() + "/fmnist_drafter16.safetensors"))
     drafter = cli::asset_dir() + "/fmnist_drafter16.safetensors";
   if (!drafter.empty()) drafter_ = std::make_unique<Gpt>(*ctx_, drafter);
   // Relaxed acceptance (LANTERN, --accept lantern) from the panel: computed once, then cached.
   neighbours_ = std::make_unique<CodebookNeighbours>(*ctx_, *vq_);
   // Likewise the shipped low-resolution model (mulo) and draft heads (hawk, ssd, --init heads).
   std::string low_res = opt_.low_res, heads = opt_.heads;
-  if (low_res.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt8.safetensors"))
+  if (shipped && low_res.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt8.safetensors"))
     low_res = cli::asset_dir() + "/fmnist_gpt8.safetensors";
-  if (heads.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt16_heads.safetensors"))
+  if (shipped && heads.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt16_heads.safetensors"))
     heads = cli::asset_dir() + "/fmnist_gpt16_heads.safetensors";
   if (!low_res.empty()) {
     low_res_ = std::make_unique<Gpt>(*ctx_, low_res, gopt);
