@@ -115,8 +115,8 @@ Instance::Instance(const InstanceOptions& options) {
     if (options.sync_validation) dbg.pNext = &features;
   }
   if (const VkResult r = vkCreateInstance(&ci, nullptr, &instance_); r == VK_ERROR_INCOMPATIBLE_DRIVER)
-    throw VulkanError(r, "vkCreateInstance: no Vulkan driver found (install your GPU's driver, or "
-                         "mesa-vulkan-drivers for lavapipe on the CPU; VK_DRIVER_FILES overrides the search)");
+    throw VulkanError(r, "no Vulkan driver found (install your GPU's driver, or mesa-vulkan-drivers for "
+                         "lavapipe on the CPU; VK_DRIVER_FILES overrides the search): vkCreateInstance");
   else
     vk_check(r, "vkCreateInstance");
   volkLoadInstanceOnly(instance_);
