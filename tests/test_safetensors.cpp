@@ -564,8 +564,9 @@ TEST_F(WeightStoreTest, F16OverflowIsAnError) {
   EXPECT_CONTAINS(e, p + ": tensor big element 1 = ");
   EXPECT_CONTAINS(e, "overflows f16");
   EXPECT_EQ(download_f32(ws.load("big", {3}, DType::F32))[1], bf16_to_float(float_to_bf16(70000.f)));
-  // An infinity already in the file is data, not an overflow.
-  EXPECT_TRUE(std::isinf(download_f32(ws.load("inf", {2}, DType::F16))[0]));
+  // A NaN or infinity already in the file is corruption (no weight we load may hold one): named.
+  EXPECT_CONTAINS(load_error(ws, "inf", {2}, DType::F16), p + ": tensor inf element 0 is NaN or Inf");
+  EXPECT_CONTAINS(load_error(ws, "inf", {2}, DType::F32), "is NaN or Inf");
 }
 
 }  // namespace
