@@ -24,6 +24,31 @@ def accuracy(model, x, y, bs=500):
     return correct / len(x)
 
 
+def write_samples(model, x_uint8, y, path, per_class=8):
+    """Grid of test images, one column per class (0..9), `per_class` rows; tiles the classifier
+    gets wrong are shown inverted so the errors stand out."""
+    model.eval()
+    cols = []
+    for c in range(10):
+        idx = np.nonzero(y == c)[0][:per_class]
+        with torch.no_grad():
+            pred = model(C.to_unit(x_uint8[idx])).argmax(1).numpy()
+        tiles = x_uint8[idx].copy()
+        tiles[pred != c] = 255 - tiles[pred != c]
+        cols.append(tiles)
+    order = np.stack(cols, 1).reshape(-1, *x_uint8.shape[1:])  # row-major: row r = r-th of each class
+    C.write_png(path, C.grid_image(order, 10, scale=2))
+
+
+def samples_only(args):
+    from safetensors_io import load_file
+    sd, _ = load_file(os.path.join(args.assets_dir, args.name + ".safetensors"))
+    model = Classifier()
+    model.load_state_dict({k: v.float() for k, v in sd.items()})
+    x, y = C.load_fmnist("test")
+    write_samples(model, x, y, os.path.join(args.assets_dir, args.name + "_samples.png"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", default="fmnist_classifier")
@@ -37,8 +62,12 @@ def main():
     ap.add_argument("--run-dir", default=None)
     ap.add_argument("--assets-dir", default=C.ASSETS)
     ap.add_argument("--stats-dir", default=C.RUNS)
+    ap.add_argument("--samples-only", action="store_true",
+                    help="only redraw NAME_samples.png from the exported model")
     args = ap.parse_args()
     C.set_threads()
+    if args.samples_only:
+        return samples_only(args)
     torch.manual_seed(0)
 
     model = Classifier()
@@ -105,8 +134,12 @@ def main():
                     f"- FID(train 10k vs test 10k) in this feature space: {fid_tt:.3f} "
                     "(the floor any generator can reach)\n"
                     "- reference stats: train_runs/fid_stats_32.npz, fid_stats_16.npz"),
+        ("Samples", f"`{args.name}_samples.png`: the first 8 test images of each class, one column "
+                    "per class (0..9 left to right); tiles the classifier gets wrong are inverted."),
         ("Metadata", C.fmt_meta(meta)),
     ])
+    x_u8, y_u8 = C.load_fmnist("test")
+    write_samples(model, x_u8, y_u8, base + "_samples.png")
     save_file({k: v.float().contiguous() for k, v in model.state_dict().items()},
               base + ".safetensors", meta)  # last: its existence marks the stage done
     run.log(f"exported {base}.safetensors")
