@@ -156,6 +156,10 @@ def export(args, run, base, base_meta, heads, tok_te, lab_te, masks):
          rows + "\n\n`accept vs base` = E[sum_x min(p_head(x), p_base(x))] with p_base the base "
                 "model's distribution at the target position given the true prefix: the "
                 "probability a single speculative proposal from the head would be accepted."),
+        ("Samples", f"`{args.name}_samples.png`: the heads at work, drawn by the engine after export with "
+                    f"`build/cli/vkspec generate --method hawk --images 10 --columns 10 --scale 2 --seed 2 "
+                    f"--out assets/{args.name}_samples.png` (one image per class, 0..9; hawk is lossless, "
+                    "so these are the base model's samples, produced with the heads' drafts)."),
         ("Dtypes", "`draft_heads.*.linear.weight` F16 [dim, dim]; `.bias` F32 [dim]."),
         ("Metadata", C.fmt_meta(meta)),
     ])
