@@ -10,9 +10,9 @@
 #include "cli/commands.h"
 #include "cli/method_options.h"
 #include "cli/model_loading.h"
+#include "cli/output_path.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
-#include "cli/output_path.h"
 #include "engine/image/image.h"
 #include "engine/model/vq_model.h"
 

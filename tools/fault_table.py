@@ -12,7 +12,6 @@ exits non-zero if any case misbehaves, so CTest runs it as `cli.faults`.
 import argparse
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -167,7 +166,8 @@ def run_case(binary, args, env_extra, tmp, timeout):
         p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stderr, time.time() - t0
     except subprocess.TimeoutExpired as e:
-        return None, (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or ""), timeout
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return None, err, timeout
 
 
 def main():

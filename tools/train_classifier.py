@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import common as C
 import fid
-from safetensors_io import save_file
+from safetensors_io import load_file, save_file
 from vkspec_models import Classifier
 
 
@@ -41,7 +41,6 @@ def write_samples(model, x_uint8, y, path, per_class=8):
 
 
 def samples_only(args):
-    from safetensors_io import load_file
     sd, _ = load_file(os.path.join(args.assets_dir, args.name + ".safetensors"))
     model = Classifier()
     model.load_state_dict({k: v.float() for k, v in sd.items()})
@@ -138,8 +137,7 @@ def main():
                     "per class (0..9 left to right); tiles the classifier gets wrong are inverted."),
         ("Metadata", C.fmt_meta(meta)),
     ])
-    x_u8, y_u8 = C.load_fmnist("test")
-    write_samples(model, x_u8, y_u8, base + "_samples.png")
+    write_samples(model, xte, yte, base + "_samples.png")
     save_file({k: v.float().contiguous() for k, v in model.state_dict().items()},
               base + ".safetensors", meta)  # last: its existence marks the stage done
     run.log(f"exported {base}.safetensors")
