@@ -23,7 +23,7 @@ const char* kUsage =
     "\n"
     "  methods: ar, sjd, scd-mc, scd-gs (--window L --init random|left|above|heads),\n"
     "  sd (--window G), lantern (--k K --delta D --drafter jacobi|model),\n"
-    "  zipar (--window W --verify none|exact|lantern), mulo (--tau T --k K --radius R --band B),\n"
+    "  zipar (--window W --verify none|exact|lantern), mulo (--tau T --k K --radius R --band B --islands concurrent|sequential),\n"
     "  hawk (--depth D), ssd (--rows R --rounds N); sjd, scd-*, sd also take\n"
     "  --accept exact|lantern (--k, --delta). Models: --drafter, --low-res, --heads FILE.\n"
     "  docs/methods.md describes each.\n"

@@ -55,6 +55,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
   k_ = std::min(option_int(in.options, "mulo", "k", 8, 1, 65536), models.neighbours->k_max());
   radius_ = option_int(in.options, "mulo", "radius", 1, 0, W_);
   band_rows_ = option_int(in.options, "mulo", "band", 1, 1, w_);
+  sequential_ = option_choice(in.options, "mulo", "islands", "concurrent", {"concurrent", "sequential"}) == "sequential";
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
   if (max_q > models.target->options().max_queries || band_rows_ * w_ > models.low_res->options().max_queries)
     throw Error("mulo: a band of " + std::to_string(band_rows_) + " low-resolution rows needs " + std::to_string(max_q) +
@@ -235,9 +236,11 @@ StepEvent MuloStrategy::wave_step() {
   CommandStream& s = stream_;
   // The next position of every island (the condition query first, should position 0 be one),
   // then slots to repair.
+  // Islands are kept in raster order of their fronts: the first is the one sequential mode takes.
+  std::sort(islands_.begin(), islands_.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  const size_t waving = sequential_ ? 1 : islands_.size();
   std::vector<int32_t> heads;
-  for (const auto& island : islands_) heads.push_back(island.front());
-  std::sort(heads.begin(), heads.end());
+  for (size_t i = 0; i < waving; ++i) heads.push_back(islands_[i].front());
   const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
   std::vector<int64_t> slots;
   std::vector<uint32_t> fed, pos;
@@ -283,7 +286,7 @@ StepEvent MuloStrategy::wave_step() {
     e.proposed_tokens.push_back(static_cast<int32_t>(toks[i]));
     e.resampled.push_back(n);
   }
-  for (auto& island : islands_) island.erase(island.begin());
+  for (size_t i = 0; i < waving; ++i) islands_[i].erase(islands_[i].begin());
   islands_.erase(std::remove_if(islands_.begin(), islands_.end(), [](const auto& i) { return i.empty(); }),
                  islands_.end());
   committed_ += static_cast<int64_t>(heads.size());

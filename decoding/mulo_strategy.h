@@ -18,7 +18,10 @@
 // unused. Accepted tokens keep the keys and values computed next to the drafts (the "local" in
 // local verification). Lossy: quality is measured next to speed (vkspec bench).
 // Options: --tau (default 0.05), --k (default 8), --radius l (default 1), --band low-res rows
-// per band (default 1).
+// per band (default 1), --islands concurrent|sequential (default concurrent). Sequential resamples
+// one island at a time in raster order, so every resampled token sees a complete prefix; the
+// concurrent waves of the paper leave the undecided positions of other islands out of a query's
+// context (holes), which costs quality when islands are many.
 #include <memory>
 #include <vector>
 
@@ -50,6 +53,7 @@ class MuloStrategy : public Strategy {
 
   double tau_;
   int64_t k_, radius_, band_rows_;
+  bool sequential_ = false;  // --islands sequential
   int64_t rows_, W_, w_, cls_;
   KvCache cache_, low_cache_;
   CommandStream stream_;

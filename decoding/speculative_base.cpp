@@ -104,8 +104,10 @@ TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const 
 
 void SpeculativeStrategy::set_accept_rule(const AcceptRule& rule) {
   accept_ = bind_accept_rule(rule, models_, method_);
-  if (accept_.kind != AcceptRule::Kind::Exact)
+  if (accept_.kind != AcceptRule::Kind::Exact) {
     p_relaxed_ = models_.ctx->tensor(DType::F32, p_.shape(), method_ + " relaxed target");
+    exact_accept_ = models_.ctx->tensor(DType::U32, {p_.shape()[0]}, method_ + " exact acceptance");
+  }
 }
 
 void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
@@ -120,6 +122,19 @@ void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView
                    accept);
   ops::spec_residual_sample(stream_, p, q_rows, positions(c, q), in_.seed,
                             philox::purpose_word(Purpose::Residual, round), resolved, accept, drafts);
+}
+
+void SpeculativeStrategy::record_exact_successor(const TensorView& p, const TensorView& q_rows,
+                                                 const TensorView& drafts, int64_t c, int64_t q, uint32_t round) {
+  if (!exact_accept_.valid()) throw Error(method_ + ": an exact successor is only recorded under a relaxed rule");
+  const int64_t max_q = p_.shape()[0];
+  const TensorView accept = exact_accept_.view().rows(0, q);
+  const TensorView successor = out_.view().reshape({3 * max_q}).rows(2 * max_q, q);
+  using philox::Purpose;
+  ops::spec_accept(stream_, p, q_rows, drafts, positions(c, q), in_.seed, philox::purpose_word(Purpose::Accept, round),
+                   accept);
+  ops::spec_residual_sample(stream_, p, q_rows, positions(c, q), in_.seed,
+                            philox::purpose_word(Purpose::Residual, round), successor, accept, drafts);
 }
 
 void SpeculativeStrategy::record_fresh_copy(const TensorView& src) {

@@ -31,6 +31,9 @@ struct Faults {
   // Verify against the draft distribution without top-k and top-p while drafting from the
   // filtered one (a known bug in other implementations).
   bool q_unfiltered = false;
+  // Under a relaxed rule, carry the relaxed resolution forward as the coupled next draft instead
+  // of the exact successor (record_exact_successor), as vkspec did before 2026-11-21.
+  bool relaxed_successor = false;
 };
 
 // How a draft is judged. Exact: u < min(1, p(x)/q(x)), lossless. Lantern (Jang et al., ICLR 2025):
@@ -94,6 +97,12 @@ class SpeculativeStrategy : public Strategy {
   // numbers of repeated visits. p itself is left as it is (a relaxed target goes to scratch).
   void record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c, int64_t q,
                      uint32_t round);
+  // Under a relaxed rule, also resolves the same rows with the exact test against p itself (same
+  // random numbers, so an exact accept implies a relaxed one) into Outcome::fresh. Why: a coupled
+  // next draft must be distributed as the q recorded for it (p); the relaxed resolution is not, and
+  // re-verifying it step after step would add up to delta of drift per visit instead of once.
+  void record_exact_successor(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
+                              int64_t q, uint32_t round);
   // Copies u32 [n] from the device into the read-back row of fresh tokens (drafts made on the GPU).
   void record_fresh_copy(const TensorView& src);
   // Submits the step, waits, reads back q rows.
@@ -119,6 +128,7 @@ class SpeculativeStrategy : public Strategy {
   Tensor p_;             // f32 [max_q, V]: the step's target distributions
   Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
   Tensor p_relaxed_;     // f32 [max_q, V], only with a relaxed acceptance rule
+  Tensor exact_accept_;  // u32 [max_q], only with a relaxed acceptance rule (record_exact_successor)
   TensorView last_hidden_;
   AcceptRule accept_;
   Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token

@@ -147,6 +147,9 @@ StepEvent WindowStrategy::step() {
   models_.ctx->upload(row_drafts_, 0, rows.data(), rows.size() * 4);
   const TensorView q_rows = q_.view().rows(c, Q);
   record_verify(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
+  const bool exact_successor = rule_ == DraftRule::Coupled && opt_.accept.kind != AcceptRule::Kind::Exact &&
+                               !faults_.relaxed_successor;
+  if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
   const std::vector<std::pair<int, int64_t>> picks =
       opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : std::vector<std::pair<int, int64_t>>{};
@@ -161,8 +164,9 @@ StepEvent WindowStrategy::step() {
   StepEvent e;
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
-    drafts_[static_cast<size_t>(c + t)] = rule_ == DraftRule::Coupled ? o.resolved[static_cast<size_t>(t)]
-                                                                      : o.fresh[static_cast<size_t>(t)];
+    drafts_[static_cast<size_t>(c + t)] = rule_ == DraftRule::Coupled && !exact_successor
+                                              ? o.resolved[static_cast<size_t>(t)]
+                                              : o.fresh[static_cast<size_t>(t)];
     if (opt_.init == DraftInit::Heads && opt_.redraft_after > 0 &&
         ++rounds_[static_cast<size_t>(c + t)] >= opt_.redraft_after)
       redraft_.push_back(c + t);

@@ -146,6 +146,36 @@ TEST_F(decoding_mulo, MixedAcceptanceKeepsEventsConsistent) {
   EXPECT_GT(accepted, 0);  // ...so both outcomes happen
 }
 
+// Sequential islands: every wave resamples one position and everything before it is decided, so
+// no query's context has holes; concurrent waves take one position per island.
+TEST_F(decoding_mulo, SequentialIslandsResampleOnCompletePrefixes) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  int64_t concurrent_multi = 0, sequential_waves = 0;
+  for (uint64_t seed = 10; seed < 16; ++seed) {
+    for (const char* mode : {"concurrent", "sequential"}) {
+      std::vector<StepEvent> ev;
+      run("mulo", m, {{"tau", "0.012"}, {"k", "16"}, {"radius", "0"}, {"islands", mode}}, seed, &ev);
+      const bool sequential = std::string(mode) == "sequential";
+      for (size_t i = 1; i < ev.size(); ++i) {
+        const StepEvent& e = ev[i];
+        if (e.resampled.empty()) continue;  // a band's verification
+        if (!sequential) {
+          concurrent_multi += e.resampled.size() > 1;
+          continue;
+        }
+        ++sequential_waves;
+        ASSERT_EQ(e.resampled.size(), 1u) << "seed " << seed << " step " << i;
+        const int32_t n = e.resampled[0];
+        for (int32_t before = 0; before < n; ++before)
+          EXPECT_NE(ev[i - 1].grid[static_cast<size_t>(before)], kUndecided)
+              << "seed " << seed << ": position " << n << " resampled before " << before << " was decided";
+      }
+    }
+  }
+  EXPECT_GT(sequential_waves, 0);
+  EXPECT_GT(concurrent_multi, 0);  // the seeds do make several islands at once
+}
+
 TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
   StrategyInputs in;
   in.sampler = full_settings();
@@ -153,6 +183,8 @@ TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
   in.options = {{"tau", "2"}};
   EXPECT_THROW(make_strategy("mulo", m, in), Error);
   in.options = {{"band", "3"}};
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  in.options = {{"islands", "parallel"}};
   EXPECT_THROW(make_strategy("mulo", m, in), Error);
   in.options = {};
   m.low_res = nullptr;

@@ -1,11 +1,13 @@
 // Relaxed acceptance (LANTERN) and the codebook neighbour table it reads: the table's order and
 // cache; delta = 0 is exactly the lossless method it relaxes (same tokens, same events); delta = 1
-// over the whole codebook accepts every draft; in between, fewer forwards than exact acceptance.
+// over the whole codebook accepts every draft; in between, fewer forwards than exact acceptance;
+// coupled drafting under relaxation carries the exact successor forward.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
+#include "decoding/scd_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "tests/support/decoding_fixture.h"
@@ -106,6 +108,46 @@ TEST_F(decoding_relaxed, RelaxationSavesForwards) {
   const double relaxed =
       run_images(ctx(), by_name("lantern"), {{"window", "8"}, {"k", "3"}, {"delta", "0.5"}}, 20, 60).nfe_per_image;
   EXPECT_LT(relaxed, exact);
+}
+
+// From the same state (the first step of an image, same seed) a relaxed step accepts a superset of
+// what the exact step accepts, and the drafts it carries past its commit point must be the exact
+// coupled successors, i.e. the exact run's drafts for the same positions at step two. Carrying the
+// relaxed resolution instead (the fault) keeps drafts the exact test would have replaced.
+TEST_F(decoding_relaxed, CoupledRelaxedDecodingCarriesTheExactSuccessor) {
+  auto scd = [](bool fault) -> testing::Factory {
+    Faults f;
+    f.relaxed_successor = fault;
+    return [f](const ModelSet& m, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
+      return std::make_unique<ScdStrategy>("scd-mc", m, in, f);
+    };
+  };
+  const MethodOptions window = {{"window", "8"}, {"init", "random"}};
+  const MethodOptions relaxed = {{"window", "8"}, {"init", "random"}, {"accept", "lantern"}, {"k", "8"}, {"delta", "0.5"}};
+  const int images = 40;
+  const testing::Sample exact = run_images(ctx(), by_name("scd-mc"), window, 100, images, true);
+  auto mismatches = [&](bool fault) {
+    const testing::Sample r = run_images(ctx(), scd(fault), relaxed, 100, images, true);
+    int64_t differ = 0, compared = 0;
+    for (int i = 0; i < images; ++i) {
+      const auto &er = r.events[static_cast<size_t>(i)], &ee = exact.events[static_cast<size_t>(i)];
+      if (er.size() < 2 || ee.size() < 2) continue;
+      EXPECT_GE(er[0].committed, ee[0].committed) << "image " << i << ": relaxed accepted less than exact";
+      auto step2 = [](const StepEvent& e, int32_t n) {
+        for (size_t m = 0; m < e.proposed.size(); ++m)
+          if (e.proposed[m] == n) return e.proposed_tokens[m];
+        return -1;
+      };
+      for (int32_t n = static_cast<int32_t>(er[0].committed); n < static_cast<int32_t>(er[0].proposed.size()); ++n) {
+        ++compared;
+        differ += step2(er[1], n) != step2(ee[1], n);
+      }
+    }
+    EXPECT_GT(compared, 0);
+    return differ;
+  };
+  EXPECT_EQ(mismatches(false), 0);
+  EXPECT_GT(mismatches(true), 0) << "no image had a relaxed-only acceptance past the commit point: no power";
 }
 
 }  // namespace
