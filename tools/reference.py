@@ -5,6 +5,7 @@
   reference.py gpt-logits MODEL --label 3 --tokens 1,2,3 --out OUT.safetensors
       logits [2, 1 + len(tokens), vocab] for the batch (label, null class), teacher-forced:
       position 0 is the condition, position 1 + n feeds image token n.
+  reference.py make-heads OUT.safetensors --gpt MODEL  (random draft heads h1..h4, v1, v2 on MODEL)
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
   reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
@@ -26,8 +27,9 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import load_file, save_file  # noqa: E402
-from vkspec_models import (GPT, Classifier, GPTConfig, VQConfig, VQModel, gpt_config_from_metadata,  # noqa: E402
-                           gpt_metadata, vq_config_from_metadata, vq_metadata)
+from vkspec_models import (DRAFT_HEAD_NAMES, GPT, Classifier, DraftHeads, GPTConfig, VQConfig, VQModel,  # noqa: E402
+                           draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
+                           vq_metadata)
 
 
 def ints(text):
@@ -51,6 +53,18 @@ def make_gpt(a):
     m = GPT(cfg)
     randomise(m, a.seed, 0.08)
     save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, gpt_metadata(cfg))
+
+
+def make_heads(a):
+    _, meta = load_file(a.gpt)
+    cfg = gpt_config_from_metadata(meta)
+    heads = DraftHeads(cfg.dim)
+    randomise(heads, a.seed, 0.08)
+    offs = draft_head_offsets(cfg.grid_size)
+    save_file({k: v.float() for k, v in heads.state_dict().items()}, a.out,
+              {"vkspec.kind": "draft_heads", "dim": str(cfg.dim), "vocab_size": str(cfg.vocab_size),
+               "grid_size": str(cfg.grid_size), "heads": ",".join(DRAFT_HEAD_NAMES),
+               "offsets": ",".join(str(offs[n]) for n in DRAFT_HEAD_NAMES), "placement": "post_norm"})
 
 
 def gpt_logits(a):
@@ -125,6 +139,10 @@ def main():
     p.add_argument("out")
     for k, d in [("dim", 128), ("layers", 2), ("heads", 2), ("vocab", 64), ("classes", 5), ("grid", 4), ("seed", 0)]:
         p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("make-heads")
+    p.add_argument("out")
+    p.add_argument("--gpt", required=True)
+    p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("gpt-logits")
     p.add_argument("model")
     p.add_argument("--label", type=int, required=True)
@@ -153,7 +171,7 @@ def main():
     p.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    {"make-gpt": make_gpt, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
+    {"make-gpt": make_gpt, "make-heads": make_heads, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
      "vq-encode": vq_encode, "make-classifier": make_classifier, "classify": classify}[a.cmd](a)
     return 0
 

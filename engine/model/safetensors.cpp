@@ -135,7 +135,17 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   ::close(fd);  // the mapping keeps the file alive
   if (m == MAP_FAILED) fail(std::string("mmap failed: ") + std::strerror(map_errno));
   map_ = static_cast<const uint8_t*>(m);
+  open_bytes();
+}
 
+SafetensorsFile::SafetensorsFile(const std::string& name, std::vector<uint8_t> bytes)
+    : path_(name), size_(bytes.size()), owned_(std::move(bytes)) {
+  if (size_ < 8) fail(std::to_string(size_) + " bytes, too short for the 8-byte header length");
+  map_ = owned_.data();
+  open_bytes();
+}
+
+void SafetensorsFile::open_bytes() {
   try {
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | map_[i];
@@ -169,6 +179,7 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
     names_ = std::move(o.names_);
     tensors_ = std::move(o.tensors_);
     metadata_ = std::move(o.metadata_);
+    owned_ = std::move(o.owned_);  // a moved vector keeps its buffer, so map_ stays valid
     o.map_ = o.data_ = nullptr;
     o.size_ = o.data_size_ = 0;
   }
@@ -176,7 +187,8 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
 }
 
 void SafetensorsFile::release() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
+  if (map_ && owned_.empty()) ::munmap(const_cast<uint8_t*>(map_), size_);
+  owned_ = {};
   map_ = data_ = nullptr;
 }
 
@@ -210,7 +222,9 @@ void SafetensorsFile::parse_header(const char* text, size_t n) {
       }
       continue;
     }
-    auto bad = [&](const std::string& what) { fail("tensor " + name + ": " + what); };
+    // A copy, not the structured binding: C++17 lambdas cannot capture bindings (clang rejects it).
+    const std::string tensor = name;
+    auto bad = [&](const std::string& what) { fail("tensor " + tensor + ": " + what); };
     if (!entry.is_object()) bad("entry is not a JSON object");
     for (const char* field : {"dtype", "shape", "data_offsets"})
       if (!entry.contains(field)) bad(std::string("missing \"") + field + "\"");
