@@ -241,7 +241,7 @@ Trace parse_trace(const std::string& text, const std::string& origin) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers past a double
     r.fail("", std::string("not valid JSON (") + e.what() + ")");
   }
   r.object(root, "the document");

@@ -149,6 +149,9 @@ TEST(TraceReader, MissingFileNamesThePath) {
 TEST(TraceReader, RejectsMalformedDocuments) {
   EXPECT_CONTAINS(text_error(""), "t.json: not valid JSON");
   EXPECT_CONTAINS(text_error("{\"format\":"), "not valid JSON");
+  // Found by libFuzzer: a number past a double's range is out_of_range, not a parse_error.
+  EXPECT_CONTAINS(text_error("88884249e503"), "not valid JSON");
+  EXPECT_CONTAINS(text_error("{\"format\": 1e999}"), "not valid JSON");
   EXPECT_CONTAINS(text_error("[1,2]"), "expected an object");
   EXPECT_CONTAINS(text_error(std::string(100, '[') + std::string(100, ']')), "nested deeper");
   EXPECT_CONTAINS(text_error("{}"), "missing \"format\"");
