@@ -53,6 +53,7 @@ struct RunResult {
   int64_t images = 0;
   double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0, latency_median = 0, latency_p90 = 0;
   double tokens_per_s = 0, speedup = 0, islands_mean = 0;
+  WorkCounters work;  // recorded by the decoding of all timed images (not by the quality judge)
   MemoryReport memory;  // after the run
   double class_accuracy = -1, fid = -1, fid_vs_ar = -1;  // -1: not measured
   Verdict verdict;                                        // features of the run's images
@@ -102,6 +103,9 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
 }  // namespace
 
 int cmd_bench(const Args& args) {
+  // --synthetic times the forwards of a generated model instead of generating images.
+  for (const std::string& a : args)
+    if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
   std::set<std::string> known = {"--methods", "--images", "--json",   "--classifier",
                                  "--seed",    "--sweep",  "--warmup", "--dataset"};
   for (const std::string& f : model_flags()) known.insert(f);
@@ -163,7 +167,9 @@ int cmd_bench(const Args& args) {
     std::vector<double> lat;
     double nfe = 0, drafts = 0, acc_len = 0, tokens = 0, ms = 0, islands = 0;
     for (int64_t i = 0; i < images; ++i) {
+      const WorkCounters w0 = ctx->counters();
       Generation g = generate_one(run.method, models, inputs(i), false);
+      r.work += ctx->counters() - w0;
       lat.push_back(g.wall_ms);
       nfe += static_cast<double>(g.nfe);
       drafts += static_cast<double>(g.draft_forwards);
@@ -230,16 +236,26 @@ int cmd_bench(const Args& args) {
   std::printf("\nmemory after each run (RSS / device in use, MiB):");
   for (const auto& r : results) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
   std::printf("\n");
+  // Per-dispatch overhead is paid per token: the count to bring down next to milliseconds.
+  std::printf("dispatches per image / per target forward (all models' forwards, sampling, acceptance):");
+  for (const auto& r : results) {
+    const double n = static_cast<double>(r.images);
+    std::printf(" %s %.0f / %.1f;", r.run.method.c_str(), static_cast<double>(r.work.dispatches) / n,
+                static_cast<double>(r.work.dispatches) / (n * r.nfe_mean));
+  }
+  std::printf("\n");
   if (judge && images < 1000)
     std::printf("\nFID from %lld images per method (quote FID from 1000 or more)\n", static_cast<long long>(images));
   if (auto path = ap.get("--json")) {
     nlohmann::json j;
     j["device"] = ctx->caps().name;
     j["model"] = gpt.path();
+    j["image_tokens"] = cfg.image_tokens();
     if (loaded.drafter) j["drafter"] = loaded.drafter->path();
     j["sampler"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
     j["results"] = nlohmann::json::array();
-    for (const auto& r : results)
+    for (const auto& r : results) {
+      const double n = static_cast<double>(r.images);
       j["results"].push_back({{"method", r.run.method},
                               {"options", r.run.options},
                               {"images", r.images},
@@ -254,8 +270,13 @@ int cmd_bench(const Args& args) {
                               {"fid", measured(r.fid)},
                               {"fid_vs_ar", measured(r.fid_vs_ar)},
                               {"islands_mean", r.islands_mean},
+                              {"dispatches_per_image", static_cast<double>(r.work.dispatches) / n},
+                              {"dispatches_per_forward", static_cast<double>(r.work.dispatches) / (n * r.nfe_mean)},
+                              {"submits_per_image", static_cast<double>(r.work.submits) / n},
+                              {"barriers_per_image", static_cast<double>(r.work.barriers) / n},
                               {"rss_mib_after", r.memory.rss_mib},
                               {"device_mib_after", r.memory.device_in_use_mib}});
+    }
     std::ofstream f(*path);
     if (!f) throw Error("bench: cannot write " + *path);
     f << j.dump(2) << "\n";

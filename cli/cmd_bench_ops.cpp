@@ -1,8 +1,6 @@
 // vkspec bench-ops: per op and shape, GPU median time from timestamps next to the CPU reference.
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +8,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/output_path.h"
+#include "cli/run_info.h"
 #include "engine/checks/op_bench.h"
 #include "engine/ref/matmul_ref.h"
 #include "engine/vk/error.h"
@@ -19,19 +18,6 @@ namespace {
 
 // Rate in units of 1e9 per second; 0 when there is no amount or no time.
 double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amount / (ms * 1e6) : 0; }
-
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
-// 1-minute load average (Linux), or -1: timings on CPU devices mean little on a busy machine.
-double load_average() {
-  std::ifstream f("/proc/loadavg");
-  double v = -1;
-  if (!(f >> v)) return -1;
-  return v;
-}
 
 }  // namespace
 
@@ -46,21 +32,11 @@ int cmd_bench_ops(const Args& args) {
   if (!selected) throw Error("bench-ops: no benchmark for op '" + only + "'");
 
   auto ctx = Context::create_default();
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  const double load = load_average();
-  nlohmann::json out = {{"device", ctx->caps().name},
-                        {"load_average", load},
-                        {"driver", ctx->caps().driver_info},
-                        {"date", stamp},
-                        {"repeat", repeat},
-                        {"openblas_threads", ref::blas_threads()},
-                        {"env",
-                         {{"OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "")},
-                          {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "")},
-                          {"LP_NUM_THREADS", env_or("LP_NUM_THREADS", "")}}},
-                        {"rows", nlohmann::json::array()}};
+  nlohmann::json out = run_info(*ctx);
+  const double load = out["load_average"];
+  out["repeat"] = repeat;
+  out["openblas_threads"] = ref::blas_threads();
+  out["rows"] = nlohmann::json::array();
   std::printf("device %s, median of %d runs, OpenBLAS threads %d, load average %.2f\n", ctx->caps().name.c_str(),
               repeat, ref::blas_threads(), load);
   std::printf("GB/s counts bytes read + written; GPU/CPU = CPU time / GPU time (above 1: the GPU is faster);\n"

@@ -12,5 +12,7 @@ int cmd_selftest(const Args& args);
 int cmd_bench_ops(const Args& args);
 int cmd_generate(const Args& args);
 int cmd_bench(const Args& args);
+// `bench --synthetic SHAPE`: forward timings of a generated LlamaGen-shaped model (cmd_bench hands over).
+int cmd_bench_synthetic(const Args& args);
 
 }  // namespace vkspec::cli

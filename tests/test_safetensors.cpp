@@ -425,6 +425,35 @@ TEST_F(SafetensorsTest, MovedFileKeepsMapping) {
   EXPECT_EQ(b.path(), p);
 }
 
+TEST_F(SafetensorsTest, BytesInMemoryReadLikeTheFile) {
+  const std::string p = path();
+  SafetensorsWriter w;
+  w.set_metadata("dim", "3");
+  w.add_f32("w", {3}, {1, 2, 3}, StDType::F16);
+  w.add_f32("b", {2}, {4, 5});
+  w.write(p);
+  std::ifstream in(p, std::ios::binary);
+  const std::vector<uint8_t> on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes = w.take_bytes();
+  EXPECT_EQ(bytes, on_disk);
+  SafetensorsFile a("in memory", bytes);
+  SafetensorsFile f = std::move(a);  // a moved vector keeps its buffer: the views stay valid
+  EXPECT_EQ(f.path(), "in memory");
+  EXPECT_EQ(f.read_f32("w"), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(f.read_f32("b"), (std::vector<float>{4, 5}));
+  EXPECT_EQ(f.meta_int("dim"), 3);
+  EXPECT_EQ(w.take_bytes().size(), 16u);  // the writer was emptied: length + "{}" padded to 8
+  // The same validation as a file, naming the in-memory file.
+  bytes.resize(bytes.size() - 4);
+  try {
+    SafetensorsFile bad("generated model", bytes);
+    ADD_FAILURE() << "truncated bytes opened";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "generated model");
+  }
+  EXPECT_THROW(SafetensorsFile("short", std::vector<uint8_t>(5)), Error);
+}
+
 // ---- WeightStore: device uploads --------------------------------------------------------------
 
 class WeightStoreTest : public testing::VulkanTest {

@@ -135,6 +135,12 @@ def cases(f, assets):
     yield "option", "bench: empty method list", ["bench", "--methods", ","], {}, "methods"
     yield "option", "bench: sweep without values", ["bench", "--sweep", "window="], {}, "sweep"
     yield "option", "bench: sweep of an unknown key", ["bench", "--methods", "sjd", "--sweep", "colour=1,2"], {}, "colour"
+    syn = lambda *a: ["bench", "--synthetic"] + list(a)
+    yield "option", "bench --synthetic: unknown shape", syn("XXXL"), {}, "XXXL"
+    yield "option", "bench --synthetic: grid 20", syn("tiny", "--grid", "20"), {}, "--grid"
+    yield "option", "bench --synthetic: window past the image", syn("tiny", "--windows", "1,200"), {}, "--windows"
+    yield "option", "bench --synthetic: window list garbage", syn("tiny", "--windows", "4,x"), {}, "--windows"
+    yield "option", "bench --synthetic with --methods", syn("tiny", "--methods", "ar"), {}, "--methods"
     v = lambda t: ["@viewer", "--trace", t, "--screenshot", "{tmp}/v.png", "--frames", "2"]
     yield "trace file", "viewer: trace file missing", v("{tmp}/nope.json"), {}, "nope.json"
     yield "trace file", "viewer: trace not JSON", v(f["trace_garbage"]), {}, "trace_garbage.json"
@@ -149,6 +155,7 @@ def cases(f, assets):
     yield "environment", "VKSPEC_DEVICE garbage", g(), {"VKSPEC_DEVICE": "gpu"}, "VKSPEC_DEVICE"
     yield "fault", "out of device memory (cap 8 MiB)", g(), {"VKSPEC_MAX_DEVICE_MEMORY": "8M"}, "device memory"
     yield "fault", "fence timeout (0 ms)", g(), {"VKSPEC_FENCE_TIMEOUT_MS": "0"}, "did not finish"
+    yield "fault", "bench --synthetic XL over a 512 MiB cap", syn("XL"), {"VKSPEC_MAX_DEVICE_MEMORY": "512M"}, "device memory"
     yield "fault", "cache folder unusable", g("--method", "lantern"), {"VKSPEC_CACHE_DIR": "/proc/vkspec"}, "OK"
 
 

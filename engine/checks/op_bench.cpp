@@ -19,17 +19,12 @@ RegisterOpBench::RegisterOpBench(std::string op, std::string name,
   op_benches().push_back({std::move(op), std::move(name), std::move(run)});
 }
 
-namespace {
-
-// User + system time of every thread of this process, which includes a CPU driver's workers.
 double process_cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
-
-}  // namespace
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -42,6 +42,9 @@ struct RegisterOpBench {
 
 double median(std::vector<double> v);
 
+// User + system time of every thread of this process, which includes a CPU driver's workers.
+double process_cpu_seconds();
+
 // Records with `record` into a profiling stream and submits it, once untimed (pipelines get built,
 // caches warm) and then `repeat` times; returns the median per-submit sum of command timestamps,
 // and in process_cpu_ms (when given) the median CPU time of the process per submit.

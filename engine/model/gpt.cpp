@@ -1,7 +1,6 @@
 #include "engine/model/gpt.h"
 
 #include "engine/ops/attention.h"
-#include "engine/ops/elementwise.h"
 #include "engine/ops/embedding.h"
 #include "engine/ops/kv_write.h"
 #include "engine/ops/matmul.h"
@@ -13,11 +12,14 @@
 namespace vkspec {
 
 Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options)
-    : ctx_(ctx), path_(path), opt_(options) {
-  WeightStore w(ctx, path);
+    : Gpt(ctx, SafetensorsFile(path), options) {}
+
+Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
+    : ctx_(ctx), path_(file.path()), opt_(options) {
+  WeightStore w(ctx, std::move(file));
   cfg_ = GptConfig::from_file(w.file());
-  if (opt_.batch_rows < 1 || opt_.batch_rows > 2) throw Error(path + ": batch_rows must be 1 or 2");
-  if (opt_.max_queries < 1) throw Error(path + ": max_queries must be >= 1");
+  if (opt_.batch_rows < 1 || opt_.batch_rows > 2) throw Error(path_ + ": batch_rows must be 1 or 2");
+  if (opt_.max_queries < 1) throw Error(path_ + ": max_queries must be >= 1");
   const int64_t D = cfg_.dim, H = cfg_.ffn_hidden, V = cfg_.vocab_size;
   const std::string from = "dim=" + std::to_string(D);
   const DType wt = opt_.weights;
@@ -49,7 +51,7 @@ Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options)
   if (!unused.empty()) {
     std::string names;
     for (size_t i = 0; i < unused.size() && i < 5; ++i) names += (i ? ", " : "") + unused[i];
-    throw Error(path + ": tensors the GPT does not use (wrong kind of model, or a renamed checkpoint?): " + names);
+    throw Error(path_ + ": tensors the GPT does not use (wrong kind of model, or a renamed checkpoint?): " + names);
   }
   weight_bytes_ = w.uploaded_bytes();
   rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
@@ -117,22 +119,23 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
   const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
   const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
+  // Each residual add travels with the norm that follows it (the next sublayer's, or the final
+  // one): x += xn, xn = norm(x) in one dispatch, two per layer fewer than add then rms_norm.
+  ops::rms_norm(s, x, layers_[0].attention_norm, xn, cfg_.norm_eps);
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {
     const Layer& L = layers_[static_cast<size_t>(l)];
-    ops::rms_norm(s, x, L.attention_norm, xn, cfg_.norm_eps);
     ops::matmul(s, xn, L.wqkv, qkv);
     ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table_);
     ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
     ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws_);
     ops::matmul(s, attn, L.wo, xn);
-    ops::add(s, x, xn, x);
-    ops::rms_norm(s, x, L.ffn_norm, xn, cfg_.norm_eps);
+    ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg_.norm_eps);
     ops::matmul(s, xn, L.w13, ffn_in);
     ops::swiglu_fused(s, ffn_in, ffn_hidden);
     ops::matmul(s, ffn_hidden, L.w2, xn);
-    ops::add(s, x, xn, x);
+    const Tensor& next_norm = l + 1 < cfg_.n_layer ? layers_[static_cast<size_t>(l + 1)].attention_norm : norm_;
+    ops::add_rms_norm(s, x, xn, next_norm, xn, cfg_.norm_eps);
   }
-  ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
   ops::matmul(s, xn, output_, logits);
   return {logits, xn};
 }

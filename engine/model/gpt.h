@@ -31,6 +31,8 @@ struct GptOutputs {
 class Gpt {
  public:
   Gpt(Context& ctx, const std::string& path, const GptOptions& options = {});
+  // From a file already open, or one built in memory (engine/model/synthetic_gpt.h); path() is its name.
+  Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options = {});
 
   const GptConfig& config() const { return cfg_; }
   const GptOptions& options() const { return opt_; }

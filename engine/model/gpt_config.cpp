@@ -36,13 +36,17 @@ GptConfig GptConfig::from_file(const SafetensorsFile& f) {
   cap("vocab_size", c.vocab_size, 1 << 24);
   cap("grid_size", c.grid_size, 256);
   cap("num_classes", c.num_classes, 1 << 24);
-  const int64_t h = static_cast<int64_t>(2 * 4 * c.dim / 3);
-  c.ffn_hidden = f.meta_int("ffn_hidden", (h + multiple_of - 1) / multiple_of * multiple_of);
+  c.ffn_hidden = f.meta_int("ffn_hidden", llamagen_ffn_hidden(c.dim, multiple_of));
   c.defaults.cfg = static_cast<float>(f.meta_float("cfg", 4.0));
   c.defaults.temperature = static_cast<float>(f.meta_float("temperature", 1.0));
   c.defaults.top_k = f.meta_int("top_k", 2000);
   c.defaults.top_p = static_cast<float>(f.meta_float("top_p", 1.0));
   return c;
+}
+
+int64_t GptConfig::llamagen_ffn_hidden(int64_t dim, int64_t multiple_of) {
+  const int64_t h = 2 * 4 * dim / 3;
+  return (h + multiple_of - 1) / multiple_of * multiple_of;
 }
 
 }  // namespace vkspec

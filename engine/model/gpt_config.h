@@ -33,6 +33,8 @@ struct GptConfig {
 
   // Throws Error naming the file and key when a key is missing, malformed or inconsistent.
   static GptConfig from_file(const SafetensorsFile& f);
+  // LlamaGen's FFN width: find_multiple(int(2 * 4 * dim / 3), multiple_of).
+  static int64_t llamagen_ffn_hidden(int64_t dim, int64_t multiple_of = 256);
 };
 
 }  // namespace vkspec

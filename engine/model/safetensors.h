@@ -2,7 +2,8 @@
 // Read-only safetensors files: u64 little-endian header length N, N bytes of JSON, raw tensor
 // bytes. The file is memory-mapped and every header field is validated against the file before
 // anything is handed out, so a truncated or hand-edited checkpoint fails at open with a message
-// naming the file and the tensor, never later as garbage weights.
+// naming the file and the tensor, never later as garbage weights. The same bytes can also come
+// from memory (SafetensorsWriter::take_bytes), so generated models load through the same code.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -34,6 +35,8 @@ class SafetensorsFile {
  public:
   // Maps and validates the whole header; throws vkspec::Error naming path (and the tensor).
   explicit SafetensorsFile(const std::string& path);
+  // The same validation over bytes held in memory; `name` stands in for the path in messages.
+  SafetensorsFile(const std::string& name, std::vector<uint8_t> bytes);
   ~SafetensorsFile();
   SafetensorsFile(SafetensorsFile&& o) noexcept;
   SafetensorsFile& operator=(SafetensorsFile&& o) noexcept;
@@ -66,13 +69,15 @@ class SafetensorsFile {
   double meta_float(const std::string& key, double fallback) const;
 
  private:
+  void open_bytes();  // validates the header of map_[0, size_)
   void parse_header(const char* json, size_t n);
   [[noreturn]] void fail(const std::string& what) const;
   void release();
 
   std::string path_;
-  const uint8_t* map_ = nullptr;
+  const uint8_t* map_ = nullptr;  // the mapped file, or owned_'s data
   uint64_t size_ = 0;
+  std::vector<uint8_t> owned_;  // the bytes of an in-memory file (empty for a mapped one)
   const uint8_t* data_ = nullptr;  // start of the data section inside map_
   uint64_t data_size_ = 0;
   std::vector<std::string> names_;

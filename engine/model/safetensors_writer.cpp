@@ -59,29 +59,48 @@ void SafetensorsWriter::add_f32(const std::string& name, const std::vector<int64
   add(name, stored, shape, h.data(), h.size() * 2);
 }
 
-void SafetensorsWriter::write(const std::string& path) const {
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+std::string SafetensorsWriter::header() const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   if (!metadata_.empty()) {
     nlohmann::ordered_json m = nlohmann::ordered_json::object();
     for (const auto& [k, v] : metadata_) m[k] = v;
-    header["__metadata__"] = m;
+    j["__metadata__"] = m;
   }
   uint64_t offset = 0;
   for (const Entry& e : entries_) {
-    header[e.name] = {{"dtype", st_dtype_name(e.dtype)},
-                      {"shape", e.shape},
-                      {"data_offsets", {offset, offset + e.bytes.size()}}};
+    j[e.name] = {{"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape},
+                 {"data_offsets", {offset, offset + e.bytes.size()}}};
     offset += e.bytes.size();
   }
-  std::string text = header.dump();
+  std::string text = j.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
-  uint8_t len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  std::string out(8, '\0');  // the header length, u64 little-endian
+  for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  return out + text;
+}
 
+std::vector<uint8_t> SafetensorsWriter::take_bytes() {
+  const std::string head = header();
+  uint64_t total = head.size();
+  for (const Entry& e : entries_) total += e.bytes.size();
+  std::vector<uint8_t> out;
+  out.reserve(total);
+  out.insert(out.end(), head.begin(), head.end());
+  for (Entry& e : entries_) {
+    out.insert(out.end(), e.bytes.begin(), e.bytes.end());
+    e.bytes = {};
+  }
+  entries_.clear();
+  metadata_.clear();
+  return out;
+}
+
+void SafetensorsWriter::write(const std::string& path) const {
+  const std::string head = header();
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(path + ": cannot create " + tmp + ": " + std::strerror(errno));
-  bool ok = std::fwrite(len, 1, 8, f) == 8 && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size();
   for (const Entry& e : entries_)
     ok = ok && std::fwrite(e.bytes.data(), 1, e.bytes.size(), f) == e.bytes.size();
   const int write_errno = errno;

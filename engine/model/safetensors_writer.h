@@ -22,8 +22,14 @@ class SafetensorsWriter {
   // Writes path.tmp, then renames it over path, so a reader never sees a half-written file.
   // Throws vkspec::Error naming the path.
   void write(const std::string& path) const;
+  // The file's bytes in memory (for SafetensorsFile(name, bytes)). Empties the writer, freeing
+  // each tensor once copied, so a model of several GB needs its size once plus one tensor.
+  std::vector<uint8_t> take_bytes();
 
  private:
+  // The 8-byte length and the padded JSON header for the current entries.
+  std::string header() const;
+
   struct Entry {
     std::string name;
     StDType dtype;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/ops/dispatch_util.h"
+
 namespace vkspec::ops {
 namespace {
 
@@ -52,10 +54,6 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_spl
   p.chunk = static_cast<uint32_t>((kv + splits - 1) / splits);
   p.splits = p.chunk ? static_cast<uint32_t>((kv + p.chunk - 1) / p.chunk) : 1;
   return p;
-}
-
-bool overlap(const TensorView& a, const TensorView& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
 }  // namespace

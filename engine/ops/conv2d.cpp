@@ -5,10 +5,6 @@
 namespace vkspec::ops {
 namespace {
 
-bool overlap(const TensorView& a, const TensorView& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-}
-
 std::string shapes(const Shape& x, const Shape& w, const Conv2dParams& p) {
   return "x " + x.str() + ", weight " + w.str() + ", stride " + std::to_string(p.stride) + ", pad (t" +
          std::to_string(p.pad_top) + " l" + std::to_string(p.pad_left) + " b" + std::to_string(p.pad_bottom) + " r" +

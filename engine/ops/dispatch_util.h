@@ -19,6 +19,11 @@ Grid grid_1d(const Context& ctx, uint64_t n, uint32_t wg);
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
+// Whether two views share any byte of one buffer (ops that forbid aliasing check it).
+inline bool overlap(const TensorView& a, const TensorView& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
 // Throws Error("<op>: <what>") when cond is false.
 inline void require(bool cond, const char* op, const std::string& what) {
   if (!cond) throw Error(std::string(op) + ": " + what);

@@ -143,10 +143,6 @@ void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   s.dispatch(p, {d.x, d.w, d.y}, push, ceil_div(d.n, bn), gy);
 }
 
-bool overlap(const TensorView& a, const TensorView& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-}
-
 }  // namespace
 
 const char* matmul_path_name(MatmulPath p) {

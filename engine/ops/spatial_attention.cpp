@@ -7,10 +7,6 @@
 namespace vkspec::ops {
 namespace {
 
-bool overlap(const TensorView& a, const TensorView& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-}
-
 // The shared kernel indexes lanes with a spec constant, so the size must be fixed.
 bool subgroup_broadcast(const Context& ctx) {
   const DeviceCaps& c = ctx.caps();

@@ -66,6 +66,7 @@ void CommandStream::begin_if_needed() {
   vk_check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
   recording_ = true;
   command_count_ = 0;
+  dispatch_count_ = 0;
   barrier_count_ = 0;
   pending_reads_.clear();
   pending_writes_.clear();
@@ -96,6 +97,7 @@ void CommandStream::track(const std::vector<Range>& reads, const std::vector<Ran
     const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
     ++barrier_count_;
+    ctx_.count_work(WorkCounters::Barrier);
     pending_reads_.clear();
     pending_writes_.clear();
   }
@@ -165,7 +167,11 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
     vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0,
                               static_cast<uint32_t>(writes.size()), writes.data());
   if (push_size) vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
-  if (gx && gy && gz) vkCmdDispatch(cmd_, gx, gy, gz);
+  if (gx && gy && gz) {
+    vkCmdDispatch(cmd_, gx, gy, gz);
+    ++dispatch_count_;
+    ctx_.count_work(WorkCounters::Dispatch);
+  }
   stamp(p.name());
 }
 
@@ -177,6 +183,7 @@ void CommandStream::copy(const TensorView& src, const TensorView& dst) {
   track({{src.buffer, src.offset, src.offset + src.bytes}}, {{dst.buffer, dst.offset, dst.offset + dst.bytes}});
   VkBufferCopy region{src.offset, dst.offset, src.bytes};
   vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
+  ctx_.count_work(WorkCounters::Transfer);
   stamp("copy");
 }
 
@@ -186,6 +193,7 @@ void CommandStream::fill(const TensorView& dst, uint32_t word) {
   begin_if_needed();
   track({}, {{dst.buffer, dst.offset, dst.offset + dst.bytes}});
   vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, dst.bytes, word);
+  ctx_.count_work(WorkCounters::Transfer);
   stamp("fill");
 }
 
@@ -207,6 +215,7 @@ void CommandStream::submit() {
     std::lock_guard<std::mutex> lock(ctx_.queue_mutex());
     vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
   }
+  ctx_.count_work(WorkCounters::Submit);
   submitted_ = true;
 }
 

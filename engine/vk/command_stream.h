@@ -51,8 +51,11 @@ class CommandStream {
   void wait();
   bool pending() const { return submitted_; }
 
-  // Commands recorded since the last submit / in the last submitted batch.
+  // Commands recorded since the last submit / in the last submitted batch; dispatch_count()
+  // counts only the compute dispatches among them (not copies, fills or empty dispatches), the
+  // number that per-dispatch overhead multiplies. Context::counters() has the running totals.
   uint32_t command_count() const { return command_count_; }
+  uint32_t dispatch_count() const { return dispatch_count_; }
   uint32_t barrier_count() const { return barrier_count_; }
   // After wait(), with profiling on: one entry per command of the last batch.
   const std::vector<CommandTiming>& timings() const { return timings_; }
@@ -81,7 +84,7 @@ class CommandStream {
   uint32_t query_capacity_ = 0;
   uint32_t queries_used_ = 0;
   bool recording_ = false, submitted_ = false;
-  uint32_t command_count_ = 0, barrier_count_ = 0;
+  uint32_t command_count_ = 0, dispatch_count_ = 0, barrier_count_ = 0;
   bool carry_timings_ = false;  // the next wait() appends to timings_ (a batch-limit split happened)
   std::vector<Range> pending_reads_, pending_writes_;
   std::vector<std::string> labels_;

@@ -1,6 +1,8 @@
 #pragma once
 // One Vulkan device ready for compute: logical device, queue, memory allocator, pipelines (built
 // on first use, kept in an on-disk VkPipelineCache), and host<->device copies.
+#include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +36,25 @@ struct ContextOptions {
   // serially). Host writes must not target buffers that already-recorded commands read.
   uint32_t batch_limit = 0;
   static ContextOptions from_environment();
+};
+
+// Running totals of what the context's CommandStreams recorded and submitted. Benchmarks take
+// the difference around a run and divide by tokens or forwards: on every device each dispatch has
+// a fixed cost (recording, launch, the barrier before it), so dispatches per token is a number
+// to drive down next to milliseconds.
+struct WorkCounters {
+  enum Kind { Dispatch, Transfer, Barrier, Submit, kKinds };
+  uint64_t dispatches = 0;  // compute dispatches (vkCmdDispatch)
+  uint64_t transfers = 0;   // copies and fills
+  uint64_t barriers = 0;    // pipeline barriers between commands
+  uint64_t submits = 0;     // queue submissions
+  WorkCounters operator-(const WorkCounters& o) const {
+    return {dispatches - o.dispatches, transfers - o.transfers, barriers - o.barriers, submits - o.submits};
+  }
+  WorkCounters& operator+=(const WorkCounters& o) {
+    dispatches += o.dispatches, transfers += o.transfers, barriers += o.barriers, submits += o.submits;
+    return *this;
+  }
 };
 
 class Context {
@@ -73,6 +94,13 @@ class Context {
   // Workgroup size for 1D reduction-style kernels: a multiple of the subgroup size near 256.
   uint32_t default_workgroup_size() const;
 
+  // Totals since the context was created; CommandStream calls count_work. Thread-safe.
+  WorkCounters counters() const {
+    return {counts_[WorkCounters::Dispatch].load(), counts_[WorkCounters::Transfer].load(),
+            counts_[WorkCounters::Barrier].load(), counts_[WorkCounters::Submit].load()};
+  }
+  void count_work(WorkCounters::Kind k) { counts_[k].fetch_add(1, std::memory_order_relaxed); }
+
  private:
   void load_pipeline_cache();
   void save_pipeline_cache();
@@ -90,6 +118,7 @@ class Context {
   std::unique_ptr<Allocator> allocator_;
   std::mutex pipelines_mutex_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::array<std::atomic<uint64_t>, WorkCounters::kKinds> counts_{};
 };
 
 }  // namespace vkspec

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/safetensors_writer.h"
+#include "engine/model/synthetic_gpt.h"
 #include "engine/ops/philox.h"
 
 namespace vkspec::testing {
@@ -42,38 +43,20 @@ class TinyNormal {
 
 inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
   TinyNormal rng(s.seed), noise(s.noise_seed);
-  SafetensorsWriter w;
-  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
-    std::vector<float> v(static_cast<size_t>(rows * cols));
-    for (float& x : v) x = s.scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
-    w.add_f32(name, {rows, cols}, v);
+  GptShape shape;
+  shape.dim = s.dim;
+  shape.n_layer = s.layers;
+  shape.n_head = s.heads;
+  shape.vocab_size = s.vocab;
+  shape.num_classes = s.classes;
+  shape.grid_size = s.grid;
+  shape.ffn_hidden = s.ffn_hidden;
+  auto fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
+    for (float& x : v)
+      x = is_norm ? 1.0f + 0.1f * rng.next()
+                  : s.scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
   };
-  auto norm = [&](const std::string& name) {
-    std::vector<float> v(static_cast<size_t>(s.dim));
-    for (float& x : v) x = 1.0f + 0.1f * rng.next();
-    w.add_f32(name, {s.dim}, v);
-  };
-  const int64_t D = s.dim, H = s.ffn_hidden;
-  matrix("tok_embeddings.weight", s.vocab, D);
-  matrix("cls_embedding.embedding_table.weight", s.classes + 1, D);
-  for (int64_t l = 0; l < s.layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    norm(p + "attention_norm.weight");
-    norm(p + "ffn_norm.weight");
-    matrix(p + "attention.wqkv.weight", 3 * D, D);
-    matrix(p + "attention.wo.weight", D, D);
-    matrix(p + "feed_forward.w1.weight", H, D);
-    matrix(p + "feed_forward.w3.weight", H, D);
-    matrix(p + "feed_forward.w2.weight", D, H);
-  }
-  norm("norm.weight");
-  matrix("output.weight", s.vocab, D);
-  const std::vector<std::pair<const char*, int64_t>> meta = {
-      {"dim", D},           {"n_layer", s.layers},      {"n_head", s.heads}, {"vocab_size", s.vocab},
-      {"num_classes", s.classes}, {"grid_size", s.grid}, {"cls_token_num", 1}, {"ffn_hidden", H}};
-  for (const auto& [k, v] : meta) w.set_metadata(k, std::to_string(v));
-  w.set_metadata("vkspec.kind", "gpt");
-  w.write(path);
+  synthetic_gpt(shape, fill, StDType::F32).write(path);
 }
 
 // Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py

@@ -1,0 +1,91 @@
+#include "engine/model/synthetic_gpt.h"
+
+#include <cmath>
+#include <memory>
+
+#include "engine/model/gpt_config.h"
+#include "engine/vk/error.h"
+
+namespace vkspec {
+
+GptShape llamagen_shape(const std::string& name, int64_t grid) {
+  struct Preset {
+    const char* name;
+    int64_t dim, n_layer, n_head;
+  };
+  static const Preset kPresets[] = {{"B", 768, 12, 12}, {"L", 1024, 24, 16}, {"XL", 1280, 36, 20}};
+  for (const Preset& p : kPresets) {
+    if (name != p.name) continue;
+    GptShape s;
+    s.dim = p.dim;
+    s.n_layer = p.n_layer;
+    s.n_head = p.n_head;
+    s.vocab_size = 16384;
+    s.num_classes = 1000;
+    s.grid_size = grid;
+    s.ffn_hidden = GptConfig::llamagen_ffn_hidden(s.dim);
+    return s;
+  }
+  throw Error("unknown LlamaGen GPT shape '" + name + "' (known: B, L, XL)");
+}
+
+SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDType matrices) {
+  SafetensorsWriter w;
+  std::vector<float> v;
+  auto tensor = [&](const std::string& name, std::vector<int64_t> shape, bool is_norm) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    v.assign(static_cast<size_t>(n), 0.0f);
+    fill(name, is_norm, v);
+    w.add_f32(name, shape, v, is_norm ? StDType::F32 : matrices);
+  };
+  const int64_t D = s.dim, H = s.ffn_hidden;
+  tensor("tok_embeddings.weight", {s.vocab_size, D}, false);
+  tensor("cls_embedding.embedding_table.weight", {s.num_classes + 1, D}, false);
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    tensor(p + "attention_norm.weight", {D}, true);
+    tensor(p + "ffn_norm.weight", {D}, true);
+    tensor(p + "attention.wqkv.weight", {3 * D, D}, false);
+    tensor(p + "attention.wo.weight", {D, D}, false);
+    tensor(p + "feed_forward.w1.weight", {H, D}, false);
+    tensor(p + "feed_forward.w3.weight", {H, D}, false);
+    tensor(p + "feed_forward.w2.weight", {D, H}, false);
+  }
+  tensor("norm.weight", {D}, true);
+  tensor("output.weight", {s.vocab_size, D}, false);
+  const std::vector<std::pair<const char*, int64_t>> meta = {
+      {"dim", D},         {"n_layer", s.n_layer},       {"n_head", s.n_head},
+      {"vocab_size", s.vocab_size}, {"num_classes", s.num_classes}, {"grid_size", s.grid_size},
+      {"cls_token_num", 1}, {"ffn_hidden", H}};
+  for (const auto& [k, value] : meta) w.set_metadata(k, std::to_string(value));
+  w.set_metadata("vkspec.kind", "gpt");
+  return w;
+}
+
+WeightFill llamagen_init_fill(uint64_t seed) {
+  // splitmix64: one 64-bit step gives four 16-bit uniforms; the state runs through the whole
+  // model in tensor order, so the weights depend on the seed and the shape only.
+  auto state = std::make_shared<uint64_t>(seed);
+  return [state](const std::string&, bool is_norm, std::vector<float>& values) {
+    if (is_norm) {
+      for (float& x : values) x = 1.0f;
+      return;
+    }
+    const float half_width = 0.02f * std::sqrt(3.0f);  // uniform on [-a, a] has std a / sqrt(3)
+    const float step = 2.0f * half_width / 65536.0f;
+    uint64_t bits = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i % 4 == 0) {
+        uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        bits = z ^ (z >> 31);
+      }
+      values[i] = -half_width + step * (static_cast<float>(bits & 0xffffu) + 0.5f);
+      bits >>= 16;
+    }
+  };
+}
+
+}  // namespace vkspec

@@ -1,0 +1,36 @@
+#pragma once
+// LlamaGen-layout GPT checkpoints with generated weights, built in memory: benchmark models at
+// LlamaGen's B/L/XL shapes without downloading a checkpoint, and the tests' tiny random models.
+// They load through the same reader and loader as a real checkpoint
+// (SafetensorsFile(name, writer.take_bytes()) -> Gpt), so no model code is duplicated.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/model/safetensors_writer.h"
+
+namespace vkspec {
+
+struct GptShape {
+  int64_t dim = 0, n_layer = 0, n_head = 0, vocab_size = 0, num_classes = 0, grid_size = 0, ffn_hidden = 0;
+};
+
+// LlamaGen's class-conditional GPTs (GPT_B, GPT_L, GPT_XL in its autoregressive/models/gpt.py):
+// vocabulary 16384, 1000 classes, FFN width as LlamaGen computes it, on a grid x grid token image.
+// Throws Error for another name.
+GptShape llamagen_shape(const std::string& name, int64_t grid);
+
+// Fills `values` (already sized) for one tensor. is_norm: an RMSNorm weight (stored f32).
+using WeightFill = std::function<void(const std::string& name, bool is_norm, std::vector<float>& values)>;
+
+// Every tensor and metadata key a GPT of `shape` needs, in checkpoint order (embeddings, then per
+// layer both norms, wqkv, wo, w1, w3, w2, then norm and output), calling `fill` once per tensor in
+// that order. Matrices and embeddings are stored as `matrices`, norm weights as F32.
+SafetensorsWriter synthetic_gpt(const GptShape& shape, const WeightFill& fill, StDType matrices = StDType::F16);
+
+// Values like LlamaGen's initialisation (standard deviation 0.02; uniform, which is cheap enough
+// for XL's 775M weights in seconds) and norm weights of 1. Deterministic in seed.
+WeightFill llamagen_init_fill(uint64_t seed);
+
+}  // namespace vkspec
