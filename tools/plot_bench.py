@@ -44,24 +44,32 @@ def main():
     if not ar:
         raise SystemExit("plot_bench: no ar run to normalise forwards against")
     ar_nfe = ar[0]["nfe_mean"]
+    # One line per method and file (a file is one bench run, so one sweep); ar once.
     groups = defaultdict(list)
     for r in runs:
-        groups[r["method"]].append(r)
+        key = (r["method"], "" if r["method"] == "ar" else r["_file"])
+        if r["method"] != "ar" or not groups[key]:
+            groups[key].append(r)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    for method, rs in groups.items():
+    for (method, _), rs in groups.items():
         pts = [(r["nfe_mean"] / ar_nfe, r.get(args.metric), r) for r in rs if r.get(args.metric) is not None]
         if not pts:
             continue
         scale = 100.0 if args.metric == "class_accuracy" else 1.0
         xs, ys = [p[0] for p in pts], [p[1] * scale for p in pts]
         style = "o" if method == "ar" else "o-"
-        ax.plot(xs, ys, style, label=method, markersize=5)
-        # Options that vary within the method label the points.
+        # Options that vary within the line label the points; the fixed ones name the line.
         keys = sorted({k for _, _, r in pts for k in r["options"]})
         varying = [k for k in keys if len({r["options"].get(k) for _, _, r in pts}) > 1]
+        fixed = ",".join(f"{k}={pts[0][2]['options'][k]}" for k in keys if k not in varying and k in pts[0][2]["options"])
+        swept = f", {varying[0]} swept" if len(varying) == 1 else ""
+        ax.plot(xs, ys, style, label=method + (f" ({fixed})" if fixed else "") + swept, markersize=5)
         for x, y, (_, _, r) in zip(xs, ys, pts):
             if varying:
-                ax.annotate(",".join(f"{k}={r['options'].get(k, '-')}" for k in varying), (x, y), fontsize=6,
+                # One swept option: its value alone (the legend names the line); else key=value.
+                text = (str(r["options"].get(varying[0], "-")) if len(varying) == 1 else
+                        ",".join(f"{k}={r['options'].get(k, '-')}" for k in varying))
+                ax.annotate(text, (x, y), fontsize=6,
                             xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("target forwards relative to ar (lower is faster)")
     ax.set_ylabel(LABELS[args.metric])
