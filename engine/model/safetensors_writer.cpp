@@ -101,8 +101,8 @@ void SafetensorsWriter::write(const std::string& path) const {
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(path + ": cannot create " + tmp + ": " + std::strerror(errno));
   bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size();
-  for (const Entry& e : entries_)
-    ok = ok && std::fwrite(e.bytes.data(), 1, e.bytes.size(), f) == e.bytes.size();
+  for (const Entry& e : entries_)  // an empty tensor's data() may be null, which fwrite must not get
+    ok = ok && (e.bytes.empty() || std::fwrite(e.bytes.data(), 1, e.bytes.size(), f) == e.bytes.size());
   const int write_errno = errno;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
