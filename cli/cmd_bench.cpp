@@ -20,6 +20,7 @@
 #include "cli/model_paths.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
+#include "engine/checks/op_bench.h"
 #include "engine/vk/memory_report.h"
 #include "eval/fashion_mnist.h"
 #include "eval/frechet.h"
@@ -54,6 +55,9 @@ struct RunResult {
   double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0, latency_median = 0, latency_p90 = 0;
   double tokens_per_s = 0, speedup = 0, islands_mean = 0;
   WorkCounters work;  // recorded by the decoding of all timed images (not by the quality judge)
+  // Process CPU time of the timed images (on a CPU device mostly the device's own work, which a
+  // busy machine inflates far less than wall time) and, with --profile, their GPU timestamps.
+  double busy_ms = 0, device_ms = 0;
   MemoryReport memory;  // after the run
   double class_accuracy = -1, fid = -1, fid_vs_ar = -1;  // -1: not measured
   Verdict verdict;                                        // features of the run's images
@@ -110,7 +114,7 @@ int cmd_bench(const Args& args) {
                                  "--seed",    "--sweep",  "--warmup", "--dataset"};
   for (const std::string& f : model_flags()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
-  ArgParser ap("bench", {}, known);
+  ArgParser ap("bench", {"--profile"}, known);
   ap.parse(args);
   const std::vector<std::string> methods = split(ap.get_or("--methods", "ar"), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
@@ -125,6 +129,8 @@ int cmd_bench(const Args& args) {
   const int64_t images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  // GPU timestamps around every command of every step (a little overhead of their own).
+  const bool profile = ap.flag("--profile");
   const MethodOptions given = given_method_options(ap);
   check_used(given, methods);
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
@@ -157,6 +163,7 @@ int cmd_bench(const Args& args) {
       in.seed = seed + static_cast<uint64_t>(i);
       in.sampler = ss;
       in.options = run.options;
+      in.profile = profile;
       return in;
     };
     // Untimed images first: pipelines are compiled on first use.
@@ -168,8 +175,11 @@ int cmd_bench(const Args& args) {
     double nfe = 0, drafts = 0, acc_len = 0, tokens = 0, ms = 0, islands = 0;
     for (int64_t i = 0; i < images; ++i) {
       const WorkCounters w0 = ctx->counters();
+      const double c0 = process_cpu_seconds();
       Generation g = generate_one(run.method, models, inputs(i), false);
+      r.busy_ms += (process_cpu_seconds() - c0) * 1e3;
       r.work += ctx->counters() - w0;
+      r.device_ms += g.device_ms;
       lat.push_back(g.wall_ms);
       nfe += static_cast<double>(g.nfe);
       drafts += static_cast<double>(g.draft_forwards);
@@ -244,6 +254,15 @@ int cmd_bench(const Args& args) {
                 static_cast<double>(r.work.dispatches) / (n * r.nfe_mean));
   }
   std::printf("\n");
+  std::printf("per target forward: transfers, submits, busy CPU ms%s:", profile ? ", GPU ms" : "");
+  for (const auto& r : results) {
+    const double f = static_cast<double>(r.images) * r.nfe_mean;
+    std::printf(" %s %.1f, %.1f, %.1f", r.run.method.c_str(), static_cast<double>(r.work.transfers) / f,
+                static_cast<double>(r.work.submits) / f, r.busy_ms / f);
+    if (profile) std::printf(", %.1f", r.device_ms / f);
+    std::printf(";");
+  }
+  std::printf("\n");
   if (judge && images < 1000)
     std::printf("\nFID from %lld images per method (quote FID from 1000 or more)\n", static_cast<long long>(images));
   if (auto path = ap.get("--json")) {
@@ -272,8 +291,11 @@ int cmd_bench(const Args& args) {
                               {"islands_mean", r.islands_mean},
                               {"dispatches_per_image", static_cast<double>(r.work.dispatches) / n},
                               {"dispatches_per_forward", static_cast<double>(r.work.dispatches) / (n * r.nfe_mean)},
+                              {"transfers_per_image", static_cast<double>(r.work.transfers) / n},
                               {"submits_per_image", static_cast<double>(r.work.submits) / n},
                               {"barriers_per_image", static_cast<double>(r.work.barriers) / n},
+                              {"busy_cpu_ms_per_image", r.busy_ms / n},
+                              {"device_ms_per_image", profile ? nlohmann::json(r.device_ms / n) : nlohmann::json(nullptr)},
                               {"rss_mib_after", r.memory.rss_mib},
                               {"device_mib_after", r.memory.device_in_use_mib}});
     }

@@ -48,8 +48,8 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in)
     throw Error("hawk: needs " + std::to_string(max_q) + " queries per forward, the model was loaded for " +
                 std::to_string(models.target->options().max_queries) + " (GptOptions::max_queries)");
   Context& ctx = *models.ctx;
-  vcache_.assign(static_cast<size_t>(N), {-1, -1});
-  head_tokens_.assign(heads_.heads().size(), -1);
+  const int64_t H = static_cast<int64_t>(heads_.heads().size()), dim = models.target->config().dim;
+  vcached_.assign(static_cast<size_t>(N), {false, false});
   probs_ = ctx.tensor(DType::F32, {max_q, V}, "hawk target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, "hawk candidate distributions");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, "hawk residual distributions");
@@ -59,15 +59,52 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in)
   std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
   std::iota(iota.begin(), iota.end(), 0u);
   ctx.upload(positions_, iota.data(), iota.size() * 4);
-  tokens_ = ctx.tensor(DType::U32, {max_q}, "hawk candidate tokens", MemoryUsage::Upload);
+  tokens_ = ctx.tensor(DType::U32, {max_q}, "hawk candidate tokens", MemoryUsage::Readback);
   accept_ = ctx.tensor(DType::U32, {max_q}, "hawk acceptances", MemoryUsage::Readback);
   final_ = ctx.tensor(DType::U32, {max_q}, "hawk next tokens", MemoryUsage::Readback);
-  for (size_t k = 0; k < heads_.heads().size(); ++k) {
-    head_q_.push_back(ctx.tensor(DType::F32, {max_q, V}, "hawk head distributions " + heads_.heads()[k].name));
-    head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, "hawk head tokens " + heads_.heads()[k].name,
-                                   MemoryUsage::Readback));
-  }
+  vcache_tok_ = ctx.tensor(DType::U32, {2 * N}, "hawk speculation cache tokens");
+  hidden_ = ctx.tensor(DType::F32, {rows_ * max_q, dim}, "hawk hidden states");
+  head_in_ = ctx.tensor(DType::F32, {rows_, dim}, "hawk head inputs");
+  head_pos_ = ctx.tensor(DType::U32, {H}, "hawk head positions", MemoryUsage::Upload);
+  head_q_ = ctx.tensor(DType::F32, {H, V}, "hawk head distributions");
+  head_tok_ = ctx.tensor(DType::U32, {H}, "hawk head tokens");
   stream_.fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+void HawkStrategy::record_heads() {
+  CommandStream& s = stream_;
+  const int64_t N = image_tokens(), V = models_.target->config().vocab_size;
+  const int64_t H = static_cast<int64_t>(heads_.heads().size());
+  // Row head_row_ of each batch row of the previous forward, [rows_, dim] as the sampler reads it.
+  std::vector<CopyRegion> rows;
+  for (int64_t b = 0; b < rows_; ++b)
+    rows.push_back({hidden_.view().rows(b * head_queries_ + head_row_, 1), head_in_.view().rows(b, 1)});
+  s.copy(rows);
+  std::vector<uint32_t> pos(static_cast<size_t>(H));
+  for (int64_t k = 0; k < H; ++k)
+    pos[static_cast<size_t>(k)] = static_cast<uint32_t>(std::min(head_from_ + heads_.heads()[static_cast<size_t>(k)].offset, N));
+  models_.ctx->upload(head_pos_, pos.data(), pos.size() * 4);
+  std::vector<std::pair<int, int64_t>> picks;  // every head on the row, block k = [cond, uncond]
+  for (int64_t k = 0; k < H; ++k)
+    for (int64_t b = 0; b < rows_; ++b) picks.push_back({static_cast<int>(k), b});
+  const TensorView logits = heads_.logits_at(s, head_in_.view(), picks);
+  for (int64_t k = 0; k < H; ++k) {
+    const ops::SamplerParams sp = in_.sampler.op_params(
+        V, in_.seed, ops::SampleMode::Categorical,
+        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(k)));
+    ops::sampler(s, logits.rows(k * rows_, rows_), head_pos_.view().rows(k, 1), sp, head_q_.view().rows(k, 1),
+                 head_tok_.view().rows(k, 1));
+  }
+  // The vertical proposals wait in the speculation cache until decoding reaches their position.
+  std::vector<CopyRegion> q_rows, token_rows;
+  for (int v = 0; v < 2; ++v) {
+    const int64_t pos_v = head_from_ + (v + 1) * W_, k = vertical_[static_cast<size_t>(v)];
+    if (k < 0 || pos_v >= N) continue;
+    q_rows.push_back({head_q_.view().rows(k, 1), vcache_q_.view().rows(2 * pos_v + v, 1)});
+    token_rows.push_back({head_tok_.view().rows(k, 1), vcache_tok_.view().rows(2 * pos_v + v, 1)});
+  }
+  s.copy(q_rows);
+  s.copy(token_rows);
 }
 
 StepEvent HawkStrategy::step() {
@@ -83,7 +120,7 @@ StepEvent HawkStrategy::step() {
   // The candidate tree: the root (fed the last committed token, predicting e), then per depth the
   // primary (child of the previous primary) and its alternates.
   std::vector<Node> nodes = {{-1, e - 1, e > 0 ? grid_[static_cast<size_t>(e - 1)] : 0, false, cls_ + e - 1}};
-  std::vector<Candidate> sources = {{0, 0, 0}};
+  std::vector<Candidate> sources = {{0, 0}};
   int32_t parent = 0;
   int64_t scratch = cfg.seq_len();
   for (int64_t t = 1; t <= depth_ && e + t - 1 < N; ++t) {
@@ -91,16 +128,14 @@ StepEvent HawkStrategy::step() {
     std::vector<Candidate> cands;
     const int h = horizontal_[static_cast<size_t>(t - 1)];
     // h_t at the row that predicted head_from_ (= e - 1) proposes head_from_ + t = m, within its row.
-    if (head_row_ >= 0 && h >= 0 && head_from_ + t == m && (head_from_ % W_) + t < W_)
-      cands.push_back({head_tokens_[static_cast<size_t>(h)], 0, h});
+    if (head_row_ >= 0 && h >= 0 && head_from_ + t == m && (head_from_ % W_) + t < W_) cands.push_back({0, h});
     for (int v = 0; v < 2; ++v)
-      if (vcache_[static_cast<size_t>(m)][static_cast<size_t>(v)] >= 0)
-        cands.push_back({vcache_[static_cast<size_t>(m)][static_cast<size_t>(v)], 1, v});
+      if (vcached_[static_cast<size_t>(m)][static_cast<size_t>(v)]) cands.push_back({1, v});
     if (cands.empty()) break;
     const int32_t primary = static_cast<int32_t>(nodes.size());
     for (size_t i = 0; i < cands.size(); ++i) {
       const bool alt = i > 0;
-      nodes.push_back({parent, m, cands[i].token, alt, alt ? scratch++ : cls_ + m});
+      nodes.push_back({parent, m, 0, alt, alt ? scratch++ : cls_ + m});
       sources.push_back(cands[i]);
     }
     parent = primary;
@@ -135,24 +170,21 @@ StepEvent HawkStrategy::step() {
   if (rows_ == 2) q.labels.push_back(static_cast<uint32_t>(cfg.num_classes));
   GptBatch batch(ctx, cfg, q, rows_, cache_.slots());
 
-  // The previous step's vertical proposals enter the speculation cache before this step's heads
-  // overwrite the head rows; then each candidate's q row is gathered.
-  if (head_row_ >= 0)
-    for (int v = 0; v < 2; ++v) {
-      const int64_t pos = head_from_ + (v + 1) * W_;
-      if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N)
-        s.copy(head_q_[static_cast<size_t>(vertical_[static_cast<size_t>(v)])].view().rows(head_row_, 1),
-               vcache_q_.view().rows(2 * pos + v, 1));
-    }
-  std::vector<uint32_t> toks(static_cast<size_t>(M), 0u);
+  // This step's proposals (the vertical ones enter the speculation cache), then each candidate's
+  // q row and token are gathered; the tokens also feed the forward (after the root's, if any).
+  if (head_row_ >= 0) record_heads();
+  std::vector<CopyRegion> q_rows, token_rows;
   for (int64_t i = 1; i < M; ++i) {
     const Candidate& c = sources[static_cast<size_t>(i)];
-    toks[static_cast<size_t>(i)] = static_cast<uint32_t>(nodes[static_cast<size_t>(i)].token);
-    const TensorView src = c.source == 0 ? head_q_[static_cast<size_t>(c.head)].view().rows(head_row_, 1)
-                                         : vcache_q_.view().rows(2 * nodes[static_cast<size_t>(i)].position + c.head, 1);
-    s.copy(src, q_tree_.view().rows(i, 1));
+    const int64_t cached = 2 * nodes[static_cast<size_t>(i)].position + c.head;
+    q_rows.push_back({c.source == 0 ? head_q_.view().rows(c.head, 1) : vcache_q_.view().rows(cached, 1),
+                      q_tree_.view().rows(i, 1)});
+    token_rows.push_back({c.source == 0 ? head_tok_.view().rows(c.head, 1) : vcache_tok_.view().rows(cached, 1),
+                          tokens_.view().rows(i, 1)});
   }
-  ctx.upload(tokens_, 0, toks.data(), toks.size() * 4);
+  s.copy(q_rows);
+  s.copy(token_rows);
+  if (M > 1) s.copy(tokens_.view().rows(1, M - 1), batch.token_ids().view().rows(e > 0 ? 1 : 0, M - 1));
 
   const GptOutputs out = gpt.forward(s, batch, cache_);
   ops::SamplerParams none = in_.sampler.op_params(V, in_.seed, ops::SampleMode::None, 0);
@@ -180,25 +212,14 @@ StepEvent HawkStrategy::step() {
     ops::spec_residual_sample(s, r, zeros_.view(), pos_view(after), in_.seed,
                               philox::purpose_word(philox::Purpose::Residual, round), final_.view().rows(p, 1));
   }
-  // Next step's proposals from every node's row (the walk picks one on the host).
-  std::vector<Tensor> head_pos;
-  for (size_t k = 0; k < heads_.heads().size(); ++k) {
-    std::vector<uint32_t> hp(static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i) {
-      const int64_t predicted = i < M ? nodes[static_cast<size_t>(i)].position + 1 : repair_position_ + 1;
-      hp[static_cast<size_t>(i)] = static_cast<uint32_t>(std::min(predicted + heads_.heads()[k].offset, N));
-    }
-    head_pos.push_back(ctx.tensor(DType::U32, {T}, "hawk head positions", MemoryUsage::Upload));
-    ctx.upload(head_pos.back(), hp.data(), hp.size() * 4);
-    const TensorView logits = heads_.logits(s, static_cast<int>(k), out.hidden);
-    ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::Categorical,
-                                                  philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
-    ops::sampler(s, logits, head_pos.back().view(), sp, head_q_[k].view().rows(0, T), head_tok_[k].view().rows(0, T));
-  }
+  // The next step's heads run on one of these rows, picked by the walk.
+  s.copy(out.hidden, hidden_.view().rows(0, rows_ * T));
   s.submit_and_wait();
-  std::vector<uint32_t> accept(static_cast<size_t>(M)), fin(static_cast<size_t>(M));
+  std::vector<uint32_t> accept(static_cast<size_t>(M)), fin(static_cast<size_t>(M)), toks(static_cast<size_t>(M));
   ctx.download(accept_, 0, accept.data(), accept.size() * 4);
   ctx.download(final_, 0, fin.data(), fin.size() * 4);
+  ctx.download(tokens_, 0, toks.data(), toks.size() * 4);
+  for (int64_t i = 1; i < M; ++i) nodes[static_cast<size_t>(i)].token = static_cast<int32_t>(toks[static_cast<size_t>(i)]);
 
   // The walk.
   StepEvent e_out;
@@ -251,18 +272,14 @@ StepEvent HawkStrategy::step() {
   ++nfe_;
   repair_position_ = !path.empty() && nodes[static_cast<size_t>(path.back())].alternate ? nodes[static_cast<size_t>(path.back())].position : -1;
 
-  // Proposals for the next step from the row that predicted f.
+  // Proposals for the next step from the row that predicted f (made at its start).
   head_row_ = cur;
   head_from_ = f_pos;
-  for (size_t k = 0; k < heads_.heads().size(); ++k) {
-    uint32_t t = 0;
-    ctx.download(head_tok_[k], static_cast<size_t>(cur) * 4, &t, 4);
-    head_tokens_[k] = static_cast<int32_t>(t);
-  }
+  head_queries_ = T;
+  head_round_ = round;
   for (int v = 0; v < 2; ++v) {
     const int64_t pos = head_from_ + (v + 1) * W_;
-    if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N)
-      vcache_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = head_tokens_[static_cast<size_t>(vertical_[static_cast<size_t>(v)])];
+    if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N) vcached_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = true;
   }
   e_out.device_ms = s.total_ms();
   e_out.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

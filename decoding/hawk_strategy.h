@@ -16,6 +16,12 @@
 // for every node run on the GPU in the step's one submit (each node as if the walk reached it);
 // the host reads back a few integers per node and walks the tree.
 //
+// The heads run on the one row the walk ended on, at the start of the next step's submit (from
+// a copy of the previous forward's hidden states): their tokens go into the candidate tree on the
+// GPU (copied into the forward's token ids and the tests' token row) and reach the host with the
+// step's read-back. Running them on every node's row in the step that verified the tree, as if
+// the walk could end anywhere, cost most of a step.
+//
 // Alternates live in scratch KV slots; when one is accepted its canonical slot is re-fed in the
 // next forward (a query whose logits are not used).
 #include <array>
@@ -39,17 +45,19 @@ class HawkStrategy : public Strategy {
 
  private:
   struct Candidate {
-    int32_t token;
-    int source;       // 0: this step's head row (head index in `head`), 1: vertical cache entry
+    int source;       // 0: this step's head proposals (head index in `head`), 1: vertical cache entry
     int head = 0;     // head index (source 0) or cache slot 0/1 (source 1)
   };
   struct Node {
     int32_t parent;   // -1 for the root
     int64_t position; // image position of the node's token (root: the last committed one)
-    int32_t token;
+    int32_t token;    // candidates: known after the step's submit (made on the GPU)
     bool alternate;   // a leaf in a scratch slot
     int64_t slot;
   };
+  // Records the heads on row head_row_ of the previous forward (proposals for the positions after
+  // head_from_) and moves the vertical ones into the speculation cache.
+  void record_heads();
 
   int64_t rows_, W_, cls_, depth_;
   DraftHeads& heads_;
@@ -57,14 +65,19 @@ class HawkStrategy : public Strategy {
   std::array<int, 2> vertical_{-1, -1};
   KvCache cache_;
   CommandStream stream_;
-  // Proposals from the previous step: tokens of every head at the row of the node the walk ended
-  // on (head_row_), -1 before the first step.
-  int64_t head_row_ = -1, head_from_ = 0;  // head_from_: the position that row predicted
-  std::vector<int32_t> head_tokens_;       // [heads] at head_row_
-  std::vector<std::array<int32_t, 2>> vcache_;  // per position: cached vertical tokens (-1: none)
+  // The row of the previous forward whose node the walk ended on (-1 before the first step): this
+  // step's heads run on it. head_from_: the position that row predicted; head_round_: its step.
+  int64_t head_row_ = -1, head_from_ = 0, head_queries_ = 0;  // head_queries_: that forward's T
+  uint32_t head_round_ = 0;
+  std::vector<std::array<bool, 2>> vcached_;  // per position: a vertical proposal in the cache
   int64_t repair_position_ = -1;           // canonical slot to re-feed (an accepted alternate)
-  Tensor probs_, q_tree_, residuals_, zeros_, vcache_q_, positions_, tokens_, accept_, final_;
-  std::vector<Tensor> head_q_, head_tok_;  // per head: [max_q, V] / [max_q] (read back)
+  Tensor probs_, q_tree_, residuals_, zeros_, vcache_q_, positions_, accept_, final_;
+  Tensor tokens_;      // u32 [max_q] (read back): each node's token, copied in on the GPU
+  Tensor vcache_tok_;  // u32 [2N]: the speculation cache's tokens
+  Tensor hidden_;      // f32 [batch rows * max_q, dim]: the last forward's hidden states
+  Tensor head_in_;     // f32 [batch rows, dim]: head_row_'s hidden states
+  Tensor head_pos_;    // u32 [heads], host-written: each head's target position
+  Tensor head_q_, head_tok_;  // f32 [heads, V] / u32 [heads]: each head's proposal
 };
 
 }  // namespace vkspec

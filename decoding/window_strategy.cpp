@@ -83,12 +83,13 @@ void WindowStrategy::initialise(int64_t end) {
   const int64_t V = vocab(), W = models_.target->config().grid_size;
   const TensorView flat = q_.view().reshape({image_tokens() * V});
   std::vector<int64_t> point_mass;
+  std::vector<CopyRegion> proposals;
   for (int64_t n = ready_; n < end; ++n) {
     DraftInit how = opt_.init;
     if (how == DraftInit::Heads) {
       if (proposal_tok_[static_cast<size_t>(n)] >= 0) {
         drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
-        s.copy(proposal_q_.view().rows(n, 1), q_.view().rows(n, 1));
+        proposals.push_back({proposal_q_.view().rows(n, 1), q_.view().rows(n, 1)});
         rounds_[static_cast<size_t>(n)] = 0;
         continue;
       }
@@ -111,6 +112,7 @@ void WindowStrategy::initialise(int64_t end) {
     drafts_[static_cast<size_t>(n)] = tok;
   }
   for (int64_t n : point_mass) s.fill(flat.rows(n * V + drafts_[static_cast<size_t>(n)], 1), float_bits(1.0f));
+  s.copy(proposals);
   ready_ = std::max(ready_, end);
 }
 
@@ -120,12 +122,14 @@ StepEvent WindowStrategy::step() {
   const int64_t c = committed_, D = drafts_at(c), Q = queries_for(c, D);
   const uint32_t round = static_cast<uint32_t>(step_);
   initialise(c + D);
+  std::vector<CopyRegion> redrafts;
   for (int64_t n : redraft_) {
     if (n < c || n >= ready_ || proposal_tok_[static_cast<size_t>(n)] < 0) continue;
     drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
-    stream().copy(proposal_q_.view().rows(n, 1), q_.view().rows(n, 1));
+    redrafts.push_back({proposal_q_.view().rows(n, 1), q_.view().rows(n, 1)});
     rounds_[static_cast<size_t>(n)] = 0;
   }
+  stream().copy(redrafts);
   redraft_.clear();
   if (Q > D) stream().fill(q_.view().rows(c + D, 1), 0u);  // the row without a draft: residual = p
 
@@ -151,15 +155,9 @@ StepEvent WindowStrategy::step() {
                                !faults_.relaxed_successor;
   if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
-  const std::vector<std::pair<int, int64_t>> picks =
-      opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : std::vector<std::pair<int, int64_t>>{};
+  const HeadPicks picks = opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : HeadPicks{};
   const Outcome o = finish(Q);
-  for (size_t m = 0; m < picks.size(); ++m) {
-    if (picks[m].first < 0) continue;
-    uint32_t t = 0;
-    models_.ctx->download(head_tok_[static_cast<size_t>(picks[m].first)], static_cast<size_t>(picks[m].second) * 4, &t, 4);
-    proposal_tok_[m] = static_cast<int32_t>(t);
-  }
+  read_head_proposals(picks);
 
   StepEvent e;
   const int64_t j = commit(e, c, Q, window, o);
@@ -176,40 +174,92 @@ StepEvent WindowStrategy::step() {
   return e;
 }
 
-std::vector<std::pair<int, int64_t>> WindowStrategy::record_head_proposals(int64_t c, int64_t q, uint32_t round) {
+WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64_t q, uint32_t round) {
   DraftHeads& heads = *models_.heads;
   CommandStream& s = stream();
   const int64_t N = image_tokens(), W = models_.target->config().grid_size, max_q = head_pos_.shape()[1];
-  std::vector<std::pair<int, int64_t>> pick(static_cast<size_t>(N), {-1, 0});
+  const int64_t H = static_cast<int64_t>(heads.heads().size());
+  // Only proposals that can be read before a newer one replaces them: the heads' rows are most of
+  // a step's cost. initialise() reads those past this step's window. Inside it, redrafting reads
+  // one at the next step, where this step takes the position to redraft_after rounds; a position
+  // still undecided after the next step got a newer proposal there from the row before it (an
+  // offset-1 head, which no head replaces; none proposes the first position of an image row). So
+  // for the other positions inside the window this step's proposal would never be read.
+  bool next_to_left = false;
+  for (const DraftHead& h : heads.heads()) next_to_left = next_to_left || (!h.vertical && h.offset == 1);
+  auto readable = [&](int64_t m) {
+    if (m >= c + q) return true;
+    if (opt_.redraft_after == 0) return false;
+    return rounds_[static_cast<size_t>(m)] + 1 >= opt_.redraft_after || !next_to_left || m % W == 0;
+  };
+  HeadPicks picks;
+  picks.at.assign(static_cast<size_t>(N), {-1, 0});
+  picks.rows.assign(static_cast<size_t>(H), 0);
   std::vector<int64_t> best(static_cast<size_t>(N), N + 1);
-  std::vector<uint32_t> pos(static_cast<size_t>(head_q_.size() * max_q), 0u);
-  for (size_t k = 0; k < heads.heads().size(); ++k) {
-    const DraftHead& h = heads.heads()[k];
+  for (int64_t k = 0; k < H; ++k) {
+    const DraftHead& h = heads.heads()[static_cast<size_t>(k)];
     for (int64_t t = 0; t < q; ++t) {
       const int64_t from = c + t, m = from + h.offset;  // row t predicted `from`
-      pos[k * static_cast<size_t>(max_q) + static_cast<size_t>(t)] = static_cast<uint32_t>(std::min(m, N));
-      if (m >= N || (!h.vertical && from % W + h.offset >= W)) continue;
+      if (m >= N || (!h.vertical && from % W + h.offset >= W) || !readable(m)) continue;
       if (h.offset < best[static_cast<size_t>(m)]) {
         best[static_cast<size_t>(m)] = h.offset;
-        pick[static_cast<size_t>(m)] = {static_cast<int>(k), t};
+        picks.at[static_cast<size_t>(m)] = {static_cast<int>(k), t};
       }
     }
   }
+  // Each head runs on its picked rows only, in order: row i of its output is the i-th of them.
+  // The sampler's random numbers are keyed by position, so a row's proposal does not depend on
+  // which other rows run with it.
+  const TensorView hidden = last_hidden();
+  const int64_t B = hidden.shape[0] / q;  // batch rows: the conditional rows, then (CFG) the unconditional
+  std::vector<uint32_t> pos(static_cast<size_t>(H * max_q), 0u);
+  std::vector<std::pair<int, int64_t>> hidden_rows;  // (head, hidden row) in the order of the logits
+  std::vector<CopyRegion> spread;
+  for (int64_t k = 0; k < H; ++k) {
+    const int64_t offset = heads.heads()[static_cast<size_t>(k)].offset;
+    std::vector<int64_t> rows;  // the window rows head k runs on
+    for (int64_t t = 0; t < q; ++t) {
+      const int64_t m = c + t + offset;
+      if (m >= N || picks.at[static_cast<size_t>(m)] != std::pair<int, int64_t>{static_cast<int>(k), t}) continue;
+      const int64_t i = static_cast<int64_t>(rows.size());
+      picks.at[static_cast<size_t>(m)].second = i;
+      pos[static_cast<size_t>(k * max_q + i)] = static_cast<uint32_t>(m);
+      spread.push_back({head_q_[static_cast<size_t>(k)].view().rows(i, 1), proposal_q_.view().rows(m, 1)});
+      rows.push_back(t);
+    }
+    picks.rows[static_cast<size_t>(k)] = static_cast<int64_t>(rows.size());
+    // Head k's block of logits as the sampler reads it: its n conditional rows, then (CFG) the n
+    // unconditional ones.
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t : rows) hidden_rows.push_back({static_cast<int>(k), b * q + t});
+  }
+  if (hidden_rows.empty()) return picks;
   models_.ctx->upload(head_pos_, 0, pos.data(), pos.size() * 4);
-  for (size_t k = 0; k < heads.heads().size(); ++k) {
-    const TensorView logits = heads.logits(s, static_cast<int>(k), last_hidden());
+  const TensorView logits = heads.logits_at(s, hidden, hidden_rows);
+  int64_t first_row = 0;
+  for (int64_t k = 0; k < H; ++k) {
+    const int64_t n = picks.rows[static_cast<size_t>(k)];
+    if (n == 0) continue;
     const ops::SamplerParams sp =
         in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                               philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
-    ops::sampler(s, logits, head_pos_.view().reshape({static_cast<int64_t>(head_q_.size()) * max_q}).rows(
-                                static_cast<int64_t>(k) * max_q, q),
-                 sp, head_q_[k].view().rows(0, q), head_tok_[k].view().rows(0, q));
+    ops::sampler(s, logits.rows(first_row, B * n), head_pos_.view().reshape({H * max_q}).rows(k * max_q, n), sp,
+                 head_q_[static_cast<size_t>(k)].view().rows(0, n), head_tok_[static_cast<size_t>(k)].view().rows(0, n));
+    first_row += B * n;
   }
-  for (int64_t m = 0; m < N; ++m)
-    if (pick[static_cast<size_t>(m)].first >= 0)
-      s.copy(head_q_[static_cast<size_t>(pick[static_cast<size_t>(m)].first)].view().rows(pick[static_cast<size_t>(m)].second, 1),
-             proposal_q_.view().rows(m, 1));
-  return pick;
+  s.copy(spread);
+  return picks;
+}
+
+void WindowStrategy::read_head_proposals(const HeadPicks& picks) {
+  std::vector<std::vector<uint32_t>> tokens(picks.rows.size());
+  for (size_t k = 0; k < picks.rows.size(); ++k) {
+    tokens[k].resize(static_cast<size_t>(picks.rows[k]));
+    models_.ctx->download(head_tok_[k], 0, tokens[k].data(), tokens[k].size() * 4);
+  }
+  for (size_t m = 0; m < picks.at.size(); ++m)
+    if (picks.at[m].first >= 0)
+      proposal_tok_[m] = static_cast<int32_t>(tokens[static_cast<size_t>(picks.at[m].first)][static_cast<size_t>(picks.at[m].second)]);
 }
 
 }  // namespace vkspec

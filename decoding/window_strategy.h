@@ -53,11 +53,20 @@ class WindowStrategy : public SpeculativeStrategy {
                  const WindowOptions& opt, const Faults& faults);
 
  private:
+  // Which head proposes each later position this step: per position (head, row of that head's
+  // output; head -1: none), and the rows each head runs on.
+  struct HeadPicks {
+    std::vector<std::pair<int, int64_t>> at;
+    std::vector<int64_t> rows;
+  };
   // Drafts (and their q rows) for positions [ready_, end).
   void initialise(int64_t end);
-  // Records the draft heads on this step's window rows and keeps, for every later position, the
-  // proposal of the head closest to it (smallest offset); returns the (head, row) picked per position.
-  std::vector<std::pair<int, int64_t>> record_head_proposals(int64_t c, int64_t q, uint32_t round);
+  // Picks, for every later position whose proposal can still be used, the head closest to it
+  // (smallest offset) among this step's window rows, and records each head on just the rows it
+  // was picked for (DraftHeads::logits_at): the proposals' q rows go to proposal_q_.
+  HeadPicks record_head_proposals(int64_t c, int64_t q, uint32_t round);
+  // After the step's submit: the picked tokens into proposal_tok_.
+  void read_head_proposals(const HeadPicks& picks);
   uint32_t token_at(int64_t n) const;  // committed token or current draft
 
   DraftRule rule_;
@@ -71,8 +80,8 @@ class WindowStrategy : public SpeculativeStrategy {
   std::vector<int64_t> rounds_;
   std::vector<int64_t> redraft_;  // positions to re-draft from proposals at the next step
   Tensor proposal_q_;             // f32 [N, V]
-  std::vector<Tensor> head_q_, head_tok_;
-  Tensor head_pos_;               // u32 [heads, max_q], host-written: each row's target position
+  std::vector<Tensor> head_q_, head_tok_;  // per head: [max_q, V] / [max_q] (read back), picked rows first
+  Tensor head_pos_;               // u32 [heads, max_q], host-written: each picked row's target position
 };
 
 }  // namespace vkspec

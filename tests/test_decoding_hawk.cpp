@@ -1,10 +1,12 @@
 // Hawk beyond the lossless statistics (test_decoding_lossless.cpp): the candidate tree really has
 // alternates and they are accepted (so the multi-draft path is exercised), forwards drop below
-// ar's, draft heads compute what the contract says, and the strategy needs its heads.
+// ar's, draft heads compute what the contract says (also for the picked rows hawk and ssd
+// project), and the strategy needs its heads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "engine/checks/op_check.h"
 #include "engine/model/draft_heads.h"
@@ -74,6 +76,42 @@ TEST_F(decoding_hawk, HeadLogitsFollowTheContract) {
   }
   EXPECT_EQ(heads.index("v2"), static_cast<int>(heads.heads().size()) - 1);
   EXPECT_EQ(heads.heads().back().offset, 2 * testing::kTinyGrid);
+}
+
+// logits_at (what hawk and ssd run): any (head, row) pairs in any order give the rows logits(k)
+// gives, and picks outside the heads or rows are errors.
+TEST_F(decoding_hawk, HeadLogitsAtPickedRowsMatchEachHead) {
+  const testing::TinyModels& m = testing::tiny_models(ctx());
+  DraftHeads& heads = *m.heads;
+  const int64_t D = m.target->config().dim, V = m.target->config().vocab_size, R = 3;
+  const int H = static_cast<int>(heads.heads().size());
+  std::vector<float> h(static_cast<size_t>(R * D));
+  testing::TinyNormal rng(11);
+  for (float& x : h) x = rng.next();
+  Tensor th = upload_floats(ctx(), h, DType::F32, {R, D}, "hidden");
+  auto run = [&](const std::function<TensorView(CommandStream&)>& record, int64_t rows) {
+    CommandStream s(ctx());
+    const TensorView logits = record(s);
+    Tensor back = ctx().tensor(DType::F32, {rows, V}, "logits", MemoryUsage::Readback);
+    s.copy(logits, back.view());
+    s.submit_and_wait();
+    return download_floats(ctx(), back);
+  };
+  const std::vector<std::pair<int, int64_t>> picks = {{1, 2}, {0, 0}, {H - 1, 1}, {1, 0}, {0, 0}};
+  const std::vector<float> got =
+      run([&](CommandStream& s) { return heads.logits_at(s, th.view(), picks); }, static_cast<int64_t>(picks.size()));
+  for (size_t i = 0; i < picks.size(); ++i) {
+    const auto [k, r] = picks[i];
+    const std::vector<float> want = run([&](CommandStream& s) { return heads.logits(s, k, th.view()); }, R);
+    for (int64_t v = 0; v < V; ++v) {
+      const float w = want[static_cast<size_t>(r * V + v)];
+      EXPECT_NEAR(got[i * static_cast<size_t>(V) + static_cast<size_t>(v)], w, 1e-5f * (1 + std::abs(w))) << "pick " << i;
+    }
+  }
+  CommandStream s(ctx());
+  EXPECT_THROW((heads.logits_at(s, th.view(), {{H, 0}})), Error);
+  EXPECT_THROW((heads.logits_at(s, th.view(), {{0, R}})), Error);
+  EXPECT_THROW((heads.logits_at(s, th.view(), {})), Error);
 }
 
 TEST_F(decoding_hawk, NeedsHeads) {

@@ -167,6 +167,38 @@ TEST_F(VulkanTest, StreamIsReusableAfterWait) {
   EXPECT_EQ(download_floats(ctx(), x), (std::vector<float>{8, 16, 24}));
 }
 
+TEST_F(VulkanTest, CopyRegionListsShareCommandsOnlyWhereIndependent) {
+  const int64_t n = 16;
+  std::vector<float> host(n);
+  for (int64_t i = 0; i < n; ++i) host[static_cast<size_t>(i)] = static_cast<float>(i);
+  // Three parts of one tensor: one buffer, so every region could share a command.
+  Tensor t = ctx().tensor(DType::F32, {3 * n}, "abc");
+  ctx().upload(t, 0, host.data(), host.size() * 4);
+  const TensorView a = t.view().rows(0, n), b = t.view().rows(n, n), c = t.view().rows(2 * n, n);
+  CommandStream s(ctx());
+  const uint64_t t0 = ctx().counters().transfers;
+  // Rows 0..3 one by one (merged into one region), then 8 and 12: independent, one command.
+  s.copy({{a.rows(0, 1), b.rows(0, 1)},
+          {a.rows(1, 1), b.rows(1, 1)},
+          {a.rows(2, 2), b.rows(2, 2)},
+          {a.rows(8, 1), b.rows(10, 1)},
+          {a.rows(12, 1), b.rows(4, 1)}});
+  EXPECT_EQ(s.command_count(), 1u);
+  // A region that reads what an earlier one wrote waits for it (a new command after a barrier), and
+  // the list goes on from there.
+  s.copy({{a.rows(5, 1), c.rows(0, 1)}, {c.rows(0, 1), c.rows(1, 1)}, {a.rows(6, 1), c.rows(2, 1)},
+          {b.rows(10, 1), c.rows(3, 1)}});
+  EXPECT_EQ(s.command_count(), 3u);
+  EXPECT_EQ(s.barrier_count(), 1u);
+  EXPECT_EQ(ctx().counters().transfers - t0, 3u);
+  EXPECT_THROW(s.copy({{a.rows(0, 2), c.rows(0, 1)}}), Error);
+  s.submit_and_wait();
+  const std::vector<float> got = download_floats(ctx(), t);
+  EXPECT_EQ(std::vector<float>(got.begin() + n, got.begin() + n + 5), (std::vector<float>{0, 1, 2, 3, 12}));
+  EXPECT_EQ(got[static_cast<size_t>(n + 10)], 8.0f);
+  EXPECT_EQ(std::vector<float>(got.begin() + 2 * n, got.begin() + 2 * n + 4), (std::vector<float>{5, 5, 6, 8}));
+}
+
 TEST_F(VulkanTest, ProfilingGivesOneTimingPerCommand) {
   Tensor x = upload_floats(ctx(), random_floats(1000, 3), DType::F32, {1000}, "x");
   Tensor y = ctx().tensor(DType::F32, {1000}, "y");

@@ -4,7 +4,10 @@
 // to logits_k = output(h + SiLU(W_k h + b_k)) with the base model's own `output` weight. At the
 // query that predicts image token n, horizontal head hj predicts n + j (same row) and vertical
 // head vr predicts n + r W (same column); the file's metadata lists names and offsets.
+// The heads' weights are stacked ([heads * dim, dim]) so that every head's inner layer runs as one
+// matmul; logits_at() then projects just the (head, row) pairs a strategy will sample.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/gpt.h"
@@ -15,7 +18,6 @@ struct DraftHead {
   std::string name;  // "h1".."h4", "v1", "v2"
   int64_t offset;    // target position relative to the base's next token
   bool vertical;     // offset is a multiple of the grid width (same column)
-  Tensor w, b;       // [dim, dim] (nn.Linear layout), [dim]
 };
 
 class DraftHeads {
@@ -30,16 +32,23 @@ class DraftHeads {
   int index(const std::string& name) const;
 
   // Records logits f32 [rows, vocab] of head `k` for hidden f32 [rows, dim]; valid until the
-  // next call for the same head.
+  // next call of logits or logits_at.
   TensorView logits(CommandStream& s, int k, const TensorView& hidden);
+  // Records logits f32 [picks, vocab] of chosen pairs (head k, row r of hidden f32 [rows, dim]),
+  // row i for picks[i], each equal to what logits(k) gives for that row: every head's inner layer
+  // on every row (one matmul), then the output projection of the picked rows only (one matmul),
+  // which is where the cost lies. At most heads() * max_rows picks; valid until the next call.
+  TensorView logits_at(CommandStream& s, const TensorView& hidden, const std::vector<std::pair<int, int64_t>>& picks);
 
  private:
   std::string path_;
   const Gpt& base_;
   int64_t max_rows_;
   std::vector<DraftHead> heads_;
-  Tensor y_, act_;                  // [max_rows, dim] scratch
-  std::vector<Tensor> logits_;      // per head [max_rows, vocab]
+  Tensor w_, b_;                    // stacked weights [heads * dim, dim] (nn.Linear layout), biases [heads * dim]
+  Tensor inner_;                    // [max_rows, heads * dim]: every head's SiLU(W h + b)
+  Tensor picked_h_, picked_act_;    // [heads * max_rows, dim]: gathered rows for logits_at
+  Tensor logits_;                   // [heads * max_rows, vocab]
 };
 
 }  // namespace vkspec

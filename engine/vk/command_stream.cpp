@@ -175,16 +175,52 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
   stamp(p.name());
 }
 
-void CommandStream::copy(const TensorView& src, const TensorView& dst) {
-  if (src.bytes != dst.bytes)
-    throw Error("copy: source has " + std::to_string(src.bytes) + " bytes, destination " + std::to_string(dst.bytes));
-  if (src.bytes == 0) return;
-  begin_if_needed();
-  track({{src.buffer, src.offset, src.offset + src.bytes}}, {{dst.buffer, dst.offset, dst.offset + dst.bytes}});
-  VkBufferCopy region{src.offset, dst.offset, src.bytes};
-  vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
-  ctx_.count_work(WorkCounters::Transfer);
-  stamp("copy");
+void CommandStream::copy(const TensorView& src, const TensorView& dst) { copy(std::vector<CopyRegion>{{src, dst}}); }
+
+void CommandStream::copy(const std::vector<CopyRegion>& regions) {
+  VkBuffer from = VK_NULL_HANDLE, to = VK_NULL_HANDLE;
+  std::vector<VkBufferCopy> list;
+  std::vector<Range> reads, writes;
+  auto flush = [&] {
+    if (list.empty()) return;
+    begin_if_needed();
+    track(reads, writes);
+    vkCmdCopyBuffer(cmd_, from, to, static_cast<uint32_t>(list.size()), list.data());
+    ctx_.count_work(WorkCounters::Transfer);
+    list.clear();
+    reads.clear();
+    writes.clear();
+    stamp("copy");  // last: with ContextOptions::batch_limit it may submit
+  };
+  auto hits = [](const std::vector<Range>& set, const Range& r) {
+    for (const Range& x : set)
+      if (overlaps(r.buffer, r.begin, r.end, x.buffer, x.begin, x.end)) return true;
+    return false;
+  };
+  for (const CopyRegion& c : regions) {
+    if (c.src.bytes != c.dst.bytes)
+      throw Error("copy: source has " + std::to_string(c.src.bytes) + " bytes, destination " +
+                  std::to_string(c.dst.bytes));
+    if (c.src.bytes == 0) continue;
+    const Range r{c.src.buffer, c.src.offset, c.src.offset + c.src.bytes};
+    const Range w{c.dst.buffer, c.dst.offset, c.dst.offset + c.dst.bytes};
+    // One command's regions run in no particular order, so they must be independent (and Vulkan
+    // requires its sources and destinations not to overlap).
+    if (c.src.buffer != from || c.dst.buffer != to || hits(writes, r) || hits(writes, w) || hits(reads, w)) flush();
+    from = c.src.buffer;
+    to = c.dst.buffer;
+    VkBufferCopy* last = list.empty() ? nullptr : &list.back();
+    if (last && last->srcOffset + last->size == r.begin && last->dstOffset + last->size == w.begin) {
+      last->size += c.src.bytes;
+      reads.back().end = r.end;
+      writes.back().end = w.end;
+    } else {
+      list.push_back({r.begin, w.begin, c.src.bytes});
+      reads.push_back(r);
+      writes.push_back(w);
+    }
+  }
+  flush();
 }
 
 void CommandStream::fill(const TensorView& dst, uint32_t word) {

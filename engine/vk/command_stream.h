@@ -21,6 +21,11 @@ struct CommandTiming {
   double ms = 0;
 };
 
+// One copy of a region list: src and dst of equal byte counts.
+struct CopyRegion {
+  TensorView src, dst;
+};
+
 class CommandStream {
  public:
   // profile: write a timestamp after every command (when the queue supports timestamps).
@@ -41,6 +46,12 @@ class CommandStream {
     dispatch(p, bindings, &push, static_cast<uint32_t>(sizeof(Push)), groups_x, groups_y, groups_z);
   }
   void copy(const TensorView& src, const TensorView& dst);
+  // Many copies as few commands, in order: consecutive regions between the same two buffers share
+  // one vkCmdCopyBuffer region list (regions that continue the previous one on both sides merge
+  // into it) unless a region reads or writes what an earlier region of that command writes (or
+  // writes what it reads), which starts a new command. Rows picked one by one on the host then
+  // cost one command instead of one each.
+  void copy(const std::vector<CopyRegion>& regions);
   // Fills dst with a repeated 32-bit word (0 zeroes any dtype).
   void fill(const TensorView& dst, uint32_t word);
 
