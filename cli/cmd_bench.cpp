@@ -5,7 +5,6 @@
 // repeats each method that knows KEY once per value.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -299,9 +298,7 @@ int cmd_bench(const Args& args) {
                               {"rss_mib_after", r.memory.rss_mib},
                               {"device_mib_after", r.memory.device_in_use_mib}});
     }
-    std::ofstream f(*path);
-    if (!f) throw Error("bench: cannot write " + *path);
-    f << j.dump(2) << "\n";
+    write_json_file(*path, j, "bench");
   }
   return 0;
 }

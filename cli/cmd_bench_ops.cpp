@@ -1,7 +1,6 @@
 // vkspec bench-ops: per op and shape, GPU median time from timestamps next to the CPU reference.
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -78,9 +77,7 @@ int cmd_bench_ops(const Args& args) {
                            {"gpu_speedup_over_cpu", speed}});
   }
   if (auto path = ap.get("--json")) {
-    std::ofstream f(*path);
-    f << out.dump(2) << "\n";
-    if (!f) throw Error("bench-ops: cannot write " + *path);
+    write_json_file(*path, out, "bench-ops");
   }
   return failed ? 1 : 0;
 }

@@ -280,9 +280,7 @@ int cmd_bench_synthetic(const Args& args) {
                               {"ms_per_forward", m.ms_per_forward},
                               {"images_per_s", m.images_per_s}});
     j["projection"] = p;
-    std::ofstream f(*path);
-    if (!f) throw Error("bench: cannot write " + *path);
-    f << j.dump(2) << "\n";
+    write_json_file(*path, j, "bench");
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "engine/vk/error.h"
 
@@ -16,6 +17,13 @@ void check_output_path(const std::string& path, const std::string& flag) {
     throw Error(flag + " " + path + ": folder " + dir.string() + " does not exist");
   if (::access(dir.c_str(), W_OK) != 0) throw Error(flag + " " + path + ": folder " + dir.string() + " is not writable");
   if (fs::is_directory(path, ec)) throw Error(flag + " " + path + " is a folder, not a file name");
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& j, const std::string& command) {
+  std::ofstream f(path);
+  if (!f) throw Error(command + ": cannot write " + path);
+  f << j.dump(2) << "\n";
+  if (!f.flush()) throw Error(command + ": writing " + path + " failed");
 }
 
 }  // namespace vkspec::cli

@@ -4,9 +4,15 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace vkspec::cli {
 
 // Throws Error naming `flag` when the folder of `path` does not exist or is not writable.
 void check_output_path(const std::string& path, const std::string& flag);
+
+// Writes `j` (2-space indented) to `path`; throws Error naming `command` and the path when the
+// file cannot be opened or the write fails.
+void write_json_file(const std::string& path, const nlohmann::json& j, const std::string& command);
 
 }  // namespace vkspec::cli

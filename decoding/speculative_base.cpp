@@ -110,13 +110,9 @@ void SpeculativeStrategy::set_accept_rule(const AcceptRule& rule) {
   }
 }
 
-void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
-                                        int64_t c, int64_t q, uint32_t round) {
-  const int64_t max_q = p_.shape()[0];
-  const TensorView p = record_accept_target(stream_, accept_, models_, p_in, drafts,
-                                            p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
-  const TensorView flat = out_.view().reshape({3 * max_q});
-  const TensorView accept = flat.rows(0, q), resolved = flat.rows(max_q, q);
+void SpeculativeStrategy::record_resolution(const TensorView& p, const TensorView& q_rows, const TensorView& drafts,
+                                            int64_t c, int64_t q, uint32_t round, const TensorView& accept,
+                                            const TensorView& resolved) {
   using philox::Purpose;
   ops::spec_accept(stream_, p, q_rows, drafts, positions(c, q), in_.seed, philox::purpose_word(Purpose::Accept, round),
                    accept);
@@ -124,17 +120,21 @@ void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView
                             philox::purpose_word(Purpose::Residual, round), resolved, accept, drafts);
 }
 
+void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
+                                        int64_t c, int64_t q, uint32_t round) {
+  const int64_t max_q = p_.shape()[0];
+  const TensorView p = record_accept_target(stream_, accept_, models_, p_in, drafts,
+                                            p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
+  const TensorView flat = out_.view().reshape({3 * max_q});
+  record_resolution(p, q_rows, drafts, c, q, round, flat.rows(0, q), flat.rows(max_q, q));
+}
+
 void SpeculativeStrategy::record_exact_successor(const TensorView& p, const TensorView& q_rows,
                                                  const TensorView& drafts, int64_t c, int64_t q, uint32_t round) {
   if (!exact_accept_.valid()) throw Error(method_ + ": an exact successor is only recorded under a relaxed rule");
   const int64_t max_q = p_.shape()[0];
-  const TensorView accept = exact_accept_.view().rows(0, q);
-  const TensorView successor = out_.view().reshape({3 * max_q}).rows(2 * max_q, q);
-  using philox::Purpose;
-  ops::spec_accept(stream_, p, q_rows, drafts, positions(c, q), in_.seed, philox::purpose_word(Purpose::Accept, round),
-                   accept);
-  ops::spec_residual_sample(stream_, p, q_rows, positions(c, q), in_.seed,
-                            philox::purpose_word(Purpose::Residual, round), successor, accept, drafts);
+  record_resolution(p, q_rows, drafts, c, q, round, exact_accept_.view().rows(0, q),
+                    out_.view().reshape({3 * max_q}).rows(2 * max_q, q));
 }
 
 void SpeculativeStrategy::record_fresh_copy(const TensorView& src) {

@@ -120,6 +120,11 @@ class SpeculativeStrategy : public Strategy {
   Faults faults_;
 
  private:
+  // Accept-or-resample of rows [0, q) against target p with the step's random numbers (the same
+  // for the relaxed and the exact test, which is what couples them): accept u32 [q], resolved u32 [q].
+  void record_resolution(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
+                         int64_t q, uint32_t round, const TensorView& accept, const TensorView& resolved);
+
   std::string method_;
   int64_t max_drafts_, rows_;
   KvCache cache_;
