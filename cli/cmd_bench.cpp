@@ -5,6 +5,9 @@
 // repeats each method that knows KEY once per value.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -25,6 +28,8 @@
 #include "eval/frechet.h"
 #include "eval/image_judge.h"
 #include "eval/reference_stats.h"
+#include "eval/sample_set.h"
+#include "eval/sample_summary.h"
 
 namespace vkspec::cli {
 namespace {
@@ -37,29 +42,16 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 using Run = MethodRun;
 
 struct RunResult {
   Run run;
-  int64_t images = 0;
-  double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0, latency_median = 0, latency_p90 = 0;
-  double tokens_per_s = 0, speedup = 0, islands_mean = 0;
-  WorkCounters work;  // recorded by the decoding of all timed images (not by the quality judge)
-  // Process CPU time of the timed images (on a CPU device mostly the device's own work, which a
-  // busy machine inflates far less than wall time) and, with --profile, their GPU timestamps.
-  double busy_ms = 0, device_ms = 0;
-  MemoryReport memory;  // after the run
-  double class_accuracy = -1, fid = -1, fid_vs_ar = -1;  // -1: not measured
-  Verdict verdict;                                        // features of the run's images
+  SampleSet samples;  // every image of the run (this process's and, with --samples, earlier ones)
+  SampleSummary sum;
+  double speedup = 0;
+  double fid = -1, fid_vs_ar = -1;  // -1: not measured
+  bool memory_known = false;        // generated in this process
+  MemoryReport memory;              // after the run
 };
 
 nlohmann::json measured(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
@@ -103,21 +95,259 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
   return runs;
 }
 
+// The file a run's images are kept in under --samples DIR: one per method, options and first seed,
+// so shards started with other --seed values never write the same file.
+std::string samples_file(const std::string& dir, const Run& run, uint64_t seed) {
+  std::string name = run.method;
+  for (const auto& [k, v] : run.options) name += "_" + k + "=" + v;
+  for (char& c : name)
+    if (c == '/' || c == ' ') c = '%';
+  return dir + "/" + name + "_seed" + std::to_string(seed) + ".safetensors";
+}
+
+// Identities of model files, hashed once per process.
+const std::string& identity(const std::string& path) {
+  static std::map<std::string, std::string> known;
+  auto it = known.find(path);
+  if (it == known.end()) it = known.emplace(path, file_identity(path)).first;
+  return it->second;
+}
+
+// What identifies a run's images: see eval/sample_set.h.
+std::map<std::string, std::string> run_meta(const Run& run, const LoadedModels& loaded, const SamplerSettings& ss,
+                                            const ImageJudge* judge, const Context& ctx) {
+  const StrategyNeeds needs = strategy_needs(run.method, run.options);
+  std::string models = "target=" + identity(loaded.target->path());
+  if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
+  if (needs.low_res && loaded.low_res) models += ";low_res=" + identity(loaded.low_res->path());
+  if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
+  // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours).
+  if (loaded.vq && (judge || needs.vq || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
+  return {{"method", run.method},
+          {"options", options_str(run.options)},
+          {"models", models},
+          {"sampler", ss.str()},
+          {"classifier", judge ? identity(judge->classifier_path()) : "none"},
+          {"device", ctx.caps().name}};
+}
+
+// The target model's part of a run's "models" (ar is compared with runs on the same target).
+std::string target_of(const SampleSet& s) {
+  const std::string& m = s.meta.at("models");
+  return m.substr(0, m.find(';'));
+}
+
+struct ReportHeader {
+  std::string device, model, sampler;
+  int64_t image_tokens = 0;
+  bool profile = false;
+  nlohmann::json extra;  // JSON fields of the live run (drafter)
+};
+
+// Speedups, FID against the test set and against ar's samples (same target, sampler and
+// classifier), the table and the JSON: the same for a live run and for --report.
+void report(std::vector<RunResult>& results, const ReportHeader& h, const GaussianStats& reference,
+            const std::optional<std::string>& json_path) {
+  auto ar_of = [&](const RunResult& r) -> const RunResult* {
+    for (const auto& a : results)
+      if (a.run.method == "ar" && target_of(a.samples) == target_of(r.samples) &&
+          a.samples.meta.at("sampler") == r.samples.meta.at("sampler") &&
+          a.samples.meta.at("classifier") == r.samples.meta.at("classifier"))
+        return &a;
+    return nullptr;
+  };
+  int64_t fewest = 0;
+  for (auto& r : results) {
+    const RunResult* ar = ar_of(r);
+    r.speedup = ar && r.sum.latency_median > 0 ? ar->sum.latency_median / r.sum.latency_median : 0;
+    const int64_t judged = r.sum.feature_dim ? static_cast<int64_t>(r.sum.features.size()) / r.sum.feature_dim : 0;
+    if (judged < 2) continue;  // FID needs two images at least; docs quote it from 1000 or more
+    fewest = fewest ? std::min(fewest, judged) : judged;
+    const GaussianStats st = gaussian_stats(r.sum.features, judged, r.sum.feature_dim);
+    if (reference.dim == r.sum.feature_dim) r.fid = frechet_distance(st, reference);
+    const int64_t ar_judged = ar && ar->sum.feature_dim ? static_cast<int64_t>(ar->sum.features.size()) / ar->sum.feature_dim : 0;
+    if (ar_judged >= 2 && ar->sum.feature_dim == r.sum.feature_dim)
+      r.fid_vs_ar = frechet_distance(gaussian_stats(ar->sum.features, ar_judged, ar->sum.feature_dim), st);
+  }
+
+  std::printf("device: %s\nmodel: %s (%lld tokens per image), %s\n\n", h.device.c_str(), h.model.c_str(),
+              static_cast<long long>(h.image_tokens), h.sampler.c_str());
+  const bool with_islands =
+      std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.sum.islands_mean > 0; });
+  std::printf("%-10s %-24s %6s %7s %7s %8s %11s %9s %8s %9s %9s %7s %7s%s\n", "method", "options", "images", "NFE",
+              "drafts", "acc.len", "latency ms", "p90 ms", "speedup", "tokens/s", "class acc", "FID", "FID/ar",
+              with_islands ? "  islands" : "");
+  for (const auto& r : results) {
+    const SampleSummary& m = r.sum;
+    std::printf("%-10s %-24s %6lld %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
+                options_str(r.run.options).c_str(), static_cast<long long>(m.images), m.nfe_mean,
+                m.draft_forwards_mean, m.accepted_length_mean, m.latency_median, m.latency_p90, r.speedup,
+                m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
+                cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
+    if (with_islands) std::printf(" %8.1f", m.islands_mean);
+    std::printf("\n");
+  }
+  // Long runs (the soak in docs/reliability.md) read these to see that nothing grows.
+  if (std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.memory_known; })) {
+    std::printf("\nmemory after each run (RSS / device in use, MiB):");
+    for (const auto& r : results)
+      if (r.memory_known) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
+    std::printf("\n");
+  }
+  // Per-dispatch overhead is paid per token: the count to bring down next to milliseconds.
+  std::printf("dispatches per image / per target forward (all models' forwards, sampling, acceptance):");
+  for (const auto& r : results) {
+    const double n = static_cast<double>(r.sum.images);
+    std::printf(" %s %.0f / %.1f;", r.run.method.c_str(), static_cast<double>(r.sum.work.dispatches) / n,
+                static_cast<double>(r.sum.work.dispatches) / (n * r.sum.nfe_mean));
+  }
+  std::printf("\n");
+  std::printf("per target forward: transfers, submits, busy CPU ms%s:", h.profile ? ", GPU ms" : "");
+  for (const auto& r : results) {
+    const double f = static_cast<double>(r.sum.images) * r.sum.nfe_mean;
+    std::printf(" %s %.1f, %.1f, %.1f", r.run.method.c_str(), static_cast<double>(r.sum.work.transfers) / f,
+                static_cast<double>(r.sum.work.submits) / f, r.sum.busy_ms / f);
+    if (h.profile) std::printf(", %.1f", r.sum.device_ms / f);
+    std::printf(";");
+  }
+  std::printf("\n");
+  if (fewest && fewest < 1000)
+    std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
+                static_cast<long long>(fewest));
+  if (!json_path) return;
+  nlohmann::json j = h.extra;
+  j["device"] = h.device;
+  j["model"] = h.model;
+  j["image_tokens"] = h.image_tokens;
+  j["sampler"] = h.sampler;
+  j["results"] = nlohmann::json::array();
+  for (const auto& r : results) {
+    const SampleSummary& m = r.sum;
+    const double n = static_cast<double>(m.images);
+    j["results"].push_back({{"method", r.run.method},
+                            {"options", r.run.options},
+                            {"images", m.images},
+                            {"devices", r.samples.meta.at("device")},
+                            {"nfe_mean", m.nfe_mean},
+                            {"draft_forwards_mean", m.draft_forwards_mean},
+                            {"accepted_length_mean", m.accepted_length_mean},
+                            {"latency_ms_median", m.latency_median},
+                            {"latency_ms_p90", m.latency_p90},
+                            {"speedup", r.speedup},
+                            {"tokens_per_s", m.tokens_per_s},
+                            {"class_accuracy", measured(m.class_accuracy)},
+                            {"fid", measured(r.fid)},
+                            {"fid_vs_ar", measured(r.fid_vs_ar)},
+                            {"islands_mean", m.islands_mean},
+                            {"dispatches_per_image", static_cast<double>(m.work.dispatches) / n},
+                            {"dispatches_per_forward", static_cast<double>(m.work.dispatches) / (n * m.nfe_mean)},
+                            {"transfers_per_image", static_cast<double>(m.work.transfers) / n},
+                            {"submits_per_image", static_cast<double>(m.work.submits) / n},
+                            {"barriers_per_image", static_cast<double>(m.work.barriers) / n},
+                            {"busy_cpu_ms_per_image", m.busy_ms / n},
+                            {"device_ms_per_image", h.profile ? nlohmann::json(m.device_ms / n) : nlohmann::json(nullptr)},
+                            {"rss_mib_after", r.memory_known ? nlohmann::json(r.memory.rss_mib) : nlohmann::json(nullptr)},
+                            {"device_mib_after",
+                             r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}});
+  }
+  write_json_file(*json_path, j, "bench");
+}
+
+MethodOptions parse_options_str(const std::string& s) {
+  MethodOptions o;
+  for (const std::string& kv : split(s, ',')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) throw Error("samples: malformed options '" + s + "'");
+    o[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return o;
+}
+
+// vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
+int bench_report(const ArgParser& ap) {
+  std::vector<std::string> files;
+  for (const std::string& p : split(*ap.get("--report"), ',')) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::directory_iterator(p))
+        if (e.path().extension() == ".safetensors") found.push_back(e.path().string());
+      if (found.empty()) throw Error("bench --report: no .safetensors sample files in " + p);
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      if (!std::filesystem::exists(p, ec)) throw Error("bench --report: " + p + " does not exist");
+      files.push_back(p);
+    }
+  }
+  std::vector<SampleSet> sets;
+  for (const std::string& f : files) sets.push_back(read_sample_set(f));
+  std::vector<RunResult> results;
+  int64_t tokens_per_image = 0;
+  for (SampleSet& g : merge_sample_sets(std::move(sets))) {
+    RunResult r;
+    r.run = {g.meta.at("method"), parse_options_str(g.meta.at("options"))};
+    r.sum = summarize_samples(g);
+    tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
+    r.samples = std::move(g);
+    r.samples.images.clear();  // the summary holds what the report needs
+    results.push_back(std::move(r));
+  }
+  // FID against the test set needs the classifier that judged the samples.
+  GaussianStats reference;
+  const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
+  std::string judged_by;
+  for (const auto& r : results)
+    if (r.samples.meta.at("classifier") != "none") judged_by = r.samples.meta.at("classifier");
+  if (!judged_by.empty() && dataset != "none") {
+    const std::string cls = ap.get_or("--classifier", shipped_model("fmnist_classifier.safetensors", "--classifier"));
+    if (identity(cls) != judged_by)
+      throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " + identity(cls) +
+                  " (give the classifier that judged them, or --dataset none)");
+    auto ctx = Context::create_default();
+    reference = fashion_mnist_test_stats(*ctx, cls, dataset);
+  }
+  ReportHeader h;
+  std::set<std::string> devices, targets, samplers;
+  for (const auto& r : results) {
+    devices.insert(r.samples.meta.at("device"));
+    targets.insert(target_of(r.samples).substr(7));
+    samplers.insert(r.samples.meta.at("sampler"));
+  }
+  auto join = [](const std::set<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : "; ") + s;
+    return out;
+  };
+  h.device = join(devices);
+  h.model = join(targets);
+  h.sampler = join(samplers);
+  h.image_tokens = tokens_per_image;
+  h.extra["report_of"] = files;
+  report(results, h, reference, ap.get("--json"));
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
   // --synthetic times the forwards of a generated model instead of generating images.
   for (const std::string& a : args)
     if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
-  std::set<std::string> known = {"--methods", "--images", "--json",   "--classifier",
-                                 "--seed",    "--sweep",  "--warmup", "--dataset"};
+  std::set<std::string> known = {"--methods", "--images",  "--json",    "--classifier", "--seed",
+                                 "--sweep",   "--warmup",  "--dataset", "--samples",    "--report"};
   for (const std::string& f : model_flags()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
   ArgParser ap("bench", {"--profile"}, known);
   ap.parse(args);
+  if (auto path = ap.get("--json")) check_output_path(*path, "--json");
+  if (ap.get("--report")) {
+    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples"})
+      if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
+    return bench_report(ap);
+  }
   const std::vector<std::string> methods = split(ap.get_or("--methods", "ar"), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
-  if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   const std::vector<std::string> names = strategy_names();
   for (const std::string& m : methods)
     if (std::find(names.begin(), names.end(), m) == names.end()) {
@@ -128,6 +358,14 @@ int cmd_bench(const Args& args) {
   const int64_t images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  // --samples DIR keeps every image's record there and resumes what a file already holds.
+  const std::string samples_dir = ap.get_or("--samples", "");
+  if (!samples_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(samples_dir, ec))
+      throw Error("bench: --samples " + samples_dir + " is not a folder (create it first)");
+    check_output_path(samples_dir + "/x", "--samples");
+  }
   // GPU timestamps around every command of every step (a little overhead of their own).
   const bool profile = ap.flag("--profile");
   const MethodOptions given = given_method_options(ap);
@@ -156,150 +394,100 @@ int cmd_bench(const Args& args) {
   std::vector<RunResult> results;
   for (const Run& run : runs) {
     const std::string label = run.method + (run.options.empty() ? "" : " " + options_str(run.options));
-    auto inputs = [&](int64_t i) {
+    // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
+    // range over several commands draws the same images.
+    auto inputs = [&](uint64_t image_seed) {
       StrategyInputs in;
-      in.class_id = i % cfg.num_classes;
-      in.seed = seed + static_cast<uint64_t>(i);
+      in.class_id = static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes));
+      in.seed = image_seed;
       in.sampler = ss;
       in.options = run.options;
       in.profile = profile;
       return in;
     };
-    // Untimed images first: pipelines are compiled on first use.
-    for (int64_t i = 0; i < warmup; ++i) generate_one(run.method, models, inputs(images + i), false);
     RunResult r;
     r.run = run;
-    r.images = images;
-    std::vector<double> lat;
-    double nfe = 0, drafts = 0, acc_len = 0, tokens = 0, ms = 0, islands = 0;
-    for (int64_t i = 0; i < images; ++i) {
+    SampleSet& set = r.samples;
+    set.meta = run_meta(run, loaded, ss, judge.get(), *ctx);
+    const std::string file = samples_dir.empty() ? "" : samples_file(samples_dir, run, seed);
+    std::set<uint64_t> have;
+    std::error_code ec;
+    if (!file.empty() && std::filesystem::exists(file, ec)) {
+      SampleSet old = read_sample_set(file);
+      if (sample_set_key(old) != sample_set_key(set))
+        throw Error("bench: " + file + " holds images of other settings (" + old.meta.at("models") + ", " +
+                    old.meta.at("sampler") + "); use another --samples folder");
+      set.images = std::move(old.images);
+      for (const ImageRecord& im : set.images) have.insert(im.seed);
+      std::fprintf(stderr, "bench: %s: %zu images already in %s\n", label.c_str(), set.images.size(), file.c_str());
+    }
+    std::vector<uint64_t> todo;
+    for (int64_t i = 0; i < images; ++i)
+      if (!have.count(seed + static_cast<uint64_t>(i))) todo.push_back(seed + static_cast<uint64_t>(i));
+    // Untimed images first: pipelines are compiled on first use.
+    if (!todo.empty())
+      for (int64_t i = 0; i < warmup; ++i) generate_one(run.method, models, inputs(seed + images + i), false);
+    std::vector<size_t> unjudged;  // records waiting for the judge's batch
+    auto judge_and_save = [&]() {
+      if (judge && !unjudged.empty()) {
+        const Verdict v = judge->take();
+        for (size_t j = 0; j < unjudged.size(); ++j) {
+          ImageRecord& im = set.images[unjudged[j]];
+          im.predicted = v.predicted[j];
+          im.features.assign(v.features.begin() + static_cast<std::ptrdiff_t>(j * v.feature_dim),
+                             v.features.begin() + static_cast<std::ptrdiff_t>((j + 1) * v.feature_dim));
+        }
+      }
+      unjudged.clear();
+      if (!file.empty()) write_sample_set(file, set);
+    };
+    for (size_t t = 0; t < todo.size(); ++t) {
       const WorkCounters w0 = ctx->counters();
       const double c0 = process_cpu_seconds();
-      Generation g = generate_one(run.method, models, inputs(i), false);
-      r.busy_ms += (process_cpu_seconds() - c0) * 1e3;
-      r.work += ctx->counters() - w0;
-      r.device_ms += g.device_ms;
-      lat.push_back(g.wall_ms);
-      nfe += static_cast<double>(g.nfe);
-      drafts += static_cast<double>(g.draft_forwards);
-      acc_len += g.accepted_length();
-      tokens += static_cast<double>(g.tokens.size());
-      ms += g.wall_ms;
-      islands += static_cast<double>(g.islands);
-      if (judge) judge->add(g.tokens, g.class_id);
+      Generation g = generate_one(run.method, models, inputs(todo[t]), false);
+      ImageRecord im;
+      im.busy_ms = (process_cpu_seconds() - c0) * 1e3;
+      im.work = ctx->counters() - w0;
+      im.seed = g.seed;
+      im.class_id = g.class_id;
+      im.nfe = g.nfe;
+      im.draft_forwards = g.draft_forwards;
+      im.islands = g.islands;
+      im.wall_ms = g.wall_ms;
+      im.device_ms = g.device_ms;
+      im.tokens = std::move(g.tokens);
+      if (judge) judge->add(im.tokens, im.class_id);
+      unjudged.push_back(set.images.size());
+      set.images.push_back(std::move(im));
+      if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
       if (tty)
-        std::fprintf(stderr, "\rbench %s: image %lld/%lld   ", label.c_str(), static_cast<long long>(i + 1),
-                     static_cast<long long>(images));
+        std::fprintf(stderr, "\rbench %s: image %zu/%zu   ", label.c_str(), t + 1, todo.size());
     }
-    const double n = static_cast<double>(images);
-    r.nfe_mean = nfe / n;
-    r.draft_forwards_mean = drafts / n;
-    r.accepted_length_mean = acc_len / n;
-    r.latency_median = percentile(lat, 0.5);
-    r.latency_p90 = percentile(lat, 0.9);
-    r.tokens_per_s = ms > 0 ? tokens / (ms / 1000.0) : 0;
-    r.islands_mean = islands / n;
-    if (judge) {
-      r.verdict = judge->take();
-      r.class_accuracy = r.verdict.accuracy;
-    }
+    judge_and_save();
+    // The table covers the requested seeds (a file may hold more from an earlier, longer command).
+    SampleSet shown{set.meta, {}, {}};
+    for (const ImageRecord& im : set.images)
+      if (im.seed >= seed && im.seed < seed + static_cast<uint64_t>(images)) shown.images.push_back(im);
+    r.sum = summarize_samples(shown);
+    set.images.clear();
     r.memory = memory_report(*ctx);
+    r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
     std::fprintf(stderr, "%sbench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", tty ? "\r" : "",
-                 label.c_str(), static_cast<long long>(images), r.nfe_mean, r.latency_median, r.memory.str().c_str());
-    results.push_back(r);
+                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
+                 r.memory.str().c_str());
+    results.push_back(std::move(r));
   }
   if (tty) std::fprintf(stderr, "\n");
-  const RunResult* ar = nullptr;
-  for (const auto& r : results)
-    if (r.run.method == "ar") ar = &r;
-  for (auto& r : results) r.speedup = ar && r.latency_median > 0 ? ar->latency_median / r.latency_median : 0;
-  // FID needs two images at least; docs quote it from 1000 or more.
-  if (judge && images >= 2) {
-    std::unique_ptr<GaussianStats> ar_stats;
-    if (ar) ar_stats = std::make_unique<GaussianStats>(gaussian_stats(ar->verdict.features, images, ar->verdict.feature_dim));
-    for (auto& r : results) {
-      const GaussianStats st = gaussian_stats(r.verdict.features, images, r.verdict.feature_dim);
-      if (reference.dim) r.fid = frechet_distance(st, reference);
-      if (ar_stats) r.fid_vs_ar = frechet_distance(st, *ar_stats);
-    }
-  }
-
-  std::printf("device: %s\nmodel: %s (%lld tokens per image), %s, %lld images per method\n\n", ctx->caps().name.c_str(),
-              gpt.path().c_str(), static_cast<long long>(cfg.image_tokens()), ss.str().c_str(),
-              static_cast<long long>(images));
-  const bool with_islands = std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.islands_mean > 0; });
-  std::printf("%-10s %-24s %7s %7s %8s %11s %9s %8s %9s %9s %7s %7s%s\n", "method", "options", "NFE", "drafts",
-              "acc.len", "latency ms", "p90 ms", "speedup", "tokens/s", "class acc", "FID", "FID/ar",
-              with_islands ? "  islands" : "");
-  for (const auto& r : results) {
-    std::printf("%-10s %-24s %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
-                options_str(r.run.options).c_str(), r.nfe_mean, r.draft_forwards_mean, r.accepted_length_mean,
-                r.latency_median, r.latency_p90, r.speedup, r.tokens_per_s,
-                r.class_accuracy >= 0 ? (cell(100.0 * r.class_accuracy, "%.1f") + "%").c_str() : "-",
-                cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
-    if (with_islands) std::printf(" %8.1f", r.islands_mean);
-    std::printf("\n");
-  }
-  // Long runs (the soak in docs/reliability.md) read these to see that nothing grows.
-  std::printf("\nmemory after each run (RSS / device in use, MiB):");
-  for (const auto& r : results) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
-  std::printf("\n");
-  // Per-dispatch overhead is paid per token: the count to bring down next to milliseconds.
-  std::printf("dispatches per image / per target forward (all models' forwards, sampling, acceptance):");
-  for (const auto& r : results) {
-    const double n = static_cast<double>(r.images);
-    std::printf(" %s %.0f / %.1f;", r.run.method.c_str(), static_cast<double>(r.work.dispatches) / n,
-                static_cast<double>(r.work.dispatches) / (n * r.nfe_mean));
-  }
-  std::printf("\n");
-  std::printf("per target forward: transfers, submits, busy CPU ms%s:", profile ? ", GPU ms" : "");
-  for (const auto& r : results) {
-    const double f = static_cast<double>(r.images) * r.nfe_mean;
-    std::printf(" %s %.1f, %.1f, %.1f", r.run.method.c_str(), static_cast<double>(r.work.transfers) / f,
-                static_cast<double>(r.work.submits) / f, r.busy_ms / f);
-    if (profile) std::printf(", %.1f", r.device_ms / f);
-    std::printf(";");
-  }
-  std::printf("\n");
-  if (judge && images < 1000)
-    std::printf("\nFID from %lld images per method (quote FID from 1000 or more)\n", static_cast<long long>(images));
-  if (auto path = ap.get("--json")) {
-    nlohmann::json j;
-    j["device"] = ctx->caps().name;
-    j["model"] = gpt.path();
-    j["image_tokens"] = cfg.image_tokens();
-    if (loaded.drafter) j["drafter"] = loaded.drafter->path();
-    j["sampler"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
-    j["results"] = nlohmann::json::array();
-    for (const auto& r : results) {
-      const double n = static_cast<double>(r.images);
-      j["results"].push_back({{"method", r.run.method},
-                              {"options", r.run.options},
-                              {"images", r.images},
-                              {"nfe_mean", r.nfe_mean},
-                              {"draft_forwards_mean", r.draft_forwards_mean},
-                              {"accepted_length_mean", r.accepted_length_mean},
-                              {"latency_ms_median", r.latency_median},
-                              {"latency_ms_p90", r.latency_p90},
-                              {"speedup", r.speedup},
-                              {"tokens_per_s", r.tokens_per_s},
-                              {"class_accuracy", measured(r.class_accuracy)},
-                              {"fid", measured(r.fid)},
-                              {"fid_vs_ar", measured(r.fid_vs_ar)},
-                              {"islands_mean", r.islands_mean},
-                              {"dispatches_per_image", static_cast<double>(r.work.dispatches) / n},
-                              {"dispatches_per_forward", static_cast<double>(r.work.dispatches) / (n * r.nfe_mean)},
-                              {"transfers_per_image", static_cast<double>(r.work.transfers) / n},
-                              {"submits_per_image", static_cast<double>(r.work.submits) / n},
-                              {"barriers_per_image", static_cast<double>(r.work.barriers) / n},
-                              {"busy_cpu_ms_per_image", r.busy_ms / n},
-                              {"device_ms_per_image", profile ? nlohmann::json(r.device_ms / n) : nlohmann::json(nullptr)},
-                              {"rss_mib_after", r.memory.rss_mib},
-                              {"device_mib_after", r.memory.device_in_use_mib}});
-    }
-    write_json_file(*path, j, "bench");
-  }
+  ReportHeader h;
+  h.device = ctx->caps().name;
+  h.model = gpt.path();
+  h.sampler = ss.str();
+  h.image_tokens = cfg.image_tokens();
+  h.profile = profile;
+  if (loaded.drafter) h.extra["drafter"] = loaded.drafter->path();
+  h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
+  report(results, h, reference, ap.get("--json"));
   return 0;
 }
 

@@ -29,7 +29,11 @@ void ImageJudge::flush() {
   const TensorView px = vq_.decode(s, ids_, n, grid_);
   s.submit_and_wait();
   const ClassifierResult c = classifier_.run(px, n);
-  for (int64_t i = 0; i < n; ++i) correct_ += c.predictions[static_cast<size_t>(i)] == pending_classes_[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = c.predictions[static_cast<size_t>(i)];
+    correct_ += p == pending_classes_[static_cast<size_t>(i)];
+    current_.predicted.push_back(p);
+  }
   current_.features.insert(current_.features.end(), c.features.begin(), c.features.end());
   current_.feature_dim = c.feature_dim;
   current_.count += n;

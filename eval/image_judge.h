@@ -12,8 +12,9 @@ namespace vkspec {
 
 struct Verdict {
   int64_t count = 0;
-  double accuracy = 0;          // fraction classified as the class they were generated for
-  std::vector<float> features;  // [count, feature_dim]
+  double accuracy = 0;             // fraction classified as the class they were generated for
+  std::vector<int64_t> predicted;  // [count]: the classifier's class of each image
+  std::vector<float> features;     // [count, feature_dim]
   int64_t feature_dim = 0;
 };
 

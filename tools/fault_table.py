@@ -82,6 +82,27 @@ def make_files(assets, d):
     out["trace_lies"] = trace
     open(os.path.join(d, "trace_garbage.json"), "w").write("[[[{\"")
     out["trace_garbage"] = os.path.join(d, "trace_garbage.json")
+    # A bench sample file of one ar image made with another model, where `bench --samples` would
+    # resume from it.
+    os.makedirs(os.path.join(d, "samples"))
+    meta = {"format": "vkspec-samples-1", "method": "ar", "options": "", "models": "target=other.safetensors#0",
+            "sampler": "cfg 2", "classifier": "none", "device": "somewhere"}
+    cols = [("seed", "I64", [1], struct.pack("<q", 0)), ("class", "I64", [1], struct.pack("<q", 0)),
+            ("predicted", "I64", [1], struct.pack("<q", -1)), ("nfe", "I64", [1], struct.pack("<q", 256)),
+            ("draft_forwards", "I64", [1], struct.pack("<q", 0)), ("islands", "I64", [1], struct.pack("<q", 0)),
+            ("work", "I64", [1, 4], struct.pack("<4q", 0, 0, 0, 0)), ("tokens", "I32", [1, 256], bytes(1024)),
+            ("features", "F32", [1, 0], b""), ("wall_ms", "F32", [1], struct.pack("<f", 1)),
+            ("busy_ms", "F32", [1], struct.pack("<f", 1)), ("device_ms", "F32", [1], struct.pack("<f", 0))]
+    header, blob = {"__metadata__": meta}, b""
+    for name, dtype, shape, raw_ in cols:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(blob), len(blob) + len(raw_)]}
+        blob += raw_
+    out["samples_dir"] = os.path.join(d, "samples")
+    write_st(os.path.join(d, "samples", "ar_seed0.safetensors"), header, blob)
+    bad = json.loads(json.dumps(header))
+    bad["tokens"]["shape"] = [2, 128]
+    write_st(os.path.join(d, "samples_rows.safetensors"), bad, blob)
+    out["samples_rows"] = os.path.join(d, "samples_rows.safetensors")
     return out
 
 
@@ -141,6 +162,15 @@ def cases(f, assets):
     yield "option", "bench --synthetic: window past the image", syn("tiny", "--windows", "1,200"), {}, "--windows"
     yield "option", "bench --synthetic: window list garbage", syn("tiny", "--windows", "4,x"), {}, "--windows"
     yield "option", "bench --synthetic with --methods", syn("tiny", "--methods", "ar"), {}, "--methods"
+    rep = lambda *a: ["bench", "--report"] + list(a)
+    yield "sample file", "bench --report of a missing path", rep("{tmp}/nope"), {}, "nope"
+    yield "sample file", "bench --report of a model file", rep(A("fmnist_gpt16.safetensors")), {}, "not a vkspec sample file"
+    yield "sample file", "bench --report of a truncated file", rep(f["truncated_half"]), {}, "truncated_half"
+    yield "sample file", "bench --report: rows disagree", rep(f["samples_rows"]), {}, "tokens"
+    yield "sample file", "bench --report with --images", rep(f["samples_dir"], "--images", "5"), {}, "--images"
+    yield "sample file", "bench --samples: folder missing", ["bench", "--samples", "{tmp}/no/such"], {}, "--samples"
+    yield "sample file", "bench --samples: file of other settings", ["bench", "--images", "1", "--samples",
+                                                                     f["samples_dir"]], {}, "other settings"
     v = lambda t: ["@viewer", "--trace", t, "--screenshot", "{tmp}/v.png", "--frames", "2"]
     yield "trace file", "viewer: trace file missing", v("{tmp}/nope.json"), {}, "nope.json"
     yield "trace file", "viewer: trace not JSON", v(f["trace_garbage"]), {}, "trace_garbage.json"

@@ -1,0 +1,28 @@
+#pragma once
+// What `vkspec bench` reports of one run, computed from its per-image records (eval/sample_set.h),
+// so a live run, a resumed one and a merge of shards give the same numbers for the same images.
+#include <cstdint>
+#include <vector>
+
+#include "eval/sample_set.h"
+
+namespace vkspec {
+
+struct SampleSummary {
+  int64_t images = 0;
+  double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0;
+  double latency_median = 0, latency_p90 = 0;  // wall ms per image
+  double tokens_per_s = 0, islands_mean = 0;
+  double busy_ms = 0, device_ms = 0;  // totals over the images
+  WorkCounters work;                  // totals over the images
+  double class_accuracy = -1;         // -1: not judged
+  std::vector<float> features;        // [judged images, feature_dim]
+  int64_t feature_dim = 0;
+};
+
+SampleSummary summarize_samples(const SampleSet& set);
+
+// Linear interpolation between order statistics (q in [0, 1]); 0 for no values.
+double percentile(std::vector<double> v, double q);
+
+}  // namespace vkspec
