@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <numeric>
 
 #include "decoding/islands.h"
@@ -13,7 +14,15 @@
 namespace vkspec {
 namespace {
 
-constexpr int32_t kNotFed = -1, kConditionFed = -2;
+// slot_fed_ markers: never fed, fed the condition, fed a token whose key and value were computed
+// under a context that later changed (re-fed in the next verification).
+constexpr int32_t kNotFed = -1, kConditionFed = -2, kStaleContext = -3;
+
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 
 const ModelSet& checked(const ModelSet& m) {
   if (!m.target) return m;  // Strategy's constructor names this error
@@ -56,6 +65,9 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
   radius_ = option_int(in.options, "mulo", "radius", 1, 0, W_);
   band_rows_ = option_int(in.options, "mulo", "band", 1, 1, w_);
   sequential_ = option_choice(in.options, "mulo", "islands", "concurrent", {"concurrent", "sequential"}) == "sequential";
+  coupled_ = option_choice(in.options, "mulo", "resample", "fresh", {"fresh", "coupled"}) == "coupled";
+  if (coupled_ && in.options.count("islands"))
+    throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
   if (max_q > models.target->options().max_queries || band_rows_ * w_ > models.low_res->options().max_queries)
     throw Error("mulo: a band of " + std::to_string(band_rows_) + " low-resolution rows needs " + std::to_string(max_q) +
@@ -82,6 +94,12 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
   out_tokens_ = ctx.tensor(DType::U32, {max_q}, "mulo resampled tokens", MemoryUsage::Readback);
   pooled_ = ctx.tensor(DType::F32, {max_q}, "mulo pooled probabilities", MemoryUsage::Readback);
   draft_back_ = ctx.tensor(DType::U32, {max_q}, "mulo drafts read back", MemoryUsage::Readback);
+  if (coupled_) {
+    pending_.assign(static_cast<size_t>(N), 0);
+    q_ = ctx.tensor(DType::F32, {N, V}, "mulo draft distributions");
+    row_drafts_ = ctx.tensor(DType::U32, {max_q}, "mulo row drafts", MemoryUsage::Upload);
+    accept_back_ = ctx.tensor(DType::U32, {max_q}, "mulo acceptance read back", MemoryUsage::Readback);
+  }
 }
 
 std::vector<uint32_t> MuloStrategy::labels(const GptConfig& cfg) const {
@@ -225,7 +243,118 @@ StepEvent MuloStrategy::band_step() {
   e.islands = islands_;
   committed_ += static_cast<int64_t>(e.accepted.size());
   ++nfe_;
+  if (coupled_) {
+    // The islands' positions become the drafts of coupled decoding, each a point mass on its
+    // upsampled draft (filled with the next step's commands).
+    const int64_t V = cfg.vocab_size;
+    const TensorView flat = q_.view().reshape({image_tokens() * V});
+    for (const auto& island : islands_)
+      for (int32_t n : island) {
+        pending_[static_cast<size_t>(n)] = 1;
+        s.fill(q_.view().rows(n, 1), 0u);
+      }
+    for (const auto& island : islands_)
+      for (int32_t n : island) s.fill(flat.rows(n * V + drafts_[static_cast<size_t>(n)], 1), float_bits(1.0f));
+    islands_.clear();
+    if (std::find(pending_.begin(), pending_.end(), 1) == pending_.end()) ++band_;
+    return e;
+  }
   if (islands_.empty()) ++band_;
+  return e;
+}
+
+StepEvent MuloStrategy::coupled_step() {
+  Context& ctx = *models_.ctx;
+  Gpt& gpt = *models_.target;
+  const GptConfig& cfg = gpt.config();
+  CommandStream& s = stream_;
+  const int64_t V = cfg.vocab_size;
+  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
+  // The first position to predict: after a rejection, the one after it, since the keys and values
+  // from there on were computed next to the replaced draft; else the first undecided one (what
+  // comes before it was verified with exactly its final tokens).
+  int64_t u = resume_;
+  if (u < 0)
+    for (u = 0; !pending_[static_cast<size_t>(u)];) ++u;
+  // Rows resolved after the previous forward's first rejection take that forward's p as their q.
+  for (int64_t n : requeue_) s.copy(probs_.view().rows(n - requeue_first_, 1), q_.view().rows(n, 1));
+  requeue_.clear();
+
+  // Queries predicting u .. band_end - 1, fed the token before each (final, or its current
+  // draft): causal over the final prefix and the band's suffix, all of it recomputed.
+  const int64_t T = band_end - u;
+  std::vector<uint32_t> fed, row_draft(static_cast<size_t>(T)), pos(static_cast<size_t>(T));
+  auto token_at = [&](int64_t n) {
+    return static_cast<uint32_t>(pending_[static_cast<size_t>(n)] ? drafts_[static_cast<size_t>(n)]
+                                                                  : grid_[static_cast<size_t>(n)]);
+  };
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t n = u + t;
+    if (n > 0) {
+      fed.push_back(token_at(n - 1));
+      slot_fed_[static_cast<size_t>(cls_ + n - 1)] = static_cast<int32_t>(fed.back());
+    } else {
+      slot_fed_[0] = kConditionFed;
+    }
+    row_draft[static_cast<size_t>(t)] = token_at(n);
+    pos[static_cast<size_t>(t)] = static_cast<uint32_t>(n);
+  }
+  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, cls_ + u - 1, T, fed, labels(cfg), cache_.slots()), rows_,
+                 cache_.slots());
+  ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
+  ctx.upload(row_drafts_, 0, row_draft.data(), row_draft.size() * 4);
+  const GptOutputs out = gpt.forward(s, batch, cache_);
+  const ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
+  const uint32_t round = static_cast<uint32_t>(step_);
+  const TensorView p = probs_.view().rows(0, T), q = q_.view().rows(u, T), d = row_drafts_.view().rows(0, T),
+                   at = positions_.view().rows(0, T), acc = accept_back_.view().rows(0, T);
+  ops::spec_accept(s, p, q, d, at, in_.seed, philox::purpose_word(philox::Purpose::Accept, round), acc);
+  ops::spec_residual_sample(s, p, q, at, in_.seed, philox::purpose_word(philox::Purpose::Residual, round),
+                            out_tokens_.view().rows(0, T), acc, d);
+  s.submit_and_wait();
+  std::vector<uint32_t> accept(static_cast<size_t>(T)), resolved(static_cast<size_t>(T));
+  ctx.download(accept_back_, 0, accept.data(), accept.size() * 4);
+  ctx.download(out_tokens_, 0, resolved.data(), resolved.size() * 4);
+
+  // Commit in raster order up to and including the first rejection; island positions after it
+  // take their resolution (an exact sample of this forward's p) as the next draft.
+  StepEvent e;
+  int64_t stop = -1;  // the first rejected position
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t n = u + t;
+    if (!pending_[static_cast<size_t>(n)]) continue;
+    const uint32_t tok = resolved[static_cast<size_t>(t)];
+    if (tok >= V) throw Error("mulo: residual sampling returned token " + std::to_string(tok));
+    if (stop >= 0) {
+      drafts_[static_cast<size_t>(n)] = static_cast<int32_t>(tok);
+      requeue_.push_back(n);
+      continue;
+    }
+    e.proposed.push_back(static_cast<int32_t>(n));
+    e.proposed_tokens.push_back(drafts_[static_cast<size_t>(n)]);
+    grid_[static_cast<size_t>(n)] = static_cast<int32_t>(tok);
+    pending_[static_cast<size_t>(n)] = 0;
+    ++committed_;
+    if (accept[static_cast<size_t>(t)]) {
+      e.accepted.push_back(static_cast<int32_t>(n));
+    } else {
+      e.rejected.push_back(static_cast<int32_t>(n));
+      e.resampled.push_back(static_cast<int32_t>(n));
+      stop = n;
+    }
+  }
+  requeue_first_ = u;
+  resume_ = stop >= 0 ? stop + 1 : -1;
+  ++nfe_;
+  if (std::find(pending_.begin() + u, pending_.begin() + band_end, 1) == pending_.begin() + band_end) {
+    // The band is final. Slots after a last-moment replacement were computed next to the old
+    // token: the next verification re-feeds them.
+    if (stop >= 0)
+      for (int64_t n = stop; n + 1 < band_end; ++n) slot_fed_[static_cast<size_t>(cls_ + n)] = kStaleContext;
+    resume_ = -1;
+    ++band_;
+  }
   return e;
 }
 
@@ -298,7 +427,8 @@ StepEvent MuloStrategy::wave_step() {
 StepEvent MuloStrategy::step() {
   if (done()) throw Error("mulo: step() after the image is complete");
   const auto t0 = std::chrono::steady_clock::now();
-  StepEvent e = islands_.empty() ? band_step() : wave_step();
+  const bool resolving = coupled_ && std::find(pending_.begin(), pending_.end(), 1) != pending_.end();
+  StepEvent e = resolving ? coupled_step() : islands_.empty() ? band_step() : wave_step();
   e.device_ms = stream_.total_ms();
   e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   finish_event(e);

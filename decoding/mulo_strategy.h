@@ -22,6 +22,16 @@
 // one island at a time in raster order, so every resampled token sees a complete prefix; the
 // concurrent waves of the paper leave the undecided positions of other islands out of a query's
 // context (holes), which costs quality when islands are many.
+//
+// --resample coupled replaces the waves by coupled speculative decoding of the band (SCD-MC with
+// the upsampled drafts as first guesses): each forward re-feeds the band from its first undecided
+// position, tests every island position's draft exactly against the target (q a point mass on
+// the upsampled draft at first, then the distribution the draft was last resolved from), commits
+// up to and including the first rejection (resampled from the residual), and takes every later
+// island position's resolution as its next draft. Every island token is then an exact sample of
+// the target given the final prefix (no holes, no keys and values of replaced tokens), drafts the
+// target agrees with survive, and a forward can settle many positions. The only relaxation left
+// is the pooled test of the verification forward. --islands does not apply.
 #include <memory>
 #include <vector>
 
@@ -43,6 +53,7 @@ class MuloStrategy : public Strategy {
  private:
   StepEvent band_step();
   StepEvent wave_step();
+  StepEvent coupled_step();  // --resample coupled: one forward over the band's undecided suffix
   // Slot s holds the key and value of its position's final token.
   bool slot_valid(int64_t s) const;
   // Slots below `end` (exclusive) holding keys and values of a token that has since changed.
@@ -54,6 +65,7 @@ class MuloStrategy : public Strategy {
   double tau_;
   int64_t k_, radius_, band_rows_;
   bool sequential_ = false;  // --islands sequential
+  bool coupled_ = false;     // --resample coupled
   int64_t rows_, W_, w_, cls_;
   KvCache cache_, low_cache_;
   CommandStream stream_;
@@ -62,8 +74,13 @@ class MuloStrategy : public Strategy {
   std::vector<std::vector<int32_t>> islands_;   // pending, raster order; front = next to resample
   std::vector<int32_t> drafts_;                 // the current band's drafts by position
   std::vector<int32_t> slot_fed_;               // per slot: token its key/value were computed with
+  std::vector<uint8_t> pending_;                // --resample coupled: position is an undecided island token
+  std::vector<int64_t> requeue_;                // --resample coupled: positions whose q row takes the last p row
+  int64_t requeue_first_ = 0;                   // position of that forward's first row
+  int64_t resume_ = -1;                         // --resample coupled: first position the next forward predicts
   Tensor hi_grid_, lo_grid_, lo_derived_, hi_draft_, lo_positions_, lo_probs_, lo_tokens_;
   Tensor probs_, positions_, out_tokens_, pooled_, draft_back_;
+  Tensor q_, row_drafts_, accept_back_;  // --resample coupled: draft distributions by position, per-row drafts, tests
   std::vector<std::unique_ptr<GptBatch>> batches_;  // alive until the step's submit has finished
 };
 

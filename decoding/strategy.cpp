@@ -55,7 +55,7 @@ std::vector<std::string> strategy_options(const std::string& method) {
   if (method == "sd") return {"window", "accept", "k", "delta"};
   if (method == "lantern") return {"window", "init", "k", "delta", "drafter"};
   if (method == "zipar") return {"window", "verify", "k", "delta"};
-  if (method == "mulo") return {"tau", "k", "radius", "band", "islands"};
+  if (method == "mulo") return {"tau", "k", "radius", "band", "islands", "resample"};
   if (method == "hawk") return {"depth"};
   if (method == "ssd") return {"rows", "rounds"};
   return {};

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "decoding/islands.h"
+#include "tests/support/chi_square.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/vq_model.h"
 #include "tests/support/decoding_fixture.h"
@@ -176,6 +177,79 @@ TEST_F(decoding_mulo, SequentialIslandsResampleOnCompletePrefixes) {
   EXPECT_GT(concurrent_multi, 0);  // the seeds do make several islands at once
 }
 
+// --resample coupled: island positions are decoded by coupled speculative decoding from their
+// upsampled drafts. Some drafts survive the exact test, some are resampled, a resampled position
+// is always the last one a step commits (what follows it is re-fed), and every event is consistent.
+TEST_F(decoding_mulo, CoupledResamplingKeepsDraftsTheTargetAgrees) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  int64_t kept = 0, resampled = 0, island_positions = 0;
+  for (uint64_t seed = 20; seed < 26; ++seed) {
+    std::vector<StepEvent> ev;
+    run("mulo", m, {{"tau", "0.012"}, {"k", "16"}, {"radius", "1"}, {"resample", "coupled"}}, seed, &ev);
+    std::set<int32_t> in_island;
+    for (const StepEvent& e : ev) {
+      if (!e.islands.empty() || (e.resampled.empty() && e.rejected.empty() && in_island.empty())) {
+        for (const auto& island : e.islands) {
+          island_positions += static_cast<int64_t>(island.size());
+          in_island.insert(island.begin(), island.end());
+        }
+        continue;  // a band's verification
+      }
+      ASSERT_LE(e.resampled.size(), 1u);
+      for (int32_t n : e.accepted) {
+        EXPECT_TRUE(in_island.count(n)) << "seed " << seed << ": position " << n << " was not in an island";
+        ++kept;
+      }
+      for (int32_t n : e.resampled) {
+        EXPECT_TRUE(in_island.count(n)) << "seed " << seed << ": position " << n << " was not in an island";
+        for (int32_t a : e.accepted) EXPECT_LT(a, n) << "seed " << seed << ": committed past a resampled position";
+        ++resampled;
+      }
+    }
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(resampled, 0);
+  EXPECT_EQ(kept + resampled, island_positions);
+}
+
+// At tau = 1 with k = 1 every draft fails the pooled test (no filtered distribution is a point
+// mass here), so every token comes from coupled decoding: the images must be distributed as ar's.
+// Two-sample chi-square at significance 0.001 on positions 0, 6 and 15 (the last of the second
+// band), top-k 2 so a few hundred images fill the cells; ar runs on disjoint seeds.
+TEST_F(decoding_mulo, CoupledResamplingAtTauOneSamplesTheTarget) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  SamplerSettings ss = full_settings();
+  ss.top_k = 2;
+  constexpr int kImages = 500;
+  auto sample = [&](const std::string& method, const MethodOptions& o, uint64_t first) {
+    std::vector<std::vector<int32_t>> grids;
+    int64_t nfe = 0;
+    for (int i = 0; i < kImages; ++i) {
+      StrategyInputs in;
+      in.class_id = i % 2;
+      in.seed = first + static_cast<uint64_t>(i);
+      in.sampler = ss;
+      in.options = o;
+      auto st = make_strategy(method, m, in);
+      while (!st->done()) st->step();
+      nfe += st->nfe();
+      grids.push_back(st->grid());
+    }
+    std::printf("%s: %.2f target forwards per image\n", method.c_str(), static_cast<double>(nfe) / kImages);
+    return grids;
+  };
+  const auto mulo = sample("mulo", {{"tau", "1"}, {"k", "1"}, {"radius", "0"}, {"resample", "coupled"}}, 0);
+  const auto ar = sample("ar", {}, 1000000);
+  for (int64_t pos : {0, 6, 15}) {
+    std::vector<uint64_t> a(1024), b(1024);
+    for (const auto& g : mulo) ++a[static_cast<size_t>(g[static_cast<size_t>(pos)])];
+    for (const auto& g : ar) ++b[static_cast<size_t>(g[static_cast<size_t>(pos)])];
+    const testing::ChiSquare c = testing::two_sample_chi_square(a, b);
+    EXPECT_TRUE(c.fits()) << "position " << pos << ": " << c.str();
+    std::printf("position %lld: %s\n", static_cast<long long>(pos), c.str().c_str());
+  }
+}
+
 TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
   StrategyInputs in;
   in.sampler = full_settings();
@@ -185,6 +259,10 @@ TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
   in.options = {{"band", "3"}};
   EXPECT_THROW(make_strategy("mulo", m, in), Error);
   in.options = {{"islands", "parallel"}};
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  in.options = {{"resample", "gumbel"}};
+  EXPECT_THROW(make_strategy("mulo", m, in), Error);
+  in.options = {{"resample", "coupled"}, {"islands", "sequential"}};
   EXPECT_THROW(make_strategy("mulo", m, in), Error);
   in.options = {};
   m.low_res = nullptr;
