@@ -277,7 +277,9 @@ StepEvent MuloStrategy::coupled_step() {
   if (u < 0)
     for (u = 0; !pending_[static_cast<size_t>(u)];) ++u;
   // Rows resolved after the previous forward's first rejection take that forward's p as their q.
-  for (int64_t n : requeue_) s.copy(probs_.view().rows(n - requeue_first_, 1), q_.view().rows(n, 1));
+  std::vector<CopyRegion> requeue;
+  for (int64_t n : requeue_) requeue.push_back({probs_.view().rows(n - requeue_first_, 1), q_.view().rows(n, 1)});
+  s.copy(requeue);
   requeue_.clear();
 
   // Queries predicting u .. band_end - 1, fed the token before each (final, or its current
