@@ -385,6 +385,22 @@ int cmd_bench(const Args& args) {
     judge = std::make_unique<ImageJudge>(
         *ctx, *loaded.vq, cfg.grid_size,
         cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier") : cls_path);
+  }
+  // Sample files to resume are checked before anything slow (the test set's statistics, the
+  // first image), so a folder of other settings fails in a second.
+  std::vector<SampleSet> resumed(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    resumed[i].meta = run_meta(runs[i], loaded, ss, judge.get(), *ctx);
+    const std::string file = samples_dir.empty() ? "" : samples_file(samples_dir, runs[i], seed);
+    std::error_code ec;
+    if (file.empty() || !std::filesystem::exists(file, ec)) continue;
+    SampleSet old = read_sample_set(file);
+    if (sample_set_key(old) != sample_set_key(resumed[i]))
+      throw Error("bench: " + file + " holds images of other settings (" + old.meta.at("models") + ", " +
+                  old.meta.at("sampler") + "); use another --samples folder");
+    resumed[i].images = std::move(old.images);
+  }
+  if (judge) {
     // --dataset none: class accuracy and drift from ar only.
     const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
     if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
@@ -392,7 +408,8 @@ int cmd_bench(const Args& args) {
   const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<RunResult> results;
-  for (const Run& run : runs) {
+  for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
+    const Run& run = runs[run_index];
     const std::string label = run.method + (run.options.empty() ? "" : " " + options_str(run.options));
     // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
     // range over several commands draws the same images.
@@ -408,19 +425,12 @@ int cmd_bench(const Args& args) {
     RunResult r;
     r.run = run;
     SampleSet& set = r.samples;
-    set.meta = run_meta(run, loaded, ss, judge.get(), *ctx);
+    set = std::move(resumed[run_index]);
     const std::string file = samples_dir.empty() ? "" : samples_file(samples_dir, run, seed);
     std::set<uint64_t> have;
-    std::error_code ec;
-    if (!file.empty() && std::filesystem::exists(file, ec)) {
-      SampleSet old = read_sample_set(file);
-      if (sample_set_key(old) != sample_set_key(set))
-        throw Error("bench: " + file + " holds images of other settings (" + old.meta.at("models") + ", " +
-                    old.meta.at("sampler") + "); use another --samples folder");
-      set.images = std::move(old.images);
-      for (const ImageRecord& im : set.images) have.insert(im.seed);
+    for (const ImageRecord& im : set.images) have.insert(im.seed);
+    if (!set.images.empty())
       std::fprintf(stderr, "bench: %s: %zu images already in %s\n", label.c_str(), set.images.size(), file.c_str());
-    }
     std::vector<uint64_t> todo;
     for (int64_t i = 0; i < images; ++i)
       if (!have.count(seed + static_cast<uint64_t>(i))) todo.push_back(seed + static_cast<uint64_t>(i));
