@@ -131,10 +131,11 @@ std::map<std::string, std::string> run_meta(const Run& run, const LoadedModels& 
           {"device", ctx.caps().name}};
 }
 
-// The target model's part of a run's "models" (ar is compared with runs on the same target).
+// The target model of a run, "NAME#HASH" (ar is compared with runs on the same target).
 std::string target_of(const SampleSet& s) {
   const std::string& m = s.meta.at("models");
-  return m.substr(0, m.find(';'));
+  const std::string first = m.substr(0, m.find(';'));  // "target=NAME#HASH"
+  return first.substr(first.find('=') + 1);
 }
 
 struct ReportHeader {
@@ -311,7 +312,7 @@ int bench_report(const ArgParser& ap) {
   std::set<std::string> devices, targets, samplers;
   for (const auto& r : results) {
     devices.insert(r.samples.meta.at("device"));
-    targets.insert(target_of(r.samples).substr(7));
+    targets.insert(target_of(r.samples));
     samplers.insert(r.samples.meta.at("sampler"));
   }
   auto join = [](const std::set<std::string>& v) {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <numeric>
 
 #include "decoding/islands.h"
+#include "decoding/point_mass.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
@@ -17,12 +17,6 @@ namespace {
 // slot_fed_ markers: never fed, fed the condition, fed a token whose key and value were computed
 // under a context that later changed (re-fed in the next verification).
 constexpr int32_t kNotFed = -1, kConditionFed = -2, kStaleContext = -3;
-
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 const ModelSet& checked(const ModelSet& m) {
   if (!m.target) return m;  // Strategy's constructor names this error
@@ -246,17 +240,16 @@ StepEvent MuloStrategy::band_step() {
   if (coupled_) {
     // The islands' positions become the drafts of coupled decoding, each a point mass on its
     // upsampled draft (filled with the next step's commands).
-    const int64_t V = cfg.vocab_size;
-    const TensorView flat = q_.view().reshape({image_tokens() * V});
+    std::vector<std::pair<int64_t, uint32_t>> point_mass;
     for (const auto& island : islands_)
       for (int32_t n : island) {
         pending_[static_cast<size_t>(n)] = 1;
-        s.fill(q_.view().rows(n, 1), 0u);
+        point_mass.push_back({n, static_cast<uint32_t>(drafts_[static_cast<size_t>(n)])});
       }
-    for (const auto& island : islands_)
-      for (int32_t n : island) s.fill(flat.rows(n * V + drafts_[static_cast<size_t>(n)], 1), float_bits(1.0f));
+    record_point_masses(s, q_, point_mass);
+    pending_count_ = static_cast<int64_t>(point_mass.size());
     islands_.clear();
-    if (std::find(pending_.begin(), pending_.end(), 1) == pending_.end()) ++band_;
+    if (pending_count_ == 0) ++band_;
     return e;
   }
   if (islands_.empty()) ++band_;
@@ -337,6 +330,7 @@ StepEvent MuloStrategy::coupled_step() {
     e.proposed_tokens.push_back(drafts_[static_cast<size_t>(n)]);
     grid_[static_cast<size_t>(n)] = static_cast<int32_t>(tok);
     pending_[static_cast<size_t>(n)] = 0;
+    --pending_count_;
     ++committed_;
     if (accept[static_cast<size_t>(t)]) {
       e.accepted.push_back(static_cast<int32_t>(n));
@@ -349,7 +343,7 @@ StepEvent MuloStrategy::coupled_step() {
   requeue_first_ = u;
   resume_ = stop >= 0 ? stop + 1 : -1;
   ++nfe_;
-  if (std::find(pending_.begin() + u, pending_.begin() + band_end, 1) == pending_.begin() + band_end) {
+  if (pending_count_ == 0) {
     // The band is final. Slots after a last-moment replacement were computed next to the old
     // token: the next verification re-feeds them.
     if (stop >= 0)
@@ -429,8 +423,7 @@ StepEvent MuloStrategy::wave_step() {
 StepEvent MuloStrategy::step() {
   if (done()) throw Error("mulo: step() after the image is complete");
   const auto t0 = std::chrono::steady_clock::now();
-  const bool resolving = coupled_ && std::find(pending_.begin(), pending_.end(), 1) != pending_.end();
-  StepEvent e = resolving ? coupled_step() : islands_.empty() ? band_step() : wave_step();
+  StepEvent e = pending_count_ > 0 ? coupled_step() : islands_.empty() ? band_step() : wave_step();
   e.device_ms = stream_.total_ms();
   e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   finish_event(e);

@@ -75,6 +75,7 @@ class MuloStrategy : public Strategy {
   std::vector<int32_t> drafts_;                 // the current band's drafts by position
   std::vector<int32_t> slot_fed_;               // per slot: token its key/value were computed with
   std::vector<uint8_t> pending_;                // --resample coupled: position is an undecided island token
+  int64_t pending_count_ = 0;                   // --resample coupled: undecided island tokens left
   std::vector<int64_t> requeue_;                // --resample coupled: positions whose q row takes the last p row
   int64_t requeue_first_ = 0;                   // position of that forward's first row
   int64_t resume_ = -1;                         // --resample coupled: first position the next forward predicts

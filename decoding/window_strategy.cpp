@@ -1,23 +1,15 @@
 #include "decoding/window_strategy.h"
 
 #include <chrono>
-#include <cstring>
 
+#include "decoding/point_mass.h"
 #include "engine/model/draft_heads.h"
+#include "engine/ops/det_math.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 #include "engine/vk/error.h"
 
 namespace vkspec {
-namespace {
-
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-}  // namespace
 
 WindowOptions parse_window_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind accept) {
   check_options(o, method, strategy_options(method));
@@ -81,8 +73,7 @@ uint32_t WindowStrategy::token_at(int64_t n) const {
 void WindowStrategy::initialise(int64_t end) {
   CommandStream& s = stream();
   const int64_t V = vocab(), W = models_.target->config().grid_size;
-  const TensorView flat = q_.view().reshape({image_tokens() * V});
-  std::vector<int64_t> point_mass;
+  std::vector<std::pair<int64_t, uint32_t>> point_mass;
   std::vector<CopyRegion> proposals;
   for (int64_t n = ready_; n < end; ++n) {
     DraftInit how = opt_.init;
@@ -103,15 +94,14 @@ void WindowStrategy::initialise(int64_t end) {
       const uint32_t bits =
           philox::bits(in_.seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit), 0);
       tok = static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(V)) >> 32);
-      s.fill(q_.view().rows(n, 1), float_bits(1.0f / static_cast<float>(V)));
+      s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
     } else {
       tok = token_at(how == DraftInit::Left ? n - 1 : n - W);
-      s.fill(q_.view().rows(n, 1), 0u);
-      point_mass.push_back(n);
+      point_mass.push_back({n, tok});
     }
     drafts_[static_cast<size_t>(n)] = tok;
   }
-  for (int64_t n : point_mass) s.fill(flat.rows(n * V + drafts_[static_cast<size_t>(n)], 1), float_bits(1.0f));
+  record_point_masses(s, q_, point_mass);
   s.copy(proposals);
   ready_ = std::max(ready_, end);
 }
