@@ -9,7 +9,8 @@
 # Chunk k covers seeds S + k*C .. S + (k+1)*C - 1; process j runs chunks j, j+J, j+2J, ... so at
 # any moment every method has about the same number of images. On a CPU device one bench process
 # keeps about one core busy: J = the number of cores. Each process runs under `nice -n 10`.
-# VKSPEC=path/to/vkspec overrides the binary (default: build/cli/vkspec).
+# VKSPEC=path/to/vkspec overrides the binary (default: build/cli/vkspec). Logs go to
+# DIR/logs/<bench options>/, so several evaluations can share DIR at the same time.
 set -euo pipefail
 usage() { sed -n '2,13p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
@@ -29,7 +30,8 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 vkspec=${VKSPEC:-$root/build/cli/vkspec}
 [ -x "$vkspec" ] || { echo "bench_shards: $vkspec not built (tools/build.sh)" >&2; exit 1; }
-mkdir -p "$dir/logs"
+logs=$dir/logs/$(printf '%s_' "$@" | tr -c 'A-Za-z0-9=.,+-' '_' | sed 's/__*/_/g; s/^_//; s/_$//')
+mkdir -p "$logs"
 chunks=$(( (images + chunk - 1) / chunk ))
 worker() {
   local j=$1 k n
@@ -37,8 +39,8 @@ worker() {
   for (( k = j; k < chunks; k += jobs )); do
     n=$(( images - k * chunk < chunk ? images - k * chunk : chunk ))
     nice -n 10 "$vkspec" bench "$@" --images "$n" --seed $(( first + k * chunk )) --warmup 0 --samples "$dir" \
-      > "$dir/logs/chunk$k.txt" 2>> "$dir/logs/worker$j.log" || { echo "bench_shards: chunk $k failed, see $dir/logs/worker$j.log" >&2; return 1; }
-    echo "$(date -u +%FT%TZ) chunk $k done (seeds $(( first + k * chunk ))+$n)" >> "$dir/logs/worker$j.log"
+      > "$logs/chunk$k.txt" 2>> "$logs/worker$j.log" || { echo "bench_shards: chunk $k failed, see $logs/worker$j.log" >&2; return 1; }
+    echo "$(date -u +%FT%TZ) chunk $k done (seeds $(( first + k * chunk ))+$n)" >> "$logs/worker$j.log"
   done
 }
 pids=()
