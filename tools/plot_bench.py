@@ -38,6 +38,9 @@ def main():
     ap.add_argument("bench", nargs="+")
     ap.add_argument("--metric", choices=sorted(LABELS), default="fid")
     ap.add_argument("--title", default="")
+    ap.add_argument("--points", action="store_true",
+                    help="one labelled point per run instead of one line per method and file "
+                         "(for `bench --report` files, which hold many unrelated settings)")
     args = ap.parse_args()
     runs = load(args.bench)
     ar = [r for r in runs if r["method"] == "ar"]
@@ -46,8 +49,8 @@ def main():
     ar_nfe = ar[0]["nfe_mean"]
     # One line per method and file (a file is one bench run, so one sweep); ar once.
     groups = defaultdict(list)
-    for r in runs:
-        key = (r["method"], "" if r["method"] == "ar" else r["_file"])
+    for i, r in enumerate(runs):
+        key = (r["method"], "" if r["method"] == "ar" else (i if args.points else r["_file"]))
         if r["method"] != "ar" or not groups[key]:
             groups[key].append(r)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
@@ -58,12 +61,17 @@ def main():
         scale = 100.0 if args.metric == "class_accuracy" else 1.0
         xs, ys = [p[0] for p in pts], [p[1] * scale for p in pts]
         style = "o" if method == "ar" else "o-"
+        if args.points:  # ten colours repeat: vary the marker too
+            style = "osD^vP*Xph<>"[len(ax.lines) % 12]
         # Options that vary within the line label the points; the fixed ones name the line.
         keys = sorted({k for _, _, r in pts for k in r["options"]})
         varying = [k for k in keys if len({r["options"].get(k) for _, _, r in pts}) > 1]
         fixed = ",".join(f"{k}={pts[0][2]['options'][k]}" for k in keys if k not in varying and k in pts[0][2]["options"])
         swept = f", {varying[0]} swept" if len(varying) == 1 else ""
-        ax.plot(xs, ys, style, label=method + (f" ({fixed})" if fixed else "") + swept, markersize=5)
+        label = method + (f" ({fixed})" if fixed else "") + swept
+        if args.points and method != "ar":
+            label = method + " " + ",".join(f"{k}={v}" for k, v in sorted(pts[0][2]["options"].items()))
+        ax.plot(xs, ys, style, label=label, markersize=5)
         for x, y, (_, _, r) in zip(xs, ys, pts):
             if varying:
                 # One swept option: its value alone (the legend names the line); else key=value.
