@@ -95,6 +95,11 @@ TEST_F(lossless_decoding, SsdHeadBlocksMatchAr) {
   expect_matches_ar("ssd --rows 2 --rounds 1", "ssd", {{"rows", "2"}, {"rounds", "1"}});
 }
 
+// The composition docs/perf.md measures as the lossless frontier: SCD-MC's window drafted by the heads.
+TEST_F(lossless_decoding, ScdDraftedByHeadsMatchesAr) {
+  expect_matches_ar("scd-mc --window 4 --init heads", "scd-mc", {{"window", "4"}, {"init", "heads"}});
+}
+
 TEST_F(lossless_decoding, ZipArWithExactVerificationMatchesAr) {
   expect_matches_ar("zipar --window 1 --verify exact", "zipar", {{"window", "1"}, {"verify", "exact"}});
 }
