@@ -390,9 +390,11 @@ int cmd_bench(const Args& args) {
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());
+  std::vector<std::string> files(runs.size());  // each run's sample file, "" without --samples
   for (size_t i = 0; i < runs.size(); ++i) {
     resumed[i].meta = run_meta(runs[i], loaded, ss, judge.get(), *ctx);
-    const std::string file = samples_dir.empty() ? "" : samples_file(samples_dir, runs[i], seed);
+    if (!samples_dir.empty()) files[i] = samples_file(samples_dir, runs[i], seed);
+    const std::string& file = files[i];
     std::error_code ec;
     if (file.empty() || !std::filesystem::exists(file, ec)) continue;
     SampleSet old = read_sample_set(file);
@@ -427,7 +429,7 @@ int cmd_bench(const Args& args) {
     r.run = run;
     SampleSet& set = r.samples;
     set = std::move(resumed[run_index]);
-    const std::string file = samples_dir.empty() ? "" : samples_file(samples_dir, run, seed);
+    const std::string& file = files[run_index];
     std::set<uint64_t> have;
     for (const ImageRecord& im : set.images) have.insert(im.seed);
     if (!set.images.empty())
