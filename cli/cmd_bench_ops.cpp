@@ -10,7 +10,7 @@
 #include "cli/run_info.h"
 #include "engine/checks/op_bench.h"
 #include "engine/ref/matmul_ref.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 namespace {

@@ -20,7 +20,7 @@
 #include "cli/run_info.h"
 #include "engine/checks/gpt_bench.h"
 #include "engine/model/synthetic_gpt.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 namespace {

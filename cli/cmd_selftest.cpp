@@ -8,7 +8,7 @@
 #include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "engine/checks/op_check.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <sys/stat.h>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 

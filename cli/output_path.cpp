@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::cli {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "engine/ops/sampler.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

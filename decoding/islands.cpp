@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

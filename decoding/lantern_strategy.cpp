@@ -1,7 +1,7 @@
 #include "decoding/lantern_strategy.h"
 
 #include "decoding/sd_strategy.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

@@ -9,7 +9,7 @@
 #include "engine/model/codebook_neighbours.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

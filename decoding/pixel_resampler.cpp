@@ -2,7 +2,7 @@
 
 #include "engine/ops/elementwise.h"
 #include "engine/ops/upsample.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "engine/ops/speculative.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

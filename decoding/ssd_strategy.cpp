@@ -1,6 +1,6 @@
 #include "decoding/ssd_strategy.h"
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -16,7 +16,7 @@
 #include "decoding/ssd_strategy.h"
 #include "decoding/zipar_strategy.h"
 #include "decoding/zipar_verify_strategy.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

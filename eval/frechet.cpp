@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

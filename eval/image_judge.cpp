@@ -1,6 +1,6 @@
 #include "eval/image_judge.h"
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

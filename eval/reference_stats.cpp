@@ -5,7 +5,7 @@
 
 #include "engine/model/classifier.h"
 #include "engine/vk/cache_file.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "eval/fashion_mnist.h"
 
 namespace vkspec {

@@ -8,7 +8,7 @@
 #include "engine/model/safetensors.h"
 #include "engine/model/safetensors_writer.h"
 #include "engine/vk/cache_file.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

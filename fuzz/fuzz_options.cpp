@@ -7,7 +7,7 @@
 #include "cli/arg_parser.h"
 #include "cli/method_options.h"
 #include "decoding/strategy.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "fuzz/fuzz_target.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/model/safetensors.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

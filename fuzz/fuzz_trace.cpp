@@ -2,7 +2,7 @@
 #include <string>
 
 #include "decoding/trace_reader.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include "engine/checks/op_check.h"
 #include "engine/model/classifier.h"
 #include "engine/model/safetensors_writer.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/vulkan_test.h"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <sys/stat.h>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "eval/fashion_mnist.h"
 #include "eval/frechet.h"
 #include "eval/reference_stats.h"

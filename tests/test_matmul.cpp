@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/ops/matmul.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "engine/vk/shader_registry.h"
 #include "tests/support/vulkan_test.h"
 

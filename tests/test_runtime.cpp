@@ -9,7 +9,7 @@
 #include "engine/checks/op_check.h"
 #include "engine/ops/elementwise.h"
 #include "engine/vk/command_stream.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {

@@ -16,7 +16,7 @@
 #include "engine/model/safetensors.h"
 #include "engine/model/safetensors_writer.h"
 #include "engine/model/weights.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {

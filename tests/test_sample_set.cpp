@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "engine/model/safetensors_writer.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "eval/sample_set.h"
 #include "eval/sample_summary.h"
 

@@ -10,7 +10,7 @@
 #include "engine/model/gpt.h"
 #include "engine/model/synthetic_gpt.h"
 #include "engine/ops/elementwise.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/vulkan_test.h"
 

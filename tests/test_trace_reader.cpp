@@ -10,7 +10,7 @@
 
 #include "decoding/trace.h"
 #include "decoding/trace_reader.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

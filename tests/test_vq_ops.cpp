@@ -11,7 +11,7 @@
 #include "engine/ops/spatial_attention.h"
 #include "engine/ops/swish.h"
 #include "engine/ops/upsample.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {

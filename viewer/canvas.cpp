@@ -5,7 +5,7 @@
 
 #include "canvas_frag.h"
 #include "canvas_vert.h"
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec::viewer {
 namespace {

@@ -1,6 +1,6 @@
 #include "viewer/decode_worker.h"
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec::viewer {
 

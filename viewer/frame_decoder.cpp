@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "decoding/step_event.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::viewer {
 

@@ -1,6 +1,6 @@
 #include "viewer/frame_writer.h"
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::viewer {
 

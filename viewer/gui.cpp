@@ -7,7 +7,7 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_vulkan.h>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 #include "viewer/swapchain.h"
 
 namespace vkspec::viewer {

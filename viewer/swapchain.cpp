@@ -4,7 +4,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec::viewer {
 namespace {

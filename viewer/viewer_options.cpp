@@ -1,7 +1,7 @@
 #include "viewer/viewer_options.h"
 
 #include "cli/arg_parser.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "viewer/overlay_settings.h"
 
 namespace vkspec::viewer {

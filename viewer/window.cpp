@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 // After volk (through window.h): vulkan.h comes in without prototypes, and GLFW declares
 // glfwCreateWindowSurface.

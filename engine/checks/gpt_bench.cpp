@@ -7,7 +7,7 @@
 #include "engine/checks/op_bench.h"
 #include "engine/model/gpt_batch.h"
 #include "engine/ops/sampler.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

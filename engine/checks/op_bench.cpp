@@ -5,7 +5,7 @@
 
 #include <sys/resource.h>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

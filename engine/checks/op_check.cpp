@@ -3,7 +3,7 @@
 #include <cmath>
 #include <random>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

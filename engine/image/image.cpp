@@ -6,7 +6,7 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

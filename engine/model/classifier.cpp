@@ -3,7 +3,7 @@
 #include "engine/ops/conv2d.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

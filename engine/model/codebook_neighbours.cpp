@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "engine/vk/cache_file.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

@@ -4,7 +4,7 @@
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/swish.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -7,7 +7,7 @@
 #include "engine/ops/rms_norm.h"
 #include "engine/ops/rope.h"
 #include "engine/ops/swiglu.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

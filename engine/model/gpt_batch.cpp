@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "engine/ops/rope.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -1,6 +1,6 @@
 #include "engine/model/gpt_config.h"
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

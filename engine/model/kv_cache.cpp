@@ -1,6 +1,6 @@
 #include "engine/model/kv_cache.h"
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "engine/vk/tensor.h"
 
 // Tensor bytes are little-endian and are reinterpreted in place.

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "engine/vk/tensor.h"
 
 namespace vkspec {

@@ -7,7 +7,7 @@
 #include "engine/ops/group_norm.h"
 #include "engine/ops/spatial_attention.h"
 #include "engine/ops/upsample.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 namespace {

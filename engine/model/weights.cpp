@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec {
 

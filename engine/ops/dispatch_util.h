@@ -5,7 +5,7 @@
 
 #include "engine/vk/command_stream.h"
 #include "engine/vk/context.h"
-#include "engine/vk/error.h"
+#include "common/error.h"
 
 namespace vkspec::ops {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 namespace {

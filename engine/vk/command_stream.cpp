@@ -3,7 +3,7 @@
 #include <mutex>
 
 #include "engine/vk/context.h"
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "engine/vk/cache_file.h"
 #include "engine/vk/command_stream.h"
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <spirv_cross.hpp>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 #include "engine/vk/shader_registry.h"
 
 namespace vkspec {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 

@@ -1,7 +1,7 @@
 // The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing.
 #include <gtest/gtest.h>
 
-#include "engine/vk/error.h"
+#include "common/error.h"
 #include "viewer/cell_overlay.h"
 #include "viewer/overlay_settings.h"
 #include "viewer/run_stats.h"

@@ -1,16 +1,13 @@
 #pragma once
-// Errors thrown by the engine. Every message says what failed and where (file, tensor, device).
-#include <stdexcept>
+// Vulkan's failures as errors: VulkanError keeps the VkResult; the plain Error and
+// OutOfDeviceMemory live in common/error.h, which every layer may include.
 #include <string>
 
 #include <volk.h>
 
-namespace vkspec {
+#include "common/error.h"
 
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace vkspec {
 
 // A Vulkan call failed; result() keeps the VkResult for callers that recover (viewer restarts).
 class VulkanError : public Error {
@@ -20,12 +17,6 @@ class VulkanError : public Error {
 
  private:
   VkResult result_;
-};
-
-// The device budget (real or the VKSPEC_MAX_DEVICE_MEMORY cap) cannot hold an allocation.
-class OutOfDeviceMemory : public Error {
- public:
-  using Error::Error;
 };
 
 const char* vk_result_name(VkResult r);

@@ -1,4 +1,4 @@
-#include "engine/vk/error.h"
+#include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 
