@@ -116,13 +116,13 @@ const std::string& identity(const std::string& path) {
 // What identifies a run's images: see eval/sample_set.h.
 std::map<std::string, std::string> run_meta(const Run& run, const LoadedModels& loaded, const SamplerSettings& ss,
                                             const ImageJudge* judge, const Context& ctx) {
-  const StrategyNeeds needs = strategy_needs(run.method, run.options);
+  const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
   if (needs.low_res && loaded.low_res) models += ";low_res=" + identity(loaded.low_res->path());
   if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours).
-  if (loaded.vq && (judge || needs.vq || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
+  if (loaded.vq && (judge || needs.tokenizer || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
   return {{"method", run.method},
           {"options", options_str(run.options)},
           {"models", models},
@@ -151,7 +151,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
             const std::optional<std::string>& json_path) {
   auto ar_of = [&](const RunResult& r) -> const RunResult* {
     for (const auto& a : results)
-      if (a.run.method == "ar" && target_of(a.samples) == target_of(r.samples) &&
+      if (a.run.method == reference_method_name() && target_of(a.samples) == target_of(r.samples) &&
           a.samples.meta.at("sampler") == r.samples.meta.at("sampler") &&
           a.samples.meta.at("classifier") == r.samples.meta.at("classifier"))
         return &a;
@@ -347,15 +347,15 @@ int cmd_bench(const Args& args) {
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
-  const std::vector<std::string> methods = split(ap.get_or("--methods", "ar"), ',');
+  const std::vector<std::string> methods = split(ap.get_or("--methods", reference_method_name()), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
-  const std::vector<std::string> names = strategy_names();
-  for (const std::string& m : methods)
-    if (std::find(names.begin(), names.end(), m) == names.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw Error("bench: unknown method '" + m + "' (known: " + list + ")");
+  for (const std::string& m : methods) {
+    try {
+      find_strategy(m);
+    } catch (const Error& e) {
+      throw Error(std::string("bench: ") + e.what());
     }
+  }
   const int64_t images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));

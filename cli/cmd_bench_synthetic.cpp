@@ -18,6 +18,7 @@
 #include "cli/nfe_projection.h"
 #include "cli/output_path.h"
 #include "cli/run_info.h"
+#include "decoding/strategy_registry.h"
 #include "engine/checks/gpt_bench.h"
 #include "engine/model/synthetic_gpt.h"
 #include "common/error.h"
@@ -229,7 +230,7 @@ int cmd_bench_synthetic(const Args& args) {
                 "ms/fwd", "s/image", "images/s", "x ar");
     double ar_rate = 0;
     for (const auto& p : projected)
-      if (p.method == "ar") ar_rate = p.images_per_s;
+      if (p.method == reference_method_name()) ar_rate = p.images_per_s;
     for (const auto& p : projected)
       std::printf("%-10s %-22s %7lld %8.1f %8lld %10.2f %9.3f %10.4g %8.2f\n", p.method.c_str(), p.options.c_str(),
                   static_cast<long long>(p.images), p.nfe, static_cast<long long>(p.queries), p.ms_per_forward,

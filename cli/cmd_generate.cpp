@@ -25,7 +25,7 @@ int cmd_generate(const Args& args) {
   for (const std::string& f : method_option_flags()) options.insert(f);
   ArgParser ap("generate", {}, options);
   ap.parse(args);
-  const std::string method = ap.get_or("--method", "ar");
+  const std::string method = ap.get_or("--method", reference_method_name());
   const MethodOptions given = given_method_options(ap);
   check_used(given, {method});
   const MethodOptions method_options = options_for(method, given);

@@ -29,13 +29,14 @@ LoadedModels load_models(Context& ctx, const ArgParser& ap, const std::vector<Me
   GptOptions gopt;
   gopt.max_queries = 64;
   for (const MethodRun& r : runs) {
-    const StrategyNeeds n = strategy_needs(r.method, r.options);
+    const StrategyDescriptor& d = find_strategy(r.method);
+    const StrategyNeeds n = d.needs_for(r.options);
     needs.drafter |= n.drafter;
     needs.low_res |= n.low_res;
-    needs.vq |= n.vq;
+    needs.tokenizer |= n.tokenizer;
     needs.neighbours |= n.neighbours;
     needs.heads |= n.heads;
-    gopt.max_queries = std::max(gopt.max_queries, strategy_max_queries(r.method, r.options, target_cfg));
+    gopt.max_queries = std::max(gopt.max_queries, d.max_queries_for(r.options, target_cfg));
   }
   LoadedModels m;
   m.target = std::make_unique<Gpt>(ctx, target_path, gopt);
@@ -50,7 +51,7 @@ LoadedModels load_models(Context& ctx, const ArgParser& ap, const std::vector<Me
     const std::string l = ap.get_or("--low-res", "");
     m.low_res = std::make_unique<Gpt>(ctx, l.empty() ? shipped_model("fmnist_gpt8.safetensors", "--low-res") : l, gopt);
   }
-  if (want_vq || needs.vq || needs.neighbours) {
+  if (want_vq || needs.tokenizer || needs.neighbours) {
     const std::string v = ap.get_or("--vq", "");
     m.vq = std::make_unique<VqModel>(ctx, v.empty() ? shipped_model("fmnist_vq.safetensors", "--vq") : v, DType::F16,
                                      std::max<int64_t>(vq_batch, 1), cfg.grid_size);

@@ -1,7 +1,7 @@
 #pragma once
 // The models and sampler settings `generate` and `bench` share: --model, --vq, --drafter,
 // --low-res, --heads, --cfg/--temperature/--top-k/--top-p, loaded once for every method a command runs
-// (strategy_needs says which ones a method wants).
+// (the method's StrategyDescriptor::needs says which ones it wants).
 //
 // --drafter takes `jacobi` (LANTERN's self-drafting, no model), `model` (the shipped drafter) or a
 // model file; methods with a drafter model use the shipped one when --drafter is absent.

@@ -14,17 +14,15 @@ namespace {
 
 void check_method(const std::string& method, const vkspec::MethodOptions& o) {
   using namespace vkspec;
-  // The checks each strategy runs on its options before it touches a model.
-  check_options(o, method, strategy_options(method));
-  for (const char* key : {"window", "k", "radius", "band", "depth", "rows", "rounds"})
-    (void)option_int(o, method, key, 1, 0, 1 << 20);
-  for (const char* key : {"delta", "tau"}) (void)option_double(o, method, key, 0.5, 0.0, 1.0);
-  (void)option_choice(o, method, "init", "above", {"random", "left", "above", "heads"});
-  (void)option_choice(o, method, "accept", "exact", {"exact", "lantern"});
-  (void)option_choice(o, method, "verify", "none", {"none", "exact", "lantern"});
+  // The checks each strategy runs on its options before it touches a model: the registry's specs,
+  // strictly, then leniently as the front ends size models.
+  const StrategyDescriptor& d = find_strategy(method);
   GptConfig cfg;
-  (void)strategy_max_queries(method, o, cfg);
-  (void)strategy_needs(method, o);
+  cfg.grid_size = 16;
+  (void)d.max_queries_for(o, cfg);
+  (void)d.needs_for(o);
+  (void)d.fixed_queries_for(o);
+  (void)d.values(o);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-#include "decoding/sjd_strategy.h"
+#include "tests/support/scoped_faults.h"
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
@@ -108,7 +108,8 @@ TEST_F(lossless_decoding, BiasedVerificationIsDetected) {
   Faults f;
   f.q_unfiltered = true;
   const Factory biased = [f](const ModelSet& m, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
-    return std::make_unique<SjdStrategy>(m, in, f);
+    testing::ScopedFaults with(f);
+    return make_strategy("sjd", m, in);
   };
   const Verdict v = against_ar("sjd --window 4 verifying against unfiltered q", biased, {{"window", "4"}});
   EXPECT_FALSE(v.same) << "the two-sample test did not see the bias:\n" << v.report;

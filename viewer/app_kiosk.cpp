@@ -20,7 +20,8 @@ void App::start_kiosk_run() {
   const std::string& method = methods_[static_cast<size_t>(i % static_cast<int64_t>(methods_.size()))];
   std::vector<std::pair<std::string, MethodOptions>> m = {{method, {}}};
   // A speculative method races plain AR on the same class and seed.
-  if (method != "ar" && std::find(methods_.begin(), methods_.end(), "ar") != methods_.end()) m.push_back({"ar", {}});
+  const std::string& ar = reference_method_name();
+  if (method != ar && std::find(methods_.begin(), methods_.end(), ar) != methods_.end()) m.push_back({ar, {}});
   controls_.class_id = static_cast<int>(i % std::max<int64_t>(1, num_classes_));
   controls_.seed = static_cast<long long>(opt_.seed + static_cast<uint64_t>(i));
   start_live(m, controls_.class_id, static_cast<uint64_t>(controls_.seed), controls_.sampler);

@@ -1,0 +1,64 @@
+#include "decoding/target_session.h"
+
+#include <numeric>
+
+#include "common/error.h"
+#include "decoding/strategy.h"
+
+namespace vkspec {
+namespace {
+
+Gpt& checked_target(const ModelSet& m) {
+  if (!m.ctx || !m.target) throw Error("a strategy needs a context and a target model");
+  return *m.target;
+}
+
+}  // namespace
+
+TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method,
+                             int64_t max_queries, int64_t scratch_slots)
+    : ctx_(*models.ctx),
+      model_(checked_target(models)),
+      rows_(in.sampler.uses_cfg() ? 2 : 1),
+      max_queries_(max_queries),
+      cache_(model_.make_cache(scratch_slots, rows_)),
+      stream_(*models.ctx, in.profile) {
+  const int64_t limit = model_.options().max_queries;
+  if (max_queries > limit)
+    throw Error(method + ": needs " + std::to_string(max_queries) + " queries per forward with these options, " +
+                model_.path() + " was loaded for at most " + std::to_string(limit) + " (GptOptions::max_queries)");
+  labels_ = {static_cast<uint32_t>(in.class_id)};
+  if (rows_ == 2) labels_.push_back(static_cast<uint32_t>(config().num_classes));
+  const int64_t n = config().image_tokens() + 1;
+  std::vector<uint32_t> iota(static_cast<size_t>(n));
+  std::iota(iota.begin(), iota.end(), 0u);
+  positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
+  ctx_.upload(positions_, iota.data(), iota.size() * 4);
+}
+
+TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
+
+const GptBatch& TargetSession::causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens) {
+  return batch(GptQueries::causal(config(), query_position(n), q, tokens, labels_, cache_.slots()));
+}
+
+const GptBatch& TargetSession::at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
+                                            const std::function<bool(int64_t, int64_t)>& sees) {
+  return batch(GptQueries::at_positions(config(), slots, tokens, labels_, cache_.slots(), sees));
+}
+
+const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(model_, cache_, q); }
+
+const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q) {
+  batches_.push_back(std::make_unique<GptBatch>(ctx_, model.config(), q, rows_, cache.slots()));
+  return *batches_.back();
+}
+
+GptOutputs TargetSession::forward(const GptBatch& batch) { return model_.forward(stream_, batch, cache_); }
+
+void TargetSession::submit_and_wait() {
+  stream_.submit_and_wait();
+  batches_.clear();
+}
+
+}  // namespace vkspec

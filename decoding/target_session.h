@@ -1,0 +1,80 @@
+#pragma once
+// What every strategy needs of the target model for one image, in one place: the CFG batch rows
+// and their conditions, the KV cache (slot = sequence position, spare slots after the sequence
+// for candidates without a place yet), the command stream every step records into, the image
+// positions the sampler and the Philox keys read, and the batches of the step, kept alive until
+// its submit has finished. Drafter and low-resolution models run through the same session (same
+// stream, same conditions, a cache of their own).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt.h"
+
+namespace vkspec {
+
+struct ModelSet;
+struct StrategyInputs;
+
+class TargetSession {
+ public:
+  // method: named in errors. max_queries: the most queries one target forward of the strategy
+  // runs (checked against what the model was loaded for). scratch_slots: spare KV slots.
+  TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method, int64_t max_queries,
+                int64_t scratch_slots = 0);
+  TargetSession(const TargetSession&) = delete;
+  TargetSession& operator=(const TargetSession&) = delete;
+
+  Context& ctx() const { return ctx_; }
+  Gpt& model() const { return model_; }
+  const GptConfig& config() const { return model_.config(); }
+  // Batch rows of every forward: 2 with classifier-free guidance (conditional, null), else 1.
+  int64_t rows() const { return rows_; }
+  int64_t max_queries() const { return max_queries_; }
+  const KvCache& cache() const { return cache_; }
+  CommandStream& stream() { return stream_; }
+  const CommandStream& stream() const { return stream_; }
+  // The condition of each batch row for the model's condition queries: the class, then (with CFG)
+  // the null class.
+  const std::vector<uint32_t>& labels() const { return labels_; }
+  // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens).
+  TensorView positions(int64_t first, int64_t n) const;
+  // Sequence position of the query that predicts image token n: the slot of token n - 1, or of
+  // the last condition token for n = 0.
+  int64_t query_position(int64_t n) const { return config().cls_token_num + n - 1; }
+
+  // Batches of the current step; each stays alive until submit_and_wait().
+  // Queries predicting image tokens [n, n + q) causally; tokens: the image tokens they are fed,
+  // in order (token n - 1 first when n > 0; the first query of an image is the condition's).
+  const GptBatch& causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens);
+  // Queries at sequence positions `slots` (condition positions first), each seeing its own slot
+  // and the slots below it where sees(query, slot).
+  const GptBatch& at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
+                               const std::function<bool(int64_t, int64_t)>& sees);
+  // Any queries (candidate trees), on the target or (model, cache) another model of the set.
+  const GptBatch& batch(const GptQueries& q);
+  const GptBatch& batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q);
+  // Records the target's forward of `batch`.
+  GptOutputs forward(const GptBatch& batch);
+  // A KV cache for another model of the set (drafter, low-resolution model) with this session's rows.
+  KvCache make_cache(const Gpt& model) const { return model.make_cache(0, rows_); }
+
+  // Submits everything recorded since the last submit, waits, and frees the step's batches.
+  void submit_and_wait();
+  // GPU time of the last submit (timestamps; 0 without profiling).
+  double device_ms() const { return stream_.total_ms(); }
+
+ private:
+  Context& ctx_;
+  Gpt& model_;
+  int64_t rows_, max_queries_;
+  std::vector<uint32_t> labels_;
+  KvCache cache_;
+  CommandStream stream_;
+  Tensor positions_;  // u32 [N + 1]: n at index n
+  std::vector<std::unique_ptr<GptBatch>> batches_;
+};
+
+}  // namespace vkspec
