@@ -34,7 +34,6 @@ const ModelSet& checked(const ModelSet& m) {
     throw Error("mulo: tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
   if (m.neighbours->entries() != t.vocab_size) throw Error("mulo: the neighbour table does not match the vocabulary");
-  if (t.cls_token_num != 1) throw Error("mulo: needs class-conditional models with one condition token");
   return m;
 }
 
@@ -79,6 +78,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
   Context& ctx = *models.ctx;
   drafts_.assign(static_cast<size_t>(N), kUndecided);
   slot_fed_.assign(static_cast<size_t>(target().cache().slots()), kNotFed);
+  std::fill(slot_fed_.begin(), slot_fed_.begin() + (cls_ - 1), kConditionFed);  // prefilled (TargetSession)
   hi_grid_ = ctx.tensor(DType::U32, {N}, "mulo committed grid", MemoryUsage::Upload);
   lo_grid_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution grid");
   lo_derived_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution prefix");
@@ -130,7 +130,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
     // The first forward of a band re-feeds the previous band's rows as derived from the
     // high-resolution prefix (the slots of positions P0 .. P1 - 1), then predicts P1.
     const int64_t P0 = t == 0 && k > 0 ? (k - 1) * band_rows_ * w_ : m - 1;
-    const int64_t first_slot = t == 0 && k == 0 ? 0 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
+    const int64_t first_slot = t == 0 && k == 0 ? cls_ - 1 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
     const GptBatch& b = target().batch_for(
         low, low_cache_,
         GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
@@ -184,7 +184,7 @@ void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {
     fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(r - cls_)]));
     slot_fed_[static_cast<size_t>(r)] = grid_[static_cast<size_t>(r - cls_)];
   }
-  if (first == 0) slot_fed_[0] = kConditionFed;
+  if (first == 0) slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
   const int64_t draft_from = cls_ + first - 1;
   auto sees = [&](int64_t i, int64_t slot) { return slot_valid(slot) || (i < Q && slot >= draft_from); };
   const GptBatch& batch = t.at_positions(slots, fed, sees);
@@ -280,7 +280,7 @@ int64_t MuloStrategy::record_coupled_forward(int64_t u, int64_t band_end) {
       fed.push_back(token_at(n - 1));
       slot_fed_[static_cast<size_t>(cls_ + n - 1)] = static_cast<int32_t>(fed.back());
     } else {
-      slot_fed_[0] = kConditionFed;
+      slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
     }
     row_draft[static_cast<size_t>(i)] = token_at(n);
     pos[static_cast<size_t>(i)] = static_cast<uint32_t>(n);
@@ -369,7 +369,7 @@ void MuloStrategy::wave_step(StepEvent& e) {
     slots.push_back(cls_ + n - 1);
     pos.push_back(static_cast<uint32_t>(n));
     if (n == 0) {
-      slot_fed_[0] = kConditionFed;
+      slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
       continue;
     }
     const int32_t prev = grid_[static_cast<size_t>(n - 1)] != kUndecided ? grid_[static_cast<size_t>(n - 1)]

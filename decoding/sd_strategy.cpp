@@ -51,11 +51,11 @@ void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
   ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                                                 philox::purpose_word(philox::Purpose::Draft, round));
   for (int64_t t = 0; t < G; ++t) {
-    const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;
+    const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;  // image tokens predicted
     const GptBatch& b = target().batch_for(
         drafter, drafter_cache_,
-        GptQueries::causal(dcfg, start, n, t == 0 ? fed : std::vector<uint32_t>{0}, target().labels(),
-                           drafter_cache_.slots()));
+        GptQueries::causal(dcfg, target().query_position(start), n, t == 0 ? fed : std::vector<uint32_t>{0},
+                           target().labels(), drafter_cache_.slots()));
     if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids().view());
     const GptOutputs out = drafter.forward(s, b, drafter_cache_);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0

@@ -34,6 +34,20 @@ TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, c
   std::iota(iota.begin(), iota.end(), 0u);
   positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
   ctx_.upload(positions_, iota.data(), iota.size() * 4);
+  record_prefill(model_, cache_);
+}
+
+KvCache TargetSession::make_cache(Gpt& model) {
+  KvCache cache = model.make_cache(0, rows_);
+  record_prefill(model, cache);
+  return cache;
+}
+
+void TargetSession::record_prefill(Gpt& model, const KvCache& cache) {
+  const GptConfig& cfg = model.config();
+  if (cfg.cls_token_num < 2) return;
+  const GptBatch& b = batch_for(model, cache, GptQueries::causal(cfg, 0, cfg.cls_token_num - 1, {}, labels_, cache.slots()));
+  model.forward(stream_, b, cache);  // logits unused: only the keys and values matter
 }
 
 TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }

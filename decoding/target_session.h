@@ -5,6 +5,12 @@
 // positions the sampler and the Philox keys read, and the batches of the step, kept alive until
 // its submit has finished. Drafter and low-resolution models run through the same session (same
 // stream, same conditions, a cache of their own).
+//
+// Condition positions: a model with cls_token_num > 1 condition positions (LlamaGen's t2i: 120
+// caption tokens) gets positions 0 .. cls_token_num - 2 computed once into each cache, with the
+// first step's submit (prefill). Every strategy then sees what a class-conditional model has:
+// the query at the last condition position, cls_token_num - 1, predicts image token 0
+// (query_position(0)), and the slots below it are valid for every query.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,8 +64,9 @@ class TargetSession {
   const GptBatch& batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q);
   // Records the target's forward of `batch`.
   GptOutputs forward(const GptBatch& batch);
-  // A KV cache for another model of the set (drafter, low-resolution model) with this session's rows.
-  KvCache make_cache(const Gpt& model) const { return model.make_cache(0, rows_); }
+  // A KV cache for another model of the set (drafter, low-resolution model) with this session's
+  // rows, its condition positions prefilled with the first submit.
+  KvCache make_cache(Gpt& model);
 
   // Submits everything recorded since the last submit, waits, and frees the step's batches.
   void submit_and_wait();
@@ -75,6 +82,9 @@ class TargetSession {
   CommandStream stream_;
   Tensor positions_;  // u32 [N + 1]: n at index n
   std::vector<std::unique_ptr<GptBatch>> batches_;
+
+  // Records the forward of condition positions 0 .. cls_token_num - 2 of `model` into `cache`.
+  void record_prefill(Gpt& model, const KvCache& cache);
 };
 
 }  // namespace vkspec

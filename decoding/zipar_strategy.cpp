@@ -22,6 +22,7 @@ ZipArStrategy::ZipArStrategy(const ModelSet& models, const StrategyInputs& in, i
   next_col_.assign(static_cast<size_t>(W_), 0);
   placeholder_.assign(static_cast<size_t>(W_), false);
   slot_valid_.assign(static_cast<size_t>(target().cache().slots()), false);
+  std::fill(slot_valid_.begin(), slot_valid_.begin() + (cfg.cls_token_num - 1), true);  // prefilled (TargetSession)
   Context& ctx = *models.ctx;
   positions_ = ctx.tensor(DType::U32, {max_q}, "zipar sample positions", MemoryUsage::Upload);
   tokens_ = ctx.tensor(DType::U32, {max_q}, "zipar sampled tokens", MemoryUsage::Readback);

@@ -31,6 +31,7 @@ ZipArVerifyStrategy::ZipArVerifyStrategy(const ModelSet& models, const StrategyI
   if (accept_.kind != AcceptRule::Kind::Exact) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, "zipar relaxed target");
   draft_.assign(static_cast<size_t>(N), kNone);
   slot_fed_.assign(static_cast<size_t>(target().cache().slots()), kNone);
+  std::fill(slot_fed_.begin(), slot_fed_.begin() + (cls_ - 1), kCondition);  // prefilled (TargetSession)
   q_ = ctx.tensor(DType::F32, {N, V}, "zipar draft distributions");
   p_ = ctx.tensor(DType::F32, {max_q, V}, "zipar target probabilities");
   positions_ = ctx.tensor(DType::U32, {std::max(N, max_q)}, "zipar positions", MemoryUsage::Upload);
