@@ -15,11 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
-#include "cli/model_loading.h"
-#include "cli/model_paths.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
@@ -30,6 +27,10 @@
 #include "eval/reference_stats.h"
 #include "eval/sample_set.h"
 #include "eval/sample_summary.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
+#include "frontend/model_loading.h"
+#include "frontend/sampler_options.h"
 
 namespace vkspec::cli {
 namespace {
@@ -42,7 +43,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-using Run = MethodRun;
+using Run = frontend::MethodRun;
 
 struct RunResult {
   Run run;
@@ -114,7 +115,7 @@ const std::string& identity(const std::string& path) {
 }
 
 // What identifies a run's images: see eval/sample_set.h.
-std::map<std::string, std::string> run_meta(const Run& run, const LoadedModels& loaded, const SamplerSettings& ss,
+std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded, const SamplerSettings& ss,
                                             const ImageJudge* judge, const Context& ctx) {
   const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
@@ -265,7 +266,7 @@ MethodOptions parse_options_str(const std::string& s) {
 }
 
 // vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
-int bench_report(const ArgParser& ap) {
+int bench_report(const frontend::ArgParser& ap) {
   std::vector<std::string> files;
   for (const std::string& p : split(*ap.get("--report"), ',')) {
     std::error_code ec;
@@ -301,11 +302,11 @@ int bench_report(const ArgParser& ap) {
   for (const auto& r : results)
     if (r.samples.meta.at("classifier") != "none") judged_by = r.samples.meta.at("classifier");
   if (!judged_by.empty() && dataset != "none") {
-    const std::string cls = ap.get_or("--classifier", shipped_model("fmnist_classifier.safetensors", "--classifier"));
+    const std::string cls = frontend::ModelCatalog(frontend::model_files(ap)).path(frontend::ModelRole::Classifier);
     if (identity(cls) != judged_by)
       throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " + identity(cls) +
                   " (give the classifier that judged them, or --dataset none)");
-    auto ctx = Context::create_default();
+    auto ctx = frontend::open_device();
     reference = fashion_mnist_test_stats(*ctx, cls, dataset);
   }
   ReportHeader h;
@@ -337,9 +338,10 @@ int cmd_bench(const Args& args) {
     if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
   std::set<std::string> known = {"--methods", "--images",  "--json",    "--classifier", "--seed",
                                  "--sweep",   "--warmup",  "--dataset", "--samples",    "--report"};
-  for (const std::string& f : model_flags()) known.insert(f);
+  for (const std::string& f : frontend::model_file_options()) known.insert(f);
+  for (const std::string& f : frontend::sampler_options()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
-  ArgParser ap("bench", {"--profile"}, known);
+  frontend::ArgParser ap("bench", {"--profile"}, known);
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
@@ -373,20 +375,21 @@ int cmd_bench(const Args& args) {
   check_used(given, methods);
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
 
-  auto ctx = Context::create_default();
+  auto ctx = frontend::open_device();
+  const frontend::ModelCatalog catalog(frontend::model_files(ap));
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
-  const std::string cls_path = ap.get_or("--classifier", "");
-  const LoadedModels loaded = load_models(*ctx, ap, runs, cls_path != "none", ImageJudge::kBatch);
+  const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
+  frontend::ModelRequest request = frontend::request_for(catalog, runs);
+  request.tokenizer = judged;
+  request.tokenizer_batch = ImageJudge::kBatch;
+  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = sampler_settings(ap, cfg);
+  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   std::unique_ptr<ImageJudge> judge;
   GaussianStats reference;
-  if (cls_path != "none") {
-    judge = std::make_unique<ImageJudge>(
-        *ctx, *loaded.vq, cfg.grid_size,
-        cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier") : cls_path);
-  }
+  if (judged)
+    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size, catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());

@@ -13,15 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/nfe_projection.h"
 #include "cli/output_path.h"
 #include "cli/run_info.h"
+#include "common/error.h"
 #include "decoding/strategy_registry.h"
 #include "engine/checks/gpt_bench.h"
 #include "engine/model/synthetic_gpt.h"
-#include "common/error.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
 
 namespace vkspec::cli {
 namespace {
@@ -111,7 +112,7 @@ nlohmann::json timing_json(const ForwardTiming& t, double ar_ms, double bytes, d
 }  // namespace
 
 int cmd_bench_synthetic(const Args& args) {
-  ArgParser ap("bench", {}, {"--synthetic", "--grid", "--windows", "--repeat", "--json", "--nfe", "--seed"});
+  frontend::ArgParser ap("bench", {}, {"--synthetic", "--grid", "--windows", "--repeat", "--json", "--nfe", "--seed"});
   ap.parse(args);
   const std::string name = ap.get_or("--synthetic", "");
   const int64_t grid = ap.get_int("--grid", 16, 1, 256);
@@ -135,7 +136,7 @@ int cmd_bench_synthetic(const Args& args) {
     }
   }
 
-  auto ctx = Context::create_default();
+  auto ctx = frontend::open_device();
   const std::string label = "synthetic LlamaGen-" + name + " " + std::to_string(grid) + "x" + std::to_string(grid);
   GptOptions opt;
   opt.max_queries = windows.back();

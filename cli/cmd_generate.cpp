@@ -6,24 +6,27 @@
 #include <set>
 #include <unistd.h>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
-#include "cli/model_loading.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
 #include "engine/model/vq_model.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
+#include "frontend/model_loading.h"
+#include "frontend/sampler_options.h"
 
 namespace vkspec::cli {
 
 int cmd_generate(const Args& args) {
   std::set<std::string> options = {"--class", "--seed",  "--images", "--out",    "--trace",
                                    "--method", "--scale", "--columns"};
-  for (const std::string& f : model_flags()) options.insert(f);
+  for (const std::string& f : frontend::model_file_options()) options.insert(f);
+  for (const std::string& f : frontend::sampler_options()) options.insert(f);
   for (const std::string& f : method_option_flags()) options.insert(f);
-  ArgParser ap("generate", {}, options);
+  frontend::ArgParser ap("generate", {}, options);
   ap.parse(args);
   const std::string method = ap.get_or("--method", reference_method_name());
   const MethodOptions given = given_method_options(ap);
@@ -36,13 +39,16 @@ int cmd_generate(const Args& args) {
   check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
 
-  auto ctx = Context::create_default();
-  const LoadedModels loaded =
-      load_models(*ctx, ap, {{method, method_options}}, true, std::min<int64_t>(images, 16));
+  auto ctx = frontend::open_device();
+  const frontend::ModelCatalog catalog(frontend::model_files(ap));
+  frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
+  request.tokenizer = true;
+  request.tokenizer_batch = std::min<int64_t>(images, 16);
+  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   VqModel& vq = *loaded.vq;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = sampler_settings(ap, cfg);
+  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);

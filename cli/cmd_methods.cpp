@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/arg_parser.h"
+#include "frontend/arg_parser.h"
 #include "cli/commands.h"
 #include "decoding/strategy.h"
 
@@ -60,7 +60,7 @@ std::string methods_usage() {
 }
 
 int cmd_methods(const Args& args) {
-  ArgParser ap("methods", {"--markdown"}, {});
+  frontend::ArgParser ap("methods", {"--markdown"}, {});
   ap.parse(args);
   if (ap.flag("--markdown"))
     print_markdown();

@@ -14,7 +14,7 @@ std::vector<std::string> method_option_flags() {
   return {keys.begin(), keys.end()};
 }
 
-MethodOptions given_method_options(const ArgParser& ap) {
+MethodOptions given_method_options(const frontend::ArgParser& ap) {
   MethodOptions o;
   for (const std::string& flag : method_option_flags())
     if (auto v = ap.get(flag)) o[flag.substr(2)] = *v;

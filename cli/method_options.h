@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "cli/arg_parser.h"
 #include "decoding/strategy.h"
+#include "frontend/arg_parser.h"
 
 namespace vkspec::cli {
 
 // "--window", "--init", ...: the union over the registry.
 std::vector<std::string> method_option_flags();
 // The method options given on the command line (keys without "--"); --drafter FILE reads as
-// drafter=model (the file itself is the CLI's business: model_loading.h).
-MethodOptions given_method_options(const ArgParser& ap);
+// drafter=model (the file itself is the front end's business: frontend/model_catalog.h).
+MethodOptions given_method_options(const frontend::ArgParser& ap);
 // The subset of `given` that `method` knows.
 MethodOptions options_for(const std::string& method, const MethodOptions& given);
 // Throws when a given option is known by none of `methods` (a typo or a misplaced option).

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/arg_parser.h"
 #include "cli/method_options.h"
-#include "decoding/strategy.h"
 #include "common/error.h"
+#include "decoding/strategy.h"
+#include "frontend/arg_parser.h"
 #include "fuzz/fuzz_target.h"
 
 namespace {
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::set<std::string> known = {"--method", "--methods", "--images", "--seed", "--class", "--cfg",
                                    "--temperature", "--top-k", "--top-p", "--sweep", "--drafter"};
     for (const std::string& f : cli::method_option_flags()) known.insert(f);
-    cli::ArgParser ap("fuzz", {"--json"}, known);
+    frontend::ArgParser ap("fuzz", {"--json"}, known);
     ap.parse(args);
     (void)ap.get_int("--images", 1, 1, 10000);
     (void)ap.get_int("--seed", 0, 0, (1ll << 62));

@@ -11,7 +11,7 @@
 #include <GLFW/glfw3.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/model_paths.h"
+#include "frontend/device_choice.h"
 
 namespace vkspec::viewer {
 namespace {
@@ -19,11 +19,6 @@ namespace {
 constexpr int64_t kMaxQueries = 257;
 
 volatile std::sig_atomic_t g_stop = 0;
-
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
 
 std::string label_of(const std::string& method, const MethodOptions& o) {
   return o.empty() ? method : method + " (" + format_method_options(o) + ")";
@@ -99,17 +94,14 @@ App::App(const ViewerOptions& options, GlfwLibrary& glfw, int64_t& kiosk_counter
   controls_.seed = static_cast<long long>(opt_.seed);
   controls_.trace_image = static_cast<int>(opt_.trace_image);
   controls_.trace_compare = static_cast<int>(opt_.trace_compare);
-  if (gpt_) {
-    controls_.sampler = SamplerSettings::from_defaults(gpt_->config().defaults);
+  if (models_.target) {
+    controls_.sampler = SamplerSettings::from_defaults(models_.target->config().defaults);
     if (opt_.class_id >= num_classes_)
       throw Error("--class " + std::to_string(opt_.class_id) + " out of range: the model has classes 0.." +
                   std::to_string(num_classes_ - 1));
   }
   if (trace_) controls_.sampler = trace_->config.sampler;
-  if (opt_.cfg) controls_.sampler.cfg = *opt_.cfg;
-  if (opt_.temperature) controls_.sampler.temperature = *opt_.temperature;
-  if (opt_.top_k) controls_.sampler.top_k = *opt_.top_k;
-  if (opt_.top_p) controls_.sampler.top_p = *opt_.top_p;
+  controls_.sampler = opt_.sampler.applied_to(controls_.sampler);
   controls_.sampler.validate();
   timeline_.pinned = opt_.step;
 
@@ -133,48 +125,27 @@ App::~App() {
   swapchain_.reset();
   writer_.reset();
   vq_.reset();
-  gpt_.reset();
-  drafter_.reset();
-  low_res_.reset();
-  neighbours_.reset();
-  heads_.reset();
-  strategy_vq_.reset();
+  models_ = {};
   ctx_.reset();
   window_.reset();
 }
 
 void App::create_device() {
-  ContextOptions co = ContextOptions::from_environment();
-  co.device_extensions = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
-  co.present_surface = window_->surface();
-  co.batch_limit = opt_.batch_limit;
-  const uint32_t preferred = instance_->preferred_device();
-  try {
-    ctx_ = std::make_unique<Context>(instance_, preferred, co);
-    return;
-  } catch (const Error& first) {
-    // Another device may be able to present when the preferred one cannot (unless one was asked for).
-    const char* env = std::getenv("VKSPEC_DEVICE");
-    if (env && *env) throw;
-    for (uint32_t i = 0; i < instance_->devices().size(); ++i) {
-      if (i == preferred) continue;
-      try {
-        ctx_ = std::make_unique<Context>(instance_, i, co);
-        return;
-      } catch (const Error&) {
-      }
-    }
-    throw;
-  }
+  frontend::DeviceRequest request;
+  request.instance = instance_;
+  request.options.device_extensions = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+  request.options.present_surface = window_->surface();
+  request.options.batch_limit = opt_.batch_limit;
+  request.try_others = true;  // another device may present when the preferred one cannot
+  ctx_ = frontend::open_device(request);
 }
 
 void App::load_models() {
+  const frontend::ModelCatalog catalog(opt_.models);
   if (trace_) {
     grid_ = trace_->config.grid_size;
     num_classes_ = 0;
-    std::string path = opt_.vq;
-    if (path.empty() && file_exists(cli::asset_dir() + "/fmnist_vq.safetensors"))
-      path = cli::asset_dir() + "/fmnist_vq.safetensors";
+    const std::string path = catalog.companion(frontend::ModelRole::Tokenizer);
     if (path.empty()) {
       decoder_note_ = "no VQ decoder given (--vq FILE): showing token ids as colours";
       return;
@@ -188,48 +159,24 @@ void App::load_models() {
         vq_.reset();
       }
     } catch (const Error& e) {
-      if (!opt_.vq.empty()) throw;  // asked for explicitly: say why it cannot be used
+      if (!catalog.given(frontend::ModelRole::Tokenizer).empty()) throw;  // asked for: say why it cannot be used
       decoder_note_ = std::string("shipped VQ decoder unusable (") + e.what() + "): showing token ids as colours";
       vq_.reset();
     }
     return;
   }
-  const std::string model =
-      opt_.model.empty() ? cli::shipped_model("fmnist_gpt16.safetensors", "--model") : opt_.model;
-  const std::string vq = opt_.vq.empty() ? cli::shipped_model("fmnist_vq.safetensors", "--vq") : opt_.vq;
-  // Sized for any window the panel may ask for (a window of L drafts needs L + 1 queries), not
-  // only the command line's: the model is loaded once per viewer.
-  GptOptions gopt;
-  gopt.max_queries = kMaxQueries;
-  gpt_ = std::make_unique<Gpt>(*ctx_, model, gopt);
-  grid_ = gpt_->config().grid_size;
-  num_classes_ = gpt_->config().num_classes;
-  vq_ = std::make_unique<VqModel>(*ctx_, vq, DType::F16, 1, grid_);
-  if (vq_->config().codebook_size < gpt_->config().vocab_size)
-    throw Error("VQ decoder " + vq + " has " + std::to_string(vq_->config().codebook_size) + " codes but model " +
-                model + " samples from " + std::to_string(gpt_->config().vocab_size));
-  // The shipped drafter when there is one, so that draft-model methods run from the panel too.
-  // Shipped companions are trained for the shipped model only: with --model they come from flags.
-  const bool shipped = opt_.model.empty();
-  std::string drafter = opt_.drafter;
-  if (shipped && drafter.empty() && file_exists(cli::asset_dir() + "/fmnist_drafter16.safetensors"))
-    drafter = cli::asset_dir() + "/fmnist_drafter16.safetensors";
-  if (!drafter.empty()) drafter_ = std::make_unique<Gpt>(*ctx_, drafter);
-  // Relaxed acceptance (LANTERN, --accept lantern) from the panel: computed once, then cached.
-  neighbours_ = std::make_unique<CodebookNeighbours>(*ctx_, *vq_);
-  // Likewise the shipped low-resolution model (mulo) and draft heads (hawk, ssd, --init heads).
-  std::string low_res = opt_.low_res, heads = opt_.heads;
-  if (shipped && low_res.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt8.safetensors"))
-    low_res = cli::asset_dir() + "/fmnist_gpt8.safetensors";
-  if (shipped && heads.empty() && file_exists(cli::asset_dir() + "/fmnist_gpt16_heads.safetensors"))
-    heads = cli::asset_dir() + "/fmnist_gpt16_heads.safetensors";
-  if (!low_res.empty()) {
-    low_res_ = std::make_unique<Gpt>(*ctx_, low_res, gopt);
-    // MuLo-SD's pixel path runs inside the strategy's steps: a tokenizer of its own, so the frame
-    // decoder's buffers are never shared.
-    strategy_vq_ = std::make_unique<VqModel>(*ctx_, vq, DType::F16, 1, grid_);
-  }
-  if (!heads.empty()) heads_ = std::make_unique<DraftHeads>(*ctx_, heads, *gpt_, 2 * kMaxQueries);
+  // Everything the panel may ask for, loaded once per viewer: relaxed acceptance's neighbours, the
+  // companions there are, and queries for any window (a window of L drafts needs L + 1).
+  frontend::ModelRequest request;
+  request.needs.neighbours = true;
+  request.companions.drafter = request.companions.low_res = request.companions.heads = true;
+  request.max_queries = kMaxQueries;
+  models_ = frontend::load_models(*ctx_, catalog, request);
+  grid_ = models_.target->config().grid_size;
+  num_classes_ = models_.target->config().num_classes;
+  // The frame decoder runs on the decode thread between steps: a tokenizer of its own, so that
+  // MuLo-SD's pixel path (inside the strategy's steps) never shares its buffers.
+  vq_ = std::make_unique<VqModel>(*ctx_, models_.vq->path(), DType::F16, 1, grid_);
 }
 
 std::unique_ptr<FrameDecoder> App::make_decoder() {
@@ -262,14 +209,7 @@ void App::install_lanes(std::vector<Lane> lanes, std::vector<LaneView> views) {
 
 void App::start_live(const std::vector<std::pair<std::string, MethodOptions>>& methods, int64_t class_id,
                      uint64_t seed, const SamplerSettings& sampler) {
-  ModelSet models;
-  models.ctx = ctx_.get();
-  models.target = gpt_.get();
-  models.drafter = drafter_.get();
-  models.low_res = low_res_.get();
-  models.neighbours = neighbours_.get();
-  models.heads = heads_.get();
-  models.vq = strategy_vq_.get();
+  const ModelSet models = models_.set(*ctx_);
   std::vector<Lane> lanes;
   std::vector<LaneView> views;
   for (const auto& [method, options] : methods) {

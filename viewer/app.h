@@ -9,10 +9,7 @@
 #include <vector>
 
 #include "decoding/trace_reader.h"
-#include "engine/model/codebook_neighbours.h"
-#include "engine/model/draft_heads.h"
-#include "engine/model/gpt.h"
-#include "engine/model/vq_model.h"
+#include "frontend/model_loading.h"
 #include "viewer/canvas.h"
 #include "viewer/decode_worker.h"
 #include "viewer/frame_writer.h"
@@ -111,11 +108,8 @@ class App {
   std::shared_ptr<Instance> instance_;
   std::unique_ptr<Window> window_;
   std::unique_ptr<Context> ctx_;
-  std::unique_ptr<Gpt> gpt_, drafter_, low_res_;
-  std::unique_ptr<VqModel> vq_;
-  std::unique_ptr<CodebookNeighbours> neighbours_;
-  std::unique_ptr<DraftHeads> heads_;
-  std::unique_ptr<VqModel> strategy_vq_;
+  frontend::LoadedModels models_;
+  std::unique_ptr<VqModel> vq_;           // the frame decoder's
   std::string decoder_note_;  // why the palette is shown instead of the VQ decoder
   std::optional<Trace> trace_;
   int64_t grid_ = 0, num_classes_ = 0;

@@ -29,9 +29,9 @@ void App::write_layout() const {
 void App::save_trace() const {
   if (opt_.save_trace.empty() || lanes_.empty()) return;
   TraceConfig tc;
-  tc.model = trace_ ? trace_->config.model : gpt_->path();
+  tc.model = trace_ ? trace_->config.model : models_.target->path();
   tc.grid_size = grid_;
-  tc.vocab_size = trace_ ? trace_->config.vocab_size : gpt_->config().vocab_size;
+  tc.vocab_size = trace_ ? trace_->config.vocab_size : models_.target->config().vocab_size;
   tc.sampler = trace_ ? trace_->config.sampler : controls_.sampler;
   tc.options = lanes_.front().options;
   std::vector<Generation> gens;
