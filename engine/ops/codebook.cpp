@@ -1,6 +1,7 @@
 #include "engine/ops/codebook.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -28,7 +29,7 @@ void codebook_lookup(CommandStream& s, const TensorView& ids, const TensorView& 
   struct {
     uint32_t count, n_e, e_dim;
   } push{static_cast<uint32_t>(ids.numel()), static_cast<uint32_t>(codebook.shape[0]), static_cast<uint32_t>(e_dim)};
-  s.dispatch(ctx.pipeline("codebook_lookup", {wg}), {ids, codebook, out}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::codebook_lookup, {wg}), {ids, codebook, out}, push, g.x, g.y);
 }
 
 CodebookQuantizeKernel codebook_quantize_default_kernel(const Context& ctx) {
@@ -67,7 +68,7 @@ void codebook_quantize(CommandStream& s, const TensorView& latents, const Tensor
   // Whole subgroups for the broadcasts; small groups so that a few hundred positions still
   // spread over every thread of a CPU driver.
   const uint32_t wg = std::max<uint32_t>(32, sg);
-  const Pipeline& p = ctx.pipeline(shared ? "codebook_quantize_shared" : "codebook_quantize",
+  const Pipeline& p = ctx.pipeline(shared ? shaders::codebook_quantize_shared : shaders::codebook_quantize,
                                    {wg, static_cast<uint32_t>(e_dim), kernel.codes, sg});
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(ids.numel()), wg);
   struct {

@@ -1,6 +1,7 @@
 #include "engine/ops/conv2d.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -87,7 +88,7 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
   const bool shared = kernel.subgroup_weights && subgroup_broadcast(ctx);
   const uint32_t kh = static_cast<uint32_t>(weight.shape[2]), kw = static_cast<uint32_t>(weight.shape[3]);
   const bool pairs = shared && kernel.x_pairs && ctx.caps().shader_int64 && x.shape[3] % 2 == 0 && x.offset % 8 == 0;
-  const char* shader = pairs ? "conv2d_shared_x64" : shared ? "conv2d_shared" : "conv2d";
+  const ShaderId shader = pairs ? shaders::conv2d_shared_x64 : shared ? shaders::conv2d_shared : shaders::conv2d;
   const Pipeline& p = ctx.pipeline(shader, {wg, kh, kw, params.stride, co_block, px_block, sg});
   struct {
     uint32_t H, W, Ci, Ho, Wo, Co;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -46,7 +47,7 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
   }
   require((wg & (wg - 1)) == 0 && wg >= caps.subgroup_size && wg <= 1024 && wg <= caps.max_workgroup_invocations,
           "group_norm", "workgroup size " + std::to_string(wg) + " is not a power of two from the subgroup size to 1024");
-  const Pipeline& p = ctx.pipeline(subgroup ? "group_norm" : "group_norm_tree", {wg});
+  const Pipeline& p = ctx.pipeline(subgroup ? shaders::group_norm : shaders::group_norm_tree, {wg});
   struct {
     uint32_t hw, c, cpg, groups;
     float eps;

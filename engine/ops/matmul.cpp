@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 #include "engine/ops/matmul_tiles.h"
 
 namespace vkspec::ops {
@@ -85,8 +86,7 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
   const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
   const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
-  const Pipeline& p = ctx.pipeline(
-      "matmul_gemv", {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t n, k, ldy, y_col0;
   } push{d.n, d.k, d.ldy, d.y_col0};
@@ -99,7 +99,7 @@ void record_gemm(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = std::min(t.gemm_workgroup, ctx.caps().max_workgroup_invocations);
   const Pipeline& p =
-      ctx.pipeline("matmul_gemm", {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
+      ctx.pipeline(shaders::matmul_gemm, {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, t.gemm_tn)};
@@ -120,7 +120,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
     tn = 8;
   }
   // One subgroup per workgroup spreads small problems over every thread of a CPU device.
-  const Pipeline& p = ctx.pipeline("matmul_bcast", {sg, tm, tn, d.f16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn)};
@@ -131,7 +131,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
 void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
-  const Pipeline& p = ctx.pipeline("matmul_coopmat", {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
+  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat, {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
                                                       d.k % 4 == 0 ? 4u : 1u});
   struct {
     uint32_t m, n, k, ldy, y_col0;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -62,7 +63,7 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
   // positions make only 32 query blocks: one subgroup per workgroup there.
   const uint32_t wg = ctx.caps().device_type == "cpu" ? sg : std::max<uint32_t>(32, sg);
   const Pipeline& p =
-      ctx.pipeline(shared ? "spatial_attention_shared" : "spatial_attention", {wg, kernel.queries, kernel.keys, sg});
+      ctx.pipeline(shared ? shaders::spatial_attention_shared : shaders::spatial_attention, {wg, kernel.queries, kernel.keys, sg});
   struct {
     uint32_t hw, c, query_blocks;
     float scale_log2;

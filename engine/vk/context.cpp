@@ -156,12 +156,13 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
                                            options_.device_memory_cap);
   load_pipeline_cache();
+  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_);
 }
 
 Context::~Context() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
-  pipelines_.clear();
+  pipelines_.reset();
   save_pipeline_cache();
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   allocator_.reset();
@@ -206,16 +207,6 @@ void Context::save_pipeline_cache() {
   std::vector<char> data(size);
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
   write_cache_file(path, data.data(), size);
-}
-
-const Pipeline& Context::pipeline(const std::string& shader, const SpecConstants& spec) {
-  std::string key = shader;
-  for (uint32_t v : spec) key += ":" + std::to_string(v);
-  std::lock_guard<std::mutex> lock(pipelines_mutex_);
-  auto it = pipelines_.find(key);
-  if (it == pipelines_.end())
-    it = pipelines_.emplace(key, std::make_unique<Pipeline>(device_, pipeline_cache_, shader, spec, 0)).first;
-  return *it->second;
 }
 
 Tensor Context::tensor(DType dtype, Shape shape, const std::string& name, MemoryUsage usage) {
