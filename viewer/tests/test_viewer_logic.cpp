@@ -1,10 +1,12 @@
-// The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing.
+// The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing;
+// the timeline.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "viewer/cell_overlay.h"
 #include "viewer/overlay_settings.h"
 #include "viewer/run_stats.h"
+#include "viewer/timeline.h"
 #include "viewer/viewer_options.h"
 
 namespace vkspec::viewer {
@@ -104,6 +106,34 @@ TEST(ViewerOptions, ParsesAndRejects) {
   EXPECT_THROW(parse_viewer_options({"--kiosk", "--trace", "t.json"}), Error);
   EXPECT_THROW(parse_viewer_options({"--bogus"}), Error);
   EXPECT_EQ(format_method_options(parse_method_options("b=2,a=1")), "a=1,b=2");
+}
+
+TEST(Timeline, FollowsLiveRunsAndPlaysReplays) {
+  Timeline live;
+  live.restart(false);
+  live.advance(5, false, 0.1, 30);
+  EXPECT_EQ(live.step, 4);
+  live.go_to(99, 5);  // the user's move stops following, clamped to the steps there are
+  live.advance(8, false, 0.1, 30);
+  EXPECT_EQ(live.step, 4);
+  Timeline replay;
+  replay.restart(true);
+  replay.advance(100, true, 0.5, 30);  // 15 steps in half a second
+  EXPECT_EQ(replay.step, 15);
+  replay.advance(100, true, 10, 30);
+  EXPECT_EQ(replay.step, 99);
+  EXPECT_FALSE(replay.playing);  // stops at the end of ended runs
+  replay.toggle_play(100);
+  EXPECT_TRUE(replay.playing);
+  EXPECT_EQ(replay.position, 0);  // from the start again
+  Timeline pinned;
+  pinned.pinned = 7;
+  pinned.restart(true);
+  EXPECT_FALSE(pinned.playing);
+  pinned.advance(3, false, 0.1, 30);
+  EXPECT_EQ(pinned.step, 2);
+  pinned.advance(20, false, 0.1, 30);
+  EXPECT_EQ(pinned.step, 7);
 }
 
 }  // namespace
