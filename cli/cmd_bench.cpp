@@ -29,6 +29,7 @@
 #include "eval/sample_summary.h"
 #include "frontend/arg_parser.h"
 #include "frontend/device_choice.h"
+#include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
 
@@ -115,8 +116,8 @@ const std::string& identity(const std::string& path) {
 }
 
 // What identifies a run's images: see eval/sample_set.h.
-std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded, const SamplerSettings& ss,
-                                            const ImageJudge* judge, const Context& ctx) {
+std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded,
+                                            const SamplerSettings& ss, const ImageJudge* judge, const Context& ctx) {
   const StrategyNeeds needs = strategy_needs(run.method, run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
@@ -255,16 +256,6 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   write_json_file(*json_path, j, "bench");
 }
 
-MethodOptions parse_options_str(const std::string& s) {
-  MethodOptions o;
-  for (const std::string& kv : split(s, ',')) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos) throw Error("samples: malformed options '" + s + "'");
-    o[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return o;
-}
-
 // vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
 int bench_report(const frontend::ArgParser& ap) {
   std::vector<std::string> files;
@@ -288,7 +279,7 @@ int bench_report(const frontend::ArgParser& ap) {
   int64_t tokens_per_image = 0;
   for (SampleSet& g : merge_sample_sets(std::move(sets))) {
     RunResult r;
-    r.run = {g.meta.at("method"), parse_options_str(g.meta.at("options"))};
+    r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options"))};
     r.sum = summarize_samples(g);
     tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
@@ -385,11 +376,13 @@ int cmd_bench(const Args& args) {
   const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   std::unique_ptr<ImageJudge> judge;
   GaussianStats reference;
   if (judged)
-    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size, catalog.path(frontend::ModelRole::Classifier));
+    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size,
+                                         catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());

@@ -48,7 +48,8 @@ int cmd_generate(const Args& args) {
   const Gpt& gpt = *loaded.target;
   VqModel& vq = *loaded.vq;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);

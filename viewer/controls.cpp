@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "frontend/method_options_text.h"
+
 namespace vkspec::viewer {
 
 Controls initial_controls(const ViewerOptions& opt, const std::vector<std::string>& methods,
@@ -20,8 +22,10 @@ Controls initial_controls(const ViewerOptions& opt, const std::vector<std::strin
   const bool live = !models.replay();
   if (!opt.method.empty() && live) c.method = index_of(opt.method);
   if (!opt.compare.empty() && live) c.compare = index_of(opt.compare);
-  std::snprintf(c.options, sizeof(c.options), "%s", format_method_options(opt.method_options).c_str());
-  std::snprintf(c.compare_options, sizeof(c.compare_options), "%s", format_method_options(opt.compare_options).c_str());
+  const std::string options = frontend::format_method_options(opt.method_options);
+  const std::string compare_options = frontend::format_method_options(opt.compare_options);
+  std::snprintf(c.options, sizeof(c.options), "%s", options.c_str());
+  std::snprintf(c.compare_options, sizeof(c.compare_options), "%s", compare_options.c_str());
   c.class_id = static_cast<int>(opt.class_id);
   c.seed = static_cast<long long>(opt.seed);
   c.trace_image = static_cast<int>(opt.trace_image);
@@ -37,9 +41,9 @@ Controls initial_controls(const ViewerOptions& opt, const std::vector<std::strin
 std::vector<frontend::MethodRun> runs_of(const Controls& c, const std::vector<std::string>& methods) {
   c.sampler.validate();
   std::vector<frontend::MethodRun> runs = {
-      {methods.at(static_cast<size_t>(c.method)), parse_method_options(c.options)}};
+      {methods.at(static_cast<size_t>(c.method)), frontend::parse_method_options(c.options)}};
   if (c.compare >= 0)
-    runs.push_back({methods.at(static_cast<size_t>(c.compare)), parse_method_options(c.compare_options)});
+    runs.push_back({methods.at(static_cast<size_t>(c.compare)), frontend::parse_method_options(c.compare_options)});
   return runs;
 }
 

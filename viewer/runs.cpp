@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <mutex>
 
-#include "viewer/viewer_options.h"
+#include "frontend/method_options_text.h"
 
 namespace vkspec::viewer {
 namespace {
 
 std::string label_of(const std::string& method, const MethodOptions& o) {
-  return o.empty() ? method : method + " (" + format_method_options(o) + ")";
+  return o.empty() ? method : method + " (" + frontend::format_method_options(o) + ")";
 }
 
 }  // namespace

@@ -105,7 +105,6 @@ TEST(ViewerOptions, ParsesAndRejects) {
   EXPECT_THROW(parse_viewer_options({"--options", "window"}), Error);
   EXPECT_THROW(parse_viewer_options({"--kiosk", "--trace", "t.json"}), Error);
   EXPECT_THROW(parse_viewer_options({"--bogus"}), Error);
-  EXPECT_EQ(format_method_options(parse_method_options("b=2,a=1")), "a=1,b=2");
 }
 
 TEST(Timeline, FollowsLiveRunsAndPlaysReplays) {
