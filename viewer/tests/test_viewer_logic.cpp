@@ -1,9 +1,10 @@
 // The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing;
-// the timeline.
+// the timeline; the kiosk's cycling.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "viewer/cell_overlay.h"
+#include "viewer/kiosk.h"
 #include "viewer/overlay_settings.h"
 #include "viewer/run_stats.h"
 #include "viewer/timeline.h"
@@ -133,6 +134,45 @@ TEST(Timeline, FollowsLiveRunsAndPlaysReplays) {
   EXPECT_EQ(pinned.step, 2);
   pinned.advance(20, false, 0.1, 30);
   EXPECT_EQ(pinned.step, 7);
+}
+
+// Lanes whose runs ended as `states` (RunState per method), none with a frame.
+std::vector<LaneView> ended_lanes(const std::vector<std::pair<std::string, RunState>>& states,
+                                  bool device_lost = false) {
+  std::vector<LaneView> lanes;
+  for (const auto& [method, state] : states) {
+    LaneView l;
+    l.record = std::make_shared<RunRecord>(method, 0, 0, 2);
+    l.record->finish(state, state == RunState::Failed ? "boom" : "", device_lost);
+    l.label = method;
+    lanes.push_back(std::move(l));
+  }
+  return lanes;
+}
+
+TEST(Kiosk, CyclesMethodsAndClassesAndSkipsMethodsThatCannotStart) {
+  int64_t counter = 0;
+  Kiosk kiosk(counter, {"ar", "sjd", "sd"}, 100, 0.0);
+  const KioskRun first = kiosk.next(10);
+  ASSERT_EQ(first.runs.size(), 1u);  // ar races nothing
+  EXPECT_EQ(first.runs[0].method, "ar");
+  const KioskRun second = kiosk.next(10);
+  ASSERT_EQ(second.runs.size(), 2u);  // a speculative method races ar
+  EXPECT_EQ(second.runs[0].method, "sjd");
+  EXPECT_EQ(second.runs[1].method, "ar");
+  EXPECT_EQ(second.class_id, 1);
+  EXPECT_EQ(second.seed, 101u);
+  // sd fails before its first step (a model it needs is missing): left out from then on.
+  EXPECT_EQ(kiosk.next(10).runs[0].method, "sd");
+  EXPECT_TRUE(kiosk.due(ended_lanes({{"sd", RunState::Failed}, {"ar", RunState::Finished}})));
+  EXPECT_EQ(kiosk.next(10).runs[0].method, "ar");
+  EXPECT_EQ(kiosk.next(10).runs[0].method, "sjd");
+  EXPECT_EQ(kiosk.next(10).runs[0].method, "ar");
+  EXPECT_EQ(counter, 7);  // a restarted viewer goes on from here
+  std::vector<LaneView> running = ended_lanes({{"ar", RunState::Finished}});
+  running[0].record = std::make_shared<RunRecord>("ar", 0, 0, 2);
+  EXPECT_FALSE(kiosk.due(running));
+  EXPECT_THROW(kiosk.due(ended_lanes({{"ar", RunState::Failed}}, true)), RestartRequired);
 }
 
 }  // namespace
