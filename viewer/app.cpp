@@ -28,7 +28,7 @@ App::App(const ViewerOptions& options, GlfwLibrary& glfw, int64_t& kiosk_counter
       session_(opt_, glfw),
       models_(session_.context(), frontend::ModelCatalog(opt_.models), std::move(replay)),
       display_(session_),
-      runs_(session_.context(), display_, models_.make_frame_decoder(session_.context()), models_.grid()),
+      runs_(session_.context(), display_, models_.make_frame_decoder(), models_.grid()),
       capture_(opt_),
       ui_(opt_, session_, models_, runs_, strategy_names()) {
   display_.swapchain().on_capture = [this](uint64_t n, Image image) { capture_.on_frame(n, std::move(image)); };
@@ -48,7 +48,7 @@ void App::start_from_controls() {
     if (const Trace* trace = models_.replay())
       runs_.start_replay(*trace, {c.trace_image, c.trace_compare});
     else
-      runs_.start_live(runs_of(c, ui_.methods()), models_.strategy_models(session_.context()), c.class_id,
+      runs_.start_live(runs_of(c, ui_.methods()), models_.strategy_models(), c.class_id,
                        static_cast<uint64_t>(c.seed), c.sampler);
     ui_.set_error("");
   } catch (const std::exception& e) {
@@ -61,7 +61,7 @@ void App::start_kiosk_run() {
   Controls& c = ui_.controls();
   c.class_id = static_cast<int>(k.class_id);
   c.seed = static_cast<long long>(k.seed);
-  runs_.start_live(k.runs, models_.strategy_models(session_.context()), k.class_id, k.seed, c.sampler);
+  runs_.start_live(k.runs, models_.strategy_models(), k.class_id, k.seed, c.sampler);
   ui_.set_error("");
   // One line per run: what a long unattended session is checked with (memory must stay flat).
   std::fprintf(stderr, "vkspec-viewer: kiosk run %lld: %s%s, class %lld, seed %llu; %s\n",

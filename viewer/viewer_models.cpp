@@ -19,10 +19,10 @@ std::optional<Trace> read_replay(const ViewerOptions& options) {
 }
 
 ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, std::optional<Trace> replay)
-    : replay_(std::move(replay)) {
+    : ctx_(ctx), replay_(std::move(replay)) {
   if (replay_) {
     grid_ = replay_->config.grid_size;
-    load_replay_tokenizer(ctx, catalog);
+    load_replay_tokenizer(catalog);
     return;
   }
   frontend::ModelRequest request;
@@ -37,14 +37,14 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   frame_vq_ = std::make_unique<VqModel>(ctx, loaded_.vq->path(), DType::F16, 1, grid_);
 }
 
-void ViewerModels::load_replay_tokenizer(Context& ctx, const frontend::ModelCatalog& catalog) {
+void ViewerModels::load_replay_tokenizer(const frontend::ModelCatalog& catalog) {
   const std::string path = catalog.companion(frontend::ModelRole::Tokenizer);
   if (path.empty()) {
     decoder_note_ = "no VQ decoder given (--vq FILE): showing token ids as colours";
     return;
   }
   try {
-    frame_vq_ = std::make_unique<VqModel>(ctx, path, DType::F16, 1, grid_);
+    frame_vq_ = std::make_unique<VqModel>(ctx_, path, DType::F16, 1, grid_);
     if (frame_vq_->config().codebook_size < replay_->config.vocab_size) {
       decoder_note_ = "VQ decoder " + path + " has " + std::to_string(frame_vq_->config().codebook_size) +
                       " codes, the trace uses " + std::to_string(replay_->config.vocab_size) +
@@ -72,8 +72,8 @@ TraceConfig ViewerModels::trace_config(const SamplerSettings& sampler) const {
   return tc;
 }
 
-std::unique_ptr<FrameDecoder> ViewerModels::make_frame_decoder(Context& ctx) {
-  if (frame_vq_) return std::make_unique<VqFrameDecoder>(ctx, *frame_vq_, grid_);
+std::unique_ptr<FrameDecoder> ViewerModels::make_frame_decoder() {
+  if (frame_vq_) return std::make_unique<VqFrameDecoder>(ctx_, *frame_vq_, grid_);
   return std::make_unique<PaletteFrameDecoder>(grid_);
 }
 

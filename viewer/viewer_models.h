@@ -31,16 +31,17 @@ class ViewerModels {
   const std::string& decoder_note() const { return decoder_note_; }
 
   // Live runs only.
-  ModelSet strategy_models(Context& ctx) const { return loaded_.set(ctx); }
+  ModelSet strategy_models() const { return loaded_.set(ctx_); }
   // The model card's sampler settings, or the trace's.
   SamplerSettings default_sampler() const;
   // The header of a trace of runs shown with `sampler` (a replay keeps its own).
   TraceConfig trace_config(const SamplerSettings& sampler) const;
-  std::unique_ptr<FrameDecoder> make_frame_decoder(Context& ctx);
+  std::unique_ptr<FrameDecoder> make_frame_decoder();
 
  private:
-  void load_replay_tokenizer(Context& ctx, const frontend::ModelCatalog& catalog);
+  void load_replay_tokenizer(const frontend::ModelCatalog& catalog);
 
+  Context& ctx_;
   std::optional<Trace> replay_;
   frontend::LoadedModels loaded_;
   std::unique_ptr<VqModel> frame_vq_;  // the frame decoder's own
