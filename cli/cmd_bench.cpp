@@ -29,6 +29,7 @@
 #include "eval/sample_summary.h"
 #include "frontend/arg_parser.h"
 #include "frontend/device_choice.h"
+#include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
 
@@ -115,8 +116,8 @@ const std::string& identity(const std::string& path) {
 }
 
 // What identifies a run's images: see eval/sample_set.h.
-std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded, const SamplerSettings& ss,
-                                            const ImageJudge* judge, const Context& ctx) {
+std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded,
+                                            const SamplerSettings& ss, const ImageJudge* judge, const Context& ctx) {
   const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
@@ -125,7 +126,7 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours).
   if (loaded.vq && (judge || needs.tokenizer || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
   return {{"method", run.method},
-          {"options", options_str(run.options)},
+          {"options", frontend::format_method_options(run.options)},
           {"models", models},
           {"sampler", ss.str()},
           {"classifier", judge ? identity(judge->classifier_path()) : "none"},
@@ -182,7 +183,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
     std::printf("%-10s %-24s %6lld %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
-                options_str(r.run.options).c_str(), static_cast<long long>(m.images), m.nfe_mean,
+                frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), m.nfe_mean,
                 m.draft_forwards_mean, m.accepted_length_mean, m.latency_median, m.latency_p90, r.speedup,
                 m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
                 cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
@@ -255,16 +256,6 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   write_json_file(*json_path, j, "bench");
 }
 
-MethodOptions parse_options_str(const std::string& s) {
-  MethodOptions o;
-  for (const std::string& kv : split(s, ',')) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos) throw Error("samples: malformed options '" + s + "'");
-    o[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return o;
-}
-
 // vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
 int bench_report(const frontend::ArgParser& ap) {
   std::vector<std::string> files;
@@ -288,7 +279,7 @@ int bench_report(const frontend::ArgParser& ap) {
   int64_t tokens_per_image = 0;
   for (SampleSet& g : merge_sample_sets(std::move(sets))) {
     RunResult r;
-    r.run = {g.meta.at("method"), parse_options_str(g.meta.at("options"))};
+    r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options"))};
     r.sum = summarize_samples(g);
     tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
@@ -385,11 +376,13 @@ int cmd_bench(const Args& args) {
   const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   std::unique_ptr<ImageJudge> judge;
   GaussianStats reference;
   if (judged)
-    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size, catalog.path(frontend::ModelRole::Classifier));
+    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size,
+                                         catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());
@@ -416,7 +409,7 @@ int cmd_bench(const Args& args) {
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
-    const std::string label = run.method + (run.options.empty() ? "" : " " + options_str(run.options));
+    const std::string label = run.method + (run.options.empty() ? "" : " " + frontend::format_method_options(run.options));
     // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
     // range over several commands draws the same images.
     auto inputs = [&](uint64_t image_seed) {

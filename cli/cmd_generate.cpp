@@ -15,6 +15,7 @@
 #include "engine/model/vq_model.h"
 #include "frontend/arg_parser.h"
 #include "frontend/device_choice.h"
+#include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
 
@@ -48,7 +49,8 @@ int cmd_generate(const Args& args) {
   const Gpt& gpt = *loaded.target;
   VqModel& vq = *loaded.vq;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);
@@ -107,7 +109,7 @@ int cmd_generate(const Args& args) {
   }
   double nfe = 0, ms = 0;
   for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
-  const std::string opts = options_str(method_options);
+  const std::string opts = frontend::format_method_options(method_options);
   std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
               static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
               ss.str().c_str(), nfe / images, ms / images,

@@ -147,10 +147,4 @@ int64_t OptionValues::integer_at_most(const std::string& key, int64_t hi, int64_
   return v;
 }
 
-std::string options_str(const MethodOptions& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ",") + k + "=" + v;
-  return s;
-}
-
 }  // namespace vkspec

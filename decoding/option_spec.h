@@ -63,7 +63,4 @@ class OptionValues {
   MethodOptions given_;
 };
 
-// "window=16,init=above" style summary for tables ("" when empty).
-std::string options_str(const MethodOptions& o);
-
 }  // namespace vkspec

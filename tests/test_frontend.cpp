@@ -1,9 +1,11 @@
-// The front ends' shared policy: which file backs each model role, the sampler options.
+// The front ends' shared policy: which file backs each model role, the sampler options, method
+// options as text.
 #include <cstdlib>
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "frontend/method_options_text.h"
 #include "frontend/model_catalog.h"
 #include "frontend/sampler_options.h"
 
@@ -68,6 +70,16 @@ TEST(SamplerOptions, OverrideOnlyWhatIsGiven) {
   EXPECT_EQ(s.top_k, 7);
   EXPECT_THROW(sampler_overrides(parsed({"--top-p", "0"})), Error);
   EXPECT_THROW(sampler_overrides(parsed({"--temperature", "nan"})), Error);
+}
+
+TEST(MethodOptionsText, RoundTripsAndRejectsItemsWithoutAValue) {
+  const MethodOptions o = parse_method_options("window=16,,--init=above");
+  EXPECT_EQ(o.at("window"), "16");
+  EXPECT_EQ(o.at("init"), "above");
+  EXPECT_EQ(format_method_options(parse_method_options("b=2,a=1")), "a=1,b=2");
+  EXPECT_TRUE(parse_method_options("").empty());
+  EXPECT_THROW(parse_method_options("window"), Error);
+  EXPECT_THROW(parse_method_options("=3"), Error);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "frontend/arg_parser.h"
+#include "frontend/method_options_text.h"
 #include "viewer/overlay_settings.h"
 
 namespace vkspec::viewer {
@@ -28,31 +29,6 @@ const char* kViewerUsage =
     "shown has finished (and the timeline reached --step K when given). Keys: space play/pause,\n"
     "left/right step, Home/End first/last step, Esc quit.\n";
 
-MethodOptions parse_method_options(const std::string& text) {
-  MethodOptions o;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t end = text.find(',', i);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(i, end - i);
-    i = end + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Error("method option '" + item + "' is not of the form name=value (example: window=16)");
-    std::string key = item.substr(0, eq);
-    if (key.rfind("--", 0) == 0) key = key.substr(2);
-    o[key] = item.substr(eq + 1);
-  }
-  return o;
-}
-
-std::string format_method_options(const MethodOptions& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ",") + k + "=" + v;
-  return s;
-}
-
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   std::set<std::string> options = {"--method", "--options", "--compare", "--compare-options", "--class", "--seed",
                                    "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames",
@@ -67,7 +43,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.method = ap.get_or("--method", "");
   auto method_options = [&](const char* flag) {
     try {
-      return parse_method_options(ap.get_or(flag, ""));
+      return frontend::parse_method_options(ap.get_or(flag, ""));
     } catch (const Error& e) {
       throw Error(std::string("vkspec-viewer: ") + flag + ": " + e.what());
     }

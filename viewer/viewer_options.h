@@ -46,9 +46,5 @@ extern const char* kViewerUsage;
 
 // Throws Error naming the option when an option is unknown, malformed or out of range.
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args);
-// "window=16,init=above" -> {"window": "16", "init": "above"}.
-MethodOptions parse_method_options(const std::string& text);
-// The inverse, for the options text field.
-std::string format_method_options(const MethodOptions& o);
 
 }  // namespace vkspec::viewer
