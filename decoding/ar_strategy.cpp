@@ -28,9 +28,9 @@ StepEvent ArStrategy::step() {
   const int64_t n = committed_;  // the query at sequence position n predicts image token n
   std::vector<uint32_t> fed;
   if (n > 0) fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(n - 1)]));
-  std::vector<uint32_t> labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(cfg.num_classes));
-  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, n, 1, fed, labels, cache_.slots()), rows_, cache_.slots());
+  const ClassLabel label(in_.class_id);
+  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, n, 1, fed, guided_rows(label, rows_), cache_.slots()), rows_,
+                 cache_.slots());
   const uint32_t pos = static_cast<uint32_t>(n);
   ctx.upload(positions_, &pos, 4);
 

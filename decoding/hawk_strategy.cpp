@@ -166,8 +166,8 @@ StepEvent HawkStrategy::step() {
     mb.see_prefix(M, cls_ + repair_position_ + 1);
   }
   q.mask = mb.pack();
-  q.labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) q.labels.push_back(static_cast<uint32_t>(cfg.num_classes));
+  const ClassLabel label(in_.class_id);
+  q.conditions = guided_rows(label, rows_);
   GptBatch batch(ctx, cfg, q, rows_, cache_.slots());
 
   // This step's proposals (the vertical ones enter the speculation cache), then each candidate's

@@ -96,12 +96,6 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
   }
 }
 
-std::vector<uint32_t> MuloStrategy::labels(const GptConfig& cfg) const {
-  std::vector<uint32_t> l = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) l.push_back(static_cast<uint32_t>(cfg.num_classes));
-  return l;
-}
-
 bool MuloStrategy::slot_valid(int64_t s) const {
   const int32_t fed = slot_fed_[static_cast<size_t>(s)];
   if (s < cls_) return fed == kConditionFed;
@@ -119,6 +113,7 @@ std::vector<int64_t> MuloStrategy::stale_slots(int64_t end) const {
 }
 
 void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
+  const ClassLabel label(in_.class_id);
   Context& ctx = *models_.ctx;
   Gpt& low = *models_.low_res;
   const GptConfig& lc = low.config();
@@ -135,7 +130,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
     auto b = std::make_unique<GptBatch>(
         ctx, lc,
         GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                           labels(lc), low_cache_.slots()),
+                           guided_rows(label, rows_), low_cache_.slots()),
         rows_, low_cache_.slots());
     if (first_slot >= cls_) {
       const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
@@ -151,6 +146,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
 }
 
 StepEvent MuloStrategy::band_step() {
+  const ClassLabel label(in_.class_id);
   Context& ctx = *models_.ctx;
   Gpt& gpt = *models_.target;
   const GptConfig& cfg = gpt.config();
@@ -192,7 +188,7 @@ StepEvent MuloStrategy::band_step() {
   const int64_t draft_from = cls_ + first - 1;
   auto sees = [&](int64_t i, int64_t slot) { return slot_valid(slot) || (i < Q && slot >= draft_from); };
   auto batch = std::make_unique<GptBatch>(
-      ctx, cfg, GptQueries::at_positions(cfg, slots, fed, labels(cfg), cache_.slots(), sees), rows_, cache_.slots());
+      ctx, cfg, GptQueries::at_positions(cfg, slots, fed, guided_rows(label, rows_), cache_.slots(), sees), rows_, cache_.slots());
   if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch->token_ids().view().rows(first > 0 ? 1 : 0, Q - 1));
   const int64_t T = static_cast<int64_t>(slots.size());
   const GptOutputs out = gpt.forward(s, *batch, cache_);
@@ -257,6 +253,7 @@ StepEvent MuloStrategy::band_step() {
 }
 
 StepEvent MuloStrategy::coupled_step() {
+  const ClassLabel label(in_.class_id);
   Context& ctx = *models_.ctx;
   Gpt& gpt = *models_.target;
   const GptConfig& cfg = gpt.config();
@@ -294,7 +291,7 @@ StepEvent MuloStrategy::coupled_step() {
     row_draft[static_cast<size_t>(t)] = token_at(n);
     pos[static_cast<size_t>(t)] = static_cast<uint32_t>(n);
   }
-  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, cls_ + u - 1, T, fed, labels(cfg), cache_.slots()), rows_,
+  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, cls_ + u - 1, T, fed, guided_rows(label, rows_), cache_.slots()), rows_,
                  cache_.slots());
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
   ctx.upload(row_drafts_, 0, row_draft.data(), row_draft.size() * 4);
@@ -355,6 +352,7 @@ StepEvent MuloStrategy::coupled_step() {
 }
 
 StepEvent MuloStrategy::wave_step() {
+  const ClassLabel label(in_.class_id);
   Context& ctx = *models_.ctx;
   Gpt& gpt = *models_.target;
   const GptConfig& cfg = gpt.config();
@@ -390,7 +388,7 @@ StepEvent MuloStrategy::wave_step() {
   }
   const int64_t T = static_cast<int64_t>(slots.size());
   GptBatch batch(ctx, cfg,
-                 GptQueries::at_positions(cfg, slots, fed, labels(cfg), cache_.slots(),
+                 GptQueries::at_positions(cfg, slots, fed, guided_rows(label, rows_), cache_.slots(),
                                           [&](int64_t, int64_t slot) { return slot_valid(slot); }),
                  rows_, cache_.slots());
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);

@@ -58,7 +58,6 @@ class MuloStrategy : public Strategy {
   bool slot_valid(int64_t s) const;
   // Slots below `end` (exclusive) holding keys and values of a token that has since changed.
   std::vector<int64_t> stale_slots(int64_t end) const;
-  std::vector<uint32_t> labels(const GptConfig& cfg) const;
   // Records the low-resolution model's forwards for band k (low rows [k b, k b + rows)).
   void record_low_res_band(int64_t k, int64_t rows);
 

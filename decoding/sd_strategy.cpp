@@ -59,8 +59,7 @@ StepEvent SdStrategy::step() {
   Gpt& drafter = *models_.drafter;
   const GptConfig& dcfg = drafter.config();
   CommandStream& s = stream();
-  std::vector<uint32_t> labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(dcfg.num_classes));
+  const ClassLabel label(in_.class_id);
 
   // The drafter first catches up on committed tokens it has not seen (at most the previous step's
   // last draft and bonus token), then drafts one token per forward.
@@ -73,7 +72,7 @@ StepEvent SdStrategy::step() {
   for (int64_t t = 0; t < G; ++t) {
     const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;
     auto b = std::make_unique<GptBatch>(
-        ctx, dcfg, GptQueries::causal(dcfg, start, n, t == 0 ? fed : std::vector<uint32_t>{0}, labels,
+        ctx, dcfg, GptQueries::causal(dcfg, start, n, t == 0 ? fed : std::vector<uint32_t>{0}, guided_rows(label, rows_),
                                       drafter_cache_.slots()),
         rows_, drafter_cache_.slots());
     if (t > 0) s.copy(tokens_.view().rows(t, 1), b->token_ids().view());

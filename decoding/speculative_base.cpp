@@ -36,9 +36,9 @@ const GptBatch& SpeculativeStrategy::target_batch(int64_t c, int64_t q, const st
   std::vector<uint32_t> tokens;
   if (c > 0) tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(c - 1)]));
   tokens.insert(tokens.end(), fed.begin(), fed.end());
-  std::vector<uint32_t> labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(cfg.num_classes));
-  batch_ = std::make_unique<GptBatch>(*models_.ctx, cfg, GptQueries::causal(cfg, c, q, tokens, labels, cache_.slots()),
+  const ClassLabel label(in_.class_id);
+  batch_ = std::make_unique<GptBatch>(*models_.ctx, cfg,
+                                      GptQueries::causal(cfg, c, q, tokens, guided_rows(label, rows_), cache_.slots()),
                                       rows_, cache_.slots());
   return *batch_;
 }

@@ -101,9 +101,8 @@ StepEvent ZipArStrategy::step() {
     if (q.slot >= cls) fed.push_back(q.fed);
     pos.push_back(static_cast<uint32_t>(std::max<int64_t>(q.predicts, 0)));
   }
-  std::vector<uint32_t> labels = {static_cast<uint32_t>(in_.class_id)};
-  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(cfg.num_classes));
-  const GptQueries gq = GptQueries::at_positions(cfg, slots, fed, labels, cache_.slots(),
+  const ClassLabel label(in_.class_id);
+  const GptQueries gq = GptQueries::at_positions(cfg, slots, fed, guided_rows(label, rows_), cache_.slots(),
                                                  [&](int64_t, int64_t s) { return slot_valid_[static_cast<size_t>(s)]; });
   GptBatch batch(ctx, cfg, gq, rows_, cache_.slots());
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);

@@ -129,14 +129,14 @@ StepEvent ZipArVerifyStrategy::step() {
     if (sl < cls_) return f == kCondition;
     return f >= 0 && f == token_at(sl - cls_);
   };
-  std::vector<uint32_t> tokens, labels = {static_cast<uint32_t>(in_.class_id)}, pos(static_cast<size_t>(T));
-  if (rows_ == 2) labels.push_back(static_cast<uint32_t>(cfg.num_classes));
+  std::vector<uint32_t> tokens, pos(static_cast<size_t>(T));
+  const ClassLabel label(in_.class_id);
   for (int64_t i = 0; i < T; ++i) {
     if (fed[static_cast<size_t>(i)] != kCondition) tokens.push_back(static_cast<uint32_t>(fed[static_cast<size_t>(i)]));
     pos[static_cast<size_t>(i)] = static_cast<uint32_t>(predicts[static_cast<size_t>(i)]);
   }
   GptBatch batch(ctx, cfg,
-                 GptQueries::at_positions(cfg, slots, tokens, labels, cache_.slots(),
+                 GptQueries::at_positions(cfg, slots, tokens, guided_rows(label, rows_), cache_.slots(),
                                           [&](int64_t, int64_t sl) { return valid(sl); }),
                  rows_, cache_.slots());
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
