@@ -414,7 +414,7 @@ int cmd_bench(const Args& args) {
     // range over several commands draws the same images.
     auto inputs = [&](uint64_t image_seed) {
       StrategyInputs in;
-      in.class_id = static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes));
+      in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes)));
       in.seed = image_seed;
       in.sampler = ss;
       in.options = run.options;

@@ -22,8 +22,8 @@
 namespace vkspec::cli {
 
 int cmd_generate(const Args& args) {
-  std::set<std::string> options = {"--class", "--seed",  "--images", "--out",    "--trace",
-                                   "--method", "--scale", "--columns"};
+  std::set<std::string> options = {"--class", "--seed",  "--images",  "--out", "--trace",
+                                   "--method", "--scale", "--columns", "--caption-embeddings"};
   for (const std::string& f : frontend::model_file_options()) options.insert(f);
   for (const std::string& f : frontend::sampler_options()) options.insert(f);
   for (const std::string& f : method_option_flags()) options.insert(f);
@@ -39,6 +39,12 @@ int cmd_generate(const Args& args) {
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
   check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
+  // A text-to-image model's condition: one caption's text-encoder outputs for every image.
+  std::shared_ptr<const Condition> caption;
+  if (auto file = ap.get("--caption-embeddings")) {
+    if (ap.get("--class")) throw Error("generate: --class and --caption-embeddings exclude each other");
+    caption = std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
+  }
 
   auto ctx = frontend::open_device();
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
@@ -51,14 +57,17 @@ int cmd_generate(const Args& args) {
   const GptConfig& cfg = gpt.config();
   const SamplerSettings ss =
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  if (caption) caption->check(cfg);
+  if (!caption && cfg.num_classes < 1)
+    throw Error("generate: " + gpt.path() + " is conditioned on captions: give --caption-embeddings FILE");
   const bool fixed_class = ap.get("--class").has_value();
-  const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
+  const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.class_id = fixed_class ? cls : i % cfg.num_classes;
+    in.condition = caption ? caption : std::make_shared<ClassLabel>(fixed_class ? cls : i % cfg.num_classes);
     in.seed = seed + static_cast<uint64_t>(i);
     in.sampler = ss;
     in.options = method_options;

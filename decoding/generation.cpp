@@ -14,7 +14,9 @@ Generation generate_one(const std::string& method, const ModelSet& models, const
   std::unique_ptr<Strategy> strategy = make_strategy(method, models, in);
   Generation g;
   g.method = method;
-  g.class_id = in.class_id;
+  const auto* label = dynamic_cast<const ClassLabel*>(in.condition.get());
+  g.class_id = label ? label->id() : -1;
+  g.condition = in.condition ? in.condition->describe() : "";
   g.seed = in.seed;
   while (!strategy->done()) {
     StepEvent e = strategy->step();

@@ -11,7 +11,8 @@ namespace vkspec {
 
 struct Generation {
   std::string method;
-  int64_t class_id = 0;
+  int64_t class_id = 0;   // the class label's id; -1 for other conditions (captions)
+  std::string condition;  // Condition::describe()
   uint64_t seed = 0;
   std::vector<int32_t> tokens;  // the final grid, raster order
   std::vector<StepEvent> events;

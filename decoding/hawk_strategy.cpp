@@ -147,7 +147,7 @@ GptQueries HawkStrategy::tree_queries(const Tree& tree, int64_t e) const {
     mb.see_prefix(M, cls_ + repair_position_ + 1);
   }
   q.mask = mb.pack();
-  q.labels = target().labels();
+  q.conditions = target().conditions();
   return q;
 }
 

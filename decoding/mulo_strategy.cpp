@@ -134,7 +134,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
     const GptBatch& b = target().batch_for(
         low, low_cache_,
         GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                           target().labels(), low_cache_.slots()));
+                           target().conditions(), low_cache_.slots()));
     if (first_slot >= cls_) {
       const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
       s.copy(src.view().rows(P0, n), b.token_ids().view().rows(0, n));

@@ -9,10 +9,8 @@ namespace {
 
 const StrategyInputs& checked(const ModelSet& models, const StrategyInputs& in) {
   if (!models.ctx || !models.target) throw Error("a strategy needs a context and a target model");
-  const GptConfig& cfg = models.target->config();
-  if (in.class_id < 0 || in.class_id >= cfg.num_classes)
-    throw Error("class " + std::to_string(in.class_id) + " out of range: the model has classes 0.." +
-                std::to_string(cfg.num_classes - 1));
+  if (!in.condition) throw Error("a strategy needs a condition (a class label or caption embeddings)");
+  in.condition->check(models.target->config());
   in.sampler.validate();
   return in;
 }

@@ -13,6 +13,7 @@
 #include "decoding/step_event.h"
 #include "decoding/strategy_registry.h"
 #include "decoding/target_session.h"
+#include "engine/model/condition.h"
 #include "engine/model/gpt.h"
 
 namespace vkspec {
@@ -33,7 +34,9 @@ struct ModelSet {
 };
 
 struct StrategyInputs {
-  int64_t class_id = 0;
+  // What the image is conditioned on (a class label, caption embeddings); its null form for CFG
+  // is the model's own.
+  std::shared_ptr<const Condition> condition;
   uint64_t seed = 0;
   SamplerSettings sampler;
   MethodOptions options;

@@ -27,8 +27,9 @@ TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, c
   if (max_queries > limit)
     throw Error(method + ": needs " + std::to_string(max_queries) + " queries per forward with these options, " +
                 model_.path() + " was loaded for at most " + std::to_string(limit) + " (GptOptions::max_queries)");
-  labels_ = {static_cast<uint32_t>(in.class_id)};
-  if (rows_ == 2) labels_.push_back(static_cast<uint32_t>(config().num_classes));
+  if (!in.condition) throw Error(method + ": needs a condition (a class label or caption embeddings)");
+  condition_ = in.condition;
+  conditions_ = guided_rows(*condition_, rows_);
   const int64_t n = config().image_tokens() + 1;
   std::vector<uint32_t> iota(static_cast<size_t>(n));
   std::iota(iota.begin(), iota.end(), 0u);
@@ -46,19 +47,19 @@ KvCache TargetSession::make_cache(Gpt& model) {
 void TargetSession::record_prefill(Gpt& model, const KvCache& cache) {
   const GptConfig& cfg = model.config();
   if (cfg.cls_token_num < 2) return;
-  const GptBatch& b = batch_for(model, cache, GptQueries::causal(cfg, 0, cfg.cls_token_num - 1, {}, labels_, cache.slots()));
+  const GptBatch& b = batch_for(model, cache, GptQueries::causal(cfg, 0, cfg.cls_token_num - 1, {}, conditions_, cache.slots()));
   model.forward(stream_, b, cache);  // logits unused: only the keys and values matter
 }
 
 TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
 
 const GptBatch& TargetSession::causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens) {
-  return batch(GptQueries::causal(config(), query_position(n), q, tokens, labels_, cache_.slots()));
+  return batch(GptQueries::causal(config(), query_position(n), q, tokens, conditions_, cache_.slots()));
 }
 
 const GptBatch& TargetSession::at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
                                             const std::function<bool(int64_t, int64_t)>& sees) {
-  return batch(GptQueries::at_positions(config(), slots, tokens, labels_, cache_.slots(), sees));
+  return batch(GptQueries::at_positions(config(), slots, tokens, conditions_, cache_.slots(), sees));
 }
 
 const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(model_, cache_, q); }

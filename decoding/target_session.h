@@ -42,9 +42,9 @@ class TargetSession {
   const KvCache& cache() const { return cache_; }
   CommandStream& stream() { return stream_; }
   const CommandStream& stream() const { return stream_; }
-  // The condition of each batch row for the model's condition queries: the class, then (with CFG)
-  // the null class.
-  const std::vector<uint32_t>& labels() const { return labels_; }
+  // The condition of each batch row for the model's condition queries: the image's, then (with
+  // CFG) the null form (nullptr).
+  const std::vector<const Condition*>& conditions() const { return conditions_; }
   // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens).
   TensorView positions(int64_t first, int64_t n) const;
   // Sequence position of the query that predicts image token n: the slot of token n - 1, or of
@@ -77,7 +77,8 @@ class TargetSession {
   Context& ctx_;
   Gpt& model_;
   int64_t rows_, max_queries_;
-  std::vector<uint32_t> labels_;
+  std::shared_ptr<const Condition> condition_;
+  std::vector<const Condition*> conditions_;
   KvCache cache_;
   CommandStream stream_;
   Tensor positions_;  // u32 [N + 1]: n at index n

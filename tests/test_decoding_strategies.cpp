@@ -64,6 +64,7 @@ TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
   if (!ctx().caps().timestamps) GTEST_SKIP() << "the queue has no timestamps";
   for (const std::string method : {"sjd", "sd"}) {
     StrategyInputs in;
+    in.condition = std::make_shared<ClassLabel>(0);
     in.sampler = testing::tiny_settings();
     in.profile = true;
     const auto s = make_strategy(method, tiny_models(ctx()).set, in);
@@ -93,6 +94,7 @@ TEST_F(decoding_strategies, IdenticalDrafterAcceptsEverything) {
 void expect_error(const std::string& method, const MethodOptions& options, const ModelSet& models,
                   const std::string& fragment) {
   StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
   in.options = options;
   try {
     make_strategy(method, models, in);

@@ -56,12 +56,13 @@ TEST_P(GptParityTest, LogitsMatchPyTorchReference) {
   opt.batch_rows = 2;
   opt.max_queries = n + 1;
   Gpt gpt(ctx(), model, opt);
-  const std::vector<uint32_t> labels = {label, static_cast<uint32_t>(c.classes)};
+  const ClassLabel cls(label);
+  const std::vector<const Condition*> conditions = guided_rows(cls, 2);
   const int64_t V = c.vocab, T = n + 1;
 
   {  // One prefill forward over the whole sequence.
     KvCache cache = gpt.make_cache();
-    GptBatch batch(ctx(), gpt.config(), GptQueries::causal(gpt.config(), 0, T, tokens, labels, cache.slots()), 2,
+    GptBatch batch(ctx(), gpt.config(), GptQueries::causal(gpt.config(), 0, T, tokens, conditions, cache.slots()), 2,
                    cache.slots());
     CommandStream s(ctx());
     GptOutputs out = gpt.forward(s, batch, cache);
@@ -80,7 +81,7 @@ TEST_P(GptParityTest, LogitsMatchPyTorchReference) {
     for (int64_t p = 0; p < T; ++p) {
       std::vector<uint32_t> one;
       if (p > 0) one.push_back(tokens[static_cast<size_t>(p - 1)]);
-      GptBatch batch(ctx(), gpt.config(), GptQueries::causal(gpt.config(), p, 1, one, labels, cache.slots()), 2,
+      GptBatch batch(ctx(), gpt.config(), GptQueries::causal(gpt.config(), p, 1, one, conditions, cache.slots()), 2,
                      cache.slots());
       GptOutputs out = gpt.forward(s, batch, cache);
       Tensor logits = ctx().tensor(DType::F32, out.logits.shape, "step logits");

@@ -49,7 +49,7 @@ void Runs::start_live(const std::vector<frontend::MethodRun>& runs, const ModelS
   std::vector<LaneView> views;
   for (const frontend::MethodRun& run : runs) {
     StrategyInputs in;
-    in.class_id = class_id;
+    in.condition = std::make_shared<ClassLabel>(class_id);
     in.seed = seed;
     in.sampler = sampler;
     in.options = run.options;

@@ -35,11 +35,11 @@ ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat) {
                 " do not fit a sequence of " + std::to_string(cfg.seq_len()) + " positions");
   if (repeat < 1) throw Error("GPT bench: repeat must be >= 1");
 
-  // Token ids and labels do not change the work; these are valid ones.
+  // Token ids and conditions do not change the work; these are valid ones.
   const std::vector<uint32_t> tokens(static_cast<size_t>(queries), 0u);
-  const std::vector<uint32_t> labels = {0u, static_cast<uint32_t>(cfg.num_classes)};
-  const GptBatch batch(ctx, cfg, GptQueries::causal(cfg, first, queries, tokens, labels, cache_.slots()), 2,
-                       cache_.slots());
+  const ClassLabel cls(0);
+  const GptBatch batch(ctx, cfg, GptQueries::causal(cfg, first, queries, tokens, guided_rows(cls, 2), cache_.slots()),
+                       2, cache_.slots());
   std::vector<uint32_t> pos(static_cast<size_t>(queries));
   for (int64_t i = 0; i < queries; ++i) pos[static_cast<size_t>(i)] = static_cast<uint32_t>(first + i);
   ctx.upload(positions_, 0, pos.data(), pos.size() * 4);

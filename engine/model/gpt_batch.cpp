@@ -7,6 +7,19 @@
 
 namespace vkspec {
 
+namespace {
+
+// The class-embedding row a batch row's condition queries look up (num_classes: the null class).
+uint32_t class_id(const GptConfig& cfg, const Condition* c) {
+  if (!c) return static_cast<uint32_t>(cfg.num_classes);
+  c->check(cfg);
+  const auto* label = dynamic_cast<const ClassLabel*>(c);
+  if (!label) throw Error("GPT batch: a class-conditional model cannot take " + c->describe());
+  return static_cast<uint32_t>(label->id());
+}
+
+}  // namespace
+
 int64_t GptQueries::condition_count(int64_t cls_token_num) const {
   int64_t n = 0;
   while (n < count() && positions[static_cast<size_t>(n)] < cls_token_num) ++n;
@@ -14,7 +27,7 @@ int64_t GptQueries::condition_count(int64_t cls_token_num) const {
 }
 
 GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
-                              const std::vector<uint32_t>& labels, int64_t cache_slots) {
+                              const std::vector<const Condition*>& conditions, int64_t cache_slots) {
   GptQueries q;
   ops::AttentionMaskBuilder mb(n, cache_slots);
   size_t next_token = 0;
@@ -29,13 +42,13 @@ GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, co
     }
   }
   q.mask = mb.pack();
-  q.labels = labels;
+  q.conditions = conditions;
   return q;
 }
 
 GptQueries GptQueries::at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
-                                    const std::vector<uint32_t>& tokens, const std::vector<uint32_t>& labels,
-                                    int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees) {
+                                    const std::vector<uint32_t>& tokens,
+                                    const std::vector<const Condition*>& conditions, int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees) {
   GptQueries q;
   const int64_t n = static_cast<int64_t>(positions.size());
   ops::AttentionMaskBuilder mb(n, cache_slots);
@@ -50,7 +63,7 @@ GptQueries GptQueries::at_positions(const GptConfig& cfg, const std::vector<int6
   }
   q.tokens = tokens;
   q.mask = mb.pack();
-  q.labels = labels;
+  q.conditions = conditions;
   return q;
 }
 
@@ -60,8 +73,8 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
   auto fail = [](const std::string& what) { return Error("GPT batch: " + what); };
   if (t_ < 1) throw fail("no queries");
   if (static_cast<int64_t>(q.slots.size()) != t_) throw fail("slots and positions differ in count");
-  if (static_cast<int64_t>(q.labels.size()) != b_)
-    throw fail(std::to_string(q.labels.size()) + " labels for " + std::to_string(b_) + " batch rows");
+  if (static_cast<int64_t>(q.conditions.size()) != b_)
+    throw fail(std::to_string(q.conditions.size()) + " conditions for " + std::to_string(b_) + " batch rows");
   if (q.mask.queries != t_) throw fail("mask has " + std::to_string(q.mask.queries) + " queries, expected " +
                                        std::to_string(t_));
   n_cond_ = q.condition_count(cfg.cls_token_num);
@@ -81,8 +94,8 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
     if (s >= cache_slots) throw fail("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots));
   for (uint32_t t : q.tokens)
     if (t >= cfg.vocab_size) throw fail("token id " + std::to_string(t) + " outside the vocabulary");
-  for (uint32_t l : q.labels)
-    if (l > cfg.num_classes) throw fail("label " + std::to_string(l) + " outside [0, num_classes]");
+  std::vector<uint32_t> labels;
+  for (const Condition* c : q.conditions) labels.push_back(class_id(cfg, c));
   for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, q.mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
 
@@ -95,7 +108,7 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
   ctx.upload(slots_, q.slots.data(), q.slots.size() * 4);
   for (int64_t b = 0; b < b_; ++b) {
     labels_.push_back(ctx.tensor(DType::U32, {1}, "label row " + std::to_string(b), host));
-    ctx.upload(labels_.back(), &q.labels[static_cast<size_t>(b)], 4);
+    ctx.upload(labels_.back(), &labels[static_cast<size_t>(b)], 4);
   }
   // Host-visible like the rest, so building a batch never needs a staging submit of its own (a
   // speculative step is one submit on every device).

@@ -1,11 +1,12 @@
 #pragma once
 // The queries of one GPT forward, on the device. The same T queries run for every batch row
-// (the CFG rows), except that condition queries look up each row's own label (the class for the
-// conditional row, the null class for the unconditional one).
+// (the CFG rows), except that condition queries embed each row's own condition (the conditional
+// row's, or the model's null form for the unconditional one).
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "engine/model/condition.h"
 #include "engine/model/gpt_config.h"
 #include "engine/ops/attention_mask.h"
 #include "engine/vk/context.h"
@@ -24,8 +25,9 @@ struct GptQueries {
   std::vector<uint32_t> slots;
   // Which slots each query attends to (its own slot included, for causal attention).
   ops::PackedAttentionMask mask;
-  // Label per batch row, used by condition queries: class ids, num_classes for the null class.
-  std::vector<uint32_t> labels;
+  // Condition per batch row, embedded by condition queries; nullptr = the null (unconditional)
+  // form. Only read while a GptBatch is built from these queries.
+  std::vector<const Condition*> conditions;
 
   int64_t count() const { return static_cast<int64_t>(positions.size()); }
   int64_t condition_count(int64_t cls_token_num) const;
@@ -34,12 +36,12 @@ struct GptQueries {
   // position, each seeing every slot up to and including its own. tokens: the image tokens fed
   // at the non-condition positions, in order.
   static GptQueries causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
-                           const std::vector<uint32_t>& labels, int64_t cache_slots);
+                           const std::vector<const Condition*>& conditions, int64_t cache_slots);
   // Queries at any sequence positions (condition positions first), slot = position; query i sees
   // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
   static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
-                                 const std::vector<uint32_t>& tokens, const std::vector<uint32_t>& labels,
-                                 int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees);
+                                 const std::vector<uint32_t>& tokens,
+                                 const std::vector<const Condition*>& conditions, int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees);
 };
 
 // Device copies of GptQueries. Keep it alive until the stream that used it has been waited on.
@@ -54,6 +56,7 @@ class GptBatch {
   // Image token ids [T - condition queries] (u32). Host-visible: a strategy may also write the
   // ids here, or copy GPU-sampled tokens into it within the stream, before the forward reads it.
   const Tensor& token_ids() const { return tokens_; }
+  // Class id of each batch row (u32 [1]; num_classes for the null class), read by condition queries.
   const Tensor& label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)]; }
   const Tensor& rope_positions() const { return positions_; }
   const Tensor& slots() const { return slots_; }

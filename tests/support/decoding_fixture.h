@@ -123,7 +123,7 @@ inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions&
   int64_t nfe = 0;
   for (int i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.class_id = i % 2;
+    in.condition = std::make_shared<ClassLabel>(i % 2);
     in.seed = first_seed + static_cast<uint64_t>(i);
     in.sampler = tiny_settings();
     in.options = options;

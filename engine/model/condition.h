@@ -1,0 +1,73 @@
+#pragma once
+// What an image is conditioned on. Every model also has a null (unconditional) form of its
+// condition for classifier-free guidance; it is the model's own (LlamaGen: the extra class row,
+// or the learned caption embedding), so a batch row asks for it with no Condition at all.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt_config.h"
+
+namespace vkspec {
+
+class Condition {
+ public:
+  virtual ~Condition() = default;
+  // For messages and traces: "class 3", "caption embeddings a.npy (17 of 120 tokens)".
+  virtual std::string describe() const = 0;
+  // Throws Error when the model cannot take this condition (wrong kind, id out of range, shape).
+  virtual void check(const GptConfig& cfg) const = 0;
+};
+
+// A class id of a class-conditional model, in [0, num_classes).
+class ClassLabel final : public Condition {
+ public:
+  explicit ClassLabel(int64_t id) : id_(id) {}
+  int64_t id() const { return id_; }
+  std::string describe() const override;
+  void check(const GptConfig& cfg) const override;
+
+ private:
+  int64_t id_;
+};
+
+// Text-encoder outputs of one caption (LlamaGen: flan-t5-xl, [tokens, 2048] f32), with a mask of
+// the tokens that are real (not padding). A model with cls_token_num condition positions takes
+// the caption right-aligned, padding first, as LlamaGen samples and trains (left padding).
+class CaptionEmbeddings final : public Condition {
+ public:
+  // values: [tokens, dim] row-major; valid: one 0/1 per token. `source` names it in messages.
+  CaptionEmbeddings(std::string source, int64_t tokens, int64_t dim, std::vector<float> values,
+                    std::vector<uint8_t> valid);
+  // A .npy (LlamaGen's T5 pipeline saves [1, tokens, dim] f32 of the real tokens only) or a
+  // .safetensors file with one F32/F16/BF16 tensor of that shape ([tokens, dim] also accepted).
+  // A token whose values are all zero is padding (LlamaGen zeroes padded tokens before use).
+  static CaptionEmbeddings load(const std::string& path);
+
+  const std::string& source() const { return source_; }
+  int64_t tokens() const { return tokens_; }
+  int64_t dim() const { return dim_; }
+  int64_t valid_tokens() const;
+  const std::vector<float>& values() const { return values_; }
+  const std::vector<uint8_t>& valid() const { return valid_; }
+
+  // The caption at `positions` condition positions: [positions, dim] values with the tokens
+  // right-aligned and zeros before them, and the matching 0/1 mask (needs tokens <= positions).
+  std::vector<float> placed_values(int64_t positions) const;
+  std::vector<uint8_t> placed_mask(int64_t positions) const;
+
+  std::string describe() const override;
+  void check(const GptConfig& cfg) const override;
+
+ private:
+  std::string source_;
+  int64_t tokens_, dim_;
+  std::vector<float> values_;
+  std::vector<uint8_t> valid_;
+};
+
+// The conditions of a forward's batch rows: `cond` for the first and, with classifier-free
+// guidance (rows == 2), the null form for the second.
+std::vector<const Condition*> guided_rows(const Condition& cond, int64_t rows);
+
+}  // namespace vkspec
