@@ -2,14 +2,11 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <numeric>
-#include <vector>
 
 #include "engine/ops/dispatch_util.h"
-#include "shaders/shader_ids.h"
 #include "engine/ops/matmul_tiles.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -19,37 +16,9 @@ bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-// The shader uses 16x16x16 fp16 x fp16 -> f32 fragments; the extension alone does not promise
-// that size, so the device's list is asked once per physical device.
-bool has_coopmat_16x16x16(Context& ctx) {
-  if (!ctx.caps().cooperative_matrix_nv || !ctx.caps().shader_float16 ||
-      !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-    return false;
-  static std::mutex mutex;
-  static std::map<VkPhysicalDevice, bool> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(ctx.physical_device());
-  if (it != known.end()) return it->second;
-  uint32_t n = 0;
-  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, props.data());
-  bool ok = false;
-  for (const auto& p : props)
-    ok = ok || (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
-  known[ctx.physical_device()] = ok;
-  return ok;
-}
-
-bool has_gemv(const DeviceCaps& c) { return c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic; }
-
-// The broadcast kernel sizes its grid with the subgroup size, so that size must be fixed.
+// The broadcast kernel sizes its grid with the subgroup size and splits it into lane pairs.
 bool has_broadcast(const DeviceCaps& c) {
-  const bool fixed = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
-  return c.shader_int64 && c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed &&
-         c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
+  return c.shader_int64 && c.subgroup_broadcast && c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
 }
 
 // 64-bit loads of activation pairs and of 4 halves / 2 floats of a weight row.
@@ -160,8 +129,8 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
   switch (path) {
     case MatmulPath::Auto:
     case MatmulPath::Gemm: return true;
-    case MatmulPath::Gemv: return m <= 8 && has_gemv(ctx.caps());
-    case MatmulPath::CoopMat: return has_coopmat_16x16x16(ctx);
+    case MatmulPath::Gemv: return m <= 8 && ctx.caps().subgroup_reduce;
+    case MatmulPath::CoopMat: return ctx.caps().coopmat_f16_16x16x16;
     case MatmulPath::Broadcast: return has_broadcast(ctx.caps()) && broadcast_aligned(k, w);
   }
   return false;
@@ -170,8 +139,8 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
 MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
   const MatmulTiles t = matmul_tiles(ctx.caps());
   if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
-  if (m <= t.gemv_max_rows && has_gemv(ctx.caps())) return MatmulPath::Gemv;
-  if (!env_flag("VKSPEC_DISABLE_COOPMAT") && !env_flag("VKSPEC_DISABLE_FP16") && has_coopmat_16x16x16(ctx))
+  if (m <= t.gemv_max_rows && ctx.caps().subgroup_reduce) return MatmulPath::Gemv;
+  if (!env_flag("VKSPEC_DISABLE_COOPMAT") && !env_flag("VKSPEC_DISABLE_FP16") && ctx.caps().coopmat_f16_16x16x16)
     return MatmulPath::CoopMat;
   return MatmulPath::Gemm;
 }

@@ -112,22 +112,13 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
     fsize.computeFullSubgroups = VK_TRUE;
     f12.pNext = &fsize;
   }
-  // Cooperative-matrix shaders also need the feature bit and (glslang emits it for them) the
-  // Vulkan memory model; without both the capability is reported as absent.
+  // DeviceCaps only reports NV cooperative matrix with its feature bit and the memory model that
+  // glslang emits for cooperative-matrix shaders, so both can be turned on here.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  if (caps_.cooperative_matrix_nv) {
-    VkPhysicalDeviceVulkan12Features q12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    q.pNext = &fcoop;
-    fcoop.pNext = &q12;
-    vkGetPhysicalDeviceFeatures2(physical_, &q);
-    fcoop.pNext = nullptr;
-    fcoop.cooperativeMatrixRobustBufferAccess = VK_FALSE;
-    caps_.cooperative_matrix_nv = fcoop.cooperativeMatrix && q12.vulkanMemoryModel;
-  }
   if (caps_.cooperative_matrix_nv) {
     exts.push_back("VK_NV_cooperative_matrix");
     f12.vulkanMemoryModel = VK_TRUE;
+    fcoop.cooperativeMatrix = VK_TRUE;
     fcoop.pNext = f2.pNext;
     f2.pNext = &fcoop;
   }
