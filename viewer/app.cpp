@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_paths.h"
+#include "common/env.h"
 
 namespace vkspec::viewer {
 namespace {
@@ -154,8 +155,7 @@ void App::create_device() {
     return;
   } catch (const Error& first) {
     // Another device may be able to present when the preferred one cannot (unless one was asked for).
-    const char* env = std::getenv("VKSPEC_DEVICE");
-    if (env && *env) throw;
+    if (env::text(env::kDevice)) throw;
     for (uint32_t i = 0; i < instance_->devices().size(); ++i) {
       if (i == preferred) continue;
       try {

@@ -1,7 +1,5 @@
 #include "engine/ops/matmul.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <numeric>
 
 #include "engine/ops/dispatch_util.h"
@@ -10,11 +8,6 @@
 
 namespace vkspec::ops {
 namespace {
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 // The broadcast kernel sizes its grid with the subgroup size and splits it into lane pairs.
 bool has_broadcast(const DeviceCaps& c) {
@@ -140,7 +133,7 @@ MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
   const MatmulTiles t = matmul_tiles(ctx.caps());
   if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
   if (m <= t.gemv_max_rows && ctx.caps().subgroup_reduce) return MatmulPath::Gemv;
-  if (!env_flag("VKSPEC_DISABLE_COOPMAT") && !env_flag("VKSPEC_DISABLE_FP16") && ctx.caps().coopmat_f16_16x16x16)
+  if (!ctx.options().disable_coopmat && ctx.caps().coopmat_f16_16x16x16)
     return MatmulPath::CoopMat;
   return MatmulPath::Gemm;
 }
