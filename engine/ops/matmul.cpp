@@ -48,7 +48,8 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
   const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
   const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
-  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Pipeline& p = ctx.pipeline(
+      shaders::matmul_gemv, {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t n, k, ldy, y_col0;
   } push{d.n, d.k, d.ldy, d.y_col0};
@@ -93,8 +94,8 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
 void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
-  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat, {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
-                                                      d.k % 4 == 0 ? 4u : 1u});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat,
+                                   {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u, d.k % 4 == 0 ? 4u : 1u});
   struct {
     uint32_t m, n, k, ldy, y_col0;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0};

@@ -52,8 +52,8 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
   // Whole subgroups, for the broadcasts. A CPU driver runs each workgroup on one thread and 16x16
   // positions make only 32 query blocks: one subgroup per workgroup there.
   const uint32_t wg = ctx.caps().cpu_driver ? sg : std::max<uint32_t>(32, sg);
-  const Pipeline& p =
-      ctx.pipeline(shared ? shaders::spatial_attention_shared : shaders::spatial_attention, {wg, kernel.queries, kernel.keys, sg});
+  const ShaderId shader = shared ? shaders::spatial_attention_shared : shaders::spatial_attention;
+  const Pipeline& p = ctx.pipeline(shader, {wg, kernel.queries, kernel.keys, sg});
   struct {
     uint32_t hw, c, query_blocks;
     float scale_log2;

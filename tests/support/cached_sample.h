@@ -69,8 +69,8 @@ inline bool read(const std::string& path, uint64_t key, int images, Sample& s) {
 }
 
 inline void write(const std::string& path, uint64_t key, const Sample& s) {
-  const Header h{key, static_cast<uint32_t>(s.grids.size()), s.grids.empty() ? 0u : static_cast<uint32_t>(s.grids[0].size()),
-                 s.ms_per_image, s.nfe_per_image};
+  const uint32_t cells = s.grids.empty() ? 0u : static_cast<uint32_t>(s.grids[0].size());
+  const Header h{key, static_cast<uint32_t>(s.grids.size()), cells, s.ms_per_image, s.nfe_per_image};
   std::vector<char> data(sizeof h);
   std::memcpy(data.data(), &h, sizeof h);
   for (const auto& g : s.grids) {
