@@ -1,7 +1,6 @@
 #include "frontend/device_choice.h"
 
-#include <cstdlib>
-
+#include "common/env.h"
 #include "common/error.h"
 
 namespace vkspec::frontend {
@@ -14,8 +13,7 @@ std::unique_ptr<Context> open_device(DeviceRequest request) {
     return std::make_unique<Context>(instance, preferred, request.options);
   } catch (const Error&) {
     // A device the user asked for is never silently replaced.
-    const char* asked = std::getenv("VKSPEC_DEVICE");
-    if (!request.try_others || (asked && *asked)) throw;
+    if (!request.try_others || env::text(env::kDevice)) throw;
     for (uint32_t i = 0; i < instance->devices().size(); ++i) {
       if (i == preferred) continue;
       try {

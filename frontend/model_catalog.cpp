@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <sys/stat.h>
 
+#include "common/env.h"
 #include "common/error.h"
 
 namespace vkspec::frontend {
@@ -47,7 +48,7 @@ ModelFiles model_files(const ArgParser& ap) {
 std::vector<std::string> model_file_options() { return {"--model", "--vq", "--drafter", "--low-res", "--heads"}; }
 
 std::string asset_dir() {
-  if (const char* a = std::getenv("VKSPEC_ASSETS"); a && *a) return a;
+  if (auto a = env::text(env::kAssets)) return *a;
   return VKSPEC_DEFAULT_ASSETS;
 }
 

@@ -306,6 +306,16 @@ TEST(DeviceChoice, MissingRequiredExtensionIsNamed) {
   EXPECT_EQ(instance->validation_log().count(), 0u);
 }
 
+TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
+  setenv("VKSPEC_DISABLE_COOPMAT", "1", 1);
+  EXPECT_TRUE(ContextOptions::from_environment().disable_coopmat);
+  unsetenv("VKSPEC_DISABLE_COOPMAT");
+  EXPECT_FALSE(ContextOptions::from_environment().disable_coopmat);
+  setenv("VKSPEC_DISABLE_FP16", "1", 1);
+  EXPECT_THROW(ContextOptions::from_environment(), Error);
+  unsetenv("VKSPEC_DISABLE_FP16");
+}
+
 TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {
   setenv("VKSPEC_MAX_DEVICE_MEMORY", "512M", 1);
   EXPECT_EQ(ContextOptions::from_environment().device_memory_cap, 512ull << 20);

@@ -23,7 +23,7 @@ uint64_t split_bytes(const AttentionShape& sh, uint64_t splits) {
 // max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
 Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_splits, uint64_t max_workspace) {
   const DeviceCaps& caps = ctx.caps();
-  const bool cpu = caps.device_type == "cpu";
+  const bool cpu = caps.cpu_driver;
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
   const uint32_t max_sg = std::max(caps.max_subgroup_size, sg);
   Plan p;

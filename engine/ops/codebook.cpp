@@ -35,7 +35,7 @@ void codebook_lookup(CommandStream& s, const TensorView& ids, const TensorView& 
 CodebookQuantizeKernel codebook_quantize_default_kernel(const Context& ctx) {
   CodebookQuantizeKernel k;
   const DeviceCaps& c = ctx.caps();
-  k.subgroup_codes = c.device_type == "cpu";
+  k.subgroup_codes = c.cpu_driver;
   return k;
 }
 
@@ -61,10 +61,7 @@ void codebook_quantize(CommandStream& s, const TensorView& latents, const Tensor
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
-  // The shared kernel indexes lanes with a spec constant, so the size must be fixed.
-  const bool fixed = !caps.subgroup_size_control || caps.min_subgroup_size == caps.max_subgroup_size;
-  const bool shared =
-      kernel.subgroup_codes && caps.subgroup_in_compute && caps.subgroup_basic && caps.subgroup_ballot && fixed;
+  const bool shared = kernel.subgroup_codes && caps.subgroup_broadcast;
   // Whole subgroups for the broadcasts; small groups so that a few hundred positions still
   // spread over every thread of a CPU driver.
   const uint32_t wg = std::max<uint32_t>(32, sg);

@@ -34,14 +34,13 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
-  const bool subgroup =
-      kernel.subgroup_reduce && caps.subgroup_in_compute && caps.subgroup_basic && caps.subgroup_arithmetic;
+  const bool subgroup = kernel.subgroup_reduce && caps.subgroup_reduce;
   // A power of two (the tree halves it), a multiple of the subgroup size, within the shader's
   // shared array of 1024. CPU drivers run a workgroup's subgroups as coroutines switched at every
   // barrier: one subgroup per workgroup is 4x faster on lavapipe at 32x32x64.
   uint32_t wg = kernel.workgroup_size;
   if (wg == 0) {
-    wg = caps.device_type == "cpu" ? 1 : 256;
+    wg = caps.cpu_driver ? 1 : 256;
     while (wg > caps.max_workgroup_invocations) wg /= 2;
     wg = std::max(wg, caps.subgroup_size);
   }

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "engine/ops/dispatch_util.h"
-#include "shaders/shader_ids.h"
 #include "engine/ops/row_window.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "engine/ops/dispatch_util.h"
-#include "shaders/shader_ids.h"
 #include "engine/ops/row_window.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {

@@ -36,6 +36,9 @@ struct ContextOptions {
   // decoding steps leave gaps for its frames on a shared queue (lavapipe runs its one queue
   // serially). Host writes must not target buffers that already-recorded commands read.
   uint32_t batch_limit = 0;
+  // The matmul never picks the cooperative-matrix kernel on its own (explicit requests still run
+  // it). Default: VKSPEC_DISABLE_COOPMAT.
+  bool disable_coopmat = false;
   static ContextOptions from_environment();
 };
 

@@ -26,7 +26,11 @@ constexpr int64_t kTinyVocab = 8, kTinyGrid = 3;
 // submitting thread halves that (measured 17 -> 9 ms per 9-token image). Other drivers ignore it.
 inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
+// The files tiny_models() writes into TinyModels::dir.
+inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors"};
+
 struct TinyModels {
+  std::string dir;
   std::unique_ptr<Gpt> target, drafter;
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
   std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
@@ -47,6 +51,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     write_tiny_gpt(dir + "/drafter.safetensors", d);
     write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     TinyModels r;
+    r.dir = dir;
     GptOptions opt;
     opt.weights = DType::F32;
     r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
