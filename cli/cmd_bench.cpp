@@ -147,6 +147,13 @@ struct ReportHeader {
   nlohmann::json extra;  // JSON fields of the live run (drafter)
 };
 
+// GPU ms per image of each model (and of sampling), from the steps' timestamps.
+nlohmann::json stages_json(const SampleSummary& m) {
+  nlohmann::json j;
+  for (int k = 0; k < ImageRecord::kStageCount; ++k) j[ImageRecord::kStages[k]] = m.stage_ms_mean[static_cast<size_t>(k)];
+  return j;
+}
+
 // Speedups, FID against the test set and against ar's samples (same target, sampler and
 // classifier), the table and the JSON: the same for a live run and for --report.
 void report(std::vector<RunResult>& results, const ReportHeader& h, const GaussianStats& reference,
@@ -177,14 +184,16 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
               static_cast<long long>(h.image_tokens), h.sampler.c_str());
   const bool with_islands =
       std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.sum.islands_mean > 0; });
-  std::printf("%-10s %-24s %6s %7s %7s %8s %11s %9s %8s %9s %9s %7s %7s%s\n", "method", "options", "images", "NFE",
-              "drafts", "acc.len", "latency ms", "p90 ms", "speedup", "tokens/s", "class acc", "FID", "FID/ar",
+  // Speed leads, as wall-clock against ar in this run; forwards count the target's (NFE) and every
+  // model's (all fwd: target, drafter or low-resolution model, draft heads).
+  std::printf("%-10s %-24s %6s %8s %11s %9s %7s %8s %8s %9s %9s %7s %7s%s\n", "method", "options", "images",
+              "speedup", "latency ms", "p90 ms", "NFE", "all fwd", "acc.len", "tokens/s", "class acc", "FID", "FID/ar",
               with_islands ? "  islands" : "");
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
-    std::printf("%-10s %-24s %6lld %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
-                frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), m.nfe_mean,
-                m.draft_forwards_mean, m.accepted_length_mean, m.latency_median, m.latency_p90, r.speedup,
+    std::printf("%-10s %-24s %6lld %7.2fx %11.1f %9.1f %7.1f %8.1f %8.2f %9.1f %9s %7s %7s", r.run.method.c_str(),
+                frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), r.speedup,
+                m.latency_median, m.latency_p90, m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
                 m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
                 cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
     if (with_islands) std::printf(" %8.1f", m.islands_mean);
@@ -214,6 +223,19 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
     std::printf(";");
   }
   std::printf("\n");
+  if (h.profile) {
+    std::printf("GPU ms per image by model:");
+    for (const auto& r : results) {
+      std::printf(" %s", r.run.method.c_str());
+      for (int k = 0; k < ImageRecord::kStageCount; ++k)
+        if (r.sum.stage_ms_mean[static_cast<size_t>(k)] > 0)
+          std::printf(" %s %.0f", ImageRecord::kStages[k], r.sum.stage_ms_mean[static_cast<size_t>(k)]);
+      std::printf(";");
+    }
+    std::printf("\n");
+  }
+  std::printf("speedup: median wall-clock latency of ar / the method's, same run; NFE: target forwards; all fwd: "
+              "every model's forwards\n");
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
@@ -233,6 +255,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                             {"devices", r.samples.meta.at("device")},
                             {"nfe_mean", m.nfe_mean},
                             {"draft_forwards_mean", m.draft_forwards_mean},
+                            {"head_forwards_mean", m.head_forwards_mean},
+                            {"all_forwards_mean", m.all_forwards_mean()},
+                            {"time_ms_by_model", h.profile ? stages_json(m) : nlohmann::json(nullptr)},
                             {"accepted_length_mean", m.accepted_length_mean},
                             {"latency_ms_median", m.latency_median},
                             {"latency_ms_p90", m.latency_p90},
@@ -461,6 +486,11 @@ int cmd_bench(const Args& args) {
       im.class_id = g.class_id;
       im.nfe = g.nfe;
       im.draft_forwards = g.draft_forwards;
+      im.head_forwards = g.head_forwards;
+      for (int k = 0; k < ImageRecord::kStageCount; ++k) {
+        auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
+        im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
+      }
       im.islands = g.islands;
       im.wall_ms = g.wall_ms;
       im.device_ms = g.device_ms;

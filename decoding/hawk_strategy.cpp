@@ -78,7 +78,10 @@ void HawkStrategy::record_heads() {
   std::vector<std::pair<int, int64_t>> picks;  // every head on the row, block k = [cond, uncond]
   for (int64_t k = 0; k < H; ++k)
     for (int64_t b = 0; b < rows; ++b) picks.push_back({static_cast<int>(k), b});
+  target().set_stage(stage::kHeads);
   const TensorView logits = heads_.logits_at(s, head_in_.view(), picks);
+  target().set_stage(stage::kSampling);
+  ++head_forwards_;
   for (int64_t k = 0; k < H; ++k) {
     const ops::SamplerParams sp = in_.sampler.op_params(
         V, in_.seed, ops::SampleMode::Categorical,

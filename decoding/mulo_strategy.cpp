@@ -71,7 +71,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
       W_(models.target->config().grid_size),
       w_(models.low_res->config().grid_size),
       cls_(models.target->config().cls_token_num),
-      low_cache_(target().make_cache(*models.low_res)),
+      low_cache_(target().make_cache(*models.low_res, stage::kLowRes)),
       resampler_(*models.ctx, *models.vq, models.low_res->config().grid_size) {
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
   const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
@@ -139,7 +139,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
       const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
       s.copy(src.view().rows(P0, n), b.token_ids().view().rows(0, n));
     }
-    const GptOutputs out = low.forward(s, b, low_cache_);
+    const GptOutputs out = target().forward_of(low, b, low_cache_, stage::kLowRes);
     ops::sampler(s, out.logits, lo_positions_.view().rows(m - n + 1, n), sp, lo_probs_.view().rows(0, n),
                  lo_tokens_.view().rows(0, n));
     s.copy(lo_tokens_.view().rows(n - 1, 1), lo_grid_.view().rows(m, 1));
@@ -152,6 +152,7 @@ void MuloStrategy::record_band_drafts(int64_t k, int64_t low_rows) {
   const int64_t R = 2 * k * band_rows_;
   // The low-resolution prefix from the committed high-resolution rows (undecided rows repeat the
   // last committed one, so the decoder sees no made-up content below the prefix).
+  target().set_stage(stage::kLowRes);  // the pixel path is part of low-resolution drafting
   if (k > 0) {
     std::vector<uint32_t> host(static_cast<size_t>(image_tokens()));
     for (int64_t r = 0; r < W_; ++r)
@@ -164,8 +165,10 @@ void MuloStrategy::record_band_drafts(int64_t k, int64_t low_rows) {
   record_low_res_band(k, low_rows);
   // Rows below the band repeat its last row for the decoder.
   const int64_t last = (k * band_rows_ + low_rows - 1) * w_;
+  target().set_stage(stage::kLowRes);
   for (int64_t r = k * band_rows_ + low_rows; r < w_; ++r) s.copy(lo_grid_.view().rows(last, w_), lo_grid_.view().rows(r * w_, w_));
   resampler_.record_up(s, lo_grid_.view(), hi_draft_.view());
+  target().set_stage(stage::kSampling);
 }
 
 void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {

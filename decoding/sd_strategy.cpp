@@ -27,7 +27,7 @@ const ModelSet& checked(const ModelSet& m, const std::string& method) {
 SdStrategy::SdStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t drafts,
                        const AcceptRule& rule)
     : SpeculativeStrategy(method, checked(models, method), in, drafts),
-      drafter_cache_(target().make_cache(*models.drafter)) {
+      drafter_cache_(target().make_cache(*models.drafter, stage::kDrafter)) {
   set_accept_rule(rule);
   Context& ctx = *models.ctx;
   const int64_t gamma = max_drafts();
@@ -57,7 +57,7 @@ void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
         GptQueries::causal(dcfg, target().query_position(start), n, t == 0 ? fed : std::vector<uint32_t>{0},
                            target().conditions(), drafter_cache_.slots()));
     if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids().view());
-    const GptOutputs out = drafter.forward(s, b, drafter_cache_);
+    const GptOutputs out = target().forward_of(drafter, b, drafter_cache_, stage::kDrafter);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0
     const TensorView q = q_.view().rows(r0, n), tok = tokens_.view().rows(r0, n);
     if (faults_.q_unfiltered) {

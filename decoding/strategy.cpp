@@ -32,12 +32,14 @@ StepEvent Strategy::step() {
   StepEvent e;
   decode(e);
   e.device_ms = target_.device_ms();
+  e.device_ms_by_stage = target_.stream().ms_by_stage();
   e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   e.step = step_++;
   e.grid = grid_;
   e.committed = committed_;
   e.nfe = nfe_;
   e.draft_forwards = draft_forwards_;
+  e.head_forwards = head_forwards_;
   e.done = done();
   return e;
 }

@@ -77,7 +77,7 @@ class Strategy {
   ModelSet models_;
   StrategyInputs in_;
   std::vector<int32_t> grid_;
-  int64_t committed_ = 0, nfe_ = 0, draft_forwards_ = 0, step_ = 0;
+  int64_t committed_ = 0, nfe_ = 0, draft_forwards_ = 0, head_forwards_ = 0, step_ = 0;
 
  private:
   std::string method_;

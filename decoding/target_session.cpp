@@ -35,20 +35,21 @@ TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, c
   std::iota(iota.begin(), iota.end(), 0u);
   positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
   ctx_.upload(positions_, iota.data(), iota.size() * 4);
-  record_prefill(model_, cache_);
+  record_prefill(model_, cache_, stage::kTarget);
 }
 
-KvCache TargetSession::make_cache(Gpt& model) {
+KvCache TargetSession::make_cache(Gpt& model, const char* stage_name) {
   KvCache cache = model.make_cache(0, rows_);
-  record_prefill(model, cache);
+  record_prefill(model, cache, stage_name);
   return cache;
 }
 
-void TargetSession::record_prefill(Gpt& model, const KvCache& cache) {
+void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char* stage_name) {
   const GptConfig& cfg = model.config();
   if (cfg.cls_token_num < 2) return;
   const GptBatch& b = batch_for(model, cache, GptQueries::causal(cfg, 0, cfg.cls_token_num - 1, {}, conditions_, cache.slots()));
-  model.forward(stream_, b, cache);  // logits unused: only the keys and values matter
+  // Logits unused: only the keys and values matter.
+  forward_of(model, b, cache, stage_name);
 }
 
 TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
@@ -69,7 +70,14 @@ const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache,
   return *batches_.back();
 }
 
-GptOutputs TargetSession::forward(const GptBatch& batch) { return model_.forward(stream_, batch, cache_); }
+GptOutputs TargetSession::forward(const GptBatch& batch) { return forward_of(model_, batch, cache_, stage::kTarget); }
+
+GptOutputs TargetSession::forward_of(Gpt& model, const GptBatch& batch, const KvCache& cache, const char* stage_name) {
+  stream_.set_stage(stage_name);
+  const GptOutputs out = model.forward(stream_, batch, cache);
+  stream_.set_stage(stage::kSampling);
+  return out;
+}
 
 void TargetSession::submit_and_wait() {
   stream_.submit_and_wait();

@@ -21,6 +21,18 @@
 
 namespace vkspec {
 
+// What a step's GPU work is for, as its commands are tagged (CommandStream::set_stage) and as
+// benchmarks report time per model: the target's forwards, a drafter's, the low-resolution
+// model's (with MuLo-SD's pixel path), the draft heads', and everything else a step records
+// (sampling, acceptance, residuals, copies).
+namespace stage {
+inline constexpr const char* kTarget = "target";
+inline constexpr const char* kDrafter = "drafter";
+inline constexpr const char* kLowRes = "low_res";
+inline constexpr const char* kHeads = "heads";
+inline constexpr const char* kSampling = "sampling";
+}  // namespace stage
+
 struct ModelSet;
 struct StrategyInputs;
 
@@ -62,11 +74,15 @@ class TargetSession {
   // Any queries (candidate trees), on the target or (model, cache) another model of the set.
   const GptBatch& batch(const GptQueries& q);
   const GptBatch& batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q);
-  // Records the target's forward of `batch`.
+  // Records the target's forward of `batch`; what follows counts as sampling.
   GptOutputs forward(const GptBatch& batch);
+  // Records another model's forward (drafter, low-resolution model) under `stage_name`.
+  GptOutputs forward_of(Gpt& model, const GptBatch& batch, const KvCache& cache, const char* stage_name);
+  // Tags the commands recorded from now on (stage::kHeads around the draft heads, ...).
+  void set_stage(const char* stage_name) { stream_.set_stage(stage_name); }
   // A KV cache for another model of the set (drafter, low-resolution model) with this session's
-  // rows, its condition positions prefilled with the first submit.
-  KvCache make_cache(Gpt& model);
+  // rows, its condition positions prefilled (under `stage_name`) with the first submit.
+  KvCache make_cache(Gpt& model, const char* stage_name);
 
   // Submits everything recorded since the last submit, waits, and frees the step's batches.
   void submit_and_wait();
@@ -85,7 +101,7 @@ class TargetSession {
   std::vector<std::unique_ptr<GptBatch>> batches_;
 
   // Records the forward of condition positions 0 .. cls_token_num - 2 of `model` into `cache`.
-  void record_prefill(Gpt& model, const KvCache& cache);
+  void record_prefill(Gpt& model, const KvCache& cache, const char* stage_name);
 };
 
 }  // namespace vkspec

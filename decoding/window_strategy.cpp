@@ -247,7 +247,10 @@ WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64
   }
   if (hidden_rows.empty()) return picks;
   models_.ctx->upload(head_pos_, 0, pos.data(), pos.size() * 4);
+  target().set_stage(stage::kHeads);
   const TensorView logits = heads.logits_at(s, hidden, hidden_rows);
+  target().set_stage(stage::kSampling);
+  ++head_forwards_;
   int64_t first_row = 0;
   for (int64_t k = 0; k < H; ++k) {
     const int64_t n = picks.rows[static_cast<size_t>(k)];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "decoding/strategy.h"
+#include "eval/sample_set.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
 
@@ -60,15 +61,28 @@ TEST_F(decoding_strategies, WindowLargerThanTheImage) {
   }
 }
 
+// Device time is split by what it was for: the stages add up to the step's time, and each method
+// spends it on the models it runs (sd's drafter, hawk's heads, counted in head_forwards).
 TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
   if (!ctx().caps().timestamps) GTEST_SKIP() << "the queue has no timestamps";
-  for (const std::string method : {"sjd", "sd"}) {
+  for (const std::string method : {"sjd", "sd", "hawk"}) {
     StrategyInputs in;
     in.condition = std::make_shared<ClassLabel>(0);
     in.sampler = testing::tiny_settings();
     in.profile = true;
     const auto s = make_strategy(method, tiny_models(ctx()).set, in);
-    EXPECT_GT(s->step().device_ms, 0.0) << method;
+    s->step();
+    const StepEvent e = s->step();  // hawk's heads run from its second step
+    EXPECT_GT(e.device_ms, 0.0) << method;
+    double sum = 0;
+    for (const auto& [stage_name, ms] : e.device_ms_by_stage) sum += ms;
+    EXPECT_NEAR(sum, e.device_ms, 1e-6 * e.device_ms) << method;
+    EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0) << method;
+    if (method == "sd") EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u);
+    if (method == "hawk") {
+      EXPECT_GT(e.device_ms_by_stage.count(stage::kHeads), 0u);
+      EXPECT_EQ(e.head_forwards, 1);
+    }
   }
 }
 
@@ -163,6 +177,11 @@ TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_THROW(find_strategy("nope"), Error);
   EXPECT_THROW(find_strategy("sjd").values({{"window", "0"}}), Error);
   EXPECT_THROW(find_strategy("sjd").values({{"depth", "2"}}), Error);
+  // Bench's sample files split device time by the stages the strategies tag their commands with.
+  const std::vector<std::string> stages = {stage::kTarget, stage::kDrafter, stage::kLowRes, stage::kHeads,
+                                           stage::kSampling};
+  ASSERT_EQ(static_cast<int>(stages.size()), ImageRecord::kStageCount);
+  for (int k = 0; k < ImageRecord::kStageCount; ++k) EXPECT_EQ(stages[static_cast<size_t>(k)], ImageRecord::kStages[k]);
   for (const StrategyDescriptor* d : strategy_registry()) {
     EXPECT_FALSE(d->summary.empty()) << d->name;
     EXPECT_FALSE(d->reference.empty()) << d->name;
