@@ -67,6 +67,20 @@ TEST(Condition, ClassLabelRange) {
   EXPECT_EQ(ClassLabel(3).describe(), "class 3");
 }
 
+TEST(Condition, KindsMatchTheModelType) {
+  GptConfig t2i;
+  t2i.model_type = ModelType::t2i;
+  t2i.caption_dim = 2;
+  t2i.cls_token_num = 4;
+  EXPECT_THROW(ClassLabel(0).check(t2i), Error);
+  const CaptionEmbeddings fits("c", 3, 2, {1, 2, 3, 4, 5, 6}, {1, 1, 1});
+  EXPECT_NO_THROW(fits.check(t2i));
+  const CaptionEmbeddings too_long("c", 5, 2, std::vector<float>(10, 1.0f), {1, 1, 1, 1, 1});
+  EXPECT_THROW(too_long.check(t2i), Error);
+  t2i.caption_dim = 3;
+  EXPECT_THROW(fits.check(t2i), Error);
+}
+
 TEST(Condition, GuidedRowsPutTheNullFormSecond) {
   const ClassLabel c(4);
   EXPECT_EQ(guided_rows(c, 1), (std::vector<const Condition*>{&c}));

@@ -2,13 +2,16 @@
 """Convert a LlamaGen checkpoint (.pt) to the safetensors layout vkspec loads.
 
   /usr/bin/python3 tools/convert_llamagen.py c2i_B_256.pt gpt_b.safetensors --kind gpt
+  /usr/bin/python3 tools/convert_llamagen.py t2i_XL_stage1_256.pt t2i_xl.safetensors --kind gpt
   /usr/bin/python3 tools/convert_llamagen.py vq_ds16_c2i.pt vq16.safetensors --kind vq
 
 GPT checkpoints keep their weights under "model" (DDP training) or are a raw state dict (FSDP
 consolidation); both are accepted, as is "ema" when --ema is given. RoPE tables (`freqs_cis`),
 causal masks and KV caches that some versions store are dropped: the engine recomputes them.
 Hyperparameters are inferred from tensor shapes and written to `__metadata__` with the keys in
-tools/README.md; only what shapes cannot tell (grid size, head count) comes from options.
+tools/README.md; only what shapes cannot tell (grid size, head count, a t2i model's condition
+positions) comes from options. A t2i checkpoint (cls_embedding.cap_proj.*, uncond_embedding) is
+recognised by its keys.
 """
 import argparse
 import re
@@ -52,26 +55,41 @@ def require(sd, name):
     return sd[name]
 
 
-def gpt_metadata(sd, n_head, grid):
+def gpt_metadata(sd, n_head, grid, cls_token_num=120):
     vocab, dim = require(sd, "tok_embeddings.weight").shape
     n_layer = 1 + max(int(m.group(1)) for k in sd if (m := re.match(r"layers\.(\d+)\.", k)))
-    n_cls = require(sd, "cls_embedding.embedding_table.weight").shape[0] - 1
     n_head = n_head or dim // 64
     if dim % n_head:
         raise ValueError(f"dim {dim} is not divisible by n_head {n_head}")
+    head_dim = dim // n_head
     hidden = require(sd, "layers.0.feed_forward.w1.weight").shape[0]
     if hidden != find_multiple(int(2 * 4 * dim / 3), 256):
         print(f"note: FFN hidden {hidden} differs from LlamaGen's default rule; stored in metadata",
               file=sys.stderr)
-    wqkv = require(sd, "layers.0.attention.wqkv.weight").shape
-    if tuple(wqkv) != (3 * dim, dim):
-        raise ValueError(f"layers.0.attention.wqkv.weight has shape {list(wqkv)}, expected "
-                         f"[{3 * dim}, {dim}] (grouped-query checkpoints are not supported)")
-    return {"vkspec.kind": "gpt", "vkspec.source": "llamagen", "dim": dim, "n_layer": n_layer,
-            "n_head": n_head, "n_kv_head": n_head, "head_dim": dim // n_head,
-            "vocab_size": vocab, "num_classes": n_cls, "grid_size": grid, "block_size": grid * grid,
-            "cls_token_num": 1, "rope_base": 10000.0, "norm_eps": 1e-5, "multiple_of": 256,
+    # LlamaGen's wqkv is [(n_head + 2 n_kv_head) head_dim, dim]: grouped-query checkpoints say so.
+    rows, cols = require(sd, "layers.0.attention.wqkv.weight").shape
+    kv_rows = rows - dim
+    if cols != dim or kv_rows <= 0 or kv_rows % (2 * head_dim):
+        raise ValueError(f"layers.0.attention.wqkv.weight has shape {[rows, cols]}, expected "
+                         f"[(n_head + 2 n_kv_head) * {head_dim}, {dim}]")
+    n_kv_head = kv_rows // (2 * head_dim)
+    meta = {"vkspec.kind": "gpt", "vkspec.source": "llamagen", "dim": dim, "n_layer": n_layer,
+            "n_head": n_head, "n_kv_head": n_kv_head, "head_dim": head_dim,
+            "vocab_size": vocab, "grid_size": grid, "block_size": grid * grid,
+            "rope_base": 10000.0, "norm_eps": 1e-5, "multiple_of": 256,
             "ffn_hidden": hidden, "cfg": 4.0, "temperature": 1.0, "top_k": 2000, "top_p": 1.0}
+    if "cls_embedding.cap_proj.fc1.weight" in sd:
+        caption_dim = sd["cls_embedding.cap_proj.fc1.weight"].shape[1]
+        uncond = require(sd, "cls_embedding.uncond_embedding").shape
+        if uncond[0] < cls_token_num or uncond[1] != caption_dim:
+            raise ValueError(f"cls_embedding.uncond_embedding has shape {list(uncond)}, expected "
+                             f"[>= {cls_token_num}, {caption_dim}] (cls_token_num, caption_dim)")
+        meta.update({"model_type": "t2i", "caption_dim": caption_dim, "cls_token_num": cls_token_num,
+                     "cfg": 7.5, "top_k": 1000})  # LlamaGen's sample_t2i.py defaults
+    else:
+        n_cls = require(sd, "cls_embedding.embedding_table.weight").shape[0] - 1
+        meta.update({"model_type": "c2i", "num_classes": n_cls, "cls_token_num": 1})
+    return meta
 
 
 def vq_metadata(sd):
@@ -91,11 +109,11 @@ def vq_metadata(sd):
             "downsample": 2 ** (levels - 1)}
 
 
-def convert(src, dst, kind, dtype, n_head=0, grid=16, use_ema=False):
+def convert(src, dst, kind, dtype, n_head=0, grid=16, use_ema=False, cls_token_num=120):
     ckpt = torch.load(src, map_location="cpu")
     sd = clean(state_dict_of(ckpt, use_ema))
     if kind == "gpt":
-        meta = gpt_metadata(sd, n_head, grid)
+        meta = gpt_metadata(sd, n_head, grid, cls_token_num)
     else:
         sd.pop("quantize.codebook_used", None)  # training statistics, not weights
         sd = {k: v for k, v in sd.items() if k.split(".")[0] in
@@ -119,9 +137,11 @@ def main():
     ap.add_argument("--n-head", type=int, default=0, help="default: dim / 64 (LlamaGen)")
     ap.add_argument("--grid", type=int, default=16, help="token grid side: 16 for 256px, 24 for 384px")
     ap.add_argument("--ema", action="store_true", help="take the 'ema' weights")
+    ap.add_argument("--cls-token-num", type=int, default=120,
+                    help="t2i only: caption positions (LlamaGen: 120, its T5 max length)")
     a = ap.parse_args()
     try:
-        meta = convert(a.src, a.dst, a.kind, a.dtype, a.n_head, a.grid, a.ema)
+        meta = convert(a.src, a.dst, a.kind, a.dtype, a.n_head, a.grid, a.ema, a.cls_token_num)
     except (ValueError, KeyError, RuntimeError, OSError) as e:
         print(f"convert_llamagen: {a.src}: {e}", file=sys.stderr)
         return 1

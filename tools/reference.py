@@ -5,6 +5,12 @@
   reference.py gpt-logits MODEL --label 3 --tokens 1,2,3 --out OUT.safetensors
       logits [2, 1 + len(tokens), vocab] for the batch (label, null class), teacher-forced:
       position 0 is the condition, position 1 + n feeds image token n.
+  reference.py make-t2i OUT.pt --dim 64 --layers 2 --heads 2 --vocab 32 --grid 4 --cls 8 --caption-dim 16
+      a LlamaGen-layout t2i checkpoint ({"model": state dict}, with freqs_cis) for convert_llamagen.py
+  reference.py make-caption OUT.npy --tokens 5 --dim 16   (LlamaGen's T5 layout: [1, tokens, dim] f32)
+  reference.py t2i-logits MODEL --caption CAP.npy --tokens 1,2,3 --out OUT.safetensors
+      logits [2, cls + len(tokens), vocab] for the batch (caption, null caption), teacher-forced,
+      caption right-aligned in the cls condition positions, padding hidden (LlamaGen's emb_masks)
   reference.py make-heads OUT.safetensors --gpt MODEL  (random draft heads h1..h4, v1, v2 on MODEL)
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
@@ -28,7 +34,7 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import load_file, save_file  # noqa: E402
 from vkspec_models import (DRAFT_HEAD_NAMES, GPT, Classifier, DraftHeads, GPTConfig, VQConfig, VQModel,  # noqa: E402
-                           draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
+                           caption_attention_mask, draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
                            vq_metadata)
 
 
@@ -53,6 +59,45 @@ def make_gpt(a):
     m = GPT(cfg)
     randomise(m, a.seed, 0.08)
     save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, gpt_metadata(cfg))
+
+
+def make_t2i(a):
+    torch.manual_seed(a.seed)  # the null caption is a buffer, drawn at construction
+    cfg = GPTConfig(dim=a.dim, n_layer=a.layers, n_head=a.heads, vocab_size=a.vocab, num_classes=0,
+                    grid_size=a.grid, cls_token_num=a.cls, model_type="t2i", caption_dim=a.caption_dim)
+    m = GPT(cfg)
+    randomise(m, a.seed, 0.08)
+    sd = {k: v.float() for k, v in m.state_dict().items()}
+    sd["freqs_cis"] = m.rope.clone()  # LlamaGen checkpoints carry the RoPE table; the converter drops it
+    torch.save({"model": sd, "steps": 0}, a.out)
+
+
+def make_caption(a):
+    import numpy as np
+    g = torch.Generator().manual_seed(a.seed)
+    np.save(a.out, torch.randn(1, a.tokens, a.dim, generator=g).numpy().astype(np.float32))
+
+
+def t2i_logits(a):
+    import numpy as np
+    t, meta = load_file(a.model)
+    cfg = gpt_config_from_metadata(meta)
+    m = GPT(cfg).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    cap = torch.from_numpy(np.load(a.caption)).float().reshape(-1, cfg.caption_dim)
+    n, cls = cap.shape[0], cfg.cls_token_num
+    placed = torch.zeros(cls, cfg.caption_dim)
+    placed[cls - n:] = cap
+    emb_mask = torch.zeros(cls)
+    emb_mask[cls - n:] = (cap != 0).any(-1).float()
+    captions = torch.stack([placed * emb_mask[:, None], m.cls_embedding.uncond_embedding[:cls]])
+    toks = torch.tensor([ints(a.tokens)] * 2, dtype=torch.long)
+    with torch.no_grad():
+        x = m.embed(toks, captions)
+        S = x.shape[1]
+        h = m.hidden(x, torch.arange(S), caption_attention_mask(torch.stack([emb_mask, emb_mask]), S))
+        logits = m.output(h).float()
+    save_file({"logits": logits.contiguous(), "hidden": h.float().contiguous()}, a.out)
 
 
 def make_heads(a):
@@ -139,6 +184,20 @@ def main():
     p.add_argument("out")
     for k, d in [("dim", 128), ("layers", 2), ("heads", 2), ("vocab", 64), ("classes", 5), ("grid", 4), ("seed", 0)]:
         p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("make-t2i")
+    p.add_argument("out")
+    for k, d in [("dim", 64), ("layers", 2), ("heads", 2), ("vocab", 32), ("grid", 4), ("cls", 8), ("caption-dim", 16),
+                 ("seed", 0)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("make-caption")
+    p.add_argument("out")
+    for k, d in [("tokens", 5), ("dim", 16), ("seed", 1)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("t2i-logits")
+    p.add_argument("model")
+    p.add_argument("--caption", required=True)
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--out", required=True)
     p = sub.add_parser("make-heads")
     p.add_argument("out")
     p.add_argument("--gpt", required=True)
@@ -171,7 +230,8 @@ def main():
     p.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    {"make-gpt": make_gpt, "make-heads": make_heads, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
+    {"make-gpt": make_gpt, "make-t2i": make_t2i, "make-caption": make_caption, "t2i-logits": t2i_logits,
+     "make-heads": make_heads, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
      "vq-encode": vq_encode, "make-classifier": make_classifier, "classify": classify}[a.cmd](a)
     return 0
 

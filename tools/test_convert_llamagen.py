@@ -49,6 +49,30 @@ class ConvertTest(unittest.TestCase):
         t, _ = load_file(self.path("raw.safetensors"))
         self.assertIn("tok_embeddings.weight", t)
 
+    def test_t2i_checkpoint_is_recognised_by_its_caption_embedder(self):
+        cfg = GPTConfig(dim=64, n_layer=1, n_head=2, vocab_size=32, num_classes=0, grid_size=2,
+                        cls_token_num=120, model_type="t2i", caption_dim=16)
+        sd = GPT(cfg).state_dict()
+        sd["freqs_cis"] = torch.zeros(124, 16, 2)
+        torch.save({"model": sd}, self.path("t2i.pt"))
+        meta = convert(self.path("t2i.pt"), self.path("t2i.safetensors"), "gpt", "f16", n_head=2, grid=2)
+        self.assertEqual((meta["model_type"], meta["caption_dim"], meta["cls_token_num"]), ("t2i", 16, 120))
+        self.assertNotIn("num_classes", meta)
+        t, _ = load_file(self.path("t2i.safetensors"))
+        self.assertEqual(list(t["cls_embedding.uncond_embedding"].shape), [120, 16])
+        self.assertIn("cls_embedding.cap_proj.fc2.weight", t)
+        with self.assertRaisesRegex(ValueError, "uncond_embedding"):
+            convert(self.path("t2i.pt"), self.path("t2i.safetensors"), "gpt", "f16", n_head=2, grid=2,
+                    cls_token_num=121)
+
+    def test_grouped_query_wqkv_gives_n_kv_head(self):
+        cfg = GPTConfig(dim=128, n_layer=1, n_head=4, vocab_size=32, num_classes=3, grid_size=2)
+        sd = GPT(cfg).state_dict()
+        sd["layers.0.attention.wqkv.weight"] = torch.zeros((4 + 2 * 2) * 32, 128)  # n_kv_head 2
+        torch.save({"model": sd}, self.path("gqa.pt"))
+        meta = convert(self.path("gqa.pt"), self.path("gqa.safetensors"), "gpt", "f16", n_head=4, grid=2)
+        self.assertEqual((meta["n_head"], meta["n_kv_head"]), (4, 2))
+
     def test_vq_checkpoint_drops_training_state(self):
         cfg = VQConfig(ch=32, ch_mult=[1, 2], z_channels=32, codebook_size=16, codebook_embed_dim=4,
                        in_channels=3, out_channels=3)

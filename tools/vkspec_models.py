@@ -36,6 +36,8 @@ class GPTConfig:
     num_classes: int = 10
     grid_size: int = 16
     cls_token_num: int = 1
+    model_type: str = "c2i"  # or "t2i": the condition positions embed caption embeddings
+    caption_dim: int = 0     # t2i: text-encoder width (LlamaGen: 2048)
     rope_base: float = 10000.0
     norm_eps: float = 1e-5
     multiple_of: int = 256
@@ -163,19 +165,55 @@ class LabelEmbedder(nn.Module):
         return self.embedding_table(labels).unsqueeze(1)
 
 
-class GPT(nn.Module):
-    """LlamaGen c2i transformer.
+class CaptionEmbedder(nn.Module):
+    """LlamaGen's t2i condition: an MLP (fc1, tanh-GELU, fc2, no biases) on caption embeddings.
+    The null caption (CFG) is a learned [120, caption_dim] buffer, 120 rows whatever
+    cls_token_num is; the model keeps the first cls_token_num embedded positions."""
 
-    Sequence position 0 is the class embedding (cls_token_num = 1); position 1+n holds image
-    token n (raster order, n = row*W + col). Logits at position i predict image token i, so the
-    condition position predicts token 0 and the last image token is never fed.
+    def __init__(self, caption_dim, dim, uncond_tokens=120):
+        super().__init__()
+        self.cap_proj = nn.Sequential()
+        self.cap_proj.add_module("fc1", nn.Linear(caption_dim, dim, bias=False))
+        self.cap_proj.add_module("act", nn.GELU(approximate="tanh"))
+        self.cap_proj.add_module("fc2", nn.Linear(dim, dim, bias=False))
+        self.register_buffer("uncond_embedding", torch.randn(uncond_tokens, caption_dim) / caption_dim ** 0.5)
+
+    def forward(self, caption, train=False):
+        """caption [B, tokens, caption_dim], None rows not supported: pass null_caption() there."""
+        return self.cap_proj(caption)
+
+    def null_caption(self, batch):
+        return self.uncond_embedding.unsqueeze(0).expand(batch, -1, -1)
+
+
+def caption_attention_mask(emb_mask, seq_len):
+    """LlamaGen's generation mask: causal, caption padding (emb_mask 0, [B, cls]) hidden from every
+    query but itself. Returns bool [B, 1, S, S], True = attend."""
+    B, n = emb_mask.shape
+    m = torch.ones(seq_len, seq_len, dtype=torch.bool).tril().unsqueeze(0).repeat(B, 1, 1)
+    m[:, :, :n] &= emb_mask.bool().unsqueeze(1)
+    m |= torch.eye(seq_len, dtype=torch.bool).unsqueeze(0)
+    return m.unsqueeze(1)
+
+
+class GPT(nn.Module):
+    """LlamaGen transformer, class- (c2i) or text-conditional (t2i).
+
+    Sequence positions 0..cls_token_num-1 are the condition (c2i: one class embedding; t2i: the
+    caption MLP's output, captions right-aligned with padding first); position cls_token_num+n
+    holds image token n (raster order, n = row*W + col). Logits at position cls_token_num-1+i
+    predict image token i, and the last image token is never fed.
     """
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        assert cfg.cls_token_num == 1 and cfg.dim % cfg.n_head == 0
+        assert cfg.dim % cfg.n_head == 0
+        assert (cfg.model_type == "c2i" and cfg.cls_token_num == 1) or cfg.model_type == "t2i"
         self.cfg = cfg
-        self.cls_embedding = LabelEmbedder(cfg.num_classes, cfg.dim, cfg.class_dropout)
+        if cfg.model_type == "c2i":
+            self.cls_embedding = LabelEmbedder(cfg.num_classes, cfg.dim, cfg.class_dropout)
+        else:
+            self.cls_embedding = CaptionEmbedder(cfg.caption_dim, cfg.dim)
         self.tok_embeddings = nn.Embedding(cfg.vocab_size, cfg.dim)
         self.tok_dropout = nn.Dropout(cfg.token_dropout)
         self.layers = nn.ModuleList([TransformerBlock(cfg) for _ in range(cfg.n_layer)])
@@ -192,10 +230,11 @@ class GPT(nn.Module):
             nn.init.normal_(m.weight, std=0.02)
 
     def embed(self, tokens=None, labels=None):
-        """Class embedding (if labels) followed by token embeddings (if tokens)."""
+        """Condition embedding (if labels: class ids [B], or t2i captions [B, >= cls, caption_dim])
+        followed by token embeddings (if tokens)."""
         parts = []
         if labels is not None:
-            parts.append(self.cls_embedding(labels, train=self.training))
+            parts.append(self.cls_embedding(labels, train=self.training)[:, :self.cfg.cls_token_num])
         if tokens is not None:
             parts.append(self.tok_embeddings(tokens))
         return self.tok_dropout(torch.cat(parts, dim=1))
@@ -272,13 +311,17 @@ GPT_META = ["dim", "n_layer", "n_head", "vocab_size", "num_classes", "grid_size"
 
 def gpt_metadata(cfg: GPTConfig):
     m = {k: str(getattr(cfg, k)) for k in GPT_META}
+    if cfg.model_type == "t2i":
+        m.update({"model_type": "t2i", "caption_dim": str(cfg.caption_dim)})
     m.update({"vkspec.kind": "gpt", "n_kv_head": str(cfg.n_head), "head_dim": str(cfg.head_dim),
               "ffn_hidden": str(cfg.ffn_hidden), "block_size": str(cfg.block_size)})
     return m
 
 
 def gpt_config_from_metadata(m):
-    kw = {k: (float(m[k]) if k in ("rope_base", "norm_eps") else int(m[k])) for k in GPT_META}
+    kw = {k: (float(m[k]) if k in ("rope_base", "norm_eps") else int(m[k])) for k in GPT_META if k in m}
+    if m.get("model_type", "c2i") == "t2i":
+        kw.update(model_type="t2i", caption_dim=int(m["caption_dim"]))
     return GPTConfig(**kw)
 
 

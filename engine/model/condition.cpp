@@ -11,6 +11,8 @@ namespace vkspec {
 std::string ClassLabel::describe() const { return "class " + std::to_string(id_); }
 
 void ClassLabel::check(const GptConfig& cfg) const {
+  if (cfg.model_type != ModelType::c2i)
+    throw Error("cannot condition on " + describe() + ": the model is text-conditional (it takes caption embeddings)");
   if (id_ < 0 || id_ >= cfg.num_classes)
     throw Error(describe() + " is outside the model's classes [0, " + std::to_string(cfg.num_classes) + ")");
 }
@@ -95,8 +97,14 @@ std::string CaptionEmbeddings::describe() const {
 }
 
 void CaptionEmbeddings::check(const GptConfig& cfg) const {
-  (void)cfg;
-  throw Error("cannot condition on " + describe() + ": the model is class-conditional (it takes class labels)");
+  if (cfg.model_type != ModelType::t2i)
+    throw Error("cannot condition on " + describe() + ": the model is class-conditional (it takes class labels)");
+  if (dim_ != cfg.caption_dim)
+    throw Error("cannot condition on " + describe() + ": " + std::to_string(dim_) + " values per token, the model's caption_dim is " +
+                std::to_string(cfg.caption_dim));
+  if (tokens_ > cfg.cls_token_num)
+    throw Error("cannot condition on " + describe() + ": " + std::to_string(tokens_) +
+                " tokens exceed the model's cls_token_num " + std::to_string(cfg.cls_token_num));
 }
 
 std::vector<const Condition*> guided_rows(const Condition& cond, int64_t rows) {

@@ -2,6 +2,7 @@
 
 #include "engine/ops/attention.h"
 #include "engine/ops/embedding.h"
+#include "engine/ops/gelu.h"
 #include "engine/ops/kv_write.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/rms_norm.h"
@@ -24,8 +25,9 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
   const std::string from = "dim=" + std::to_string(D);
   const DType wt = opt_.weights;
   tok_embeddings_ = w.load("tok_embeddings.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
-  cls_embedding_ = w.load("cls_embedding.embedding_table.weight", {cfg_.num_classes + 1, D}, wt,
-                          from + ", num_classes=" + std::to_string(cfg_.num_classes) + " (+1 null class)");
+  if (cfg_.model_type == ModelType::c2i)
+    cls_embedding_ = w.load("cls_embedding.embedding_table.weight", {cfg_.num_classes + 1, D}, wt,
+                            from + ", num_classes=" + std::to_string(cfg_.num_classes) + " (+1 null class)");
   norm_ = w.load("norm.weight", {D}, DType::F32, from);
   output_ = w.load("output.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
   // w1 and w3 are fused into one [2H, D] matrix so the FFN input is one matmul.
@@ -47,6 +49,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
     copies.submit_and_wait();
     layers_.push_back(std::move(L));
   }
+  if (cfg_.model_type == ModelType::t2i) load_caption_embedder(w);
   const auto unused = w.unused();
   if (!unused.empty()) {
     std::string names;
@@ -64,6 +67,33 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
   ffn_in_ = ctx.tensor(DType::F32, {R, 2 * H}, "gpt ffn w1|w3 out");
   ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "gpt ffn hidden");
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
+}
+
+void Gpt::load_caption_embedder(WeightStore& w) {
+  const int64_t D = cfg_.dim, C = cfg_.caption_dim, N = cfg_.cls_token_num;
+  const std::string from = "dim=" + std::to_string(D) + ", caption_dim=" + std::to_string(C);
+  caption_fc1_ = w.load("cls_embedding.cap_proj.fc1.weight", {D, C}, opt_.weights, from);
+  caption_fc2_ = w.load("cls_embedding.cap_proj.fc2.weight", {D, D}, opt_.weights, from);
+  caption_hidden_ = ctx_.tensor(DType::F32, {std::max(opt_.max_queries, N), D}, "gpt caption hidden");
+  // LlamaGen's null caption has 120 rows whatever cls_token_num is; the model reads the first
+  // cls_token_num. It never changes, so its MLP output is computed once here.
+  const std::string name = "cls_embedding.uncond_embedding";
+  if (!w.file().has(name)) throw Error(path_ + ": tensor " + name + " missing (the null caption of a t2i model)");
+  const StTensorInfo& info = w.file().info(name);
+  if (info.shape.size() != 2 || info.shape[0] < N || info.shape[1] != C)
+    throw Error(path_ + ": tensor " + name + " has shape " + info.shape_str() + ", expected [>= " +
+                std::to_string(N) + ", " + std::to_string(C) + "] (cls_token_num, caption_dim)");
+  Tensor uncond = w.load(name, Shape{info.shape[0], info.shape[1]}, DType::F32, from);
+  null_caption_ = ctx_.tensor(DType::F32, {N, D}, "gpt null caption");
+  CommandStream s(ctx_);
+  embed_caption(s, uncond.view().rows(0, N), caption_hidden_.view().rows(0, N), null_caption_.view());
+  s.submit_and_wait();
+}
+
+void Gpt::embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y) {
+  ops::matmul(s, caption, caption_fc1_, hidden);
+  ops::gelu_tanh(s, hidden, hidden);
+  ops::matmul(s, hidden, caption_fc2_, y);
 }
 
 KvCache Gpt::make_cache(int64_t scratch, int64_t batch_rows) const {
@@ -107,9 +137,16 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   const TensorView attn = attn_.view().rows(0, R), ffn_in = ffn_in_.view().rows(0, R);
   const TensorView ffn_hidden = ffn_hidden_.view().rows(0, R), logits = logits_.view().rows(0, R);
 
-  // Embeddings: each batch row's condition queries look up its label, the rest share token ids.
+  // Embeddings: each batch row's condition queries embed its condition, the rest share token ids.
   for (int64_t b = 0; b < B; ++b) {
-    if (n_cond > 0) ops::embedding(s, cls_embedding_, batch.label_ids(b).view(), x.rows(b * T, n_cond));
+    const TensorView cond_rows = x.rows(b * T, n_cond);
+    if (n_cond > 0 && cfg_.model_type == ModelType::c2i) {
+      ops::embedding(s, cls_embedding_, batch.label_ids(b).view(), cond_rows);
+    } else if (n_cond > 0 && batch.null_condition(b)) {
+      ops::embedding(s, null_caption_, batch.condition_positions().view(), cond_rows);
+    } else if (n_cond > 0) {
+      embed_caption(s, batch.caption_values(b).view(), caption_hidden_.view().rows(0, n_cond), cond_rows);
+    }
     if (T > n_cond) {
       TensorView ids = batch.token_ids().view().reshape({batch.token_ids().numel()}).rows(0, T - n_cond);
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));

@@ -1,7 +1,8 @@
 #pragma once
-// LlamaGen's class-conditional GPT (autoregressive/models/gpt.py) on the engine: pre-norm blocks
-// with fused wqkv, 2D RoPE, plain multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm
-// and an untied output head. One forward records every dispatch into a CommandStream; logits and
+// LlamaGen's GPT (autoregressive/models/gpt.py) on the engine, class- or text-conditional: the
+// condition positions embed a class label, or caption embeddings through LlamaGen's caption MLP
+// (fc1, tanh-GELU, fc2, no biases); then pre-norm blocks with fused wqkv, 2D RoPE, plain
+// multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm and an untied output head. One forward records every dispatch into a CommandStream; logits and
 // the final (normalised) hidden state of every query stay on the device for the sampler.
 #include <memory>
 #include <string>
@@ -54,16 +55,22 @@ class Gpt {
     Tensor attention_norm, ffn_norm, wqkv, wo, w13, w2;
   };
   void ensure_workspace(int64_t rows, const KvCache& cache);
+  void load_caption_embedder(WeightStore& w);
+  // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.
+  void embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y);
 
   Context& ctx_;
   std::string path_;
   GptConfig cfg_;
   GptOptions opt_;
   uint64_t weight_bytes_ = 0;
-  Tensor tok_embeddings_, cls_embedding_, norm_, output_, rope_table_;
+  Tensor tok_embeddings_, norm_, output_, rope_table_;
+  Tensor cls_embedding_;             // c2i: the class table [num_classes + 1, dim]
+  Tensor caption_fc1_, caption_fc2_;  // t2i: the caption MLP
+  Tensor null_caption_;              // t2i: the MLP of the learned null caption, f32 [cls_token_num, dim]
   std::vector<Layer> layers_;
   // Activations sized for batch_rows * max_queries rows.
-  Tensor x_, xn_, qkv_, attn_, ffn_in_, ffn_hidden_, logits_, attn_ws_;
+  Tensor x_, xn_, qkv_, attn_, ffn_in_, ffn_hidden_, logits_, attn_ws_, caption_hidden_;
   int64_t ws_slots_ = 0;
 };
 

@@ -18,6 +18,30 @@ uint32_t class_id(const GptConfig& cfg, const Condition* c) {
   return static_cast<uint32_t>(label->id());
 }
 
+const CaptionEmbeddings* caption_of(const GptConfig& cfg, const Condition* c) {
+  if (!c) return nullptr;
+  c->check(cfg);
+  const auto* caption = dynamic_cast<const CaptionEmbeddings*>(c);
+  if (!caption) throw Error("GPT batch: a text-conditional model cannot take " + c->describe());
+  return caption;
+}
+
+// The padding mask over the condition positions all rows share (1 = visible).
+std::vector<uint8_t> caption_mask(const GptConfig& cfg, const std::vector<const CaptionEmbeddings*>& captions) {
+  std::vector<uint8_t> mask(static_cast<size_t>(cfg.cls_token_num), 1);
+  bool first = true;
+  for (const CaptionEmbeddings* c : captions) {
+    if (!c) continue;
+    const std::vector<uint8_t> m = c->placed_mask(cfg.cls_token_num);
+    if (!first && m != mask)
+      throw Error("GPT batch: the batch rows' captions differ in their padding (" + c->describe() +
+                  "); rows share one attention mask");
+    mask = m;
+    first = false;
+  }
+  return mask;
+}
+
 }  // namespace
 
 int64_t GptQueries::condition_count(int64_t cls_token_num) const {
@@ -48,7 +72,8 @@ GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, co
 
 GptQueries GptQueries::at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
                                     const std::vector<uint32_t>& tokens,
-                                    const std::vector<const Condition*>& conditions, int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees) {
+                                    const std::vector<const Condition*>& conditions, int64_t cache_slots,
+                                    const std::function<bool(int64_t, int64_t)>& sees) {
   GptQueries q;
   const int64_t n = static_cast<int64_t>(positions.size());
   ops::AttentionMaskBuilder mb(n, cache_slots);
@@ -94,9 +119,29 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
     if (s >= cache_slots) throw fail("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots));
   for (uint32_t t : q.tokens)
     if (t >= cfg.vocab_size) throw fail("token id " + std::to_string(t) + " outside the vocabulary");
+  const bool t2i = cfg.model_type == ModelType::t2i;
   std::vector<uint32_t> labels;
-  for (const Condition* c : q.conditions) labels.push_back(class_id(cfg, c));
-  for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, q.mask.ranges[static_cast<size_t>(2 * i + 1)]);
+  std::vector<const CaptionEmbeddings*> captions;
+  for (const Condition* c : q.conditions) {
+    if (t2i) captions.push_back(caption_of(cfg, c));
+    else labels.push_back(class_id(cfg, c));
+  }
+  ops::PackedAttentionMask mask = q.mask;
+  if (t2i) {
+    const std::vector<uint8_t> visible = caption_mask(cfg, captions);
+    for (int64_t i = 0; i < n_cond_; ++i)
+      if (q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(q.positions[static_cast<size_t>(i)]))
+        throw fail("a condition query of a text-conditional model must write the slot of its position");
+    if (std::find(visible.begin(), visible.end(), uint8_t{0}) != visible.end()) {
+      ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, cache_slots);
+      for (int64_t i = 0; i < t_; ++i)
+        for (int64_t p = 0; p < cfg.cls_token_num && p < cache_slots; ++p)
+          if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p))
+            mb.hide(i, p);
+      mask = mb.pack();
+    }
+  }
+  for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
 
   const auto host = MemoryUsage::Upload;
@@ -106,17 +151,33 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
   ctx.upload(positions_, rope.data(), rope.size() * 4);
   slots_ = ctx.tensor(DType::U32, {t_}, "kv slots", host);
   ctx.upload(slots_, q.slots.data(), q.slots.size() * 4);
-  for (int64_t b = 0; b < b_; ++b) {
+  for (size_t b = 0; b < labels.size(); ++b) {
     labels_.push_back(ctx.tensor(DType::U32, {1}, "label row " + std::to_string(b), host));
-    ctx.upload(labels_.back(), &labels[static_cast<size_t>(b)], 4);
+    ctx.upload(labels_.back(), &labels[b], 4);
+  }
+  if (t2i && n_cond_ > 0) {
+    std::vector<uint32_t> cond_pos(q.positions.begin(), q.positions.begin() + n_cond_);
+    condition_positions_ = ctx.tensor(DType::U32, {n_cond_}, "condition positions", host);
+    ctx.upload(condition_positions_, cond_pos.data(), cond_pos.size() * 4);
+  }
+  for (size_t b = 0; b < captions.size(); ++b) {
+    captions_.emplace_back();
+    if (!captions[b] || n_cond_ == 0) continue;
+    const int64_t cd = cfg.caption_dim;
+    const std::vector<float> placed = captions[b]->placed_values(cfg.cls_token_num);
+    std::vector<float> rows(static_cast<size_t>(n_cond_ * cd));
+    for (int64_t i = 0; i < n_cond_; ++i)
+      std::copy_n(placed.begin() + q.positions[static_cast<size_t>(i)] * cd, cd, rows.begin() + i * cd);
+    captions_.back() = ctx.tensor(DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b), host);
+    ctx.upload(captions_.back(), rows.data(), rows.size() * 4);
   }
   // Host-visible like the rest, so building a batch never needs a staging submit of its own (a
   // speculative step is one submit on every device).
   mask_.ranges = ctx.tensor(DType::U32, {t_, 2}, "attention ranges", host);
-  ctx.upload(mask_.ranges, q.mask.ranges.data(), q.mask.ranges.size() * 4);
-  if (!q.mask.bits.empty()) {
-    mask_.bits = ctx.tensor(DType::U32, {t_, q.mask.words}, "attention bits", host);
-    ctx.upload(mask_.bits, q.mask.bits.data(), q.mask.bits.size() * 4);
+  ctx.upload(mask_.ranges, mask.ranges.data(), mask.ranges.size() * 4);
+  if (!mask.bits.empty()) {
+    mask_.bits = ctx.tensor(DType::U32, {t_, mask.words}, "attention bits", host);
+    ctx.upload(mask_.bits, mask.bits.data(), mask.bits.size() * 4);
   }
 }
 

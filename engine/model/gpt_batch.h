@@ -26,7 +26,10 @@ struct GptQueries {
   // Which slots each query attends to (its own slot included, for causal attention).
   ops::PackedAttentionMask mask;
   // Condition per batch row, embedded by condition queries; nullptr = the null (unconditional)
-  // form. Only read while a GptBatch is built from these queries.
+  // form. Only read while a GptBatch is built from these queries. A caption's padding tokens
+  // are hidden from every query but their own (LlamaGen's emb_masks at generation), in every
+  // forward: rows share one mask, so the captions of a batch must agree on their padding, and
+  // the null row takes the conditional row's (as LlamaGen does).
   std::vector<const Condition*> conditions;
 
   int64_t count() const { return static_cast<int64_t>(positions.size()); }
@@ -41,7 +44,8 @@ struct GptQueries {
   // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
   static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
                                  const std::vector<uint32_t>& tokens,
-                                 const std::vector<const Condition*>& conditions, int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees);
+                                 const std::vector<const Condition*>& conditions, int64_t cache_slots,
+                                 const std::function<bool(int64_t, int64_t)>& sees);
 };
 
 // Device copies of GptQueries. Keep it alive until the stream that used it has been waited on.
@@ -56,8 +60,14 @@ class GptBatch {
   // Image token ids [T - condition queries] (u32). Host-visible: a strategy may also write the
   // ids here, or copy GPU-sampled tokens into it within the stream, before the forward reads it.
   const Tensor& token_ids() const { return tokens_; }
-  // Class id of each batch row (u32 [1]; num_classes for the null class), read by condition queries.
+  // c2i: the class id of a batch row (u32 [1]; num_classes for the null class).
   const Tensor& label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)]; }
+  // t2i: whether a batch row takes the model's null caption, else its caption's values at the
+  // condition queries' positions (f32 [condition queries, caption_dim]; zeros at padding).
+  bool null_condition(int64_t row) const { return !captions_[static_cast<size_t>(row)].valid(); }
+  const Tensor& caption_values(int64_t row) const { return captions_[static_cast<size_t>(row)]; }
+  // t2i: the sequence positions of the condition queries (u32 [condition queries]).
+  const Tensor& condition_positions() const { return condition_positions_; }
   const Tensor& rope_positions() const { return positions_; }
   const Tensor& slots() const { return slots_; }
   ops::AttentionMask mask() const { return mask_.view(); }
@@ -65,7 +75,9 @@ class GptBatch {
  private:
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0;
   Tensor tokens_, positions_, slots_;
-  std::vector<Tensor> labels_;  // one per batch row so each binding starts aligned
+  std::vector<Tensor> labels_;    // c2i, one per batch row so each binding starts aligned
+  std::vector<Tensor> captions_;  // t2i, one per batch row; empty for the null caption
+  Tensor condition_positions_;
   ops::AttentionMaskTensors mask_;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// Hyperparameters of a LlamaGen class-conditional GPT, read from a safetensors file's metadata
-// (keys written by tools/convert_llamagen.py and tools/train_gpt.py; see tools/README.md).
+// Hyperparameters of a LlamaGen GPT (its ModelArgs), class- or text-conditional, read from a
+// safetensors file's metadata (keys written by tools/convert_llamagen.py and tools/train_gpt.py;
+// see tools/README.md).
 #include <cstdint>
 #include <string>
 
@@ -16,9 +17,19 @@ struct SamplerDefaults {
   float top_p = 1.0f;
 };
 
+// LlamaGen's model_type: what the condition positions embed.
+enum class ModelType {
+  c2i,  // a class label (cls_token_num 1), through cls_embedding.embedding_table
+  t2i,  // caption embeddings (LlamaGen: 120 T5 tokens), through the caption MLP
+};
+
 struct GptConfig {
+  ModelType model_type = ModelType::c2i;
   int64_t dim = 0, n_layer = 0, n_head = 0, head_dim = 0;
-  int64_t vocab_size = 0, num_classes = 0;
+  int64_t n_kv_head = 0;      // key/value heads; only n_head (plain multi-head attention) runs
+  int64_t vocab_size = 0;
+  int64_t num_classes = 0;    // c2i only; the null class is id num_classes
+  int64_t caption_dim = 0;    // t2i only: text-encoder width (LlamaGen: 2048)
   int64_t grid_size = 0;      // image tokens form grid_size x grid_size
   int64_t cls_token_num = 1;  // condition positions before the image tokens
   int64_t ffn_hidden = 0;     // find_multiple(int(2 * 4 * dim / 3), multiple_of) unless stored

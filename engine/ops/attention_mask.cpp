@@ -24,6 +24,26 @@ void AttentionMaskBuilder::see(int64_t q, int64_t slot) {
   visible_[static_cast<size_t>(q * slots_ + slot)] = 1;
 }
 
+void AttentionMaskBuilder::hide(int64_t q, int64_t slot) {
+  require(q >= 0 && q < queries_ && slot >= 0 && slot < slots_, "attention mask",
+          "slot " + std::to_string(slot) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
+              " x " + std::to_string(slots_));
+  visible_[static_cast<size_t>(q * slots_ + slot)] = 0;
+}
+
+AttentionMaskBuilder AttentionMaskBuilder::unpack(const PackedAttentionMask& m, int64_t slots) {
+  AttentionMaskBuilder b(m.queries, slots);
+  for (int64_t q = 0; q < m.queries; ++q) {
+    const int64_t dense = m.ranges[static_cast<size_t>(2 * q)], end = m.ranges[static_cast<size_t>(2 * q + 1)];
+    require(dense <= end && end <= slots, "attention mask", "packed ranges of query " + std::to_string(q) +
+                                                                " outside " + std::to_string(slots) + " slots");
+    b.see_prefix(q, dense);
+    for (int64_t s = dense; s < end; ++s)
+      if (m.bits[static_cast<size_t>(q * m.words + s / 32)] >> (s % 32) & 1u) b.see(q, s);
+  }
+  return b;
+}
+
 bool AttentionMaskBuilder::sees(int64_t q, int64_t slot) const {
   return visible_[static_cast<size_t>(q * slots_ + slot)] != 0;
 }

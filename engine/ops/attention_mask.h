@@ -26,9 +26,12 @@ class AttentionMaskBuilder {
   // Query q sees slots [0, len) (in addition to what it already sees).
   void see_prefix(int64_t q, int64_t len);
   void see(int64_t q, int64_t slot);
+  void hide(int64_t q, int64_t slot);
   bool sees(int64_t q, int64_t slot) const;
   // dense_end = the longest fully visible prefix, end = the last visible slot + 1.
   PackedAttentionMask pack() const;
+  // The visibility a packed mask describes, to edit it (slots: the builder's slot count).
+  static AttentionMaskBuilder unpack(const PackedAttentionMask& m, int64_t slots);
 
  private:
   int64_t queries_, slots_;

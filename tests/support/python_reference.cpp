@@ -15,8 +15,10 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-ReferenceRun run_reference(const std::vector<std::string>& args) {
-  std::string cmd = std::string("OMP_NUM_THREADS=1 ") + VKSPEC_PYTHON + " " + VKSPEC_SOURCE_DIR "/tools/reference.py";
+ReferenceRun run_reference(const std::vector<std::string>& args) { return run_tool("reference.py", args); }
+
+ReferenceRun run_tool(const std::string& script, const std::vector<std::string>& args) {
+  std::string cmd = std::string("OMP_NUM_THREADS=1 ") + VKSPEC_PYTHON + " " + VKSPEC_SOURCE_DIR "/tools/" + script;
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " 2>&1";
   ReferenceRun r;

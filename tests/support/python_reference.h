@@ -14,6 +14,8 @@ struct ReferenceRun {
 
 // args are passed to `python3 tools/reference.py`; paths are used as given.
 ReferenceRun run_reference(const std::vector<std::string>& args);
+// The same for another script in tools/ (e.g. "convert_llamagen.py").
+ReferenceRun run_tool(const std::string& script, const std::vector<std::string>& args);
 
 // A fresh directory under the build tree for one test's files.
 std::string scratch_dir(const std::string& test_name);
