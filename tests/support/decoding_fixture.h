@@ -81,6 +81,8 @@ inline SamplerSettings tiny_settings() {
 }
 
 using Factory = std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&)>;
+// The condition of image i of a run (default: class i % 2 of the tiny class-conditional models).
+using ConditionFor = std::function<std::shared_ptr<const Condition>(int)>;
 
 inline Factory by_name(const std::string& method) {
   return [method](const ModelSet& m, const StrategyInputs& in) { return make_strategy(method, m, in); };
@@ -121,18 +123,21 @@ inline void check_event(const StepEvent& e, const std::vector<int32_t>& grid_bef
   EXPECT_EQ(e.done, s.done());
 }
 
+// models: another model set than the tiny class-conditional one (text-to-image tests), with
+// condition_for giving each image's condition.
 inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions& options, uint64_t first_seed,
-                         int images, bool keep_events = false) {
+                         int images, bool keep_events = false, const ModelSet* models = nullptr,
+                         const ConditionFor& condition_for = {}) {
   Sample s;
   const auto t0 = std::chrono::steady_clock::now();
   int64_t nfe = 0;
   for (int i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.condition = std::make_shared<ClassLabel>(i % 2);
+    in.condition = condition_for ? condition_for(i) : std::make_shared<ClassLabel>(i % 2);
     in.seed = first_seed + static_cast<uint64_t>(i);
     in.sampler = tiny_settings();
     in.options = options;
-    std::unique_ptr<Strategy> st = make(tiny_models(ctx).set, in);
+    std::unique_ptr<Strategy> st = make(models ? *models : tiny_models(ctx).set, in);
     std::vector<StepEvent> events;
     int64_t committed = 0, forwards = 0;
     std::vector<int32_t> grid(st->grid());
