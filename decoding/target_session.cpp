@@ -1,5 +1,6 @@
 #include "decoding/target_session.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "common/error.h"
@@ -46,10 +47,14 @@ KvCache TargetSession::make_cache(Gpt& model, const char* stage_name) {
 
 void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char* stage_name) {
   const GptConfig& cfg = model.config();
-  if (cfg.cls_token_num < 2) return;
-  const GptBatch& b = batch_for(model, cache, GptQueries::causal(cfg, 0, cfg.cls_token_num - 1, {}, conditions_, cache.slots()));
-  // Logits unused: only the keys and values matter.
-  forward_of(model, b, cache, stage_name);
+  // In chunks of what one forward of the model may run (LlamaGen's 119 caption positions exceed
+  // the 64 queries models are loaded for by default); logits unused, only keys and values matter.
+  const int64_t chunk = model.options().max_queries;
+  for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
+    const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
+    forward_of(model, batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions_, cache.slots())), cache,
+               stage_name);
+  }
 }
 
 TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }

@@ -134,6 +134,37 @@ TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
   }
 }
 
+// LlamaGen's t2i models have 120 caption positions, more than one forward of a model loaded for
+// 64 queries runs: the prefill goes in chunks, for the target and a drafter alike.
+TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
+  const std::string dir = testing::scratch_dir("t2i_long_models");
+  testing::TinyGptSpec t = t2i_spec();
+  t.cls_token_num = 120;
+  testing::write_tiny_gpt(dir + "/target.safetensors", t);
+  GptOptions opt;
+  opt.weights = DType::F32;
+  opt.max_queries = 16;
+  Gpt target(ctx(), dir + "/target.safetensors", opt);
+  ModelSet m;
+  m.ctx = &ctx();
+  m.target = &target;
+  m.drafter = &target;
+  for (const std::string method : {"ar", "sd", "scd-mc"}) {
+    const MethodOptions o = method == "ar" ? MethodOptions{} : MethodOptions{{"window", "4"}};
+    const testing::Sample s = testing::run_images(ctx(), testing::by_name(method), o, 9, 2, false, &m, caption);
+    ASSERT_EQ(s.grids.size(), 2u) << method;
+  }
+  // The same images as one forward over all caption positions would give (ar, equal seeds).
+  GptOptions wide = opt;
+  wide.max_queries = 128;
+  Gpt whole(ctx(), dir + "/target.safetensors", wide);
+  ModelSet w = m;
+  w.target = &whole;
+  const auto chunked = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &m, caption).grids;
+  const auto at_once = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &w, caption).grids;
+  EXPECT_EQ(chunked, at_once);
+}
+
 // The caption reaches the image: two captions give different token distributions at the first
 // position (with the first caption's second half as padding in the other).
 TEST_F(decoding_t2i, TheCaptionChangesTheImage) {
