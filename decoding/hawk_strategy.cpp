@@ -168,7 +168,7 @@ void HawkStrategy::record_candidates(const Tree& tree, const GptBatch& batch, in
   }
   s.copy(q_rows);
   s.copy(token_rows);
-  if (M > 1) s.copy(tokens_.view().rows(1, M - 1), batch.token_ids().view().rows(e > 0 ? 1 : 0, M - 1));
+  if (M > 1) s.copy(tokens_.view().rows(1, M - 1), batch.token_ids().rows(e > 0 ? 1 : 0, M - 1));
 }
 
 void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {

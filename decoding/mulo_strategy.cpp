@@ -137,7 +137,7 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
                            target().conditions(), low_cache_.slots()));
     if (first_slot >= cls_) {
       const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
-      s.copy(src.view().rows(P0, n), b.token_ids().view().rows(0, n));
+      s.copy(src.view().rows(P0, n), b.token_ids().rows(0, n));
     }
     const GptOutputs out = target().forward_of(low, b, low_cache_, stage::kLowRes);
     ops::sampler(s, out.logits, lo_positions_.view().rows(m - n + 1, n), sp, lo_probs_.view().rows(0, n),
@@ -191,7 +191,7 @@ void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {
   const int64_t draft_from = cls_ + first - 1;
   auto sees = [&](int64_t i, int64_t slot) { return slot_valid(slot) || (i < Q && slot >= draft_from); };
   const GptBatch& batch = t.at_positions(slots, fed, sees);
-  if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch.token_ids().view().rows(first > 0 ? 1 : 0, Q - 1));
+  if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch.token_ids().rows(first > 0 ? 1 : 0, Q - 1));
   const int64_t T = static_cast<int64_t>(slots.size());
   const GptOutputs out = t.forward(batch);
   const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);

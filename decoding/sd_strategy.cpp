@@ -56,7 +56,7 @@ void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
         drafter, drafter_cache_,
         GptQueries::causal(dcfg, target().query_position(start), n, t == 0 ? fed : std::vector<uint32_t>{0},
                            target().conditions(), drafter_cache_.slots()));
-    if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids().view());
+    if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids());
     const GptOutputs out = target().forward_of(drafter, b, drafter_cache_, stage::kDrafter);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0
     const TensorView q = q_.view().rows(r0, n), tok = tokens_.view().rows(r0, n);
@@ -79,7 +79,7 @@ void SdStrategy::decode(StepEvent& e) {
   record_drafts(c, G, round);
   CommandStream& s = stream();
   const GptBatch& batch = target_batch(c, Q, std::vector<uint32_t>(static_cast<size_t>(Q - 1), 0u));
-  if (Q > 1) s.copy(tokens_.view().rows(1, Q - 1), batch.token_ids().view().rows(c > 0 ? 1 : 0, Q - 1));
+  if (Q > 1) s.copy(tokens_.view().rows(1, Q - 1), batch.token_ids().rows(c > 0 ? 1 : 0, Q - 1));
   const TensorView p = record_target(batch, c, Q, ops::SampleMode::None, 0);
   record_verify(p, q_.view().rows(1, Q), tokens_.view().rows(1, Q), c, Q, round);
   record_fresh_copy(tokens_.view().rows(1, G));

@@ -71,8 +71,13 @@ const GptBatch& TargetSession::at_positions(const std::vector<int64_t>& slots, c
 const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(model_, cache_, q); }
 
 const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q) {
-  batches_.push_back(std::make_unique<GptBatch>(ctx_, model.config(), q, rows_, cache.slots()));
-  return *batches_.back();
+  BatchPool& pool = pools_[{&model, cache.slots()}];
+  if (pool.used == pool.batches.size())
+    pool.batches.push_back(
+        std::make_unique<GptBatch>(ctx_, model.config(), rows_, model.options().max_queries, cache.slots()));
+  GptBatch& b = *pool.batches[pool.used++];
+  b.assign(q);
+  return b;
 }
 
 GptOutputs TargetSession::forward(const GptBatch& batch) { return forward_of(model_, batch, cache_, stage::kTarget); }
@@ -86,7 +91,7 @@ GptOutputs TargetSession::forward_of(Gpt& model, const GptBatch& batch, const Kv
 
 void TargetSession::submit_and_wait() {
   stream_.submit_and_wait();
-  batches_.clear();
+  for (auto& [key, pool] : pools_) pool.used = 0;
 }
 
 }  // namespace vkspec

@@ -13,6 +13,7 @@
 // (query_position(0)), and the slots below it are valid for every query.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,7 +64,8 @@ class TargetSession {
   // the last condition token for n = 0.
   int64_t query_position(int64_t n) const { return config().cls_token_num + n - 1; }
 
-  // Batches of the current step; each stays alive until submit_and_wait().
+  // Batches of the current step, from a pool per model that submit_and_wait() hands back for the
+  // next step (no allocation per forward once the pool has grown to a step's needs).
   // Queries predicting image tokens [n, n + q) causally; tokens: the image tokens they are fed,
   // in order (token n - 1 first when n > 0; the first query of an image is the condition's).
   const GptBatch& causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens);
@@ -84,7 +86,7 @@ class TargetSession {
   // rows, its condition positions prefilled (under `stage_name`) with the first submit.
   KvCache make_cache(Gpt& model, const char* stage_name);
 
-  // Submits everything recorded since the last submit, waits, and frees the step's batches.
+  // Submits everything recorded since the last submit, waits, and hands the step's batches back.
   void submit_and_wait();
   // GPU time of the last submit (timestamps; 0 without profiling).
   double device_ms() const { return stream_.total_ms(); }
@@ -98,7 +100,12 @@ class TargetSession {
   KvCache cache_;
   CommandStream stream_;
   Tensor positions_;  // u32 [N + 1]: n at index n
-  std::vector<std::unique_ptr<GptBatch>> batches_;
+  // Per (model, cache slots): the batches it has, and how many this step has taken.
+  struct BatchPool {
+    std::vector<std::unique_ptr<GptBatch>> batches;
+    size_t used = 0;
+  };
+  std::map<std::pair<const Gpt*, int64_t>, BatchPool> pools_;
 
   // Records the forward of condition positions 0 .. cls_token_num - 2 of `model` into `cache`.
   void record_prefill(Gpt& model, const KvCache& cache, const char* stage_name);
