@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "common/env.h"
 
 namespace {
 
@@ -17,6 +18,7 @@ const char* kUsage =
     "  generate [--model FILE] [--vq FILE] [--class N] [--seed S] [--images N] [--cfg S]\n"
     "           [--temperature T] [--top-k K] [--top-p P] [--method M] [method options]\n"
     "           [--drafter jacobi|model|FILE] [--out out.png] [--trace trace.json] [--scale F] [--columns C]\n"
+    "           [--caption-embeddings FILE]  (a text-to-image model's condition instead of --class)\n"
     "                                 generate images (a grid for several) with the shipped model\n"
     "  bench [--methods ar,sjd,...] [--images N] [method options] [--sweep KEY=V1,V2,...]\n"
     "        [--warmup N] [--json FILE] [--model/--vq/--drafter FILE] [--classifier FILE|none] [--profile]\n"
@@ -37,14 +39,16 @@ const char* kUsage =
     "  bench-ops [--json FILE] [--op NAME] [--repeat N]\n"
     "                                 time each op (GPU timestamps) next to the CPU reference\n"
     "\n"
-    "environment: VKSPEC_DEVICE=N picks a device, VKSPEC_VALIDATION=1 enables the Khronos\n"
-    "validation layer, VKSPEC_MAX_DEVICE_MEMORY caps device memory (e.g. 512M),\n"
-    "VKSPEC_FENCE_TIMEOUT_MS bounds every wait for the GPU (default 60000).\n";
+    "environment:\n";
 
 std::string usage() {
   std::string u = kUsage;
   const std::string marker = "  devices [--json]";
-  return u.insert(u.find(marker), "\n" + vkspec::cli::methods_usage() + "  Models: --drafter, --low-res, --heads FILE.\n\n");
+  u.insert(u.find(marker), "\n" + vkspec::cli::methods_usage() + "  Models: --drafter, --low-res, --heads FILE.\n\n");
+  // The variables' own table (common/env.h), as README.md shows it.
+  for (const vkspec::env::Variable* v : vkspec::env::variables())
+    u += std::string("  ") + v->setting + "\n      " + v->effect + "\n";
+  return u;
 }
 
 }  // namespace
