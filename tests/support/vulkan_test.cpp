@@ -1,8 +1,17 @@
 #include "tests/support/vulkan_test.h"
 
+#include <cstdlib>
 #include <memory>
 
 namespace vkspec::testing {
+namespace {
+
+// The build's own cache (pipelines, neighbour tables, cached references), not the user's, unless
+// the environment names one: CTest's ENVIRONMENT property does not reach GoogleTest cases whole
+// (gtest_discover_tests keeps only the first variable of a list).
+const int kTestCacheDir = setenv("VKSPEC_CACHE_DIR", VKSPEC_BINARY_DIR "/test-cache", 0);
+
+}  // namespace
 
 Context& test_context() {
   static std::unique_ptr<Context> ctx = [] {
