@@ -36,6 +36,7 @@ TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, c
   std::iota(iota.begin(), iota.end(), 0u);
   positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
   ctx_.upload(positions_, iota.data(), iota.size() * 4);
+  stream_.set_stage(stage::kSampling);  // what a step records outside a forward, from the first command
   record_prefill(model_, cache_, stage::kTarget);
 }
 
