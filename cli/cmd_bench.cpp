@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/kernel_table.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
@@ -54,7 +55,13 @@ struct RunResult {
   double fid = -1, fid_vs_ar = -1;  // -1: not measured
   bool memory_known = false;        // generated in this process
   MemoryReport memory;              // after the run
+  KernelProfile kernels;            // --profile: GPU time by kernel of the images generated here
 };
+
+// "method" or "method a=1,b=2".
+std::string run_label(const Run& run) {
+  return run.method + (run.options.empty() ? "" : " " + frontend::format_method_options(run.options));
+}
 
 nlohmann::json measured(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
@@ -239,6 +246,8 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
+  if (h.profile)
+    for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
   if (!json_path) return;
   nlohmann::json j = h.extra;
   j["device"] = h.device;
@@ -258,6 +267,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                             {"head_forwards_mean", m.head_forwards_mean},
                             {"all_forwards_mean", m.all_forwards_mean()},
                             {"time_ms_by_model", h.profile ? stages_json(m) : nlohmann::json(nullptr)},
+                            {"time_ms_by_kernel", kernel_json(r.kernels)},
                             {"accepted_length_mean", m.accepted_length_mean},
                             {"latency_ms_median", m.latency_median},
                             {"latency_ms_p90", m.latency_p90},
@@ -434,7 +444,7 @@ int cmd_bench(const Args& args) {
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
-    const std::string label = run.method + (run.options.empty() ? "" : " " + frontend::format_method_options(run.options));
+    const std::string label = run_label(run);
     // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
     // range over several commands draws the same images.
     auto inputs = [&](uint64_t image_seed) {
@@ -479,6 +489,7 @@ int cmd_bench(const Args& args) {
       const WorkCounters w0 = ctx->counters();
       const double c0 = process_cpu_seconds();
       Generation g = generate_one(run.method, models, inputs(todo[t]), false);
+      if (profile) r.kernels.add(g);
       ImageRecord im;
       im.busy_ms = (process_cpu_seconds() - c0) * 1e3;
       im.work = ctx->counters() - w0;

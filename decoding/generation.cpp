@@ -25,6 +25,7 @@ Generation generate_one(const std::string& method, const ModelSet& models, const
     g.draft_forwards = e.draft_forwards;
     g.head_forwards = e.head_forwards;
     for (const auto& [stage_name, ms] : e.device_ms_by_stage) g.device_ms_by_stage[stage_name] += ms;
+    for (const auto& [key, t] : e.device_ms_by_kernel) g.device_ms_by_kernel[key] += t;
     g.islands += static_cast<int64_t>(e.islands.size());
     if (on_event) on_event(e);
     if (keep_events) g.events.push_back(std::move(e));

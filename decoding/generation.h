@@ -19,6 +19,7 @@ struct Generation {
   std::vector<StepEvent> events;
   int64_t nfe = 0, draft_forwards = 0, head_forwards = 0;
   std::map<std::string, double> device_ms_by_stage;  // summed over the steps (timestamps only)
+  KernelTimes device_ms_by_kernel;                    // the same per (stage, kernel), with calls
   int64_t islands = 0;  // rejection islands over all steps (MuLo-SD)
   double wall_ms = 0, device_ms = 0;
   double accepted_length() const;  // committed tokens per target forward

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/vk/command_stream.h"
+
 namespace vkspec {
 
 constexpr int32_t kUndecided = -1;
@@ -29,6 +31,8 @@ struct StepEvent {
   // device_ms split by what the commands were for (TargetSession's stages: target, drafter,
   // low_res, heads, sampling); empty without timestamps.
   std::map<std::string, double> device_ms_by_stage;
+  // device_ms split by (stage, kernel), with each kernel's command count; empty without timestamps.
+  KernelTimes device_ms_by_kernel;
   double wall_ms = 0;                    // host time of this step
   bool done = false;
 };

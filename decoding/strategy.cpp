@@ -33,6 +33,7 @@ StepEvent Strategy::step() {
   decode(e);
   e.device_ms = target_.device_ms();
   e.device_ms_by_stage = target_.stream().ms_by_stage();
+  e.device_ms_by_kernel = target_.stream().ms_by_kernel();
   e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   e.step = step_++;
   e.grid = grid_;

@@ -2,6 +2,9 @@
 // are reproducible, options are checked with messages that name them, windows larger than the
 // image work, profiling reports device time, and a drafter identical to the target has every
 // draft accepted.
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "decoding/strategy.h"
@@ -78,6 +81,15 @@ TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
     double sum = 0;
     for (const auto& [stage_name, ms] : e.device_ms_by_stage) sum += ms;
     EXPECT_NEAR(sum, e.device_ms, 1e-6 * e.device_ms) << method;
+    // ... and the kernels add up to their stage's time (what bench --profile's kernel table splits).
+    std::map<std::string, double> kernel_sum;
+    for (const auto& [key, t] : e.device_ms_by_kernel) {
+      EXPECT_GT(t.calls, 0) << method << " " << key.first << " " << key.second;
+      kernel_sum[key.first] += t.ms;
+    }
+    EXPECT_EQ(kernel_sum.size(), e.device_ms_by_stage.size()) << method;
+    for (const auto& [stage_name, ms] : e.device_ms_by_stage)
+      EXPECT_NEAR(kernel_sum[stage_name], ms, 1e-6 * ms) << method << " " << stage_name;
     EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0) << method;
     if (method == "sd") EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u);
     if (method == "hawk") {

@@ -298,4 +298,10 @@ std::map<std::string, double> CommandStream::ms_by_stage() const {
   return m;
 }
 
+KernelTimes CommandStream::ms_by_kernel() const {
+  KernelTimes m;
+  for (const auto& c : timings_) m[{c.stage, c.label}] += KernelTime{1, c.ms};
+  return m;
+}
+
 }  // namespace vkspec

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <volk.h>
@@ -22,6 +23,19 @@ struct CommandTiming {
   double ms = 0;
   std::string stage;  // set_stage() when the command was recorded ("" when never set)
 };
+
+// The commands of one label in one stage: how many and their milliseconds.
+struct KernelTime {
+  int64_t calls = 0;
+  double ms = 0;
+  KernelTime& operator+=(const KernelTime& o) {
+    calls += o.calls;
+    ms += o.ms;
+    return *this;
+  }
+};
+// Keyed by (stage, label).
+using KernelTimes = std::map<std::pair<std::string, std::string>, KernelTime>;
 
 // One copy of a region list: src and dst of equal byte counts.
 struct CopyRegion {
@@ -79,6 +93,8 @@ class CommandStream {
   void set_stage(std::string stage) { stage_ = std::move(stage); }
   // timings() summed per stage.
   std::map<std::string, double> ms_by_stage() const;
+  // timings() summed per (stage, label): where a stage's time goes, kernel by kernel.
+  KernelTimes ms_by_kernel() const;
 
  private:
   struct Range {
