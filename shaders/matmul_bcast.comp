@@ -4,41 +4,42 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
-// y[m, n] = sum_k x[m, k] * w[n, k] for CPU implementations (llvmpipe), where a buffer load is a
-// scalar loop over the lanes that costs ~25 cycles per lane and component whatever the
-// component's width, while ALU work and subgroupBroadcast run as SIMD. So every load is 64 bits
-// wide, and loads are shared: a subgroup owns TM activation rows, each lane loads one 64-bit
-// pair of every row per K-chunk and broadcasts it to the others, while each lane streams its own
-// TN weight rows. Needs K even (f32 weights) or a multiple of 4 (f16) for the 64-bit loads, and a
-// subgroup size fixed at pipeline creation (the host sizes the grid with it).
+// y[m, n] = sum_k x[m, k] * w[n, k] for CPU implementations (llvmpipe), where a storage-buffer
+// load is a scalar loop over the lanes, a texel fetch is one vector gather, and ALU work and
+// subgroupBroadcast run as SIMD (docs/perf.md, "What limits matmul on lavapipe"). So weights come
+// through a uniform texel buffer, 16 bytes a fetch, and activation loads are shared: a subgroup
+// owns TM activation rows, each lane loads one 64-bit pair of every row per K-chunk and
+// broadcasts it to the others, while each lane streams its own TN weight rows.
+// Needs K a multiple of 8 (f16 weights) or 4 (f32) so a weight row starts on a texel, a subgroup
+// size that is a multiple of 4 (f16) or 2 (f32), fixed at pipeline creation and equal to the
+// workgroup size (the host sizes the grid with it). The lane loops run to the workgroup size, a
+// specialization constant, so they unroll and every broadcast reads a constant lane: a shuffle,
+// where a lane index the compiler cannot see costs a trip through memory.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TM = 8;  // activation rows per subgroup
 layout(constant_id = 2) const uint TN = 8;  // weight rows per lane
 layout(constant_id = 3) const bool W_F16 = true;
 
 layout(binding = 0) readonly buffer X { uint64_t x2[]; };  // f32 pairs
-layout(binding = 1) readonly buffer W { uint64_t w8[]; };  // 4 halves or 2 floats
+layout(binding = 1) uniform usamplerBuffer w16;             // 8 halves or 4 floats per texel
 layout(binding = 2) writeonly buffer Y { float y[]; };
 // m, n: rows of x and w in this dispatch; tiles_n = ceil(n / (subgroup size * TN));
-// y[row * ldy + y_col0 + col] receives output (row, col).
-layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n; } p;
+// y[row * ldy + y_col0 + col] receives output (row, col); w_texel0: the texel where w starts.
+layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n, w_texel0; } p;
 
 vec2 f32x2(uint64_t v) { return uintBitsToFloat(unpackUint2x32(v)); }
-vec4 f16x4(uint64_t v) {
-  const uvec2 u = unpackUint2x32(v);
-  return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
-}
+vec4 f16x4(uint u0, uint u1) { return vec4(unpackHalf2x16(u0), unpackHalf2x16(u1)); }
 
 void main() {
-  const uint SG = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
-  const uint sg = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * gl_NumSubgroups + gl_SubgroupID;
+  const uint SG = gl_WorkGroupSize.x, lane = gl_SubgroupInvocationID;
+  const uint sg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (sg >= (p.m + TM - 1u) / TM * p.tiles_n) return;  // uniform across the subgroup
   const uint m0 = (sg / p.tiles_n) * TM, n0 = (sg % p.tiles_n) * SG * TN + lane * TN;
-  const uint K = p.k;
+  const uint K = p.k, PER_TEXEL = W_F16 ? 8u : 4u;
 
-  uint xrow[TM], wrow[TN];  // first element of each row; rows past the end repeat the last one
+  uint xrow[TM], wtex[TN];  // first element / texel of each row; rows past the end repeat the last
   [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + i, p.m - 1u) * K;
-  [[unroll]] for (uint j = 0; j < TN; ++j) wrow[j] = min(n0 + j, p.n - 1u) * K;
+  [[unroll]] for (uint j = 0; j < TN; ++j) wtex[j] = p.w_texel0 + min(n0 + j, p.n - 1u) * (K / PER_TEXEL);
   float acc[TM][TN];
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
@@ -48,22 +49,27 @@ void main() {
     const uint kx = k + 2u * lane;
     vec2 xp[TM];
     [[unroll]] for (uint i = 0; i < TM; ++i) xp[i] = kx < K ? f32x2(x2[(xrow[i] + kx) >> 1u]) : vec2(0.0);
-    if (W_F16) {
-      for (uint q = 0; q < SG && k + 2u * q < K; q += 2u) {  // 4 halves = pairs q, q + 1
-        vec4 wv[TN];
-        [[unroll]] for (uint j = 0; j < TN; ++j) wv[j] = f16x4(w8[(wrow[j] + k + 2u * q) >> 2u]);
-        [[unroll]] for (uint i = 0; i < TM; ++i) {
-          const vec4 a = vec4(subgroupBroadcast(xp[i], q), subgroupBroadcast(xp[i], q + 1u));
-          [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] += dot(a, wv[j]);
-        }
-      }
-    } else {
-      for (uint q = 0; q < SG && k + 2u * q < K; ++q) {  // 2 floats = pair q
-        vec2 wv[TN];
-        [[unroll]] for (uint j = 0; j < TN; ++j) wv[j] = f32x2(w8[(wrow[j] + k + 2u * q) >> 1u]);
-        [[unroll]] for (uint i = 0; i < TM; ++i) {
-          const vec2 a = subgroupBroadcast(xp[i], q);
-          [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] += dot(a, wv[j]);
+    // One texel = PER_TEXEL elements = pairs q .. q + PER_TEXEL / 2 - 1 of the chunk.
+    [[unroll]] for (uint q = 0; q < SG; q += PER_TEXEL / 2u) {
+      if (k + 2u * q >= K) break;
+      const uint t = (k + 2u * q) / PER_TEXEL;
+      uvec4 wv[TN];
+      [[unroll]] for (uint j = 0; j < TN; ++j) wv[j] = texelFetch(w16, int(wtex[j] + t));
+      [[unroll]] for (uint i = 0; i < TM; ++i) {
+        const vec4 a = vec4(subgroupBroadcast(xp[i], q), subgroupBroadcast(xp[i], q + 1u));
+        if (W_F16) {
+          const vec4 b = vec4(subgroupBroadcast(xp[i], q + 2u), subgroupBroadcast(xp[i], q + 3u));
+          // Two sums of four, in order: the rounding of the 64-bit-load kernel this replaced.
+          [[unroll]] for (uint j = 0; j < TN; ++j) {
+            acc[i][j] += dot(a, f16x4(wv[j].x, wv[j].y));
+            acc[i][j] += dot(b, f16x4(wv[j].z, wv[j].w));
+          }
+        } else {
+          [[unroll]] for (uint j = 0; j < TN; ++j) {
+            const vec4 f = uintBitsToFloat(wv[j]);
+            acc[i][j] += dot(a.xy, f.xy);
+            acc[i][j] += dot(a.zw, f.zw);
+          }
         }
       }
     }

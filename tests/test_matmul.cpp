@@ -1,5 +1,6 @@
-// matmul beyond the numeric checks (engine/checks/matmul_check.cpp): argument validation, and the
-// cooperative-matrix shader, which lavapipe cannot run, at least reflecting into a valid layout.
+// matmul beyond the numeric checks (engine/checks/matmul_check.cpp): argument validation, the
+// broadcast kernel's texel-view binding, and the cooperative-matrix shader, which lavapipe cannot
+// run, at least reflecting into a valid layout.
 #include <gtest/gtest.h>
 
 #include "engine/ops/matmul.h"
@@ -61,6 +62,36 @@ TEST_F(MatmulTest, CoopMatShaderReflectsLikeTheOthers) {
   EXPECT_TRUE(!r.bindings[2].reads && r.bindings[2].writes);
   EXPECT_EQ(r.push_constant_size, 20u);
   EXPECT_EQ(r.local_size_spec_id[0], 0);
+}
+
+// The broadcast kernel reads weights through the block's texel view: reflection makes binding 1 a
+// uniform texel buffer, every tensor carries its block's view, and a view without one (not taken
+// from a Tensor) still multiplies, through the portable kernels, while forcing the broadcast
+// kernel on it is refused.
+TEST_F(MatmulTest, BroadcastReadsWeightsThroughTheBlockTexelView) {
+  const EmbeddedShader* s = find_embedded_shader("matmul_bcast");
+  ASSERT_NE(s, nullptr);
+  const ShaderReflection r = reflect_shader(s->name, s->words, s->word_count);
+  ASSERT_EQ(r.bindings.size(), 3u);
+  EXPECT_FALSE(r.bindings[0].texels);
+  EXPECT_TRUE(r.bindings[1].texels && r.bindings[1].reads && !r.bindings[1].writes);
+  EXPECT_FALSE(r.bindings[2].texels);
+
+  Tensor w = ctx().tensor(DType::F16, {16, 8}, "w");
+  const TensorView wv = w.view();
+  ASSERT_NE(wv.texels.view, VkBufferView(VK_NULL_HANDLE));
+  EXPECT_EQ(wv.offset % 16, 0u);
+  EXPECT_LE(wv.offset + wv.bytes, wv.texels.bytes);
+  EXPECT_EQ(wv.rows(8, 8).texels.view, wv.texels.view);
+
+  Tensor x = ctx().tensor(DType::F32, {2, 8}, "x"), y = ctx().tensor(DType::F32, {2, 16}, "y");
+  TensorView bare = wv;
+  bare.texels = {};
+  EXPECT_EQ(error_of(x, bare, y), "");
+  if (ops::matmul_path_supported(ctx(), MatmulPath::Broadcast, 2, 8, DType::F16)) {
+    EXPECT_EQ(error_of(x, w, y, MatmulPath::Broadcast), "");
+    EXPECT_NE(error_of(x, bare, y, MatmulPath::Broadcast), "");
+  }
 }
 
 TEST_F(MatmulTest, CoopMatOnlyWhereTheDeviceHasIt) {

@@ -9,13 +9,35 @@
 namespace vkspec::ops {
 namespace {
 
-// The broadcast kernel sizes its grid with the subgroup size and splits it into lane pairs.
-bool has_broadcast(const DeviceCaps& c) {
-  return c.shader_int64 && c.subgroup_broadcast && c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
+// The broadcast kernel sizes its grid with the subgroup size, splits it into lane pairs and reads
+// a 16-byte texel (4 pairs of halves, 2 of floats) per weight row at a time.
+bool has_broadcast(const DeviceCaps& c, DType w) {
+  const uint32_t pairs_per_texel = w == DType::F16 ? 4 : 2;
+  return c.shader_int64 && c.subgroup_broadcast && c.max_texel_buffer_elements && c.subgroup_size >= pairs_per_texel &&
+         c.subgroup_size % pairs_per_texel == 0;
 }
 
-// 64-bit loads of activation pairs and of 4 halves / 2 floats of a weight row.
-bool broadcast_aligned(int64_t k, DType w) { return k % (w == DType::F16 ? 4 : 2) == 0; }
+// Every weight row starts on a texel.
+bool broadcast_aligned(int64_t k, DType w) { return k % (w == DType::F16 ? 8 : 4) == 0; }
+
+// The broadcast kernel binds the weights' texel view: the tensor's block must have one that
+// covers it, starting on a texel.
+bool texel_ready(const TensorView& w) {
+  return w.texels.view && w.offset % 16 == 0 && w.offset + w.bytes <= w.texels.bytes;
+}
+
+// Activation rows per subgroup tile for m rows: the size from a small menu (each is a pipeline
+// compiled at first use) that computes the fewest padded rows, at most the table's limit; the
+// last tile of 34 rows (window 16 with CFG) in tiles of 16 would be 29 % padding.
+uint32_t broadcast_tile_rows(uint32_t m, uint32_t limit) {
+  uint32_t best = limit, best_rows = ceil_div(m, limit) * limit;
+  for (uint32_t tm : {8u, 12u, 16u}) {
+    if (tm >= limit) continue;
+    const uint32_t rows = ceil_div(m, tm) * tm;
+    if (rows < best_rows) best = tm, best_rows = rows;
+  }
+  return best;
+}
 
 // Widest load every row start allows: K % 8 == 0 -> 8 elements, K % 4 == 0 -> 4, else 1.
 uint32_t vector_width(int64_t k) { return k % 8 == 0 ? 8 : k % 4 == 0 ? 4 : 1; }
@@ -74,19 +96,22 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
   Context& ctx = s.context();
   const uint32_t sg = ctx.caps().subgroup_size;
   uint32_t tm = d.f16 ? t.bcast_tm_f16 : t.bcast_tm_f32, tn = d.f16 ? t.bcast_tn_f16 : t.bcast_tn_f32;
+  if (!tm || !tn) {  // a device whose table row does not tune this kernel (forced path)
+    tm = 8;
+    tn = 8;
+  }
   if (d.m <= t.gemv_max_rows) {
     tm = d.m;  // decoding: one subgroup tile holds every activation row
-    tn = t.bcast_gemv_tn;
-  }
-  if (!tm || !tn) {  // a device whose table row does not tune this kernel (forced path)
-    tm = std::min<uint32_t>(d.m, 8);
-    tn = 8;
+    tn = t.bcast_gemv_tn ? t.bcast_gemv_tn : tn;
+  } else {
+    tm = broadcast_tile_rows(d.m, tm);
   }
   // One subgroup per workgroup spreads small problems over every thread of a CPU device.
   const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u});
   struct {
-    uint32_t m, n, k, ldy, y_col0, tiles_n;
-  } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn)};
+    uint32_t m, n, k, ldy, y_col0, tiles_n, w_texel0;
+  } push{d.m,      d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn),
+         static_cast<uint32_t>(d.w.offset / 16)};
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(ceil_div(d.m, tm)) * push.tiles_n, 1);
   s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
 }
@@ -125,7 +150,7 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
     case MatmulPath::Gemm: return true;
     case MatmulPath::Gemv: return m <= 8 && ctx.caps().subgroup_reduce;
     case MatmulPath::CoopMat: return ctx.caps().coopmat_f16_16x16x16;
-    case MatmulPath::Broadcast: return has_broadcast(ctx.caps()) && broadcast_aligned(k, w);
+    case MatmulPath::Broadcast: return has_broadcast(ctx.caps(), w) && broadcast_aligned(k, w);
   }
   return false;
 }
@@ -155,8 +180,14 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const MatmulTiles tiles = matmul_tiles(caps);
-  if (path == MatmulPath::Auto) path = choose_matmul_path(ctx, M, K, w.dtype);
-  require(matmul_path_supported(ctx, path, M, K, w.dtype), "matmul",
+  if (path == MatmulPath::Auto) {
+    path = choose_matmul_path(ctx, M, K, w.dtype);
+    // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
+    if (path == MatmulPath::Broadcast && !texel_ready(w))
+      path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
+  }
+  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)),
+          "matmul",
           std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " + shapes);
 
   const bool f16 = w.dtype == DType::F16;

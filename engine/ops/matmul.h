@@ -10,8 +10,10 @@ enum class MatmulPath {
   Gemv,     // M <= 8: weight-streaming reduction (decoding)
   Gemm,     // register-blocked, any M, runs everywhere
   CoopMat,  // GL_NV_cooperative_matrix, fp16 inputs with f32 accumulation
-  // Activation rows shared across a subgroup by broadcast, 64-bit loads; for CPU implementations.
-  // Needs shaderInt64, a fixed subgroup size, and K even (f32 weights) or a multiple of 4 (f16).
+  // Activation rows shared across a subgroup by broadcast, weights through a uniform texel buffer;
+  // for CPU implementations. Needs shaderInt64, a fixed subgroup size that is a multiple of 4
+  // (f16) or 2 (f32), K a multiple of 8 (f16 weights) or 4 (f32), and weights viewed from a
+  // Tensor (TensorView::texels).
   Broadcast,
 };
 

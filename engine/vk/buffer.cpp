@@ -32,9 +32,11 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     size_ = o.size_;
     reserved_ = o.reserved_;
     mapped_ = o.mapped_;
+    texels_ = o.texels_;
     o.allocator_ = nullptr;
     o.handle_ = VK_NULL_HANDLE;
     o.mapped_ = nullptr;
+    o.texels_ = {};
   }
   return *this;
 }
@@ -44,10 +46,16 @@ void Buffer::release() {
   allocator_ = nullptr;
   handle_ = VK_NULL_HANDLE;
   mapped_ = nullptr;
+  texels_ = {};
 }
 
-Allocator::Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap)
-    : physical_(pd), device_(device), alignment_(std::max<VkDeviceSize>(alignment, 16)), cap_(device_cap) {
+Allocator::Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap,
+                     uint64_t max_texel_elements)
+    : physical_(pd),
+      device_(device),
+      alignment_(std::max<VkDeviceSize>(alignment, 16)),
+      cap_(device_cap),
+      max_texel_elements_(max_texel_elements) {
   vkGetPhysicalDeviceMemoryProperties(pd, &props_);
 }
 
@@ -88,7 +96,8 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
   b.dedicated = dedicated;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+             (max_texel_elements_ ? VkBufferUsageFlags{VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT} : VkBufferUsageFlags{0});
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   vk_check(vkCreateBuffer(device_, &bi, nullptr, &b.buffer), "vkCreateBuffer");
   VkMemoryRequirements req;
@@ -109,7 +118,20 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
                               " memory allocating " + std::to_string(size >> 20) + " MiB for " + what);
     throw VulkanError(r, "vkAllocateMemory for " + what);
   }
-  vk_check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  try {
+    vk_check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+    if (max_texel_elements_) {
+      VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      vi.buffer = b.buffer;
+      vi.format = VK_FORMAT_R32G32B32A32_UINT;  // a uniform-texel-buffer format every device supports
+      vi.range = std::min<VkDeviceSize>(size / 16, max_texel_elements_) * 16;
+      vk_check(vkCreateBufferView(device_, &vi, nullptr, &b.texels.view), "vkCreateBufferView");
+      b.texels.bytes = vi.range;
+    }
+  } catch (...) {
+    destroy_block(b);
+    throw;
+  }
   // Only coherent memory is mapped, so host writes and reads need no flush or invalidate.
   const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   if ((props_.memoryTypes[ai.memoryTypeIndex].propertyFlags & hv) == hv) {
@@ -129,6 +151,7 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
 }
 
 void Allocator::destroy_block(Block& b) {
+  if (b.texels.view) vkDestroyBufferView(device_, b.texels.view, nullptr);
   if (b.mapped) vkUnmapMemory(device_, b.memory);
   if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
   if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
@@ -151,6 +174,7 @@ Buffer Allocator::allocate(VkDeviceSize bytes, MemoryUsage usage, const std::str
       out.size_ = bytes;
       out.reserved_ = need;
       out.mapped_ = b.mapped ? b.mapped + it->first : nullptr;
+      out.texels_ = b.texels;
       const VkDeviceSize rest = it->second - need, at = it->first + need;
       b.free.erase(it);
       if (rest) b.free[at] = rest;

@@ -20,6 +20,16 @@ enum class MemoryUsage {
 
 class Allocator;
 
+// A block's whole buffer seen as 16-byte texels (R32G32B32A32_UINT), bound as a uniform texel
+// buffer by kernels that stream weights: on CPU implementations a texel fetch is a vector gather,
+// where a storage-buffer load is a per-lane loop (docs/perf.md). bytes: how much of the buffer
+// the view covers (maxTexelBufferElements may cut a large block short); {VK_NULL_HANDLE, 0} when
+// the buffer has no view.
+struct TexelView {
+  VkBufferView view = VK_NULL_HANDLE;
+  VkDeviceSize bytes = 0;
+};
+
 class Buffer {
  public:
   Buffer() = default;
@@ -33,6 +43,8 @@ class Buffer {
   VkBuffer handle() const { return handle_; }
   VkDeviceSize offset() const { return offset_; }
   VkDeviceSize size() const { return size_; }
+  // The owning block's texel view (offsets into it are offset() + bytes into this Buffer).
+  const TexelView& texels() const { return texels_; }
   // Host pointer to the first byte, or nullptr when the memory is not host-visible.
   void* mapped() const { return mapped_; }
   void release();
@@ -44,6 +56,7 @@ class Buffer {
   VkBuffer handle_ = VK_NULL_HANDLE;
   VkDeviceSize offset_ = 0, size_ = 0, reserved_ = 0;
   void* mapped_ = nullptr;
+  TexelView texels_;
 };
 
 struct AllocatorStats {
@@ -58,7 +71,9 @@ class Allocator {
  public:
   // device_cap: 0 = no cap; otherwise Device allocations beyond it throw OutOfDeviceMemory
   // (used to test out-of-memory handling on devices that have plenty).
-  Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap);
+  // max_texel_elements: maxTexelBufferElements (0: no texel views).
+  Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap,
+            uint64_t max_texel_elements);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
@@ -72,6 +87,7 @@ class Allocator {
   struct Block {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkBuffer buffer = VK_NULL_HANDLE;
+    TexelView texels;
     VkDeviceSize size = 0;
     MemoryUsage usage = MemoryUsage::Device;
     bool dedicated = false;
@@ -88,6 +104,7 @@ class Allocator {
   VkDevice device_;
   VkDeviceSize alignment_;
   uint64_t cap_;
+  uint64_t max_texel_elements_;
   VkPhysicalDeviceMemoryProperties props_{};
   mutable std::mutex mutex_;
   std::vector<Block> blocks_;

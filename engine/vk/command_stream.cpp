@@ -132,34 +132,52 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
                 std::to_string(gz) + " workgroups exceed the device limit");
   begin_if_needed();
 
-  std::vector<VkDescriptorBufferInfo> infos;
-  std::vector<VkWriteDescriptorSet> writes;
-  std::vector<Range> reads, wr;
-  infos.reserve(bindings.size());
+  // Members reused across dispatches: no allocation per dispatch once they have grown.
+  std::vector<VkDescriptorBufferInfo>& infos = scratch_infos_;
+  std::vector<VkBufferView>& views = scratch_views_;
+  std::vector<VkWriteDescriptorSet>& writes = scratch_writes_;
+  std::vector<Range>& reads = scratch_reads_;
+  std::vector<Range>& wr = scratch_writes_ranges_;
+  infos.assign(bindings.size(), VkDescriptorBufferInfo{});
+  views.assign(bindings.size(), VK_NULL_HANDLE);
+  writes.clear();
+  reads.clear();
+  wr.clear();
   size_t i = 0;
   for (const TensorView& v : bindings) {
     if (!v.buffer) throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " has no buffer");
-    if (v.offset % caps.min_storage_buffer_offset_alignment)
-      throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " + std::to_string(v.offset) +
-                  " is not aligned to " + std::to_string(caps.min_storage_buffer_offset_alignment));
-    // Ranges are rounded up to whole 32-bit words: shaders address f16 data as packed uints.
-    const VkDeviceSize range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
-    if (range > caps.max_storage_buffer_range)
-      throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " + std::to_string(range >> 20) +
-                  " MiB, over the device's maxStorageBufferRange; the op must split it");
-    infos.push_back({v.buffer, v.offset, range});
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstBinding = static_cast<uint32_t>(i);
+    w.descriptorCount = 1;
+    VkDeviceSize range = 0;
+    if (decl[i].texels) {
+      // The whole block's view is bound; the shader offsets by v.offset / 16 itself.
+      if (!v.texels.view || v.offset % 16 || v.offset + v.bytes > v.texels.bytes)
+        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) +
+                    " is a texel buffer but its tensor has no 16-byte-aligned texel view covering it");
+      range = v.bytes;
+      views[i] = v.texels.view;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      w.pTexelBufferView = &views[i];
+    } else {
+      if (v.offset % caps.min_storage_buffer_offset_alignment)
+        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " +
+                    std::to_string(v.offset) + " is not aligned to " +
+                    std::to_string(caps.min_storage_buffer_offset_alignment));
+      // Ranges are rounded up to whole 32-bit words: shaders address f16 data as packed uints.
+      range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
+      if (range > caps.max_storage_buffer_range)
+        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " +
+                    std::to_string(range >> 20) + " MiB, over the device's maxStorageBufferRange; the op must split it");
+      infos[i] = {v.buffer, v.offset, range};
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i];
+    }
+    writes.push_back(w);
     Range r{v.buffer, v.offset, v.offset + range};
     if (decl[i].reads) reads.push_back(r);
     if (decl[i].writes) wr.push_back(r);
     ++i;
-  }
-  for (size_t k = 0; k < infos.size(); ++k) {
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstBinding = static_cast<uint32_t>(k);
-    w.descriptorCount = 1;
-    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    w.pBufferInfo = &infos[k];
-    writes.push_back(w);
   }
   track(reads, wr);
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());

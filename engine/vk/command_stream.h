@@ -124,6 +124,11 @@ class CommandStream {
   std::vector<std::pair<std::string, std::string>> labels_;  // (label, stage) per timestamp
   std::string stage_;
   std::vector<CommandTiming> timings_;
+  // dispatch()'s descriptor writes and ranges, kept to reuse their storage.
+  std::vector<VkDescriptorBufferInfo> scratch_infos_;
+  std::vector<VkBufferView> scratch_views_;
+  std::vector<VkWriteDescriptorSet> scratch_writes_;
+  std::vector<Range> scratch_reads_, scratch_writes_ranges_;
 };
 
 }  // namespace vkspec

@@ -187,6 +187,7 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   }
   c.max_storage_buffer_range = l.maxStorageBufferRange;
   c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  c.max_texel_buffer_elements = l.maxTexelBufferElements;
   c.max_push_constants_size = l.maxPushConstantsSize;
   c.timestamp_period_ns = l.timestampPeriod;
 
@@ -289,6 +290,7 @@ std::string DeviceCaps::to_json() const {
   j["max_workgroup_invocations"] = max_workgroup_invocations;
   j["max_storage_buffer_range"] = max_storage_buffer_range;
   j["min_storage_buffer_offset_alignment"] = min_storage_buffer_offset_alignment;
+  j["max_texel_buffer_elements"] = max_texel_buffer_elements;
   j["max_push_constants_size"] = max_push_constants_size;
   nlohmann::json hs = nlohmann::json::array();
   for (const auto& h : heaps) hs.push_back({{"size", h.size}, {"device_local", h.device_local}});

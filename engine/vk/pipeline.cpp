@@ -35,24 +35,36 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
   try {
     spirv_cross::Compiler comp(reflectable_words(words, word_count));
     const spirv_cross::ShaderResources res = comp.get_shader_resources();
-    if (!res.uniform_buffers.empty() || !res.sampled_images.empty() || !res.storage_images.empty() ||
-        !res.separate_images.empty() || !res.separate_samplers.empty())
-      throw Error("shader " + name + ": only storage buffers and push constants are supported");
-    for (const auto& sb : res.storage_buffers) {
-      if (comp.get_decoration(sb.id, spv::DecorationDescriptorSet) != 0)
-        throw Error("shader " + name + ": storage buffer " + sb.name + " is not in descriptor set 0");
+    if (!res.uniform_buffers.empty() || !res.storage_images.empty() || !res.separate_images.empty() ||
+        !res.separate_samplers.empty())
+      throw Error("shader " + name + ": only storage buffers, uniform texel buffers and push constants are supported");
+    auto binding_of = [&](const spirv_cross::Resource& res_, const char* kind) {
+      if (comp.get_decoration(res_.id, spv::DecorationDescriptorSet) != 0)
+        throw Error("shader " + name + ": " + kind + " " + res_.name + " is not in descriptor set 0");
       PipelineBinding b;
-      b.binding = comp.get_decoration(sb.id, spv::DecorationBinding);
+      b.binding = comp.get_decoration(res_.id, spv::DecorationBinding);
+      return b;
+    };
+    for (const auto& sb : res.storage_buffers) {
+      PipelineBinding b = binding_of(sb, "storage buffer");
       const spirv_cross::Bitset flags = comp.get_buffer_block_flags(sb.id);
       b.writes = !flags.get(spv::DecorationNonWritable);
       b.reads = !flags.get(spv::DecorationNonReadable);
+      r.bindings.push_back(b);
+    }
+    for (const auto& si : res.sampled_images) {  // GLSL's samplerBuffer: a uniform texel buffer
+      if (comp.get_type(si.type_id).image.dim != spv::DimBuffer)
+        throw Error("shader " + name + ": sampled image " + si.name + " is not a texel buffer");
+      PipelineBinding b = binding_of(si, "texel buffer");
+      b.writes = false;
+      b.texels = true;
       r.bindings.push_back(b);
     }
     std::sort(r.bindings.begin(), r.bindings.end(),
               [](const PipelineBinding& a, const PipelineBinding& b) { return a.binding < b.binding; });
     for (size_t i = 0; i < r.bindings.size(); ++i)
       if (r.bindings[i].binding != i)
-        throw Error("shader " + name + ": storage buffer bindings must be dense from 0 (missing " +
+        throw Error("shader " + name + ": bindings must be dense from 0 (missing " +
                     std::to_string(i) + ")");
     if (!res.push_constant_buffers.empty()) {
       const auto& pc = res.push_constant_buffers[0];
@@ -122,7 +134,8 @@ void Pipeline::create(const uint32_t* words, size_t word_count, VkPipelineCache 
 
   std::vector<VkDescriptorSetLayoutBinding> lb;
   for (const auto& b : reflection_.bindings)
-    lb.push_back({b.binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    lb.push_back({b.binding, b.texels ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                  VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dl.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   dl.bindingCount = static_cast<uint32_t>(lb.size());

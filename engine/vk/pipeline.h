@@ -1,5 +1,5 @@
 #pragma once
-// A compute pipeline built from embedded SPIR-V. Its layout (storage-buffer bindings and whether
+// A compute pipeline built from embedded SPIR-V. Its layout (buffer bindings and whether
 // each is read or written, push-constant size, specialization constants, workgroup size) comes
 // from SPIRV-Cross reflection of the SPIR-V, so no shader interface is written out twice.
 #include <cstdint>
@@ -16,6 +16,9 @@ struct PipelineBinding {
   uint32_t binding = 0;
   bool reads = true;   // false when declared writeonly
   bool writes = true;  // false when declared readonly
+  // A uniform texel buffer (GLSL usamplerBuffer, R32G32B32A32_UINT): bound to the TensorView's
+  // TexelView, the whole block; the shader adds the view's offset / 16 itself.
+  bool texels = false;
 };
 
 // Values for specialization constants by constant_id: spec[i] sets constant_id i. Constants with
@@ -31,8 +34,8 @@ struct ShaderReflection {
   int32_t local_size_spec_id[3] = {-1, -1, -1};  // constant_id when set by local_size_*_id
 };
 
-// Throws Error naming the shader when it uses anything but storage buffers in set 0 and push
-// constants.
+// Throws Error naming the shader when it uses anything but storage buffers and uniform texel
+// buffers in set 0 and push constants.
 ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, size_t word_count);
 
 class Pipeline {

@@ -86,6 +86,7 @@ TensorView Tensor::view() const {
   v.bytes = bytes();
   v.dtype = dtype_;
   v.shape = shape_;
+  v.texels = buffer_.texels();
   return v;
 }
 
