@@ -63,9 +63,10 @@ struct Register {
     register_cases("gemm", MatmulPath::Gemm,
                    {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
                     {257, 1024, 256}});
+    // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
-                   {{1, 1, 4}, {3, 1000, 76}, {8, 513, 1032}, {9, 300, 132}, {17, 130, 36}, {40, 65, 1000},
-                    {257, 1024, 256}});
+                   {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
+                    {40, 65, 1000}, {257, 1024, 256}});
     register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
     // Weights over maxStorageBufferRange are split into several dispatches (134 MB against 128 MiB
     // on lavapipe; capped at 512 MiB of weights where the range is larger).
