@@ -6,7 +6,7 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // llvmpipe (2 cores, 8 lanes): loads cost per lane and component, so the broadcast kernel with
   // big register tiles wins (measured in docs/perf.md); larger tiles gain a little more but
   // take over half a second each to compile at first use.
-  static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 8, 16, 16, 32, 8};
+  static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 16, 16, 16, 32, 8};
   // GPUs: coalesced K-split GEMV, many small workgroups in flight; no broadcast kernel (it makes
   // every lane stream its own weight rows, which defeats coalescing).
   static constexpr MatmulTiles kNvidia{"nvidia", 8, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
