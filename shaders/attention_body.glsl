@@ -18,6 +18,10 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HEAD_DIM = 64;  // a multiple of UNIT
 layout(constant_id = 2) const uint QG = 1;         // queries per pass: 1, 2, 4, 8 or 16, <= subgroup size
 layout(constant_id = 3) const uint MIN_SG = 8;     // smallest subgroup size the device may use
+// The subgroup size where the device fixes it (0: read gl_SubgroupSize). As a constant, the
+// butterfly's shuffle distances and the broadcasts' lanes are known to the compiler: shuffles
+// instead of trips through memory on CPU drivers.
+layout(constant_id = 4) const uint FIXED_SG = 0;
 
 // A lane loads its cache elements in units of UNIT elements, one load component each: 64-bit
 // words where the device has int64 (lavapipe pays per load component, so wider is cheaper).
@@ -87,7 +91,7 @@ void main() {
   const uint h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   const uint q_end = min(p.T, (qb + 1u) * p.qblock);
   const uint s_lo = split * p.chunk, s_hi = min(p.kv_len, s_lo + p.chunk);
-  const uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  const uint lane = gl_SubgroupInvocationID, sg = FIXED_SG != 0u ? FIXED_SG : gl_SubgroupSize;
   const uint r = sg / QG;         // lanes per query after the butterfly
   const uint my_q = lane / r;     // the query whose score this lane ends up with
 
@@ -153,7 +157,11 @@ void main() {
       if (QG >= 8u) { fold(part, 4u, o, (lane & o) != 0u); o >>= 1; }
       if (QG >= 4u) { fold(part, 2u, o, (lane & o) != 0u); o >>= 1; }
       if (QG >= 2u) { fold(part, 1u, o, (lane & o) != 0u); o >>= 1; }
-      for (; o > 0u; o >>= 1) part[0] += subgroupShuffleXor(part[0], o);
+      [[unroll]] for (uint step = 0; step < 7u; ++step) {  // subgroups of up to 128 lanes
+        if (o == 0u) break;
+        part[0] += subgroupShuffleXor(part[0], o);
+        o >>= 1;
+      }
 
       const bool seen = ((vis >> my_q) & 1u) != 0u;
       const float score = part[0] * p.scale;
