@@ -15,11 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
-#include "cli/model_loading.h"
-#include "cli/model_paths.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
@@ -30,6 +27,11 @@
 #include "eval/reference_stats.h"
 #include "eval/sample_set.h"
 #include "eval/sample_summary.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
+#include "frontend/method_options_text.h"
+#include "frontend/model_loading.h"
+#include "frontend/sampler_options.h"
 
 namespace vkspec::cli {
 namespace {
@@ -42,7 +44,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-using Run = MethodRun;
+using Run = frontend::MethodRun;
 
 struct RunResult {
   Run run;
@@ -114,17 +116,17 @@ const std::string& identity(const std::string& path) {
 }
 
 // What identifies a run's images: see eval/sample_set.h.
-std::map<std::string, std::string> run_meta(const Run& run, const LoadedModels& loaded, const SamplerSettings& ss,
-                                            const ImageJudge* judge, const Context& ctx) {
-  const StrategyNeeds needs = strategy_needs(run.method, run.options);
+std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded,
+                                            const SamplerSettings& ss, const ImageJudge* judge, const Context& ctx) {
+  const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
   if (needs.low_res && loaded.low_res) models += ";low_res=" + identity(loaded.low_res->path());
   if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours).
-  if (loaded.vq && (judge || needs.vq || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
+  if (loaded.vq && (judge || needs.tokenizer || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
   return {{"method", run.method},
-          {"options", options_str(run.options)},
+          {"options", frontend::format_method_options(run.options)},
           {"models", models},
           {"sampler", ss.str()},
           {"classifier", judge ? identity(judge->classifier_path()) : "none"},
@@ -145,13 +147,20 @@ struct ReportHeader {
   nlohmann::json extra;  // JSON fields of the live run (drafter)
 };
 
+// GPU ms per image of each model (and of sampling), from the steps' timestamps.
+nlohmann::json stages_json(const SampleSummary& m) {
+  nlohmann::json j;
+  for (int k = 0; k < ImageRecord::kStageCount; ++k) j[ImageRecord::kStages[k]] = m.stage_ms_mean[static_cast<size_t>(k)];
+  return j;
+}
+
 // Speedups, FID against the test set and against ar's samples (same target, sampler and
 // classifier), the table and the JSON: the same for a live run and for --report.
 void report(std::vector<RunResult>& results, const ReportHeader& h, const GaussianStats& reference,
             const std::optional<std::string>& json_path) {
   auto ar_of = [&](const RunResult& r) -> const RunResult* {
     for (const auto& a : results)
-      if (a.run.method == "ar" && target_of(a.samples) == target_of(r.samples) &&
+      if (a.run.method == reference_method_name() && target_of(a.samples) == target_of(r.samples) &&
           a.samples.meta.at("sampler") == r.samples.meta.at("sampler") &&
           a.samples.meta.at("classifier") == r.samples.meta.at("classifier"))
         return &a;
@@ -175,14 +184,16 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
               static_cast<long long>(h.image_tokens), h.sampler.c_str());
   const bool with_islands =
       std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.sum.islands_mean > 0; });
-  std::printf("%-10s %-24s %6s %7s %7s %8s %11s %9s %8s %9s %9s %7s %7s%s\n", "method", "options", "images", "NFE",
-              "drafts", "acc.len", "latency ms", "p90 ms", "speedup", "tokens/s", "class acc", "FID", "FID/ar",
+  // Speed leads, as wall-clock against ar in this run; forwards count the target's (NFE) and every
+  // model's (all fwd: target, drafter or low-resolution model, draft heads).
+  std::printf("%-10s %-24s %6s %8s %11s %9s %7s %8s %8s %9s %9s %7s %7s%s\n", "method", "options", "images",
+              "speedup", "latency ms", "p90 ms", "NFE", "all fwd", "acc.len", "tokens/s", "class acc", "FID", "FID/ar",
               with_islands ? "  islands" : "");
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
-    std::printf("%-10s %-24s %6lld %7.1f %7.1f %8.2f %11.1f %9.1f %7.2fx %9.1f %9s %7s %7s", r.run.method.c_str(),
-                options_str(r.run.options).c_str(), static_cast<long long>(m.images), m.nfe_mean,
-                m.draft_forwards_mean, m.accepted_length_mean, m.latency_median, m.latency_p90, r.speedup,
+    std::printf("%-10s %-24s %6lld %7.2fx %11.1f %9.1f %7.1f %8.1f %8.2f %9.1f %9s %7s %7s", r.run.method.c_str(),
+                frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), r.speedup,
+                m.latency_median, m.latency_p90, m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
                 m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
                 cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
     if (with_islands) std::printf(" %8.1f", m.islands_mean);
@@ -212,6 +223,19 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
     std::printf(";");
   }
   std::printf("\n");
+  if (h.profile) {
+    std::printf("GPU ms per image by model:");
+    for (const auto& r : results) {
+      std::printf(" %s", r.run.method.c_str());
+      for (int k = 0; k < ImageRecord::kStageCount; ++k)
+        if (r.sum.stage_ms_mean[static_cast<size_t>(k)] > 0)
+          std::printf(" %s %.0f", ImageRecord::kStages[k], r.sum.stage_ms_mean[static_cast<size_t>(k)]);
+      std::printf(";");
+    }
+    std::printf("\n");
+  }
+  std::printf("speedup: median wall-clock latency of ar / the method's, same run; NFE: target forwards; all fwd: "
+              "every model's forwards\n");
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
@@ -231,6 +255,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                             {"devices", r.samples.meta.at("device")},
                             {"nfe_mean", m.nfe_mean},
                             {"draft_forwards_mean", m.draft_forwards_mean},
+                            {"head_forwards_mean", m.head_forwards_mean},
+                            {"all_forwards_mean", m.all_forwards_mean()},
+                            {"time_ms_by_model", h.profile ? stages_json(m) : nlohmann::json(nullptr)},
                             {"accepted_length_mean", m.accepted_length_mean},
                             {"latency_ms_median", m.latency_median},
                             {"latency_ms_p90", m.latency_p90},
@@ -254,18 +281,8 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   write_json_file(*json_path, j, "bench");
 }
 
-MethodOptions parse_options_str(const std::string& s) {
-  MethodOptions o;
-  for (const std::string& kv : split(s, ',')) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos) throw Error("samples: malformed options '" + s + "'");
-    o[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return o;
-}
-
 // vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
-int bench_report(const ArgParser& ap) {
+int bench_report(const frontend::ArgParser& ap) {
   std::vector<std::string> files;
   for (const std::string& p : split(*ap.get("--report"), ',')) {
     std::error_code ec;
@@ -287,7 +304,7 @@ int bench_report(const ArgParser& ap) {
   int64_t tokens_per_image = 0;
   for (SampleSet& g : merge_sample_sets(std::move(sets))) {
     RunResult r;
-    r.run = {g.meta.at("method"), parse_options_str(g.meta.at("options"))};
+    r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options"))};
     r.sum = summarize_samples(g);
     tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
@@ -301,11 +318,11 @@ int bench_report(const ArgParser& ap) {
   for (const auto& r : results)
     if (r.samples.meta.at("classifier") != "none") judged_by = r.samples.meta.at("classifier");
   if (!judged_by.empty() && dataset != "none") {
-    const std::string cls = ap.get_or("--classifier", shipped_model("fmnist_classifier.safetensors", "--classifier"));
+    const std::string cls = frontend::ModelCatalog(frontend::model_files(ap)).path(frontend::ModelRole::Classifier);
     if (identity(cls) != judged_by)
       throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " + identity(cls) +
                   " (give the classifier that judged them, or --dataset none)");
-    auto ctx = Context::create_default();
+    auto ctx = frontend::open_device();
     reference = fashion_mnist_test_stats(*ctx, cls, dataset);
   }
   ReportHeader h;
@@ -337,9 +354,10 @@ int cmd_bench(const Args& args) {
     if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
   std::set<std::string> known = {"--methods", "--images",  "--json",    "--classifier", "--seed",
                                  "--sweep",   "--warmup",  "--dataset", "--samples",    "--report"};
-  for (const std::string& f : model_flags()) known.insert(f);
+  for (const std::string& f : frontend::model_file_options()) known.insert(f);
+  for (const std::string& f : frontend::sampler_options()) known.insert(f);
   for (const std::string& f : method_option_flags()) known.insert(f);
-  ArgParser ap("bench", {"--profile"}, known);
+  frontend::ArgParser ap("bench", {"--profile"}, known);
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
@@ -347,15 +365,15 @@ int cmd_bench(const Args& args) {
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
-  const std::vector<std::string> methods = split(ap.get_or("--methods", "ar"), ',');
+  const std::vector<std::string> methods = split(ap.get_or("--methods", reference_method_name()), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
-  const std::vector<std::string> names = strategy_names();
-  for (const std::string& m : methods)
-    if (std::find(names.begin(), names.end(), m) == names.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw Error("bench: unknown method '" + m + "' (known: " + list + ")");
+  for (const std::string& m : methods) {
+    try {
+      find_strategy(m);
+    } catch (const Error& e) {
+      throw Error(std::string("bench: ") + e.what());
     }
+  }
   const int64_t images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
@@ -373,20 +391,23 @@ int cmd_bench(const Args& args) {
   check_used(given, methods);
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
 
-  auto ctx = Context::create_default();
+  auto ctx = frontend::open_device();
+  const frontend::ModelCatalog catalog(frontend::model_files(ap));
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
-  const std::string cls_path = ap.get_or("--classifier", "");
-  const LoadedModels loaded = load_models(*ctx, ap, runs, cls_path != "none", ImageJudge::kBatch);
+  const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
+  frontend::ModelRequest request = frontend::request_for(catalog, runs);
+  request.tokenizer = judged;
+  request.tokenizer_batch = ImageJudge::kBatch;
+  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = sampler_settings(ap, cfg);
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   std::unique_ptr<ImageJudge> judge;
   GaussianStats reference;
-  if (cls_path != "none") {
-    judge = std::make_unique<ImageJudge>(
-        *ctx, *loaded.vq, cfg.grid_size,
-        cls_path.empty() ? shipped_model("fmnist_classifier.safetensors", "--classifier") : cls_path);
-  }
+  if (judged)
+    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size,
+                                         catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());
@@ -413,12 +434,12 @@ int cmd_bench(const Args& args) {
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
-    const std::string label = run.method + (run.options.empty() ? "" : " " + options_str(run.options));
+    const std::string label = run.method + (run.options.empty() ? "" : " " + frontend::format_method_options(run.options));
     // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
     // range over several commands draws the same images.
     auto inputs = [&](uint64_t image_seed) {
       StrategyInputs in;
-      in.class_id = static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes));
+      in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes)));
       in.seed = image_seed;
       in.sampler = ss;
       in.options = run.options;
@@ -465,6 +486,11 @@ int cmd_bench(const Args& args) {
       im.class_id = g.class_id;
       im.nfe = g.nfe;
       im.draft_forwards = g.draft_forwards;
+      im.head_forwards = g.head_forwards;
+      for (int k = 0; k < ImageRecord::kStageCount; ++k) {
+        auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
+        im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
+      }
       im.islands = g.islands;
       im.wall_ms = g.wall_ms;
       im.device_ms = g.device_ms;

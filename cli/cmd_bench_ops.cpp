@@ -4,13 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/output_path.h"
 #include "cli/run_info.h"
+#include "common/error.h"
 #include "engine/checks/op_bench.h"
 #include "engine/ref/matmul_ref.h"
-#include "common/error.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
 
 namespace vkspec::cli {
 namespace {
@@ -21,7 +22,7 @@ double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amou
 }  // namespace
 
 int cmd_bench_ops(const Args& args) {
-  ArgParser ap("bench-ops", {}, {"--json", "--op", "--repeat"});
+  frontend::ArgParser ap("bench-ops", {}, {"--json", "--op", "--repeat"});
   ap.parse(args);
   const int repeat = static_cast<int>(ap.get_int("--repeat", 10, 1, 100000));
   const std::string only = ap.get_or("--op", "");
@@ -30,7 +31,7 @@ int cmd_bench_ops(const Args& args) {
   for (const auto& b : op_benches()) selected += only.empty() || b.op == only;
   if (!selected) throw Error("bench-ops: no benchmark for op '" + only + "'");
 
-  auto ctx = Context::create_default();
+  auto ctx = frontend::open_device();
   nlohmann::json out = run_info(*ctx);
   const double load = out["load_average"];
   out["repeat"] = repeat;

@@ -13,14 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/nfe_projection.h"
 #include "cli/output_path.h"
 #include "cli/run_info.h"
+#include "common/error.h"
+#include "decoding/strategy_registry.h"
 #include "engine/checks/gpt_bench.h"
 #include "engine/model/synthetic_gpt.h"
-#include "common/error.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
 
 namespace vkspec::cli {
 namespace {
@@ -110,7 +112,7 @@ nlohmann::json timing_json(const ForwardTiming& t, double ar_ms, double bytes, d
 }  // namespace
 
 int cmd_bench_synthetic(const Args& args) {
-  ArgParser ap("bench", {}, {"--synthetic", "--grid", "--windows", "--repeat", "--json", "--nfe", "--seed"});
+  frontend::ArgParser ap("bench", {}, {"--synthetic", "--grid", "--windows", "--repeat", "--json", "--nfe", "--seed"});
   ap.parse(args);
   const std::string name = ap.get_or("--synthetic", "");
   const int64_t grid = ap.get_int("--grid", 16, 1, 256);
@@ -134,7 +136,7 @@ int cmd_bench_synthetic(const Args& args) {
     }
   }
 
-  auto ctx = Context::create_default();
+  auto ctx = frontend::open_device();
   const std::string label = "synthetic LlamaGen-" + name + " " + std::to_string(grid) + "x" + std::to_string(grid);
   GptOptions opt;
   opt.max_queries = windows.back();
@@ -229,7 +231,7 @@ int cmd_bench_synthetic(const Args& args) {
                 "ms/fwd", "s/image", "images/s", "x ar");
     double ar_rate = 0;
     for (const auto& p : projected)
-      if (p.method == "ar") ar_rate = p.images_per_s;
+      if (p.method == reference_method_name()) ar_rate = p.images_per_s;
     for (const auto& p : projected)
       std::printf("%-10s %-22s %7lld %8.1f %8lld %10.2f %9.3f %10.4g %8.2f\n", p.method.c_str(), p.options.c_str(),
                   static_cast<long long>(p.images), p.nfe, static_cast<long long>(p.queries), p.ms_per_forward,

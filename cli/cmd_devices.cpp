@@ -1,14 +1,14 @@
 // vkspec devices: the capability record of every Vulkan device.
 #include <iostream>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "engine/vk/instance.h"
+#include "frontend/arg_parser.h"
 
 namespace vkspec::cli {
 
 int cmd_devices(const Args& args) {
-  ArgParser ap("devices", {"--json"}, {});
+  frontend::ArgParser ap("devices", {"--json"}, {});
   ap.parse(args);
   Instance instance;
   const auto& devs = instance.devices();

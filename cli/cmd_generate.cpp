@@ -6,26 +6,30 @@
 #include <set>
 #include <unistd.h>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
 #include "cli/method_options.h"
-#include "cli/model_loading.h"
 #include "cli/output_path.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
 #include "engine/model/vq_model.h"
+#include "frontend/arg_parser.h"
+#include "frontend/device_choice.h"
+#include "frontend/method_options_text.h"
+#include "frontend/model_loading.h"
+#include "frontend/sampler_options.h"
 
 namespace vkspec::cli {
 
 int cmd_generate(const Args& args) {
-  std::set<std::string> options = {"--class", "--seed",  "--images", "--out",    "--trace",
-                                   "--method", "--scale", "--columns"};
-  for (const std::string& f : model_flags()) options.insert(f);
+  std::set<std::string> options = {"--class", "--seed",  "--images",  "--out", "--trace",
+                                   "--method", "--scale", "--columns", "--caption-embeddings"};
+  for (const std::string& f : frontend::model_file_options()) options.insert(f);
+  for (const std::string& f : frontend::sampler_options()) options.insert(f);
   for (const std::string& f : method_option_flags()) options.insert(f);
-  ArgParser ap("generate", {}, options);
+  frontend::ArgParser ap("generate", {}, options);
   ap.parse(args);
-  const std::string method = ap.get_or("--method", "ar");
+  const std::string method = ap.get_or("--method", reference_method_name());
   const MethodOptions given = given_method_options(ap);
   check_used(given, {method});
   const MethodOptions method_options = options_for(method, given);
@@ -35,22 +39,35 @@ int cmd_generate(const Args& args) {
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
   check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
+  // A text-to-image model's condition: one caption's text-encoder outputs for every image.
+  std::shared_ptr<const Condition> caption;
+  if (auto file = ap.get("--caption-embeddings")) {
+    if (ap.get("--class")) throw Error("generate: --class and --caption-embeddings exclude each other");
+    caption = std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
+  }
 
-  auto ctx = Context::create_default();
-  const LoadedModels loaded =
-      load_models(*ctx, ap, {{method, method_options}}, true, std::min<int64_t>(images, 16));
+  auto ctx = frontend::open_device();
+  const frontend::ModelCatalog catalog(frontend::model_files(ap));
+  frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
+  request.tokenizer = true;
+  request.tokenizer_batch = std::min<int64_t>(images, 16);
+  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
   VqModel& vq = *loaded.vq;
   const GptConfig& cfg = gpt.config();
-  const SamplerSettings ss = sampler_settings(ap, cfg);
+  const SamplerSettings ss =
+      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  if (caption) caption->check(cfg);
+  if (!caption && cfg.num_classes < 1)
+    throw Error("generate: " + gpt.path() + " is conditioned on captions: give --caption-embeddings FILE");
   const bool fixed_class = ap.get("--class").has_value();
-  const int64_t cls = ap.get_int("--class", 0, 0, cfg.num_classes - 1);
+  const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);
   const bool tty = isatty(STDERR_FILENO);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.class_id = fixed_class ? cls : i % cfg.num_classes;
+    in.condition = caption ? caption : std::make_shared<ClassLabel>(fixed_class ? cls : i % cfg.num_classes);
     in.seed = seed + static_cast<uint64_t>(i);
     in.sampler = ss;
     in.options = method_options;
@@ -101,7 +118,7 @@ int cmd_generate(const Args& args) {
   }
   double nfe = 0, ms = 0;
   for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
-  const std::string opts = options_str(method_options);
+  const std::string opts = frontend::format_method_options(method_options);
   std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
               static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
               ss.str().c_str(), nfe / images, ms / images,

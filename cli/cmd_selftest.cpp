@@ -5,15 +5,15 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/arg_parser.h"
 #include "cli/commands.h"
-#include "engine/checks/op_check.h"
 #include "common/error.h"
+#include "engine/checks/op_check.h"
+#include "frontend/arg_parser.h"
 
 namespace vkspec::cli {
 
 int cmd_selftest(const Args& args) {
-  ArgParser ap("selftest", {}, {"--device", "--op"});
+  frontend::ArgParser ap("selftest", {}, {"--device", "--op"});
   ap.parse(args);
   auto instance = std::make_shared<Instance>();
   if (instance->devices().empty()) throw Error("no Vulkan device found");

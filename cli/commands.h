@@ -12,6 +12,10 @@ int cmd_selftest(const Args& args);
 int cmd_bench_ops(const Args& args);
 int cmd_generate(const Args& args);
 int cmd_bench(const Args& args);
+// `methods [--markdown]`: the registered decoding methods and their options.
+int cmd_methods(const Args& args);
+// The usage lines naming every registered method.
+std::string methods_usage();
 // `bench --synthetic SHAPE`: forward timings of a generated LlamaGen-shaped model (cmd_bench hands over).
 int cmd_bench_synthetic(const Args& args);
 

@@ -9,12 +9,12 @@ namespace vkspec::cli {
 
 std::vector<std::string> method_option_flags() {
   std::set<std::string> keys;
-  for (const std::string& m : strategy_names())
-    for (const std::string& k : strategy_options(m)) keys.insert("--" + k);
+  for (const StrategyDescriptor* d : strategy_registry())
+    for (const OptionSpec& o : d->options) keys.insert("--" + o.name);
   return {keys.begin(), keys.end()};
 }
 
-MethodOptions given_method_options(const ArgParser& ap) {
+MethodOptions given_method_options(const frontend::ArgParser& ap) {
   MethodOptions o;
   for (const std::string& flag : method_option_flags())
     if (auto v = ap.get(flag)) o[flag.substr(2)] = *v;
@@ -24,10 +24,10 @@ MethodOptions given_method_options(const ArgParser& ap) {
 }
 
 MethodOptions options_for(const std::string& method, const MethodOptions& given) {
-  const std::vector<std::string> known = strategy_options(method);
+  const StrategyDescriptor& d = find_strategy(method);
   MethodOptions o;
   for (const auto& [k, v] : given)
-    if (std::find(known.begin(), known.end(), k) != known.end()) o[k] = v;
+    if (d.has_option(k)) o[k] = v;
   return o;
 }
 
@@ -35,19 +35,13 @@ void check_used(const MethodOptions& given, const std::vector<std::string>& meth
   for (const auto& [k, v] : given) {
     bool used = false;
     for (const std::string& m : methods)
-      used = used || !options_for(m, {{k, v}}).empty() || (k == "drafter" && strategy_needs(m).drafter);
+      used = used || !options_for(m, {{k, v}}).empty() || (k == "drafter" && find_strategy(m).needs_for({}).drafter);
     if (!used) {
       std::string list;
       for (const std::string& m : methods) list += (list.empty() ? "" : ", ") + m;
       throw Error("option --" + k + " is not used by any of the methods (" + list + ")");
     }
   }
-}
-
-std::string options_str(const MethodOptions& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ",") + k + "=" + v;
-  return s;
 }
 
 }  // namespace vkspec::cli

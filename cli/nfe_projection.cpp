@@ -7,21 +7,22 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "decoding/strategy_registry.h"
 
 namespace vkspec::cli {
 namespace {
 
 // Queries per forward of a bench result, or 0 when it has no fixed count (trees, parallel rows,
-// islands, a drafter model).
+// islands, a drafter model, heads): what the method's descriptor says of its options.
 int64_t queries_per_forward(const nlohmann::json& r) {
-  const std::string m = r.at("method").get<std::string>();
-  const nlohmann::json& o = r.at("options");
   if (r.value("draft_forwards_mean", 0.0) > 0) return 0;
-  if (m == "ar") return 1;
-  const bool window_method = m == "sjd" || m == "scd-mc" || m == "scd-gs" || m == "lantern";
-  if (!window_method || o.value("init", "") == "heads" || o.value("drafter", "jacobi") != "jacobi") return 0;
-  // WindowOptions' default; a forward runs the window's drafts plus the row after them.
-  return std::stoll(o.value("window", std::string("16"))) + 1;
+  MethodOptions options;
+  for (const auto& [k, v] : r.at("options").items()) options[k] = v.get<std::string>();
+  try {
+    return find_strategy(r.at("method").get<std::string>()).fixed_queries_for(options);
+  } catch (const Error&) {
+    return 0;  // a method this build does not have: named in *skipped
+  }
 }
 
 std::string options_text(const nlohmann::json& o) {
@@ -60,7 +61,7 @@ std::vector<ProjectedMethod> project_methods(const std::vector<std::string>& fil
       const std::string model = j.at("model").get<std::string>();
       if (j.contains("image_tokens")) tokens_of_model[model] = j["image_tokens"].get<double>();
       for (const auto& r : j.at("results"))
-        if (r.at("method") == "ar") tokens_of_model.emplace(model, r.at("nfe_mean").get<double>());
+        if (r.at("method") == reference_method_name()) tokens_of_model.emplace(model, r.at("nfe_mean").get<double>());
     } catch (const nlohmann::json::exception& e) {
       throw Error("NFE projection: " + f + " is not a vkspec bench --json file: " + e.what());
     }

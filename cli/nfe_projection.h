@@ -27,8 +27,8 @@ struct ProjectedMethod {
 // method runs 65 queries) from the last two. -1 outside that range or when the line goes below 0.
 double interpolate_ms(std::vector<ForwardCost> costs, double queries);
 
-// Methods of `files` whose forwards have a known query count: ar (1) and the window methods sjd,
-// scd-mc, scd-gs and lantern with Jacobi drafts (window + 1). NFE are scaled by image_tokens /
+// Methods of `files` whose forwards have a known query count (StrategyDescriptor::fixed_queries:
+// ar 1, the window methods with Jacobi drafts window + 1). NFE are scaled by image_tokens /
 // (the run's tokens per image). Results of other methods, and of windows beyond the measured
 // ones, are named in *skipped. Throws Error for
 // a file that cannot be read or parsed.

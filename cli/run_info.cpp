@@ -1,18 +1,11 @@
 #include "cli/run_info.h"
 
-#include <cstdlib>
 #include <ctime>
 #include <fstream>
 
+#include "common/env.h"
+
 namespace vkspec::cli {
-namespace {
-
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
-}  // namespace
 
 double load_average() {
   std::ifstream f("/proc/loadavg");
@@ -30,9 +23,9 @@ nlohmann::json run_info(const Context& ctx) {
           {"date", stamp},
           {"load_average", load_average()},
           {"env",
-           {{"OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "")},
-            {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "")},
-            {"LP_NUM_THREADS", env_or("LP_NUM_THREADS", "")}}}};
+           {{"OPENBLAS_NUM_THREADS", env::external("OPENBLAS_NUM_THREADS").value_or("")},
+            {"OMP_NUM_THREADS", env::external("OMP_NUM_THREADS").value_or("")},
+            {"LP_NUM_THREADS", env::external("LP_NUM_THREADS").value_or("")}}}};
 }
 
 }  // namespace vkspec::cli

@@ -14,13 +14,17 @@ Generation generate_one(const std::string& method, const ModelSet& models, const
   std::unique_ptr<Strategy> strategy = make_strategy(method, models, in);
   Generation g;
   g.method = method;
-  g.class_id = in.class_id;
+  const auto* label = dynamic_cast<const ClassLabel*>(in.condition.get());
+  g.class_id = label ? label->id() : -1;
+  g.condition = in.condition ? in.condition->describe() : "";
   g.seed = in.seed;
   while (!strategy->done()) {
     StepEvent e = strategy->step();
     g.device_ms += e.device_ms;
     g.nfe = e.nfe;
     g.draft_forwards = e.draft_forwards;
+    g.head_forwards = e.head_forwards;
+    for (const auto& [stage_name, ms] : e.device_ms_by_stage) g.device_ms_by_stage[stage_name] += ms;
     g.islands += static_cast<int64_t>(e.islands.size());
     if (on_event) on_event(e);
     if (keep_events) g.events.push_back(std::move(e));

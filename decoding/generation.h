@@ -2,6 +2,7 @@
 // Runs a strategy to completion, collecting its events: the loop shared by `vkspec generate`,
 // `vkspec bench` and the tests.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,11 +12,13 @@ namespace vkspec {
 
 struct Generation {
   std::string method;
-  int64_t class_id = 0;
+  int64_t class_id = 0;   // the class label's id; -1 for other conditions (captions)
+  std::string condition;  // Condition::describe()
   uint64_t seed = 0;
   std::vector<int32_t> tokens;  // the final grid, raster order
   std::vector<StepEvent> events;
-  int64_t nfe = 0, draft_forwards = 0;
+  int64_t nfe = 0, draft_forwards = 0, head_forwards = 0;
+  std::map<std::string, double> device_ms_by_stage;  // summed over the steps (timestamps only)
   int64_t islands = 0;  // rejection islands over all steps (MuLo-SD)
   double wall_ms = 0, device_ms = 0;
   double accepted_length() const;  // committed tokens per target forward

@@ -30,7 +30,6 @@
 
 #include "decoding/strategy.h"
 #include "engine/model/draft_heads.h"
-#include "engine/model/kv_cache.h"
 
 namespace vkspec {
 
@@ -39,9 +38,11 @@ int64_t hawk_max_queries();
 
 class HawkStrategy : public Strategy {
  public:
-  HawkStrategy(const ModelSet& models, const StrategyInputs& in);
-  const char* name() const override { return "hawk"; }
-  StepEvent step() override;
+  // depth: candidate depths per step (1..4).
+  HawkStrategy(const ModelSet& models, const StrategyInputs& in, int64_t depth);
+
+ protected:
+  void decode(StepEvent& e) override;
 
  private:
   struct Candidate {
@@ -55,16 +56,34 @@ class HawkStrategy : public Strategy {
     bool alternate;   // a leaf in a scratch slot
     int64_t slot;
   };
+  struct Tree {
+    std::vector<Node> nodes;
+    std::vector<Candidate> sources;  // per node (the root's is unused)
+  };
+  struct Readback {
+    std::vector<uint32_t> accept, final_token;  // per node
+  };
   // Records the heads on row head_row_ of the previous forward (proposals for the positions after
   // head_from_) and moves the vertical ones into the speculation cache.
   void record_heads();
+  // The candidate tree from committed position e: the root, then per depth the primary (child of
+  // the previous primary) and its alternates.
+  Tree build_tree(int64_t e) const;
+  // The forward's queries: every node sees the committed slots below the root, the root, its
+  // ancestors and itself; the repair query (an accepted alternate's canonical slot) what lies below it.
+  GptQueries tree_queries(const Tree& tree, int64_t e) const;
+  // Gathers each candidate's q row and token (also into the forward's token ids).
+  void record_candidates(const Tree& tree, const GptBatch& batch, int64_t e);
+  // Every node as if the walk reached it: its children's tests against the running residual,
+  // and the token drawn from the residual left when all of them are rejected.
+  void record_tests(const Tree& tree, uint32_t round);
+  // Walks the accepted path, commits it and the token after it; returns the node the walk ended on.
+  int32_t walk_and_commit(Tree& tree, const Readback& r, StepEvent& e);
 
-  int64_t rows_, W_, cls_, depth_;
+  int64_t W_, cls_, depth_;
   DraftHeads& heads_;
   std::vector<int> horizontal_;        // head index of h1..h_depth (-1 when absent)
   std::array<int, 2> vertical_{-1, -1};
-  KvCache cache_;
-  CommandStream stream_;
   // The row of the previous forward whose node the walk ended on (-1 before the first step): this
   // step's heads run on it. head_from_: the position that row predicted; head_round_: its step.
   int64_t head_row_ = -1, head_from_ = 0, head_queries_ = 0;  // head_queries_: that forward's T

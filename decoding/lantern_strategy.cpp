@@ -1,43 +1,56 @@
-#include "decoding/lantern_strategy.h"
-
-#include "decoding/sd_strategy.h"
+// LANTERN (Jang et al., ICLR 2025, "LANTERN: Accelerating Visual Autoregressive Models with
+// Relaxed Speculative Decoding"): speculative decoding whose test accepts a draft x when the
+// target puts enough mass near x in latent space. The relaxed target p' moves the mass of x's
+// nearest codebook entries (ModelSet::neighbours) onto x while TV(p', p) <= delta; the test and
+// the residual are then the usual ones against p' (AcceptRule::Kind::Lantern).
+// Drafts come from Jacobi self-drafting (--drafter jacobi, the default, training-free: SJD's
+// window) or from the drafter model (--drafter model, or a file on the command line: draft-model
+// SD, decoding/sd_strategy.h, whose default window is 4).
 #include "common/error.h"
+#include "decoding/sd_strategy.h"
+#include "decoding/window_strategy.h"
 
 namespace vkspec {
 namespace {
 
-MethodOptions without_drafter(const MethodOptions& o) {
-  MethodOptions r = o;
-  r.erase("drafter");
-  return r;
+bool drafts_with_model(const OptionValues& o) { return o.choice("drafter") == "model"; }
+
+StrategyDescriptor lantern() {
+  StrategyDescriptor d;
+  d.name = "lantern";
+  d.order = 50;
+  d.summary = "LANTERN: relaxed acceptance, a guess close enough in the codebook counts as right";
+  d.reference = "Jang et al., ICLR 2025, LANTERN: Accelerating Visual Autoregressive Models with Relaxed "
+                "Speculative Decoding";
+  d.options = window_option_specs();
+  d.options[0].help += "; default 16 with Jacobi drafts, " + std::to_string(kSdDefaultDrafts) + " with --drafter model";
+  d.options[1].help += " (Jacobi drafts only)";
+  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
+  d.options.push_back(OptionSpec::choice("drafter", "jacobi", {"jacobi", "model"},
+                                         "who drafts: Jacobi iteration on the target, or the drafter model "
+                                         "(the CLI's --drafter FILE also selects it)"));
+  d.lossless = [](const OptionValues&) { return false; };
+  d.needs = [](const OptionValues& o) {
+    StrategyNeeds n = window_needs(o);  // the neighbour table; heads with --init heads
+    n.drafter = drafts_with_model(o);
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
+  d.fixed_queries = [](const OptionValues& o) {
+    return drafts_with_model(o) || o.choice("init") == "heads" ? 0 : window_max_queries(o);
+  };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    if (!drafts_with_model(o))
+      return std::make_unique<WindowStrategy>("lantern", m, in, DraftRule::Fresh,
+                                              parse_window_options(o, AcceptRule::Kind::Lantern));
+    if (o.given("init")) throw Error("lantern: --init applies to --drafter jacobi only");
+    const int64_t drafts = o.given("window") ? o.integer("window") : kSdDefaultDrafts;
+    return std::make_unique<SdStrategy>("lantern", m, in, drafts, parse_accept_options(o, AcceptRule::Kind::Lantern));
+  };
+  return d;
 }
 
-StrategyInputs jacobi_inputs(const StrategyInputs& in) {
-  StrategyInputs r = in;
-  r.options = without_drafter(in.options);
-  return r;
-}
+const RegisterStrategy kLantern(lantern());
 
 }  // namespace
-
-bool lantern_uses_drafter_model(const MethodOptions& o) {
-  auto it = o.find("drafter");
-  return it != o.end() && it->second != "jacobi";
-}
-
-LanternJacobiStrategy::LanternJacobiStrategy(const ModelSet& models, const StrategyInputs& in)
-    : WindowStrategy(models, jacobi_inputs(in), "lantern", DraftRule::Fresh,
-                     parse_window_options(without_drafter(in.options), "lantern", AcceptRule::Kind::Lantern), {}) {}
-
-std::unique_ptr<Strategy> make_lantern(const ModelSet& models, const StrategyInputs& in) {
-  auto it = in.options.find("drafter");
-  if (it != in.options.end() && it->second != "jacobi" && it->second != "model")
-    throw Error("lantern: --drafter must be jacobi or model, got '" + it->second + "'");
-  if (!lantern_uses_drafter_model(in.options)) return std::make_unique<LanternJacobiStrategy>(models, in);
-  if (in.options.count("init")) throw Error("lantern: --init applies to --drafter jacobi only");
-  StrategyInputs sd = in;
-  sd.options = without_drafter(in.options);
-  return std::make_unique<SdStrategy>(models, sd, Faults{}, "lantern");
-}
-
 }  // namespace vkspec

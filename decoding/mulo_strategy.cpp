@@ -1,7 +1,6 @@
 #include "decoding/mulo_strategy.h"
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 
 #include "decoding/islands.h"
@@ -35,7 +34,6 @@ const ModelSet& checked(const ModelSet& m) {
     throw Error("mulo: tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
   if (m.neighbours->entries() != t.vocab_size) throw Error("mulo: the neighbour table does not match the vocabulary");
-  if (t.cls_token_num != 1) throw Error("mulo: needs class-conditional models with one condition token");
   return m;
 }
 
@@ -43,36 +41,44 @@ const ModelSet& checked(const ModelSet& m) {
 
 int64_t mulo_max_queries(int64_t band, int64_t grid) { return 4 * band * grid; }
 
-MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in)
-    : Strategy(checked(models), in),
-      rows_(in.sampler.uses_cfg() ? 2 : 1),
+MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
+  checked(m);
+  MuloOptions r;
+  r.tau = o.number("tau");
+  r.k = std::min(o.integer("k"), m.neighbours->k_max());
+  r.radius = o.integer_at_most("radius", m.target->config().grid_size, o.integer("radius"));
+  r.band = o.integer_at_most("band", m.low_res->config().grid_size, o.integer("band"));
+  r.sequential = o.choice("islands") == "sequential";
+  r.coupled = o.choice("resample") == "coupled";
+  if (r.coupled && o.given("islands"))
+    throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
+  if (r.band * m.low_res->config().grid_size > m.low_res->options().max_queries)
+    throw Error("mulo: a band of " + std::to_string(r.band) + " low-resolution rows needs " +
+                std::to_string(r.band * m.low_res->config().grid_size) + " queries per low-resolution forward; " +
+                m.low_res->path() + " was loaded for " + std::to_string(m.low_res->options().max_queries) +
+                " (GptOptions::max_queries)");
+  return r;
+}
+
+MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, const MuloOptions& opt)
+    : Strategy("mulo", checked(models), in, mulo_max_queries(opt.band, models.target->config().grid_size)),
+      tau_(opt.tau),
+      k_(opt.k),
+      radius_(opt.radius),
+      band_rows_(opt.band),
+      sequential_(opt.sequential),
+      coupled_(opt.coupled),
       W_(models.target->config().grid_size),
       w_(models.low_res->config().grid_size),
       cls_(models.target->config().cls_token_num),
-      cache_(models.target->make_cache(0, rows_)),
-      low_cache_(models.low_res->make_cache(0, rows_)),
-      stream_(*models.ctx, in.profile),
+      low_cache_(target().make_cache(*models.low_res, stage::kLowRes)),
       resampler_(*models.ctx, *models.vq, models.low_res->config().grid_size) {
-  check_options(in.options, "mulo", strategy_options("mulo"));
-  tau_ = option_double(in.options, "mulo", "tau", 0.05, 0.0, 1.0);
-  k_ = std::min(option_int(in.options, "mulo", "k", 8, 1, 65536), models.neighbours->k_max());
-  radius_ = option_int(in.options, "mulo", "radius", 1, 0, W_);
-  band_rows_ = option_int(in.options, "mulo", "band", 1, 1, w_);
-  sequential_ = option_choice(in.options, "mulo", "islands", "concurrent", {"concurrent", "sequential"}) == "sequential";
-  coupled_ = option_choice(in.options, "mulo", "resample", "fresh", {"fresh", "coupled"}) == "coupled";
-  if (coupled_ && in.options.count("islands"))
-    throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
-  if (max_q > models.target->options().max_queries || band_rows_ * w_ > models.low_res->options().max_queries)
-    throw Error("mulo: a band of " + std::to_string(band_rows_) + " low-resolution rows needs " + std::to_string(max_q) +
-                " queries per target forward and " + std::to_string(band_rows_ * w_) +
-                " per low-resolution forward; the models were loaded for " +
-                std::to_string(models.target->options().max_queries) + " and " +
-                std::to_string(models.low_res->options().max_queries) + " (GptOptions::max_queries)");
   const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
   Context& ctx = *models.ctx;
   drafts_.assign(static_cast<size_t>(N), kUndecided);
-  slot_fed_.assign(static_cast<size_t>(cache_.slots()), kNotFed);
+  slot_fed_.assign(static_cast<size_t>(target().cache().slots()), kNotFed);
+  std::fill(slot_fed_.begin(), slot_fed_.begin() + (cls_ - 1), kConditionFed);  // prefilled (TargetSession)
   hi_grid_ = ctx.tensor(DType::U32, {N}, "mulo committed grid", MemoryUsage::Upload);
   lo_grid_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution grid");
   lo_derived_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution prefix");
@@ -113,11 +119,9 @@ std::vector<int64_t> MuloStrategy::stale_slots(int64_t end) const {
 }
 
 void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
-  const ClassLabel label(in_.class_id);
-  Context& ctx = *models_.ctx;
   Gpt& low = *models_.low_res;
   const GptConfig& lc = low.config();
-  CommandStream& s = stream_;
+  CommandStream& s = target().stream();
   const int64_t P1 = k * band_rows_ * w_, count = rows * w_;  // first sampled position, samples
   const ops::SamplerParams sp = in_.sampler.op_params(lc.vocab_size, in_.seed, ops::SampleMode::Categorical,
                                                       philox::purpose_word(philox::Purpose::Draft, 0));
@@ -126,57 +130,56 @@ void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
     // The first forward of a band re-feeds the previous band's rows as derived from the
     // high-resolution prefix (the slots of positions P0 .. P1 - 1), then predicts P1.
     const int64_t P0 = t == 0 && k > 0 ? (k - 1) * band_rows_ * w_ : m - 1;
-    const int64_t first_slot = t == 0 && k == 0 ? 0 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
-    auto b = std::make_unique<GptBatch>(
-        ctx, lc,
+    const int64_t first_slot = t == 0 && k == 0 ? cls_ - 1 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
+    const GptBatch& b = target().batch_for(
+        low, low_cache_,
         GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                           guided_rows(label, rows_), low_cache_.slots()),
-        rows_, low_cache_.slots());
+                           target().conditions(), low_cache_.slots()));
     if (first_slot >= cls_) {
       const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
-      s.copy(src.view().rows(P0, n), b->token_ids().view().rows(0, n));
+      s.copy(src.view().rows(P0, n), b.token_ids().rows(0, n));
     }
-    const GptOutputs out = low.forward(s, *b, low_cache_);
+    const GptOutputs out = target().forward_of(low, b, low_cache_, stage::kLowRes);
     ops::sampler(s, out.logits, lo_positions_.view().rows(m - n + 1, n), sp, lo_probs_.view().rows(0, n),
                  lo_tokens_.view().rows(0, n));
     s.copy(lo_tokens_.view().rows(n - 1, 1), lo_grid_.view().rows(m, 1));
-    batches_.push_back(std::move(b));
   }
   draft_forwards_ += count;
 }
 
-StepEvent MuloStrategy::band_step() {
-  const ClassLabel label(in_.class_id);
-  Context& ctx = *models_.ctx;
-  Gpt& gpt = *models_.target;
-  const GptConfig& cfg = gpt.config();
-  CommandStream& s = stream_;
-  const int64_t k = band_, low_rows = std::min(band_rows_, w_ - k * band_rows_);
-  const int64_t R = 2 * k * band_rows_, first = R * W_, Q = 2 * low_rows * W_;
-
+void MuloStrategy::record_band_drafts(int64_t k, int64_t low_rows) {
+  CommandStream& s = target().stream();
+  const int64_t R = 2 * k * band_rows_;
   // The low-resolution prefix from the committed high-resolution rows (undecided rows repeat the
   // last committed one, so the decoder sees no made-up content below the prefix).
+  target().set_stage(stage::kLowRes);  // the pixel path is part of low-resolution drafting
   if (k > 0) {
     std::vector<uint32_t> host(static_cast<size_t>(image_tokens()));
     for (int64_t r = 0; r < W_; ++r)
       for (int64_t c = 0; c < W_; ++c)
         host[static_cast<size_t>(r * W_ + c)] = static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
-    ctx.upload(hi_grid_, 0, host.data(), host.size() * 4);
+    target().ctx().upload(hi_grid_, 0, host.data(), host.size() * 4);
     resampler_.record_down(s, hi_grid_.view(), lo_derived_.view());
     s.copy(lo_derived_.view().rows(0, k * band_rows_ * w_), lo_grid_.view().rows(0, k * band_rows_ * w_));
   }
   record_low_res_band(k, low_rows);
   // Rows below the band repeat its last row for the decoder.
   const int64_t last = (k * band_rows_ + low_rows - 1) * w_;
+  target().set_stage(stage::kLowRes);
   for (int64_t r = k * band_rows_ + low_rows; r < w_; ++r) s.copy(lo_grid_.view().rows(last, w_), lo_grid_.view().rows(r * w_, w_));
   resampler_.record_up(s, lo_grid_.view(), hi_draft_.view());
+  target().set_stage(stage::kSampling);
+}
 
-  // Verification: queries predicting [first, first + Q), fed the last committed token (the
-  // condition at first = 0) and the drafts; then the previous band's stale slots.
+void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {
+  TargetSession& t = target();
+  CommandStream& s = t.stream();
+  // Queries predicting [first, first + Q), fed the last committed token (the condition at
+  // first = 0) and the drafts; then the previous band's stale slots.
   const std::vector<int64_t> repairs = stale_slots(cls_ + first - 1);
   std::vector<int64_t> slots;
   std::vector<uint32_t> fed;
-  for (int64_t t = 0; t < Q; ++t) slots.push_back(cls_ + first - 1 + t);
+  for (int64_t i = 0; i < Q; ++i) slots.push_back(cls_ + first - 1 + i);
   if (first > 0) fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(first - 1)]));
   fed.resize(fed.size() + static_cast<size_t>(Q - 1), 0u);
   for (int64_t r : repairs) {
@@ -184,32 +187,29 @@ StepEvent MuloStrategy::band_step() {
     fed.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(r - cls_)]));
     slot_fed_[static_cast<size_t>(r)] = grid_[static_cast<size_t>(r - cls_)];
   }
-  if (first == 0) slot_fed_[0] = kConditionFed;
+  if (first == 0) slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
   const int64_t draft_from = cls_ + first - 1;
   auto sees = [&](int64_t i, int64_t slot) { return slot_valid(slot) || (i < Q && slot >= draft_from); };
-  auto batch = std::make_unique<GptBatch>(
-      ctx, cfg, GptQueries::at_positions(cfg, slots, fed, guided_rows(label, rows_), cache_.slots(), sees), rows_, cache_.slots());
-  if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch->token_ids().view().rows(first > 0 ? 1 : 0, Q - 1));
+  const GptBatch& batch = t.at_positions(slots, fed, sees);
+  if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch.token_ids().rows(first > 0 ? 1 : 0, Q - 1));
   const int64_t T = static_cast<int64_t>(slots.size());
-  const GptOutputs out = gpt.forward(s, *batch, cache_);
-  const ops::SamplerParams sp = in_.sampler.op_params(cfg.vocab_size, in_.seed, ops::SampleMode::None, 0);
+  const GptOutputs out = t.forward(batch);
+  const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
   ops::pooled_prob(s, probs_.view().rows(0, Q), hi_draft_.view().rows(first, Q), models_.neighbours->table().view(),
                    static_cast<uint32_t>(k_), pooled_.view().rows(0, Q));
   s.copy(hi_draft_.view().rows(first, Q), draft_back_.view().rows(0, Q));
-  batches_.push_back(std::move(batch));
-  s.submit_and_wait();
-  batches_.clear();
+}
+
+void MuloStrategy::commit_band(int64_t first, int64_t Q, StepEvent& e) {
   std::vector<float> pooled(static_cast<size_t>(Q));
   std::vector<uint32_t> drafts(static_cast<size_t>(Q));
-  ctx.download(pooled_, 0, pooled.data(), pooled.size() * 4);
-  ctx.download(draft_back_, 0, drafts.data(), drafts.size() * 4);
-
-  StepEvent e;
+  target().ctx().download(pooled_, 0, pooled.data(), pooled.size() * 4);
+  target().ctx().download(draft_back_, 0, drafts.data(), drafts.size() * 4);
   std::vector<int32_t> rejected;
   for (int64_t t = 0; t < Q; ++t) {
     const int32_t n = static_cast<int32_t>(first + t);
-    if (drafts[static_cast<size_t>(t)] >= cfg.vocab_size)
+    if (drafts[static_cast<size_t>(t)] >= static_cast<uint32_t>(vocab()))
       throw Error("mulo: the upsampler produced token " + std::to_string(drafts[static_cast<size_t>(t)]) +
                   " outside the vocabulary");
     drafts_[static_cast<size_t>(n)] = static_cast<int32_t>(drafts[static_cast<size_t>(t)]);
@@ -233,6 +233,15 @@ StepEvent MuloStrategy::band_step() {
   e.islands = islands_;
   committed_ += static_cast<int64_t>(e.accepted.size());
   ++nfe_;
+}
+
+void MuloStrategy::band_step(StepEvent& e) {
+  const int64_t k = band_, low_rows = std::min(band_rows_, w_ - k * band_rows_);
+  const int64_t first = 2 * k * band_rows_ * W_, Q = 2 * low_rows * W_;
+  record_band_drafts(k, low_rows);
+  record_band_verification(first, Q);
+  target().submit_and_wait();
+  commit_band(first, Q, e);
   if (coupled_) {
     // The islands' positions become the drafts of coupled decoding, each a point mass on its
     // upsampled draft (filled with the next step's commands).
@@ -242,30 +251,18 @@ StepEvent MuloStrategy::band_step() {
         pending_[static_cast<size_t>(n)] = 1;
         point_mass.push_back({n, static_cast<uint32_t>(drafts_[static_cast<size_t>(n)])});
       }
-    record_point_masses(s, q_, point_mass);
+    record_point_masses(target().stream(), q_, point_mass);
     pending_count_ = static_cast<int64_t>(point_mass.size());
     islands_.clear();
     if (pending_count_ == 0) ++band_;
-    return e;
+    return;
   }
   if (islands_.empty()) ++band_;
-  return e;
 }
 
-StepEvent MuloStrategy::coupled_step() {
-  const ClassLabel label(in_.class_id);
-  Context& ctx = *models_.ctx;
-  Gpt& gpt = *models_.target;
-  const GptConfig& cfg = gpt.config();
-  CommandStream& s = stream_;
-  const int64_t V = cfg.vocab_size;
-  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
-  // The first position to predict: after a rejection, the one after it, since the keys and values
-  // from there on were computed next to the replaced draft; else the first undecided one (what
-  // comes before it was verified with exactly its final tokens).
-  int64_t u = resume_;
-  if (u < 0)
-    for (u = 0; !pending_[static_cast<size_t>(u)];) ++u;
+int64_t MuloStrategy::record_coupled_forward(int64_t u, int64_t band_end) {
+  TargetSession& t = target();
+  CommandStream& s = t.stream();
   // Rows resolved after the previous forward's first rejection take that forward's p as their q.
   std::vector<CopyRegion> requeue;
   for (int64_t n : requeue_) requeue.push_back({probs_.view().rows(n - requeue_first_, 1), q_.view().rows(n, 1)});
@@ -280,23 +277,22 @@ StepEvent MuloStrategy::coupled_step() {
     return static_cast<uint32_t>(pending_[static_cast<size_t>(n)] ? drafts_[static_cast<size_t>(n)]
                                                                   : grid_[static_cast<size_t>(n)]);
   };
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t n = u + t;
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t n = u + i;
     if (n > 0) {
       fed.push_back(token_at(n - 1));
       slot_fed_[static_cast<size_t>(cls_ + n - 1)] = static_cast<int32_t>(fed.back());
     } else {
-      slot_fed_[0] = kConditionFed;
+      slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
     }
-    row_draft[static_cast<size_t>(t)] = token_at(n);
-    pos[static_cast<size_t>(t)] = static_cast<uint32_t>(n);
+    row_draft[static_cast<size_t>(i)] = token_at(n);
+    pos[static_cast<size_t>(i)] = static_cast<uint32_t>(n);
   }
-  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, cls_ + u - 1, T, fed, guided_rows(label, rows_), cache_.slots()), rows_,
-                 cache_.slots());
-  ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
-  ctx.upload(row_drafts_, 0, row_draft.data(), row_draft.size() * 4);
-  const GptOutputs out = gpt.forward(s, batch, cache_);
-  const ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::None, 0);
+  const GptBatch& batch = t.causal(u, T, fed);
+  t.ctx().upload(positions_, 0, pos.data(), pos.size() * 4);
+  t.ctx().upload(row_drafts_, 0, row_draft.data(), row_draft.size() * 4);
+  const GptOutputs out = t.forward(batch);
+  const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
   const uint32_t round = static_cast<uint32_t>(step_);
   const TensorView p = probs_.view().rows(0, T), q = q_.view().rows(u, T), d = row_drafts_.view().rows(0, T),
@@ -304,28 +300,38 @@ StepEvent MuloStrategy::coupled_step() {
   ops::spec_accept(s, p, q, d, at, in_.seed, philox::purpose_word(philox::Purpose::Accept, round), acc);
   ops::spec_residual_sample(s, p, q, at, in_.seed, philox::purpose_word(philox::Purpose::Residual, round),
                             out_tokens_.view().rows(0, T), acc, d);
-  s.submit_and_wait();
+  return T;
+}
+
+void MuloStrategy::coupled_step(StepEvent& e) {
+  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
+  // The first position to predict: after a rejection, the one after it, since the keys and values
+  // from there on were computed next to the replaced draft; else the first undecided one (what
+  // comes before it was verified with exactly its final tokens).
+  int64_t u = resume_;
+  if (u < 0)
+    for (u = 0; !pending_[static_cast<size_t>(u)];) ++u;
+  const int64_t T = record_coupled_forward(u, band_end);
+  target().submit_and_wait();
   std::vector<uint32_t> accept(static_cast<size_t>(T)), resolved(static_cast<size_t>(T));
-  ctx.download(accept_back_, 0, accept.data(), accept.size() * 4);
-  ctx.download(out_tokens_, 0, resolved.data(), resolved.size() * 4);
+  target().ctx().download(accept_back_, 0, accept.data(), accept.size() * 4);
+  target().ctx().download(out_tokens_, 0, resolved.data(), resolved.size() * 4);
 
   // Commit in raster order up to and including the first rejection; island positions after it
   // take their resolution (an exact sample of this forward's p) as the next draft.
-  StepEvent e;
   int64_t stop = -1;  // the first rejected position
   for (int64_t t = 0; t < T; ++t) {
     const int64_t n = u + t;
     if (!pending_[static_cast<size_t>(n)]) continue;
-    const uint32_t tok = resolved[static_cast<size_t>(t)];
-    if (tok >= V) throw Error("mulo: residual sampling returned token " + std::to_string(tok));
+    const int32_t tok = checked_token(resolved[static_cast<size_t>(t)], n);
     if (stop >= 0) {
-      drafts_[static_cast<size_t>(n)] = static_cast<int32_t>(tok);
+      drafts_[static_cast<size_t>(n)] = tok;
       requeue_.push_back(n);
       continue;
     }
     e.proposed.push_back(static_cast<int32_t>(n));
     e.proposed_tokens.push_back(drafts_[static_cast<size_t>(n)]);
-    grid_[static_cast<size_t>(n)] = static_cast<int32_t>(tok);
+    grid_[static_cast<size_t>(n)] = tok;
     pending_[static_cast<size_t>(n)] = 0;
     --pending_count_;
     ++committed_;
@@ -348,15 +354,10 @@ StepEvent MuloStrategy::coupled_step() {
     resume_ = -1;
     ++band_;
   }
-  return e;
 }
 
-StepEvent MuloStrategy::wave_step() {
-  const ClassLabel label(in_.class_id);
-  Context& ctx = *models_.ctx;
-  Gpt& gpt = *models_.target;
-  const GptConfig& cfg = gpt.config();
-  CommandStream& s = stream_;
+void MuloStrategy::wave_step(StepEvent& e) {
+  TargetSession& t = target();
   // The next position of every island (the condition query first, should position 0 be one),
   // then slots to repair.
   // Islands are kept in raster order of their fronts: the first is the one sequential mode takes.
@@ -371,7 +372,7 @@ StepEvent MuloStrategy::wave_step() {
     slots.push_back(cls_ + n - 1);
     pos.push_back(static_cast<uint32_t>(n));
     if (n == 0) {
-      slot_fed_[0] = kConditionFed;
+      slot_fed_[static_cast<size_t>(cls_ - 1)] = kConditionFed;
       continue;
     }
     const int32_t prev = grid_[static_cast<size_t>(n - 1)] != kUndecided ? grid_[static_cast<size_t>(n - 1)]
@@ -387,24 +388,20 @@ StepEvent MuloStrategy::wave_step() {
     slot_fed_[static_cast<size_t>(r)] = grid_[static_cast<size_t>(r - cls_)];
   }
   const int64_t T = static_cast<int64_t>(slots.size());
-  GptBatch batch(ctx, cfg,
-                 GptQueries::at_positions(cfg, slots, fed, guided_rows(label, rows_), cache_.slots(),
-                                          [&](int64_t, int64_t slot) { return slot_valid(slot); }),
-                 rows_, cache_.slots());
-  ctx.upload(positions_, 0, pos.data(), pos.size() * 4);
-  const GptOutputs out = gpt.forward(s, batch, cache_);
-  const ops::SamplerParams sp = in_.sampler.op_params(cfg.vocab_size, in_.seed, ops::SampleMode::Categorical,
+  const GptBatch& batch = t.at_positions(slots, fed, [&](int64_t, int64_t slot) { return slot_valid(slot); });
+  t.ctx().upload(positions_, 0, pos.data(), pos.size() * 4);
+  const GptOutputs out = t.forward(batch);
+  const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                                                       philox::purpose_word(philox::Purpose::Sample));
-  ops::sampler(s, out.logits, positions_.view().rows(0, T), sp, probs_.view().rows(0, T), out_tokens_.view().rows(0, T));
-  s.submit_and_wait();
+  ops::sampler(t.stream(), out.logits, positions_.view().rows(0, T), sp, probs_.view().rows(0, T),
+               out_tokens_.view().rows(0, T));
+  t.submit_and_wait();
   std::vector<uint32_t> toks(static_cast<size_t>(T));
-  ctx.download(out_tokens_, 0, toks.data(), toks.size() * 4);
+  t.ctx().download(out_tokens_, 0, toks.data(), toks.size() * 4);
 
-  StepEvent e;
   for (size_t i = 0; i < heads.size(); ++i) {
     const int32_t n = heads[i];
-    if (toks[i] >= cfg.vocab_size) throw Error("mulo: sampler returned token " + std::to_string(toks[i]));
-    grid_[static_cast<size_t>(n)] = static_cast<int32_t>(toks[i]);
+    grid_[static_cast<size_t>(n)] = checked_token(toks[i], n);
     e.proposed.push_back(n);
     e.proposed_tokens.push_back(static_cast<int32_t>(toks[i]));
     e.resampled.push_back(n);
@@ -415,17 +412,50 @@ StepEvent MuloStrategy::wave_step() {
   committed_ += static_cast<int64_t>(heads.size());
   ++nfe_;
   if (islands_.empty()) ++band_;
-  return e;
 }
 
-StepEvent MuloStrategy::step() {
-  if (done()) throw Error("mulo: step() after the image is complete");
-  const auto t0 = std::chrono::steady_clock::now();
-  StepEvent e = pending_count_ > 0 ? coupled_step() : islands_.empty() ? band_step() : wave_step();
-  e.device_ms = stream_.total_ms();
-  e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  finish_event(e);
-  return e;
+void MuloStrategy::decode(StepEvent& e) {
+  if (pending_count_ > 0)
+    coupled_step(e);
+  else if (islands_.empty())
+    band_step(e);
+  else
+    wave_step(e);
 }
 
+namespace {
+
+StrategyDescriptor mulo() {
+  StrategyDescriptor d;
+  d.name = "mulo";
+  d.order = 70;
+  d.summary = "MuLo-SD: a low-resolution model drafts, rejected tokens grow into islands resampled together";
+  d.reference = "MuLo-SD, CVPR 2026 (multi-scale local speculative decoding); one low-res forward per token, "
+                "nearest 2x upsampler, --resample coupled is ours (docs/methods.md)";
+  d.options = {
+      OptionSpec::number("tau", 0.05, 0.0, 1.0, "acceptance threshold on the pooled target probability"),
+      OptionSpec::integer("k", 8, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
+      OptionSpec::integer("radius", 1, 0, 1 << 20, "rejections grow to their (2 radius + 1)^2 neighbourhood"),
+      OptionSpec::integer("band", 1, 1, 1 << 20, "low-resolution rows drafted and verified per band"),
+      OptionSpec::choice("islands", "concurrent", {"concurrent", "sequential"},
+                         "resample the islands in concurrent waves (the paper) or one after another"),
+      OptionSpec::choice("resample", "fresh", {"fresh", "coupled"},
+                         "islands resampled by fresh waves or by coupled speculative decoding (ours)"),
+  };
+  d.lossless = [](const OptionValues&) { return false; };
+  d.needs = [](const OptionValues&) {
+    StrategyNeeds n;
+    n.low_res = n.tokenizer = n.neighbours = true;
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig& t) { return mulo_max_queries(o.integer("band"), t.grid_size); };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    return std::make_unique<MuloStrategy>(m, in, parse_mulo_options(o, m));
+  };
+  return d;
+}
+
+const RegisterStrategy kMulo(mulo());
+
+}  // namespace
 }  // namespace vkspec

@@ -37,23 +37,39 @@
 
 #include "decoding/pixel_resampler.h"
 #include "decoding/strategy.h"
-#include "engine/model/kv_cache.h"
 
 namespace vkspec {
 
 // Queries of the largest forward: a band's verification plus the re-fed slots of the band before.
 int64_t mulo_max_queries(int64_t band, int64_t grid);
 
+struct MuloOptions {
+  double tau = 0.05;
+  int64_t k = 8, radius = 1, band = 1;
+  bool sequential = false;  // --islands sequential
+  bool coupled = false;     // --resample coupled
+};
+// The options checked against the models (band within the low-resolution grid, k clamped to the
+// neighbour table); throws naming the option or the missing model.
+MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m);
+
 class MuloStrategy : public Strategy {
  public:
-  MuloStrategy(const ModelSet& models, const StrategyInputs& in);
-  const char* name() const override { return "mulo"; }
-  StepEvent step() override;
+  MuloStrategy(const ModelSet& models, const StrategyInputs& in, const MuloOptions& opt);
+
+ protected:
+  void decode(StepEvent& e) override;
 
  private:
-  StepEvent band_step();
-  StepEvent wave_step();
-  StepEvent coupled_step();  // --resample coupled: one forward over the band's undecided suffix
+  void band_step(StepEvent& e);
+  void wave_step(StepEvent& e);
+  void coupled_step(StepEvent& e);  // --resample coupled: one forward over the band's undecided suffix
+  // A band's steps: low-resolution drafting and the pixel path, verification, the commit.
+  void record_band_drafts(int64_t k, int64_t low_rows);
+  void record_band_verification(int64_t first, int64_t Q);
+  void commit_band(int64_t first, int64_t Q, StepEvent& e);
+  // Records the coupled forward over [u, band_end); returns its query count.
+  int64_t record_coupled_forward(int64_t u, int64_t band_end);
   // Slot s holds the key and value of its position's final token.
   bool slot_valid(int64_t s) const;
   // Slots below `end` (exclusive) holding keys and values of a token that has since changed.
@@ -65,9 +81,8 @@ class MuloStrategy : public Strategy {
   int64_t k_, radius_, band_rows_;
   bool sequential_ = false;  // --islands sequential
   bool coupled_ = false;     // --resample coupled
-  int64_t rows_, W_, w_, cls_;
-  KvCache cache_, low_cache_;
-  CommandStream stream_;
+  int64_t W_, w_, cls_;
+  KvCache low_cache_;
   PixelResampler resampler_;
   int64_t band_ = 0;                            // the band being decoded
   std::vector<std::vector<int32_t>> islands_;   // pending, raster order; front = next to resample
@@ -81,7 +96,6 @@ class MuloStrategy : public Strategy {
   Tensor hi_grid_, lo_grid_, lo_derived_, hi_draft_, lo_positions_, lo_probs_, lo_tokens_;
   Tensor probs_, positions_, out_tokens_, pooled_, draft_back_;
   Tensor q_, row_drafts_, accept_back_;  // --resample coupled: draft distributions by position, per-row drafts, tests
-  std::vector<std::unique_ptr<GptBatch>> batches_;  // alive until the step's submit has finished
 };
 
 }  // namespace vkspec

@@ -1,17 +1,10 @@
 #include "decoding/sd_strategy.h"
 
-#include <chrono>
-
-#include "engine/ops/speculative.h"
 #include "common/error.h"
+#include "engine/ops/speculative.h"
 
 namespace vkspec {
 namespace {
-
-int64_t parse_gamma(const MethodOptions& o, const std::string& method) {
-  check_options(o, method, strategy_options(method));
-  return option_int(o, method, "window", 4, 1, 1024);
-}
 
 const ModelSet& checked(const ModelSet& m, const std::string& method) {
   if (!m.drafter)
@@ -31,16 +24,11 @@ const ModelSet& checked(const ModelSet& m, const std::string& method) {
 
 }  // namespace
 
-SdStrategy::SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults,
-                       const std::string& method)
-    : SpeculativeStrategy(checked(models, method), in, method == "lantern" ? "lantern" : "sd",
-                          parse_gamma(in.options, method)),
-      lantern_(method == "lantern"),
-      rows_(in.sampler.uses_cfg() ? 2 : 1),
-      drafter_cache_(models.drafter->make_cache(0, rows_)) {
-  faults_ = faults;
-  set_accept_rule(parse_accept_options(in.options, method, lantern_ ? AcceptRule::Kind::Lantern
-                                                                    : AcceptRule::Kind::Exact));
+SdStrategy::SdStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t drafts,
+                       const AcceptRule& rule)
+    : SpeculativeStrategy(method, checked(models, method), in, drafts),
+      drafter_cache_(target().make_cache(*models.drafter, stage::kDrafter)) {
+  set_accept_rule(rule);
   Context& ctx = *models.ctx;
   const int64_t gamma = max_drafts();
   q_ = ctx.tensor(DType::F32, {gamma + 2, vocab()}, "sd drafter distributions");
@@ -50,17 +38,10 @@ SdStrategy::SdStrategy(const ModelSet& models, const StrategyInputs& in, const F
   stream().fill(tokens_.view().rows(gamma + 1, 1), ops::kNoToken);
 }
 
-StepEvent SdStrategy::step() {
-  if (done()) throw Error(std::string(name()) + ": step() after the image is complete");
-  const auto t0 = std::chrono::steady_clock::now();
-  const int64_t c = committed_, G = drafts_at(c), Q = queries_for(c, G);
-  const uint32_t round = static_cast<uint32_t>(step_);
-  Context& ctx = *models_.ctx;
+void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
   Gpt& drafter = *models_.drafter;
   const GptConfig& dcfg = drafter.config();
   CommandStream& s = stream();
-  const ClassLabel label(in_.class_id);
-
   // The drafter first catches up on committed tokens it has not seen (at most the previous step's
   // last draft and bonus token), then drafts one token per forward.
   const int64_t first = std::min(drafter_valid_, c);
@@ -70,13 +51,13 @@ StepEvent SdStrategy::step() {
   ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                                                 philox::purpose_word(philox::Purpose::Draft, round));
   for (int64_t t = 0; t < G; ++t) {
-    const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;
-    auto b = std::make_unique<GptBatch>(
-        ctx, dcfg, GptQueries::causal(dcfg, start, n, t == 0 ? fed : std::vector<uint32_t>{0}, guided_rows(label, rows_),
-                                      drafter_cache_.slots()),
-        rows_, drafter_cache_.slots());
-    if (t > 0) s.copy(tokens_.view().rows(t, 1), b->token_ids().view());
-    const GptOutputs out = drafter.forward(s, *b, drafter_cache_);
+    const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;  // image tokens predicted
+    const GptBatch& b = target().batch_for(
+        drafter, drafter_cache_,
+        GptQueries::causal(dcfg, target().query_position(start), n, t == 0 ? fed : std::vector<uint32_t>{0},
+                           target().conditions(), drafter_cache_.slots()));
+    if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids());
+    const GptOutputs out = target().forward_of(drafter, b, drafter_cache_, stage::kDrafter);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0
     const TensorView q = q_.view().rows(r0, n), tok = tokens_.view().rows(r0, n);
     if (faults_.q_unfiltered) {
@@ -89,23 +70,53 @@ StepEvent SdStrategy::step() {
     } else {
       ops::sampler(s, out.logits, positions(start, n), sp, q, tok);
     }
-    drafter_batches_.push_back(std::move(b));
   }
+}
 
+void SdStrategy::decode(StepEvent& e) {
+  const int64_t c = committed_, G = drafts_at(c), Q = queries_for(c, G);
+  const uint32_t round = static_cast<uint32_t>(step_);
+  record_drafts(c, G, round);
+  CommandStream& s = stream();
   const GptBatch& batch = target_batch(c, Q, std::vector<uint32_t>(static_cast<size_t>(Q - 1), 0u));
-  if (Q > 1) s.copy(tokens_.view().rows(1, Q - 1), batch.token_ids().view().rows(c > 0 ? 1 : 0, Q - 1));
+  if (Q > 1) s.copy(tokens_.view().rows(1, Q - 1), batch.token_ids().rows(c > 0 ? 1 : 0, Q - 1));
   const TensorView p = record_target(batch, c, Q, ops::SampleMode::None, 0);
   record_verify(p, q_.view().rows(1, Q), tokens_.view().rows(1, Q), c, Q, round);
   record_fresh_copy(tokens_.view().rows(1, G));
   const Outcome o = finish(Q);
-  drafter_batches_.clear();
 
-  StepEvent e;
   commit(e, c, Q, std::vector<uint32_t>(o.fresh.begin(), o.fresh.begin() + G), o);
   drafter_valid_ = std::min(c + G, committed_);
   draft_forwards_ += G;
-  close_event(e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  return e;
 }
 
+namespace {
+
+StrategyDescriptor sd() {
+  StrategyDescriptor d;
+  d.name = "sd";
+  d.order = 40;
+  d.summary = "draft-model speculative decoding: a small model drafts, the large one verifies in one pass";
+  d.reference = "Leviathan, Kalman, Matias, ICML 2023; Chen et al. 2023";
+  d.options = {OptionSpec::integer("window", kSdDefaultDrafts, 1, 1024, "tokens the drafter proposes per step"),
+               accept_choice_spec(AcceptRule::Kind::Exact)};
+  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
+  d.lossless = [](const OptionValues& o) { return o.choice("accept") == "exact"; };
+  d.needs = [](const OptionValues& o) {
+    StrategyNeeds n;
+    n.drafter = true;
+    n.neighbours = o.choice("accept") == "lantern";
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) { return o.integer("window") + 1; };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    return std::make_unique<SdStrategy>("sd", m, in, o.integer("window"),
+                                        parse_accept_options(o, AcceptRule::Kind::Exact));
+  };
+  return d;
+}
+
+const RegisterStrategy kSd(sd());
+
+}  // namespace
 }  // namespace vkspec

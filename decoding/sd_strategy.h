@@ -10,7 +10,7 @@
 // batch, then verification; the host reads back the drafts, acceptances and resolved tokens. The
 // drafter keeps its own KV cache with the same slot-per-position rollback as the target.
 // Options: --window G, the drafts per step (default 4); --accept exact|lantern with --k, --delta.
-// LANTERN with a drafter model is this strategy under the name "lantern" with --accept lantern.
+// LANTERN with a drafter model is this strategy under LANTERN's name with its relaxed rule.
 #include <memory>
 #include <vector>
 
@@ -18,24 +18,27 @@
 
 namespace vkspec {
 
+constexpr int64_t kSdDefaultDrafts = 4;
+
 class SdStrategy : public SpeculativeStrategy {
  public:
-  // method: "sd" or "lantern" (LANTERN's relaxed acceptance by default).
-  SdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults = {},
-             const std::string& method = "sd");
-  const char* name() const override { return lantern_ ? "lantern" : "sd"; }
-  StepEvent step() override;
+  // drafts: gamma, the drafter's tokens per step; rule: how the target judges them.
+  SdStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t drafts,
+             const AcceptRule& rule);
+
+ protected:
+  void decode(StepEvent& e) override;
 
  private:
-  bool lantern_;
-  int64_t rows_;
+  // Records the drafter's catch-up on committed tokens and its G drafting forwards.
+  void record_drafts(int64_t c, int64_t G, uint32_t round);
+
   KvCache drafter_cache_;
   int64_t drafter_valid_ = 0;  // drafter slots [0, drafter_valid_) hold committed tokens
   // Row 1 + t holds draft t of the step (row 0 is scratch for the re-fed committed token; the row
   // after the last draft stays zero / kNoToken: the target's extra row has no draft).
   Tensor q_;       // f32 [gamma + 2, V]: the drafter's (filtered) distributions
   Tensor tokens_;  // u32 [gamma + 2]: the drafted tokens
-  std::vector<std::unique_ptr<GptBatch>> drafter_batches_;
 };
 
 }  // namespace vkspec

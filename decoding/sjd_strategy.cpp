@@ -1,8 +1,18 @@
-#include "decoding/sjd_strategy.h"
+// Speculative Jacobi Decoding (Teng et al. 2024, "Accelerating Auto-regressive Text-to-Image
+// Generation with Training-free Speculative Jacobi Decoding"): a window of L drafts verified with
+// the probabilistic test min(1, p/q), stopping at the first rejection, which is resampled from
+// norm(max(p - q, 0)); the drafts after it are resampled from this step's p (which becomes their
+// q). The window machinery is decoding/window_strategy.h.
+#include "decoding/window_strategy.h"
 
 namespace vkspec {
+namespace {
 
-SjdStrategy::SjdStrategy(const ModelSet& models, const StrategyInputs& in, const Faults& faults)
-    : WindowStrategy(models, in, "sjd", DraftRule::Fresh, parse_window_options(in.options, "sjd"), faults) {}
+const RegisterStrategy kSjd(window_method_descriptor(
+    "sjd", 10, DraftRule::Fresh,
+    "Speculative Jacobi Decoding: guesses a window of tokens, keeps them up to the first the model rejects",
+    "Teng et al. 2024, Accelerating Auto-regressive Text-to-Image Generation with Training-free Speculative "
+    "Jacobi Decoding"));
 
+}  // namespace
 }  // namespace vkspec

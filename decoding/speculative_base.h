@@ -18,23 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "decoding/fault_injection.h"
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
-#include "engine/model/kv_cache.h"
 #include "engine/ops/sampler.h"
 
 namespace vkspec {
-
-// Deliberate deviations from the lossless algorithms, for the tests that show the statistical
-// tests have power; make_strategy never sets them.
-struct Faults {
-  // Verify against the draft distribution without top-k and top-p while drafting from the
-  // filtered one (a known bug in other implementations).
-  bool q_unfiltered = false;
-  // Under a relaxed rule, carry the relaxed resolution forward as the coupled next draft instead
-  // of the exact successor (record_exact_successor), as vkspec did before 2026-11-21.
-  bool relaxed_successor = false;
-};
 
 // How a draft is judged. Exact: u < min(1, p(x)/q(x)), lossless. Lantern (Jang et al., ICLR 2025):
 // the same test and residual against LANTERN's relaxed target p', which moves the mass of x's
@@ -47,8 +36,12 @@ struct AcceptRule {
   double delta = 0.2;   // total-variation budget per token (LANTERN)
 };
 
-// Options "accept" (exact|lantern; fallback when absent), "k" (1..65536) and "delta" (0..1).
-AcceptRule parse_accept_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind fallback);
+// The option choosing the rule ("accept", default `fallback`) and LANTERN's "k" and "delta".
+OptionSpec accept_choice_spec(AcceptRule::Kind fallback);
+std::vector<OptionSpec> lantern_option_specs();
+// The rule the options give (`fallback` for a method without "accept"); --k and --delta only
+// under a relaxed rule.
+AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback);
 const char* accept_kind_name(AcceptRule::Kind k);
 // A rule checked against the models (a relaxed rule needs the neighbour table of the target's
 // vocabulary) with k clamped to the table; throws naming the method.
@@ -61,25 +54,24 @@ TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const 
 class SpeculativeStrategy : public Strategy {
  protected:
   // max_drafts: the most drafts one step verifies (the target runs max_drafts + 1 queries).
-  SpeculativeStrategy(const ModelSet& models, const StrategyInputs& in, const char* method, int64_t max_drafts);
+  SpeculativeStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t max_drafts);
 
   struct Outcome {
     std::vector<uint32_t> accept, resolved, fresh;  // per row of the step
   };
 
-  int64_t vocab() const { return models_.target->config().vocab_size; }
   int64_t max_drafts() const { return max_drafts_; }
   // The stream every step records into (one submit per step).
-  CommandStream& stream() { return stream_; }
+  CommandStream& stream() { return target().stream(); }
   // Drafts verified from position c this step, and queries the target runs for them.
   int64_t drafts_at(int64_t c) const { return std::min(max_drafts_, image_tokens() - c); }
   int64_t queries_for(int64_t c, int64_t drafts) const { return drafts + (c + drafts < image_tokens() ? 1 : 0); }
   // Image positions [first, first + n) as u32 (the Philox position of each row).
-  TensorView positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
+  TensorView positions(int64_t first, int64_t n) const { return target().positions(first, n); }
 
   // The target batch for queries [c, c + q); fed: the q - 1 drafts fed after the committed token
   // (placeholders when the stream copies GPU-made drafts into token_ids() before the forward).
-  // Kept alive until the step is finished.
+  // Kept alive until the step's submit has finished.
   const GptBatch& target_batch(int64_t c, int64_t q, const std::vector<uint32_t>& fed);
   // Records the target forward and the sampler over its q rows: p (returned, f32 [q, V]) with the
   // strategy's sampler settings; with fresh_mode != None also a token per row from p with
@@ -110,14 +102,12 @@ class SpeculativeStrategy : public Strategy {
   // Commits rows [0, j] of a step that verified `drafts` drafts from c (j = first rejected row,
   // or q when none): fills the event's lists, the grid, committed_ and nfe_. Returns j.
   int64_t commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens, const Outcome& o);
-  // Device time and wall time of the step into the event, then the common fields.
-  void close_event(StepEvent& e, double wall_ms);
 
   // Sets how drafts are judged (exact unless called); LANTERN needs ModelSet::neighbours.
   void set_accept_rule(const AcceptRule& rule);
   const AcceptRule& accept_rule() const { return accept_; }
 
-  Faults faults_;
+  const Faults faults_ = active_faults();
 
  private:
   // Accept-or-resample of rows [0, q) against target p with the step's random numbers (the same
@@ -125,11 +115,7 @@ class SpeculativeStrategy : public Strategy {
   void record_resolution(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
                          int64_t q, uint32_t round, const TensorView& accept, const TensorView& resolved);
 
-  std::string method_;
-  int64_t max_drafts_, rows_;
-  KvCache cache_;
-  CommandStream stream_;
-  Tensor positions_;     // u32 [N + 1]: n at index n
+  int64_t max_drafts_;
   Tensor p_;             // f32 [max_q, V]: the step's target distributions
   Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
   Tensor p_relaxed_;     // f32 [max_q, V], only with a relaxed acceptance rule
@@ -137,7 +123,6 @@ class SpeculativeStrategy : public Strategy {
   TensorView last_hidden_;
   AcceptRule accept_;
   Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token
-  std::unique_ptr<GptBatch> batch_;
 };
 
 }  // namespace vkspec

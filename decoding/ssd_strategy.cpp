@@ -1,17 +1,56 @@
-#include "decoding/ssd_strategy.h"
+// Spatial block drafting in the manner of SSD (Xiang et al. 2026): the window covers whole rows
+// (--rows R, default 2: the current row and the next); positions entering it are drafted by the
+// draft heads (ModelSet::heads): the horizontal heads continue the current row, the vertical heads
+// fill the rows below from the hidden states one and two rows up. Every step verifies the block in
+// one forward; rejected tokens are corrected in place by maximal coupling (the next draft is the
+// row's resolved token, as scd-mc), and a draft that has been re-verified --rounds times (default
+// 3) without being committed is replaced by the newest head proposal for its position.
+// Lossless: every draft is a sample of the q it is verified against, drawn with randomness of its
+// own position (decoding/window_strategy.h).
+#include <algorithm>
 
 #include "common/error.h"
+#include "decoding/window_strategy.h"
 
 namespace vkspec {
+namespace {
 
-WindowOptions parse_ssd_options(const MethodOptions& o, const GptConfig& target) {
-  WindowOptions w = parse_window_options(o, "ssd");
-  w.window = option_int(o, "ssd", "rows", 2, 1, target.grid_size) * target.grid_size;
-  return w;
+constexpr int64_t kDefaultRows = 2;
+
+int64_t block_rows(const OptionValues& o, const GptConfig& target) {
+  return o.integer_at_most("rows", target.grid_size, kDefaultRows);
 }
 
-SsdStrategy::SsdStrategy(const ModelSet& models, const StrategyInputs& in)
-    : WindowStrategy(models, in, "ssd", DraftRule::Coupled,
-                     parse_ssd_options(in.options, models.target ? models.target->config() : GptConfig{}), {}) {}
+StrategyDescriptor ssd() {
+  StrategyDescriptor d;
+  d.name = "ssd";
+  d.order = 90;
+  d.summary = "spatial block drafting: drafts blocks of rows and corrects rejected tokens in place";
+  d.reference = "after Xiang et al. 2026 (SSD); heads predict tokens, exact coupled verification (docs/methods.md)";
+  d.options = {OptionSpec::integer("rows", kDefaultRows, 1, 1 << 20, "image rows per verified block (at most the grid)"),
+               OptionSpec::integer("rounds", 3, 0, 1 << 20,
+                                   "re-verifications before a draft is replaced by the newest head proposal (0: never)")};
+  d.lossless = [](const OptionValues&) { return true; };
+  d.needs = [](const OptionValues&) {
+    StrategyNeeds n;
+    n.heads = true;
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig& t) {
+    return std::min(o.integer("rows"), t.grid_size) * t.grid_size + 1;
+  };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    if (!m.target) throw Error("a strategy needs a context and a target model");
+    WindowOptions w;
+    w.init = DraftInit::Heads;
+    w.redraft_after = o.integer("rounds");
+    w.window = block_rows(o, m.target->config()) * m.target->config().grid_size;
+    return std::make_unique<WindowStrategy>("ssd", m, in, DraftRule::Coupled, w);
+  };
+  return d;
+}
 
+const RegisterStrategy kSsd(ssd());
+
+}  // namespace
 }  // namespace vkspec

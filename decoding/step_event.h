@@ -2,6 +2,8 @@
 // What one step of any strategy did: the single event type the CLI, trace files, benchmarks and
 // the viewer consume. Positions are image-token indices (raster order, row * W + col).
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace vkspec {
@@ -22,7 +24,11 @@ struct StepEvent {
   int64_t committed = 0;                 // positions committed so far
   int64_t nfe = 0;                       // target-model forwards so far
   int64_t draft_forwards = 0;            // drafter forwards so far (draft models, low-res model)
+  int64_t head_forwards = 0;             // draft-head runs so far (each over the rows it needs)
   double device_ms = 0;                  // GPU time of this step (timestamps; 0 when unavailable)
+  // device_ms split by what the commands were for (TargetSession's stages: target, drafter,
+  // low_res, heads, sampling); empty without timestamps.
+  std::map<std::string, double> device_ms_by_stage;
   double wall_ms = 0;                    // host time of this step
   bool done = false;
 };

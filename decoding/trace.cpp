@@ -40,10 +40,13 @@ std::string trace_json(const TraceConfig& cfg, const std::vector<Generation>& ge
                     {"options", cfg.options}};
   nlohmann::json images = nlohmann::json::array();
   for (const Generation& g : gens) {
-    nlohmann::json im = {{"method", g.method},   {"class", g.class_id},   {"seed", g.seed},
+    nlohmann::json im = {{"method", g.method},   {"seed", g.seed},
                          {"nfe", g.nfe},         {"draft_forwards", g.draft_forwards},
                          {"wall_ms", g.wall_ms}, {"device_ms", g.device_ms},
                          {"tokens", rows_of(g.tokens, cfg.grid_size)}};
+    // A class-conditional image keeps its "class"; "condition" says what it was generated from.
+    if (g.class_id >= 0) im["class"] = g.class_id;
+    if (g.class_id < 0) im["condition"] = g.condition;
     nlohmann::json ev = nlohmann::json::array();
     for (const StepEvent& e : g.events) ev.push_back(event_json(e));
     im["events"] = ev;

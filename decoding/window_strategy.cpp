@@ -1,7 +1,5 @@
 #include "decoding/window_strategy.h"
 
-#include <chrono>
-
 #include "decoding/point_mass.h"
 #include "engine/model/draft_heads.h"
 #include "engine/ops/det_math.h"
@@ -11,23 +9,53 @@
 
 namespace vkspec {
 
-WindowOptions parse_window_options(const MethodOptions& o, const std::string& method, AcceptRule::Kind accept) {
-  check_options(o, method, strategy_options(method));
+std::vector<OptionSpec> window_option_specs() {
+  return {OptionSpec::integer("window", 16, 1, 1024, "drafts verified per forward (the target runs window + 1 queries)"),
+          OptionSpec::choice("init", "above", {"random", "left", "above", "heads"},
+                             "how a position entering the window is first drafted: a uniform sample, the token to "
+                             "its left or above it, or the draft heads' proposal (--heads)")};
+}
+
+WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept) {
   WindowOptions w;
-  if (method == "ssd") {  // blocks of whole rows drafted by the heads, corrected in place
-    w.init = DraftInit::Heads;
-    w.redraft_after = 3;
-  }
-  w.window = option_int(o, method, "window", w.window, 1, 1024);
-  const std::string init =
-      option_choice(o, method, "init", draft_init_name(w.init), {"random", "left", "above", "heads"});
+  w.window = o.integer("window");
+  const std::string& init = o.choice("init");
   w.init = init == "random" ? DraftInit::Random
            : init == "left" ? DraftInit::Left
            : init == "heads" ? DraftInit::Heads
                              : DraftInit::Above;
-  w.redraft_after = option_int(o, method, "rounds", w.redraft_after, 0, 1 << 20);
-  w.accept = parse_accept_options(o, method, accept);
+  w.accept = parse_accept_options(o, accept);
   return w;
+}
+
+StrategyNeeds window_needs(const OptionValues& o) {
+  StrategyNeeds n;
+  n.heads = o.choice("init") == "heads";
+  n.neighbours = o.declares("accept") ? o.choice("accept") == "lantern" : true;
+  return n;
+}
+
+int64_t window_max_queries(const OptionValues& o) { return o.integer("window") + 1; }
+
+StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
+                                            std::string reference) {
+  StrategyDescriptor d;
+  d.name = name;
+  d.order = order;
+  d.summary = std::move(summary);
+  d.reference = std::move(reference);
+  d.options = window_option_specs();
+  d.options.push_back(accept_choice_spec(AcceptRule::Kind::Exact));
+  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
+  d.lossless = [](const OptionValues& o) { return o.choice("accept") == "exact"; };
+  d.needs = window_needs;
+  d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
+  // With --init heads the heads also run on some rows: no fixed cost per forward.
+  d.fixed_queries = [](const OptionValues& o) { return o.choice("init") == "heads" ? 0 : window_max_queries(o); };
+  d.make = [name, rule](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    return std::make_unique<WindowStrategy>(name, m, in, rule, parse_window_options(o));
+  };
+  return d;
 }
 
 const char* draft_init_name(DraftInit i) {
@@ -40,30 +68,29 @@ const char* draft_init_name(DraftInit i) {
   return "?";
 }
 
-WindowStrategy::WindowStrategy(const ModelSet& models, const StrategyInputs& in, const char* method, DraftRule rule,
-                               const WindowOptions& opt, const Faults& faults)
-    : SpeculativeStrategy(models, in, method, opt.window), rule_(rule), opt_(opt) {
-  faults_ = faults;
+WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, DraftRule rule,
+                               const WindowOptions& opt)
+    : SpeculativeStrategy(std::move(method), models, in, opt.window), rule_(rule), opt_(opt) {
   set_accept_rule(opt.accept);
   Context& ctx = *models.ctx;
   drafts_.assign(grid_.size(), 0);
   if (opt.init == DraftInit::Heads) {
     if (!models.heads)
-      throw Error(std::string(method) + ": --init heads needs draft heads (--heads FILE, tools/train_draft_heads.py)");
+      throw Error(name() + ": --init heads needs draft heads (--heads FILE, tools/train_draft_heads.py)");
     const int64_t max_q = max_drafts() + 1;
     proposal_tok_.assign(grid_.size(), -1);
     rounds_.assign(grid_.size(), 0);
-    proposal_q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, std::string(method) + " head proposals");
+    proposal_q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " head proposals");
     for (const DraftHead& h : models.heads->heads()) {
-      head_q_.push_back(ctx.tensor(DType::F32, {max_q, vocab()}, std::string(method) + " head " + h.name));
-      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, std::string(method) + " head tokens " + h.name,
+      head_q_.push_back(ctx.tensor(DType::F32, {max_q, vocab()}, name() + " head " + h.name));
+      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, name() + " head tokens " + h.name,
                                      MemoryUsage::Readback));
     }
     head_pos_ = ctx.tensor(DType::U32, {static_cast<int64_t>(head_q_.size()), max_q},
-                           std::string(method) + " head positions", MemoryUsage::Upload);
+                           name() + " head positions", MemoryUsage::Upload);
   }
-  q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, std::string(method) + " draft distributions");
-  row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, std::string(method) + " row drafts", MemoryUsage::Upload);
+  q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " draft distributions");
+  row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, name() + " row drafts", MemoryUsage::Upload);
 }
 
 uint32_t WindowStrategy::token_at(int64_t n) const {
@@ -106,9 +133,7 @@ void WindowStrategy::initialise(int64_t end) {
   ready_ = std::max(ready_, end);
 }
 
-StepEvent WindowStrategy::step() {
-  if (done()) throw Error(std::string(name()) + ": step() after the image is complete");
-  const auto t0 = std::chrono::steady_clock::now();
+void WindowStrategy::decode(StepEvent& e) {
   const int64_t c = committed_, D = drafts_at(c), Q = queries_for(c, D);
   const uint32_t round = static_cast<uint32_t>(step_);
   initialise(c + D);
@@ -149,7 +174,6 @@ StepEvent WindowStrategy::step() {
   const Outcome o = finish(Q);
   read_head_proposals(picks);
 
-  StepEvent e;
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
     drafts_[static_cast<size_t>(c + t)] = rule_ == DraftRule::Coupled && !exact_successor
@@ -160,8 +184,6 @@ StepEvent WindowStrategy::step() {
       redraft_.push_back(c + t);
   }
   ready_ = c + Q;
-  close_event(e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  return e;
 }
 
 WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64_t q, uint32_t round) {
@@ -225,7 +247,10 @@ WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64
   }
   if (hidden_rows.empty()) return picks;
   models_.ctx->upload(head_pos_, 0, pos.data(), pos.size() * 4);
+  target().set_stage(stage::kHeads);
   const TensorView logits = heads.logits_at(s, hidden, hidden_rows);
+  target().set_stage(stage::kSampling);
+  ++head_forwards_;
   int64_t first_row = 0;
   for (int64_t k = 0; k < H; ++k) {
     const int64_t n = picks.rows[static_cast<size_t>(k)];

@@ -38,19 +38,27 @@ struct WindowOptions {
   int64_t redraft_after = 0;
 };
 
-// Options "window" (1..1024), "init" (random|left|above) and the acceptance options
-// (parse_accept_options, default `accept`); throws naming method and option.
-WindowOptions parse_window_options(const MethodOptions& o, const std::string& method,
-                                   AcceptRule::Kind accept = AcceptRule::Kind::Exact);
+// Options "window" (1..1024, default 16) and "init" (random|left|above|heads, default above).
+std::vector<OptionSpec> window_option_specs();
+// Those options and the acceptance rule's (parse_accept_options with `accept` as the default).
+WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept = AcceptRule::Kind::Exact);
 const char* draft_init_name(DraftInit i);
+
+// The registry's view of a window method: heads with --init heads, the neighbour table under a
+// relaxed rule, window + 1 queries per forward.
+StrategyNeeds window_needs(const OptionValues& o);
+int64_t window_max_queries(const OptionValues& o);
+// The descriptor of a plain window method (sjd, scd-mc, scd-gs): `name` drafting with `rule`.
+StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
+                                            std::string reference);
 
 class WindowStrategy : public SpeculativeStrategy {
  public:
-  StepEvent step() override;
+  WindowStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, DraftRule rule,
+                 const WindowOptions& opt);
 
  protected:
-  WindowStrategy(const ModelSet& models, const StrategyInputs& in, const char* method, DraftRule rule,
-                 const WindowOptions& opt, const Faults& faults);
+  void decode(StepEvent& e) override;
 
  private:
   // Which head proposes each later position this step: per position (head, row of that head's

@@ -18,24 +18,34 @@
 #include <vector>
 
 #include "decoding/strategy.h"
-#include "engine/model/kv_cache.h"
 
 namespace vkspec {
 
+// The window a run uses: --window, else 4 (at most the grid width W).
+int64_t zipar_window(const OptionValues& o, int64_t W);
+
 class ZipArStrategy : public Strategy {
  public:
-  ZipArStrategy(const ModelSet& models, const StrategyInputs& in);
-  const char* name() const override { return "zipar"; }
-  StepEvent step() override;
+  ZipArStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window);
+
+ protected:
+  void decode(StepEvent& e) override;
 
  private:
+  struct Query {
+    int64_t slot;      // = sequence position
+    uint32_t fed;      // image token fed (unused for the condition query)
+    int64_t predicts;  // image token sampled, -1 for a repair
+    bool real_input;   // the fed token is the committed token of that position
+  };
+  // This step's queries: one per active row, then the repair of a placeholder whose real token
+  // now exists. Marks the slots each query validates.
+  std::vector<Query> plan_queries();
   // Rows that sample their next token this step.
   std::vector<int64_t> active_rows() const;
   uint32_t fed_token_for_row_start(int64_t r) const;
 
-  int64_t rows_, W_, window_;
-  KvCache cache_;
-  CommandStream stream_;
+  int64_t W_, window_;
   std::vector<int64_t> next_col_;          // per image row: tokens decoded so far
   std::vector<bool> placeholder_;          // per image row: its first query was fed a placeholder
   std::vector<bool> slot_valid_;           // per cache slot: holds K/V of a committed fed token

@@ -12,28 +12,43 @@
 #include <vector>
 
 #include "decoding/speculative_base.h"
-#include "engine/model/kv_cache.h"
 
 namespace vkspec {
 
 class ZipArVerifyStrategy : public Strategy {
  public:
-  ZipArVerifyStrategy(const ModelSet& models, const StrategyInputs& in);
-  const char* name() const override { return "zipar"; }
-  StepEvent step() override;
+  // window: as plain zipar's; o: zipar's options (--verify, --k, --delta).
+  ZipArVerifyStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window, const OptionValues& o);
 
   // The most queries a forward runs on a grid of width W: W + 1 verification rows, one per
   // parallel row, and as many repaired slots.
   static int64_t max_queries(int64_t W) { return 3 * W + 1; }
 
+ protected:
+  void decode(StepEvent& e) override;
+
  private:
+  // One forward's queries: rows [0, verified) verify the frontier's D drafts (and the row after
+  // them), rows [verified, sampled_end) draft for the parallel rows, the rest re-feed stale slots.
+  struct Plan {
+    int64_t c = 0, D = 0, verified = 0, sampled_end = 0;
+    std::vector<int64_t> slots, predicts;
+    std::vector<int32_t> fed;  // kCondition for the condition query
+    std::vector<bool> placeholder;
+  };
+  Plan plan() const;
+  void add_parallel_rows(Plan& p) const;
+  void add_stale_slots(Plan& p) const;
+  // Records the forward, the drafts' sampling and the frontier's verification of `p`.
+  void record(const Plan& p, uint32_t round);
+  // Commits the verified prefix and keeps (or, after a rejection, drops) the new drafts.
+  void commit(const Plan& p, const std::vector<uint32_t>& res, StepEvent& e);
+
   int32_t token_at(int64_t n) const;  // committed token, current draft, or -1
   int64_t progress(int64_t r) const;  // decided-or-drafted tokens from the left of row r
 
-  int64_t rows_, W_, window_, cls_;
+  int64_t W_, window_, cls_;
   AcceptRule accept_;
-  KvCache cache_;
-  CommandStream stream_;
   std::vector<int32_t> draft_;     // per position: current draft, -1 none
   std::vector<int32_t> slot_fed_;  // per slot: the token fed when its key/value were written
   Tensor q_, p_, relaxed_, zeros_, positions_, row_tokens_, out_;

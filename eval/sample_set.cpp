@@ -40,6 +40,9 @@ std::vector<T> read_column(const SafetensorsFile& f, const std::string& name, St
 
 }  // namespace
 
+const char* const ImageRecord::kStages[ImageRecord::kStageCount] = {"target", "drafter", "low_res", "heads",
+                                                                   "sampling"};
+
 void write_sample_set(const std::string& path, const SampleSet& set) {
   const auto& im = set.images;
   const int64_t n = static_cast<int64_t>(im.size());
@@ -68,6 +71,11 @@ void write_sample_set(const std::string& path, const SampleSet& set) {
   add_i64("nfe", column<int64_t>(im, [](const ImageRecord& r) { return r.nfe; }), {n});
   add_i64("draft_forwards", column<int64_t>(im, [](const ImageRecord& r) { return r.draft_forwards; }), {n});
   add_i64("islands", column<int64_t>(im, [](const ImageRecord& r) { return r.islands; }), {n});
+  add_i64("head_forwards", column<int64_t>(im, [](const ImageRecord& r) { return r.head_forwards; }), {n});
+  std::vector<float> stages;
+  for (const ImageRecord& r : im)
+    for (double v : r.stage_ms) stages.push_back(static_cast<float>(v));
+  w.add_f32("stage_ms", {n, ImageRecord::kStageCount}, stages);
   add_i64("work", work, {n, 4});
   w.add("tokens", StDType::I32, {n, tokens}, grid.data(), grid.size() * sizeof(int32_t));
   w.add_f32("features", {n, dim}, features);
@@ -107,6 +115,12 @@ SampleSet read_sample_set(const std::string& path) {
   const auto wall = read_column<float>(f, "wall_ms", StDType::F32, n);
   const auto busy = read_column<float>(f, "busy_ms", StDType::F32, n);
   const auto device = read_column<float>(f, "device_ms", StDType::F32, n);
+  // Columns added later: older files read as zeros.
+  const auto heads = f.has("head_forwards") ? read_column<int64_t>(f, "head_forwards", StDType::I64, n)
+                                            : std::vector<int64_t>(static_cast<size_t>(n), 0);
+  const int64_t S = ImageRecord::kStageCount;
+  const auto stages = f.has("stage_ms") ? read_column<float>(f, "stage_ms", StDType::F32, n, S)
+                                        : std::vector<float>(static_cast<size_t>(n * S), 0.0f);
   set.images.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     ImageRecord& r = set.images[static_cast<size_t>(i)];
@@ -124,6 +138,8 @@ SampleSet read_sample_set(const std::string& path) {
     r.wall_ms = wall[u];
     r.busy_ms = busy[u];
     r.device_ms = device[u];
+    r.head_forwards = heads[u];
+    r.stage_ms.assign(stages.begin() + i * S, stages.begin() + (i + 1) * S);
   }
   return set;
 }

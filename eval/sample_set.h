@@ -24,8 +24,15 @@ struct ImageRecord {
   std::vector<int32_t> tokens;  // the image, raster order
   std::vector<float> features;  // the classifier's features; empty when not judged
   int64_t nfe = 0, draft_forwards = 0, islands = 0;
+  int64_t head_forwards = 0;  // draft-head runs (files before 2026-11-25: 0)
   double wall_ms = 0, busy_ms = 0, device_ms = 0;
+  // device_ms split by what the work was for, in kStages order (zeros without timestamps).
+  std::vector<double> stage_ms = std::vector<double>(kStageCount, 0.0);
   WorkCounters work;
+
+  // What device time is split into (decoding's stages): target, drafter, low_res, heads, sampling.
+  static constexpr int kStageCount = 5;
+  static const char* const kStages[kStageCount];
 };
 
 struct SampleSet {

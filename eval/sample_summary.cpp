@@ -25,6 +25,8 @@ SampleSummary summarize_samples(const SampleSet& set) {
   for (const ImageRecord& r : set.images) {
     s.nfe_mean += static_cast<double>(r.nfe);
     s.draft_forwards_mean += static_cast<double>(r.draft_forwards);
+    s.head_forwards_mean += static_cast<double>(r.head_forwards);
+    for (size_t k = 0; k < s.stage_ms_mean.size() && k < r.stage_ms.size(); ++k) s.stage_ms_mean[k] += r.stage_ms[k];
     s.islands_mean += static_cast<double>(r.islands);
     acc_len += r.nfe ? static_cast<double>(r.tokens.size()) / static_cast<double>(r.nfe) : 0.0;
     tokens += static_cast<double>(r.tokens.size());
@@ -45,6 +47,8 @@ SampleSummary summarize_samples(const SampleSet& set) {
   const double n = static_cast<double>(s.images);
   s.nfe_mean /= n;
   s.draft_forwards_mean /= n;
+  s.head_forwards_mean /= n;
+  for (double& v : s.stage_ms_mean) v /= n;
   s.islands_mean /= n;
   s.accepted_length_mean = acc_len / n;
   s.latency_median = percentile(lat, 0.5);

@@ -10,10 +10,13 @@ namespace vkspec {
 
 struct SampleSummary {
   int64_t images = 0;
-  double nfe_mean = 0, draft_forwards_mean = 0, accepted_length_mean = 0;
+  double nfe_mean = 0, draft_forwards_mean = 0, head_forwards_mean = 0, accepted_length_mean = 0;
+  // Every forward of every model per image: target, drafter or low-resolution model, draft heads.
+  double all_forwards_mean() const { return nfe_mean + draft_forwards_mean + head_forwards_mean; }
   double latency_median = 0, latency_p90 = 0;  // wall ms per image
   double tokens_per_s = 0, islands_mean = 0;
   double busy_ms = 0, device_ms = 0;  // totals over the images
+  std::vector<double> stage_ms_mean = std::vector<double>(ImageRecord::kStageCount, 0.0);  // per image
   WorkCounters work;                  // totals over the images
   double class_accuracy = -1;         // -1: not judged
   std::vector<float> features;        // [judged images, feature_dim]

@@ -4,27 +4,25 @@
 #include <string>
 #include <vector>
 
-#include "cli/arg_parser.h"
 #include "cli/method_options.h"
-#include "decoding/strategy.h"
 #include "common/error.h"
+#include "decoding/strategy.h"
+#include "frontend/arg_parser.h"
 #include "fuzz/fuzz_target.h"
 
 namespace {
 
 void check_method(const std::string& method, const vkspec::MethodOptions& o) {
   using namespace vkspec;
-  // The checks each strategy runs on its options before it touches a model.
-  check_options(o, method, strategy_options(method));
-  for (const char* key : {"window", "k", "radius", "band", "depth", "rows", "rounds"})
-    (void)option_int(o, method, key, 1, 0, 1 << 20);
-  for (const char* key : {"delta", "tau"}) (void)option_double(o, method, key, 0.5, 0.0, 1.0);
-  (void)option_choice(o, method, "init", "above", {"random", "left", "above", "heads"});
-  (void)option_choice(o, method, "accept", "exact", {"exact", "lantern"});
-  (void)option_choice(o, method, "verify", "none", {"none", "exact", "lantern"});
+  // The checks each strategy runs on its options before it touches a model: the registry's specs,
+  // strictly, then leniently as the front ends size models.
+  const StrategyDescriptor& d = find_strategy(method);
   GptConfig cfg;
-  (void)strategy_max_queries(method, o, cfg);
-  (void)strategy_needs(method, o);
+  cfg.grid_size = 16;
+  (void)d.max_queries_for(o, cfg);
+  (void)d.needs_for(o);
+  (void)d.fixed_queries_for(o);
+  (void)d.values(o);
 }
 
 }  // namespace
@@ -43,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::set<std::string> known = {"--method", "--methods", "--images", "--seed", "--class", "--cfg",
                                    "--temperature", "--top-k", "--top-p", "--sweep", "--drafter"};
     for (const std::string& f : cli::method_option_flags()) known.insert(f);
-    cli::ArgParser ap("fuzz", {"--json"}, known);
+    frontend::ArgParser ap("fuzz", {"--json"}, known);
     ap.parse(args);
     (void)ap.get_int("--images", 1, 1, 10000);
     (void)ap.get_int("--seed", 0, 0, (1ll << 62));

@@ -118,6 +118,7 @@ TEST_F(decoding_hawk, NeedsHeads) {
   ModelSet m = testing::tiny_models(ctx()).set;
   m.heads = nullptr;
   StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
   in.sampler = testing::tiny_settings();
   EXPECT_THROW(make_strategy("hawk", m, in), Error);
   in.options = {{"depth", "5"}};

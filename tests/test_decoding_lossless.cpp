@@ -4,14 +4,17 @@
 // (hawk: tree verification with multi-draft residuals) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
 // same test rejects a deliberately biased variant (drafts from the filtered distribution verified
 // against the unfiltered one, a known bug in other implementations). Fixed seeds make every
-// outcome deterministic; `ar` draws from seeds disjoint from the other methods'.
+// outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs
+// in its own process, so `ar`'s 2000 images are computed once per build and read from the test
+// cache by the other cases (support/cached_sample.h).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 
-#include "decoding/sjd_strategy.h"
+#include "tests/support/cached_sample.h"
+#include "tests/support/scoped_faults.h"
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
@@ -56,7 +59,7 @@ Verdict compare(const Sample& a, const Sample& b) {
 class lossless_decoding : public testing::VulkanTest {
  protected:
   const Sample& ar() {
-    static const Sample s = testing::run_images(ctx(), testing::by_name("ar"), {}, kArSeeds, kImages);
+    static const Sample s = testing::cached_run_images(ctx(), "ar", {}, kArSeeds, kImages);
     return s;
   }
   Verdict against_ar(const std::string& label, const Factory& make, const MethodOptions& options) {
@@ -108,7 +111,8 @@ TEST_F(lossless_decoding, BiasedVerificationIsDetected) {
   Faults f;
   f.q_unfiltered = true;
   const Factory biased = [f](const ModelSet& m, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
-    return std::make_unique<SjdStrategy>(m, in, f);
+    testing::ScopedFaults with(f);
+    return make_strategy("sjd", m, in);
   };
   const Verdict v = against_ar("sjd --window 4 verifying against unfiltered q", biased, {{"window", "4"}});
   EXPECT_FALSE(v.same) << "the two-sample test did not see the bias:\n" << v.report;

@@ -82,7 +82,7 @@ SamplerSettings full_settings() {
 std::vector<int32_t> run(const std::string& method, const ModelSet& m, const MethodOptions& o, uint64_t seed,
                          std::vector<StepEvent>* events = nullptr) {
   StrategyInputs in;
-  in.class_id = static_cast<int64_t>(seed % 2);
+  in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(seed % 2));
   in.seed = seed;
   in.sampler = full_settings();
   in.options = o;
@@ -226,7 +226,7 @@ TEST_F(decoding_mulo, CoupledResamplingAtTauOneSamplesTheTarget) {
     int64_t nfe = 0;
     for (int i = 0; i < kImages; ++i) {
       StrategyInputs in;
-      in.class_id = i % 2;
+      in.condition = std::make_shared<ClassLabel>(i % 2);
       in.seed = first + static_cast<uint64_t>(i);
       in.sampler = ss;
       in.options = o;
@@ -252,6 +252,7 @@ TEST_F(decoding_mulo, CoupledResamplingAtTauOneSamplesTheTarget) {
 
 TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {
   StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
   in.sampler = full_settings();
   ModelSet m = mulo_models(ctx()).set;
   in.options = {{"tau", "2"}};

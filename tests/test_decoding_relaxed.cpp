@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "decoding/scd_strategy.h"
+#include "tests/support/scoped_faults.h"
 #include "decoding/sd_strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "tests/support/decoding_fixture.h"
@@ -119,7 +119,8 @@ TEST_F(decoding_relaxed, CoupledRelaxedDecodingCarriesTheExactSuccessor) {
     Faults f;
     f.relaxed_successor = fault;
     return [f](const ModelSet& m, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
-      return std::make_unique<ScdStrategy>("scd-mc", m, in, f);
+      testing::ScopedFaults with(f);
+      return make_strategy("scd-mc", m, in);
     };
   };
   const MethodOptions window = {{"window", "8"}, {"init", "random"}};

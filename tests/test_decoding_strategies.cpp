@@ -4,7 +4,8 @@
 // draft accepted.
 #include <gtest/gtest.h>
 
-#include "decoding/sd_strategy.h"
+#include "decoding/strategy.h"
+#include "eval/sample_set.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
 
@@ -60,14 +61,28 @@ TEST_F(decoding_strategies, WindowLargerThanTheImage) {
   }
 }
 
+// Device time is split by what it was for: the stages add up to the step's time, and each method
+// spends it on the models it runs (sd's drafter, hawk's heads, counted in head_forwards).
 TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
   if (!ctx().caps().timestamps) GTEST_SKIP() << "the queue has no timestamps";
-  for (const std::string method : {"sjd", "sd"}) {
+  for (const std::string method : {"sjd", "sd", "hawk"}) {
     StrategyInputs in;
+    in.condition = std::make_shared<ClassLabel>(0);
     in.sampler = testing::tiny_settings();
     in.profile = true;
     const auto s = make_strategy(method, tiny_models(ctx()).set, in);
-    EXPECT_GT(s->step().device_ms, 0.0) << method;
+    s->step();
+    const StepEvent e = s->step();  // hawk's heads run from its second step
+    EXPECT_GT(e.device_ms, 0.0) << method;
+    double sum = 0;
+    for (const auto& [stage_name, ms] : e.device_ms_by_stage) sum += ms;
+    EXPECT_NEAR(sum, e.device_ms, 1e-6 * e.device_ms) << method;
+    EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0) << method;
+    if (method == "sd") EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u);
+    if (method == "hawk") {
+      EXPECT_GT(e.device_ms_by_stage.count(stage::kHeads), 0u);
+      EXPECT_EQ(e.head_forwards, 1);
+    }
   }
 }
 
@@ -78,7 +93,7 @@ TEST_F(decoding_strategies, IdenticalDrafterAcceptsEverything) {
   ModelSet same = tiny_models(ctx()).set;
   same.drafter = same.target;
   const testing::Factory sd = [&same](const ModelSet&, const StrategyInputs& in) -> std::unique_ptr<Strategy> {
-    return std::make_unique<SdStrategy>(same, in);
+    return make_strategy("sd", same, in);
   };
   const testing::Sample s = run_images(ctx(), sd, {{"window", "3"}}, 11, 10, true);
   for (const auto& events : s.events) {
@@ -93,6 +108,7 @@ TEST_F(decoding_strategies, IdenticalDrafterAcceptsEverything) {
 void expect_error(const std::string& method, const MethodOptions& options, const ModelSet& models,
                   const std::string& fragment) {
   StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
   in.options = options;
   try {
     make_strategy(method, models, in);
@@ -122,14 +138,58 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   no_table.neighbours = nullptr;
   expect_error("lantern", {}, no_table, "needs the codebook neighbour table");
   expect_error("scd-mc", {{"accept", "lantern"}}, no_table, "needs the codebook neighbour table");
-  EXPECT_EQ(strategy_options("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
-  EXPECT_EQ(strategy_options("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
-  EXPECT_TRUE(strategy_needs("lantern").neighbours);
-  EXPECT_FALSE(strategy_needs("lantern").drafter);
-  EXPECT_TRUE(strategy_needs("lantern", {{"drafter", "model"}}).drafter);
-  EXPECT_TRUE(strategy_needs("scd-mc", {{"accept", "lantern"}}).neighbours);
-  EXPECT_FALSE(strategy_needs("scd-mc").neighbours);
-  EXPECT_TRUE(strategy_options("ar").empty());
+}
+
+std::vector<std::string> option_names(const std::string& method) {
+  std::vector<std::string> names;
+  for (const OptionSpec& o : find_strategy(method).options) names.push_back(o.name);
+  return names;
+}
+
+// The registry holds every method (a registration dropped by the linker would lose one) and what
+// front ends read of them.
+TEST(strategy_registry, DescribesEveryMethod) {
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar",
+                                                        "mulo", "hawk", "ssd"}));
+  EXPECT_EQ(reference_method_name(), "ar");
+  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
+  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
+  EXPECT_TRUE(option_names("ar").empty());
+  EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
+  EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);
+  EXPECT_TRUE(find_strategy("lantern").needs_for({{"drafter", "model"}}).drafter);
+  EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"accept", "lantern"}}).neighbours);
+  EXPECT_FALSE(find_strategy("scd-mc").needs_for({}).neighbours);
+  EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"init", "heads"}}).heads);
+  EXPECT_TRUE(find_strategy("mulo").needs_for({}).low_res);
+  EXPECT_TRUE(find_strategy("scd-mc").lossless_for({}));
+  EXPECT_FALSE(find_strategy("scd-mc").lossless_for({{"accept", "lantern"}}));
+  EXPECT_TRUE(find_strategy("zipar").lossless_for({{"verify", "exact"}}));
+  EXPECT_FALSE(find_strategy("lantern").lossless_for({}));
+  GptConfig cfg;
+  cfg.grid_size = 16;
+  EXPECT_EQ(find_strategy("scd-mc").max_queries_for({{"window", "32"}}, cfg), 33);
+  EXPECT_EQ(find_strategy("scd-mc").max_queries_for({{"window", "oops"}}, cfg), 17);  // sized at the default
+  EXPECT_EQ(find_strategy("ssd").max_queries_for({}, cfg), 33);
+  EXPECT_EQ(find_strategy("scd-mc").fixed_queries_for({{"init", "heads"}}), 0);
+  EXPECT_EQ(find_strategy("lantern").fixed_queries_for({{"window", "8"}}), 9);
+  EXPECT_EQ(find_strategy("lantern").fixed_queries_for({{"drafter", "model"}}), 0);
+  EXPECT_THROW(find_strategy("nope"), Error);
+  EXPECT_THROW(find_strategy("sjd").values({{"window", "0"}}), Error);
+  EXPECT_THROW(find_strategy("sjd").values({{"depth", "2"}}), Error);
+  // Bench's sample files split device time by the stages the strategies tag their commands with.
+  const std::vector<std::string> stages = {stage::kTarget, stage::kDrafter, stage::kLowRes, stage::kHeads,
+                                           stage::kSampling};
+  ASSERT_EQ(static_cast<int>(stages.size()), ImageRecord::kStageCount);
+  for (int k = 0; k < ImageRecord::kStageCount; ++k) EXPECT_EQ(stages[static_cast<size_t>(k)], ImageRecord::kStages[k]);
+  for (const StrategyDescriptor* d : strategy_registry()) {
+    EXPECT_FALSE(d->summary.empty()) << d->name;
+    EXPECT_FALSE(d->reference.empty()) << d->name;
+    for (const OptionSpec& o : d->options) {
+      EXPECT_FALSE(o.help.empty()) << d->name << " --" << o.name;
+      EXPECT_NO_THROW(d->values({{o.name, o.fallback}})) << d->name << " --" << o.name << "'s default is not accepted";
+    }
+  }
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ TEST_F(decoding_zipar, VerificationModes) {
 
 TEST_F(decoding_zipar, OptionsAreChecked) {
   StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
   in.options = {{"window", std::to_string(kTinyGrid + 1)}};
   EXPECT_THROW(make_strategy("zipar", testing::tiny_models(ctx()).set, in), Error);
   in.options = {{"init", "left"}};

@@ -2,6 +2,7 @@
 // validation plumbing, device choice.
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "engine/ops/elementwise.h"
 #include "engine/vk/command_stream.h"
 #include "common/error.h"
+#include "shaders/shader_ids.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {
@@ -111,7 +113,7 @@ TEST_F(VulkanTest, UploadDownloadWholeAndSubranges) {
 }
 
 TEST_F(VulkanTest, ReflectionReadsBindingsPushConstantsAndWorkgroupSize) {
-  const Pipeline& p = ctx().pipeline("add", {64});
+  const Pipeline& p = ctx().pipeline(shaders::add, {64});
   ASSERT_EQ(p.bindings().size(), 3u);
   EXPECT_TRUE(p.bindings()[0].reads);
   EXPECT_FALSE(p.bindings()[0].writes);
@@ -119,18 +121,46 @@ TEST_F(VulkanTest, ReflectionReadsBindingsPushConstantsAndWorkgroupSize) {
   EXPECT_TRUE(p.bindings()[2].writes);
   EXPECT_EQ(p.push_constant_size(), 4u);
   EXPECT_EQ(p.local_size(0), 64u);
-  EXPECT_EQ(&ctx().pipeline("add", {64}), &p) << "pipelines are cached per (shader, spec)";
+  EXPECT_EQ(&ctx().pipeline(shaders::add, {64}), &p) << "pipelines are cached per (shader, spec)";
+  EXPECT_NE(&ctx().pipeline(shaders::add, {32}), &p);
+  EXPECT_EQ(ctx().pipeline(shaders::add, {32}).local_size(0), 32u);
 }
 
-TEST_F(VulkanTest, UnknownShaderAndBadSpecConstantsAreErrors) {
-  EXPECT_THROW(ctx().pipeline("no_such_shader"), Error);
-  EXPECT_THROW(ctx().pipeline("add", {64, 1}), Error);
+TEST(ShaderIds, IndexTheRegistryByName) {
+  ASSERT_GT(embedded_shader_count(), 0u);
+  for (uint32_t i = 0; i < embedded_shader_count(); ++i) {
+    EXPECT_EQ(&embedded_shader(ShaderId{i}), &embedded_shaders()[i]);
+    EXPECT_EQ(find_embedded_shader(embedded_shaders()[i].name), &embedded_shaders()[i]);
+  }
+  EXPECT_EQ(embedded_shaders()[embedded_shader_count()].name, nullptr);
+  EXPECT_STREQ(embedded_shader(shaders::matmul_gemv).name, "matmul_gemv");
+  EXPECT_STREQ(embedded_shader(shaders::upsample_nearest_2x).name, "upsample_nearest_2x");
+}
+
+TEST_F(VulkanTest, BadSpecConstantsAreErrorsAndNotCached) {
+  EXPECT_THROW(ctx().pipeline(shaders::add, {64, 1}), Error);
+  EXPECT_THROW(ctx().pipeline(shaders::add, {64, 1}), Error);
+}
+
+// The viewer records from its decode thread while its UI thread may build pipelines too.
+TEST_F(VulkanTest, ConcurrentRequestsBuildEachVariantOnce) {
+  const uint32_t sizes[] = {8, 16, 24, 40, 48, 56};
+  std::vector<std::vector<const Pipeline*>> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round)
+        for (uint32_t wg : sizes) seen[t].push_back(&ctx().pipeline(shaders::swish, {wg}));
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& s : seen) EXPECT_EQ(s, seen[0]);
+  for (size_t i = 0; i < std::size(sizes); ++i) EXPECT_EQ(seen[0][i]->local_size(0), sizes[i]);
 }
 
 TEST_F(VulkanTest, DispatchChecksBindingCountAndPushSize) {
   Tensor a = ctx().tensor(DType::F32, {4}, "a");
   CommandStream s(ctx());
-  const Pipeline& p = ctx().pipeline("add", {64});
+  const Pipeline& p = ctx().pipeline(shaders::add, {64});
   uint32_t n = 4;
   EXPECT_THROW(s.dispatch(p, {a, a}, n, 1), Error);
   uint64_t wrong = 4;
@@ -274,6 +304,16 @@ TEST(DeviceChoice, MissingRequiredExtensionIsNamed) {
         << e.what();
   }
   EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
+TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
+  setenv("VKSPEC_DISABLE_COOPMAT", "1", 1);
+  EXPECT_TRUE(ContextOptions::from_environment().disable_coopmat);
+  unsetenv("VKSPEC_DISABLE_COOPMAT");
+  EXPECT_FALSE(ContextOptions::from_environment().disable_coopmat);
+  setenv("VKSPEC_DISABLE_FP16", "1", 1);
+  EXPECT_THROW(ContextOptions::from_environment(), Error);
+  unsetenv("VKSPEC_DISABLE_FP16");
 }
 
 TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {

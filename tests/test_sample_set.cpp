@@ -29,6 +29,8 @@ ImageRecord record(uint64_t seed, int64_t cls, int64_t predicted, int64_t nfe, d
   r.nfe = nfe;
   r.draft_forwards = nfe / 2;
   r.islands = static_cast<int64_t>(seed % 3);
+  r.head_forwards = nfe / 3;
+  r.stage_ms = {1.5, 0.25, 0, 0.5, static_cast<double>(seed)};
   r.wall_ms = wall_ms;
   r.busy_ms = wall_ms / 2;
   r.device_ms = 0.5;
@@ -66,6 +68,10 @@ TEST(sample_set, WriteThenReadGivesBackEveryField) {
     EXPECT_EQ(b.nfe, a.nfe);
     EXPECT_EQ(b.draft_forwards, a.draft_forwards);
     EXPECT_EQ(b.islands, a.islands);
+    EXPECT_EQ(b.head_forwards, a.head_forwards);
+    ASSERT_EQ(b.stage_ms.size(), a.stage_ms.size());
+    for (size_t k = 0; k < a.stage_ms.size(); ++k)
+      EXPECT_FLOAT_EQ(static_cast<float>(b.stage_ms[k]), static_cast<float>(a.stage_ms[k]));
     EXPECT_FLOAT_EQ(static_cast<float>(b.wall_ms), static_cast<float>(a.wall_ms));
     EXPECT_FLOAT_EQ(static_cast<float>(b.busy_ms), static_cast<float>(a.busy_ms));
     EXPECT_EQ(b.work.dispatches, a.work.dispatches);

@@ -35,8 +35,8 @@ std::vector<float> logits_of(Context& ctx, Gpt& gpt) {
   const GptConfig& cfg = gpt.config();
   KvCache cache = gpt.make_cache();
   const std::vector<uint32_t> tokens = {3, 1, 4};
-  const ClassLabel one(1), three(3);
-  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, 0, 4, tokens, {&one, &three}, cache.slots()), 2, cache.slots());
+  const ClassLabel one(1);
+  GptBatch batch(ctx, cfg, GptQueries::causal(cfg, 0, 4, tokens, {&one, nullptr}, cache.slots()), 2, cache.slots());
   CommandStream s(ctx);
   const GptOutputs out = gpt.forward(s, batch, cache);
   Tensor host = ctx.tensor(DType::F32, out.logits.shape, "logits", MemoryUsage::Readback);

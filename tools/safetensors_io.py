@@ -37,7 +37,9 @@ def save_file(tensors, path, metadata=None):
         off += len(raw)
     hj = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hj += b" " * ((8 - (8 + len(hj)) % 8) % 8)
-    tmp = path + ".tmp"  # a killed export never leaves a truncated file under the real name
+    # A killed export never leaves a truncated file under the real name, and processes writing the
+    # same file at once (tests run in parallel) each rename their own complete copy.
+    tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(hj)))
         f.write(hj)

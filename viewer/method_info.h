@@ -1,6 +1,6 @@
 #pragma once
-// One-line descriptions of decoding methods for the kiosk captions and the method panel. Methods
-// without an entry (new strategies) get a generic line, so every registered method still shows.
+// One-line descriptions of decoding methods for the kiosk captions and the method panel, from
+// the strategy registry; a method this build does not know (an old trace) gets a generic line.
 #include <string>
 
 namespace vkspec::viewer {

@@ -1,7 +1,10 @@
 #include "viewer/viewer_options.h"
 
-#include "cli/arg_parser.h"
+#include <set>
+
 #include "common/error.h"
+#include "frontend/arg_parser.h"
+#include "frontend/method_options_text.h"
 #include "viewer/overlay_settings.h"
 
 namespace vkspec::viewer {
@@ -26,49 +29,21 @@ const char* kViewerUsage =
     "shown has finished (and the timeline reached --step K when given). Keys: space play/pause,\n"
     "left/right step, Home/End first/last step, Esc quit.\n";
 
-MethodOptions parse_method_options(const std::string& text) {
-  MethodOptions o;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t end = text.find(',', i);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(i, end - i);
-    i = end + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Error("method option '" + item + "' is not of the form name=value (example: window=16)");
-    std::string key = item.substr(0, eq);
-    if (key.rfind("--", 0) == 0) key = key.substr(2);
-    o[key] = item.substr(eq + 1);
-  }
-  return o;
-}
-
-std::string format_method_options(const MethodOptions& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : ",") + k + "=" + v;
-  return s;
-}
-
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
-  cli::ArgParser ap("vkspec-viewer", {"--kiosk"},
-                    {"--model", "--vq", "--drafter", "--low-res", "--heads", "--method", "--options", "--compare",
-                     "--compare-options", "--class", "--seed", "--cfg", "--temperature", "--top-k", "--top-p",
-                     "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames", "--step",
-                     "--layout", "--record", "--save-trace", "--width", "--height", "--fps", "--speed",
-                     "--overlays", "--timeout", "--batch"});
+  std::set<std::string> options = {"--method", "--options", "--compare", "--compare-options", "--class", "--seed",
+                                   "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames",
+                                   "--step", "--layout", "--record", "--save-trace", "--width", "--height", "--fps",
+                                   "--speed", "--overlays", "--timeout", "--batch"};
+  for (const std::string& f : frontend::model_file_options()) options.insert(f);
+  for (const std::string& f : frontend::sampler_options()) options.insert(f);
+  frontend::ArgParser ap("vkspec-viewer", {"--kiosk"}, options);
   ap.parse(args);
   ViewerOptions o;
-  o.model = ap.get_or("--model", "");
-  o.vq = ap.get_or("--vq", "");
-  o.drafter = ap.get_or("--drafter", "");
-  o.low_res = ap.get_or("--low-res", "");
-  o.heads = ap.get_or("--heads", "");
+  o.models = frontend::model_files(ap);
   o.method = ap.get_or("--method", "");
   auto method_options = [&](const char* flag) {
     try {
-      return parse_method_options(ap.get_or(flag, ""));
+      return frontend::parse_method_options(ap.get_or(flag, ""));
     } catch (const Error& e) {
       throw Error(std::string("vkspec-viewer: ") + flag + ": " + e.what());
     }
@@ -78,10 +53,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.compare_options = method_options("--compare-options");
   o.class_id = ap.get_int("--class", 0, 0, 1 << 30);
   o.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
-  if (ap.get("--cfg")) o.cfg = static_cast<float>(ap.get_double("--cfg", 0, 0, 100));
-  if (ap.get("--temperature")) o.temperature = static_cast<float>(ap.get_double("--temperature", 1, 1e-6, 100));
-  if (ap.get("--top-k")) o.top_k = ap.get_int("--top-k", 0, 0, 1 << 24);
-  if (ap.get("--top-p")) o.top_p = static_cast<float>(ap.get_double("--top-p", 1, 1e-6, 1));
+  o.sampler = frontend::sampler_overrides(ap);
   o.trace = ap.get_or("--trace", "");
   o.trace_image = ap.get_int("--image", 0, 0, 1 << 30);
   o.trace_compare = ap.get_int("--compare-image", -1, -1, 1 << 30);

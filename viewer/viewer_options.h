@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "decoding/strategy.h"
+#include "frontend/model_catalog.h"
+#include "frontend/sampler_options.h"
 
 namespace vkspec::viewer {
 
 struct ViewerOptions {
-  // Models (live runs). Empty: the shipped models.
-  std::string model, vq, drafter, low_res, heads;
+  frontend::ModelFiles models;  // none given: the shipped models
   // What to run. Empty method: the first of strategy_names().
   std::string method;
   MethodOptions method_options;
@@ -19,8 +20,7 @@ struct ViewerOptions {
   MethodOptions compare_options;
   int64_t class_id = 0;
   uint64_t seed = 0;
-  std::optional<float> cfg, temperature, top_p;
-  std::optional<int64_t> top_k;
+  frontend::SamplerOverrides sampler;
 
   // Replay instead of running the model.
   std::string trace;
@@ -46,9 +46,5 @@ extern const char* kViewerUsage;
 
 // Throws Error naming the option when an option is unknown, malformed or out of range.
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args);
-// "window=16,init=above" -> {"window": "16", "init": "above"}.
-MethodOptions parse_method_options(const std::string& text);
-// The inverse, for the options text field.
-std::string format_method_options(const MethodOptions& o);
 
 }  // namespace vkspec::viewer

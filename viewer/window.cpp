@@ -1,7 +1,6 @@
 #include "viewer/window.h"
 
-#include <cstdlib>
-
+#include "common/env.h"
 #include "engine/vk/vulkan_error.h"
 
 // After volk (through window.h): vulkan.h comes in without prototypes, and GLFW declares
@@ -15,9 +14,9 @@ GlfwLibrary::GlfwLibrary() {
   if (!glfwInit()) {
     const char* desc = nullptr;
     glfwGetError(&desc);
-    const char* display = std::getenv("DISPLAY");
+    const auto display = env::external("DISPLAY");
     throw Error(std::string("cannot open a window: ") + (desc ? desc : "glfwInit failed") +
-                (display && *display ? "" : " (DISPLAY is not set; on a headless machine run under xvfb-run)"));
+                (display ? "" : " (DISPLAY is not set; on a headless machine run under xvfb-run)"));
   }
   if (!glfwVulkanSupported()) {
     glfwTerminate();

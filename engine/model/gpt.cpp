@@ -141,14 +141,14 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   for (int64_t b = 0; b < B; ++b) {
     const TensorView cond_rows = x.rows(b * T, n_cond);
     if (n_cond > 0 && cfg_.model_type == ModelType::c2i) {
-      ops::embedding(s, cls_embedding_, batch.label_ids(b).view(), cond_rows);
+      ops::embedding(s, cls_embedding_, batch.label_ids(b), cond_rows);
     } else if (n_cond > 0 && batch.null_condition(b)) {
-      ops::embedding(s, null_caption_, batch.condition_positions().view(), cond_rows);
+      ops::embedding(s, null_caption_, batch.condition_positions(), cond_rows);
     } else if (n_cond > 0) {
-      embed_caption(s, batch.caption_values(b).view(), caption_hidden_.view().rows(0, n_cond), cond_rows);
+      embed_caption(s, batch.caption_values(b), caption_hidden_.view().rows(0, n_cond), cond_rows);
     }
     if (T > n_cond) {
-      TensorView ids = batch.token_ids().view().reshape({batch.token_ids().numel()}).rows(0, T - n_cond);
+      TensorView ids = batch.token_ids().rows(0, T - n_cond);
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
     }
   }

@@ -92,9 +92,35 @@ GptQueries GptQueries::at_positions(const GptConfig& cfg, const std::vector<int6
   return q;
 }
 
-GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows,
-                   int64_t cache_slots)
-    : t_(q.count()), b_(batch_rows) {
+GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, int64_t batch_rows, int64_t max_queries, int64_t cache_slots)
+    : ctx_(ctx), cfg_(cfg), cache_slots_(cache_slots), b_(batch_rows) {
+  // Sized for the largest batch up front; assign() grows a buffer only past that.
+  const int64_t T = std::max<int64_t>(max_queries, 1);
+  ensure(tokens_, DType::U32, {T}, "token ids");
+  ensure(positions_, DType::I32, {T, 3}, "rope positions");
+  ensure(slots_, DType::U32, {T}, "kv slots");
+  ensure(mask_.ranges, DType::U32, {T, 2}, "attention ranges");
+}
+
+GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows, int64_t cache_slots)
+    : ctx_(ctx), cfg_(cfg), cache_slots_(cache_slots), b_(batch_rows) {
+  assign(q);
+}
+
+void GptBatch::ensure(Tensor& t, DType dtype, const Shape& shape, const std::string& name) {
+  bool fits = t.valid() && t.shape().rank == shape.rank && t.shape()[0] >= shape[0];
+  for (int d = 1; fits && d < shape.rank; ++d) fits = t.shape()[d] == shape[d];
+  if (fits) return;  // rows beyond the current queries stay unread: views are sized per assign()
+  Shape grown = shape;
+  if (t.valid() && t.shape().rank == shape.rank) grown.dims[0] = std::max(shape[0], t.shape()[0]);
+  t = ctx_.tensor(dtype, grown, name, MemoryUsage::Upload);
+}
+
+void GptBatch::assign(const GptQueries& q) {
+  const GptConfig& cfg = cfg_;
+  const int64_t cache_slots = cache_slots_;
+  t_ = q.count();
+  kv_len_ = 0;
   auto fail = [](const std::string& what) { return Error("GPT batch: " + what); };
   if (t_ < 1) throw fail("no queries");
   if (static_cast<int64_t>(q.slots.size()) != t_) throw fail("slots and positions differ in count");
@@ -144,41 +170,47 @@ GptBatch::GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int6
   for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
 
-  const auto host = MemoryUsage::Upload;
-  tokens_ = ctx.tensor(DType::U32, {std::max<int64_t>(t_ - n_cond_, 1)}, "token ids", host);
-  if (!q.tokens.empty()) ctx.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
-  positions_ = ctx.tensor(DType::I32, {t_, 3}, "rope positions", host);
-  ctx.upload(positions_, rope.data(), rope.size() * 4);
-  slots_ = ctx.tensor(DType::U32, {t_}, "kv slots", host);
-  ctx.upload(slots_, q.slots.data(), q.slots.size() * 4);
+  ensure(tokens_, DType::U32, {std::max<int64_t>(t_ - n_cond_, 1)}, "token ids");
+  if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
+  ensure(positions_, DType::I32, {t_, 3}, "rope positions");
+  ctx_.upload(positions_, 0, rope.data(), rope.size() * 4);
+  ensure(slots_, DType::U32, {t_}, "kv slots");
+  ctx_.upload(slots_, 0, q.slots.data(), q.slots.size() * 4);
+  labels_.resize(labels.size());
   for (size_t b = 0; b < labels.size(); ++b) {
-    labels_.push_back(ctx.tensor(DType::U32, {1}, "label row " + std::to_string(b), host));
-    ctx.upload(labels_.back(), &labels[b], 4);
+    ensure(labels_[b], DType::U32, {1}, "label row " + std::to_string(b));
+    ctx_.upload(labels_[b], 0, &labels[b], 4);
   }
   if (t2i && n_cond_ > 0) {
     std::vector<uint32_t> cond_pos(q.positions.begin(), q.positions.begin() + n_cond_);
-    condition_positions_ = ctx.tensor(DType::U32, {n_cond_}, "condition positions", host);
-    ctx.upload(condition_positions_, cond_pos.data(), cond_pos.size() * 4);
+    ensure(condition_positions_, DType::U32, {n_cond_}, "condition positions");
+    ctx_.upload(condition_positions_, 0, cond_pos.data(), cond_pos.size() * 4);
   }
+  captions_.resize(captions.size());
+  null_caption_.assign(captions.size(), true);
   for (size_t b = 0; b < captions.size(); ++b) {
-    captions_.emplace_back();
     if (!captions[b] || n_cond_ == 0) continue;
+    null_caption_[b] = false;
     const int64_t cd = cfg.caption_dim;
     const std::vector<float> placed = captions[b]->placed_values(cfg.cls_token_num);
     std::vector<float> rows(static_cast<size_t>(n_cond_ * cd));
     for (int64_t i = 0; i < n_cond_; ++i)
       std::copy_n(placed.begin() + q.positions[static_cast<size_t>(i)] * cd, cd, rows.begin() + i * cd);
-    captions_.back() = ctx.tensor(DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b), host);
-    ctx.upload(captions_.back(), rows.data(), rows.size() * 4);
+    ensure(captions_[b], DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b));
+    ctx_.upload(captions_[b], 0, rows.data(), rows.size() * 4);
   }
-  // Host-visible like the rest, so building a batch never needs a staging submit of its own (a
-  // speculative step is one submit on every device).
-  mask_.ranges = ctx.tensor(DType::U32, {t_, 2}, "attention ranges", host);
-  ctx.upload(mask_.ranges, mask.ranges.data(), mask.ranges.size() * 4);
-  if (!mask.bits.empty()) {
-    mask_.bits = ctx.tensor(DType::U32, {t_, mask.words}, "attention bits", host);
-    ctx.upload(mask_.bits, mask.bits.data(), mask.bits.size() * 4);
+  ensure(mask_.ranges, DType::U32, {t_, 2}, "attention ranges");
+  ctx_.upload(mask_.ranges, 0, mask.ranges.data(), mask.ranges.size() * 4);
+  has_bits_ = !mask.bits.empty();
+  if (has_bits_) {
+    if (mask_.bits.valid() && mask_.bits.shape()[1] != mask.words) mask_.bits = Tensor();
+    ensure(mask_.bits, DType::U32, {t_, mask.words}, "attention bits");
+    ctx_.upload(mask_.bits, 0, mask.bits.data(), mask.bits.size() * 4);
   }
+}
+
+ops::AttentionMask GptBatch::mask() const {
+  return {mask_.ranges.view().rows(0, t_), has_bits_ ? mask_.bits.view().rows(0, t_) : TensorView{}};
 }
 
 }  // namespace vkspec

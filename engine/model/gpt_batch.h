@@ -3,7 +3,9 @@
 // (the CFG rows), except that condition queries embed each row's own condition (the conditional
 // row's, or the model's null form for the unconditional one).
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "engine/model/condition.h"
@@ -48,35 +50,58 @@ struct GptQueries {
                                  const std::function<bool(int64_t, int64_t)>& sees);
 };
 
-// Device copies of GptQueries. Keep it alive until the stream that used it has been waited on.
+// Device copies of GptQueries, in host-visible buffers a batch keeps and refills: a strategy's
+// steps reuse the same few batches (TargetSession) instead of allocating per forward. The views
+// returned are sized for the current queries. Keep the batch (and its contents) unchanged until
+// the stream that used it has been waited on.
 class GptBatch {
  public:
+  // Empty buffers for up to max_queries queries of batch_rows rows against cache_slots slots;
+  // assign() fills them.
+  GptBatch(Context& ctx, const GptConfig& cfg, int64_t batch_rows, int64_t max_queries, int64_t cache_slots);
+  // A batch holding exactly q.
   GptBatch(Context& ctx, const GptConfig& cfg, const GptQueries& q, int64_t batch_rows, int64_t cache_slots);
+  GptBatch(const GptBatch&) = delete;
+  GptBatch& operator=(const GptBatch&) = delete;
+
+  // Validates q (throws Error naming the problem) and writes it to the buffers, which grow when
+  // q needs more room.
+  void assign(const GptQueries& q);
 
   int64_t tokens_per_row() const { return t_; }
   int64_t condition_queries() const { return n_cond_; }
   int64_t batch_rows() const { return b_; }
+  int64_t cache_slots() const { return cache_slots_; }
   int64_t kv_len() const { return kv_len_; }  // 1 + the highest slot any query may see
-  // Image token ids [T - condition queries] (u32). Host-visible: a strategy may also write the
-  // ids here, or copy GPU-sampled tokens into it within the stream, before the forward reads it.
-  const Tensor& token_ids() const { return tokens_; }
+  // Image token ids [max(T - condition queries, 1)] (u32). Host-visible: a strategy may also
+  // write the ids here, or copy GPU-sampled tokens into it within the stream, before the forward
+  // reads it.
+  TensorView token_ids() const { return tokens_.view().rows(0, std::max<int64_t>(t_ - n_cond_, 1)); }
   // c2i: the class id of a batch row (u32 [1]; num_classes for the null class).
-  const Tensor& label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)]; }
+  TensorView label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)].view(); }
   // t2i: whether a batch row takes the model's null caption, else its caption's values at the
   // condition queries' positions (f32 [condition queries, caption_dim]; zeros at padding).
-  bool null_condition(int64_t row) const { return !captions_[static_cast<size_t>(row)].valid(); }
-  const Tensor& caption_values(int64_t row) const { return captions_[static_cast<size_t>(row)]; }
+  bool null_condition(int64_t row) const { return null_caption_[static_cast<size_t>(row)]; }
+  TensorView caption_values(int64_t row) const { return captions_[static_cast<size_t>(row)].view().rows(0, n_cond_); }
   // t2i: the sequence positions of the condition queries (u32 [condition queries]).
-  const Tensor& condition_positions() const { return condition_positions_; }
-  const Tensor& rope_positions() const { return positions_; }
-  const Tensor& slots() const { return slots_; }
-  ops::AttentionMask mask() const { return mask_.view(); }
+  TensorView condition_positions() const { return condition_positions_.view().rows(0, n_cond_); }
+  TensorView rope_positions() const { return positions_.view().rows(0, t_); }
+  TensorView slots() const { return slots_.view().rows(0, t_); }
+  ops::AttentionMask mask() const;
 
  private:
+  // t unless it is too small for shape (rank and trailing dims equal, at least shape[0] rows).
+  void ensure(Tensor& t, DType dtype, const Shape& shape, const std::string& name);
+
+  Context& ctx_;
+  GptConfig cfg_;
+  int64_t cache_slots_ = 0;
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0;
+  bool has_bits_ = false;
   Tensor tokens_, positions_, slots_;
   std::vector<Tensor> labels_;    // c2i, one per batch row so each binding starts aligned
-  std::vector<Tensor> captions_;  // t2i, one per batch row; empty for the null caption
+  std::vector<Tensor> captions_;  // t2i, one per batch row
+  std::vector<bool> null_caption_;
   Tensor condition_positions_;
   ops::AttentionMaskTensors mask_;
 };

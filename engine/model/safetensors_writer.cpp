@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -97,7 +98,9 @@ std::vector<uint8_t> SafetensorsWriter::take_bytes() {
 
 void SafetensorsWriter::write(const std::string& path) const {
   const std::string head = header();
-  const std::string tmp = path + ".tmp";
+  // Per process: test cases running at once write the same model files, and a shared temporary
+  // would let one rename the file another is still writing.
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(path + ": cannot create " + tmp + ": " + std::strerror(errno));
   bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size();

@@ -41,7 +41,14 @@ SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDTy
   };
   const int64_t D = s.dim, H = s.ffn_hidden;
   tensor("tok_embeddings.weight", {s.vocab_size, D}, false);
-  tensor("cls_embedding.embedding_table.weight", {s.num_classes + 1, D}, false);
+  const bool t2i = s.caption_dim > 0;
+  if (t2i) {
+    tensor("cls_embedding.cap_proj.fc1.weight", {D, s.caption_dim}, false);
+    tensor("cls_embedding.cap_proj.fc2.weight", {D, D}, false);
+    tensor("cls_embedding.uncond_embedding", {s.cls_token_num, s.caption_dim}, false);
+  } else {
+    tensor("cls_embedding.embedding_table.weight", {s.num_classes + 1, D}, false);
+  }
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     tensor(p + "attention_norm.weight", {D}, true);
@@ -54,11 +61,13 @@ SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDTy
   }
   tensor("norm.weight", {D}, true);
   tensor("output.weight", {s.vocab_size, D}, false);
-  const std::vector<std::pair<const char*, int64_t>> meta = {
+  std::vector<std::pair<const char*, int64_t>> meta = {
       {"dim", D},         {"n_layer", s.n_layer},       {"n_head", s.n_head},
       {"vocab_size", s.vocab_size}, {"num_classes", s.num_classes}, {"grid_size", s.grid_size},
-      {"cls_token_num", 1}, {"ffn_hidden", H}};
+      {"cls_token_num", t2i ? s.cls_token_num : 1}, {"ffn_hidden", H}};
+  if (t2i) meta.push_back({"caption_dim", s.caption_dim});
   for (const auto& [k, value] : meta) w.set_metadata(k, std::to_string(value));
+  if (t2i) w.set_metadata("model_type", "t2i");
   w.set_metadata("vkspec.kind", "gpt");
   return w;
 }

@@ -14,6 +14,9 @@ namespace vkspec {
 
 struct GptShape {
   int64_t dim = 0, n_layer = 0, n_head = 0, vocab_size = 0, num_classes = 0, grid_size = 0, ffn_hidden = 0;
+  // caption_dim > 0: a text-to-image GPT (LlamaGen's t2i: caption MLP and learned null caption
+  // instead of the class table) with cls_token_num caption positions.
+  int64_t caption_dim = 0, cls_token_num = 1;
 };
 
 // LlamaGen's class-conditional GPTs (GPT_B, GPT_L, GPT_XL in its autoregressive/models/gpt.py):

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -22,7 +23,7 @@ uint64_t split_bytes(const AttentionShape& sh, uint64_t splits) {
 // max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
 Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_splits, uint64_t max_workspace) {
   const DeviceCaps& caps = ctx.caps();
-  const bool cpu = caps.device_type == "cpu";
+  const bool cpu = caps.cpu_driver;
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
   const uint32_t max_sg = std::max(caps.max_subgroup_size, sg);
   Plan p;
@@ -128,7 +129,8 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
           kOp, "grid exceeds the device's workgroup count limits for q " + q.str());
-  const std::string shader = std::string(f16 ? "attention_f16" : "attention_f32") + (wide ? "" : "_narrow");
+  const ShaderId shader = f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
+                              : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
   const Pipeline& pipe = ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg});
   struct {
     uint32_t T, H, slots, kv_len, q_stride, q_offset, meta_batch_stride, words, has_bits, qblock, chunk, splits;
@@ -162,7 +164,7 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
     uint32_t B, T, H, head_dim, splits;
   } cpush{static_cast<uint32_t>(batch), static_cast<uint32_t>(T), static_cast<uint32_t>(H), static_cast<uint32_t>(Dh),
           p.splits};
-  s.dispatch(ctx.pipeline("attention_combine", {wg}), {ws, out}, cpush, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::attention_combine, {wg}), {ws, out}, cpush, g.x, g.y);
 }
 
 }  // namespace vkspec::ops

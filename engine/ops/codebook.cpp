@@ -1,6 +1,7 @@
 #include "engine/ops/codebook.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -28,13 +29,13 @@ void codebook_lookup(CommandStream& s, const TensorView& ids, const TensorView& 
   struct {
     uint32_t count, n_e, e_dim;
   } push{static_cast<uint32_t>(ids.numel()), static_cast<uint32_t>(codebook.shape[0]), static_cast<uint32_t>(e_dim)};
-  s.dispatch(ctx.pipeline("codebook_lookup", {wg}), {ids, codebook, out}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::codebook_lookup, {wg}), {ids, codebook, out}, push, g.x, g.y);
 }
 
 CodebookQuantizeKernel codebook_quantize_default_kernel(const Context& ctx) {
   CodebookQuantizeKernel k;
   const DeviceCaps& c = ctx.caps();
-  k.subgroup_codes = c.device_type == "cpu";
+  k.subgroup_codes = c.cpu_driver;
   return k;
 }
 
@@ -60,14 +61,11 @@ void codebook_quantize(CommandStream& s, const TensorView& latents, const Tensor
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
-  // The shared kernel indexes lanes with a spec constant, so the size must be fixed.
-  const bool fixed = !caps.subgroup_size_control || caps.min_subgroup_size == caps.max_subgroup_size;
-  const bool shared =
-      kernel.subgroup_codes && caps.subgroup_in_compute && caps.subgroup_basic && caps.subgroup_ballot && fixed;
+  const bool shared = kernel.subgroup_codes && caps.subgroup_broadcast;
   // Whole subgroups for the broadcasts; small groups so that a few hundred positions still
   // spread over every thread of a CPU driver.
   const uint32_t wg = std::max<uint32_t>(32, sg);
-  const Pipeline& p = ctx.pipeline(shared ? "codebook_quantize_shared" : "codebook_quantize",
+  const Pipeline& p = ctx.pipeline(shared ? shaders::codebook_quantize_shared : shaders::codebook_quantize,
                                    {wg, static_cast<uint32_t>(e_dim), kernel.codes, sg});
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(ids.numel()), wg);
   struct {

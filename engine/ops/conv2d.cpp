@@ -1,6 +1,7 @@
 #include "engine/ops/conv2d.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -9,13 +10,6 @@ std::string shapes(const Shape& x, const Shape& w, const Conv2dParams& p) {
   return "x " + x.str() + ", weight " + w.str() + ", stride " + std::to_string(p.stride) + ", pad (t" +
          std::to_string(p.pad_top) + " l" + std::to_string(p.pad_left) + " b" + std::to_string(p.pad_bottom) + " r" +
          std::to_string(p.pad_right) + ")";
-}
-
-// The shared-weights kernels index lanes with a spec constant, so the size must be fixed.
-bool subgroup_broadcast(const Context& ctx) {
-  const DeviceCaps& c = ctx.caps();
-  const bool fixed = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
-  return c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed && c.subgroup_size >= 1;
 }
 
 }  // namespace
@@ -42,8 +36,8 @@ Conv2dKernel conv2d_default_kernel(const Context& ctx, const Shape& weight) {
   k.co_block = 1;
   while (k.co_block < 16 && k.co_block < co) k.co_block *= 2;
   k.px_block = 8;
-  const bool cpu = ctx.caps().device_type == "cpu";
-  k.subgroup_weights = cpu && subgroup_broadcast(ctx);
+  const bool cpu = ctx.caps().cpu_driver;
+  k.subgroup_weights = cpu && ctx.caps().subgroup_broadcast;
   k.x_pairs = cpu;
   return k;
 }
@@ -78,16 +72,16 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
   // Whole subgroups: the broadcasts need every lane present. CPU drivers run a workgroup on one
   // thread, so there one subgroup per workgroup: a 16x16 output makes only 32 blocks per channel
   // block, half of a 64-wide workgroup.
-  const uint32_t wg = ctx.caps().device_type == "cpu" ? sg : std::max<uint32_t>(64, sg);
+  const uint32_t wg = ctx.caps().cpu_driver ? sg : std::max<uint32_t>(64, sg);
   const bool f16 = weight.dtype == DType::F16;
   const uint32_t co_block = kernel.co_block, px_block = kernel.px_block;
   require(co_block == 1 || co_block == 2 || co_block == 4 || co_block == 8 || co_block == 16 || co_block == 32,
           "conv2d", "co_block must be a power of two up to 32");
   require(px_block >= 1 && px_block <= 16, "conv2d", "px_block must be 1 to 16");
-  const bool shared = kernel.subgroup_weights && subgroup_broadcast(ctx);
+  const bool shared = kernel.subgroup_weights && ctx.caps().subgroup_broadcast;
   const uint32_t kh = static_cast<uint32_t>(weight.shape[2]), kw = static_cast<uint32_t>(weight.shape[3]);
   const bool pairs = shared && kernel.x_pairs && ctx.caps().shader_int64 && x.shape[3] % 2 == 0 && x.offset % 8 == 0;
-  const char* shader = pairs ? "conv2d_shared_x64" : shared ? "conv2d_shared" : "conv2d";
+  const ShaderId shader = pairs ? shaders::conv2d_shared_x64 : shared ? shaders::conv2d_shared : shaders::conv2d;
   const Pipeline& p = ctx.pipeline(shader, {wg, kh, kw, params.stride, co_block, px_block, sg});
   struct {
     uint32_t H, W, Ci, Ho, Wo, Co;

@@ -1,6 +1,7 @@
 #include "engine/ops/elementwise.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -10,7 +11,7 @@ void add(CommandStream& s, const TensorView& a, const TensorView& b, const Tenso
           "sizes differ: " + a.shape.str() + " + " + b.shape.str() + " -> " + y.shape.str());
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& p = ctx.pipeline("add", {wg});
+  const Pipeline& p = ctx.pipeline(shaders::add, {wg});
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(a.numel()), wg);
   struct {
     uint32_t n;
@@ -36,7 +37,7 @@ void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, con
   struct {
     uint32_t n, channels, relu;
   } push{static_cast<uint32_t>(x.numel()), has_bias ? static_cast<uint32_t>(c) : 0u, relu ? 1u : 0u};
-  s.dispatch(ctx.pipeline("bias_act", {wg}), {x, has_bias ? bias : x, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::bias_act, {wg}), {x, has_bias ? bias : x, y}, push, g.x, g.y);
 }
 
 namespace {
@@ -53,7 +54,7 @@ void pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y, bool a
     uint32_t n_out, h, w, c, average;
   } push{static_cast<uint32_t>(y.numel()), static_cast<uint32_t>(x.shape[1]), static_cast<uint32_t>(x.shape[2]),
          static_cast<uint32_t>(x.shape[3]), average ? 1u : 0u};
-  s.dispatch(ctx.pipeline("pool_2x2", {wg}), {x, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::pool_2x2, {wg}), {x, y}, push, g.x, g.y);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -32,7 +33,7 @@ void embedding(CommandStream& s, const TensorView& table, const TensorView& ids,
 
   const uint32_t wg = ctx.default_workgroup_size();
   const Pipeline& p =
-      ctx.pipeline("embedding", {wg, table.dtype == DType::F16 ? 1u : 0u, ids.dtype == DType::I32 ? 1u : 0u});
+      ctx.pipeline(shaders::embedding, {wg, table.dtype == DType::F16 ? 1u : 0u, ids.dtype == DType::I32 ? 1u : 0u});
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(tokens) * dim, wg);
   for (uint64_t first = 0; first < static_cast<uint64_t>(vocab); first += chunk_rows) {
     const uint64_t rows = std::min<uint64_t>(chunk_rows, vocab - first);

@@ -1,6 +1,7 @@
 #include "engine/ops/gelu.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -15,7 +16,7 @@ void gelu_tanh(CommandStream& s, const TensorView& x, const TensorView& y) {
   struct {
     uint32_t n;
   } push{static_cast<uint32_t>(x.numel())};
-  s.dispatch(ctx.pipeline("gelu_tanh", {wg}), {x, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::gelu_tanh, {wg}), {x, y}, push, g.x, g.y);
 }
 
 }  // namespace vkspec::ops

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -33,20 +34,19 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
-  const bool subgroup =
-      kernel.subgroup_reduce && caps.subgroup_in_compute && caps.subgroup_basic && caps.subgroup_arithmetic;
+  const bool subgroup = kernel.subgroup_reduce && caps.subgroup_reduce;
   // A power of two (the tree halves it), a multiple of the subgroup size, within the shader's
   // shared array of 1024. CPU drivers run a workgroup's subgroups as coroutines switched at every
   // barrier: one subgroup per workgroup is 4x faster on lavapipe at 32x32x64.
   uint32_t wg = kernel.workgroup_size;
   if (wg == 0) {
-    wg = caps.device_type == "cpu" ? 1 : 256;
+    wg = caps.cpu_driver ? 1 : 256;
     while (wg > caps.max_workgroup_invocations) wg /= 2;
     wg = std::max(wg, caps.subgroup_size);
   }
   require((wg & (wg - 1)) == 0 && wg >= caps.subgroup_size && wg <= 1024 && wg <= caps.max_workgroup_invocations,
           "group_norm", "workgroup size " + std::to_string(wg) + " is not a power of two from the subgroup size to 1024");
-  const Pipeline& p = ctx.pipeline(subgroup ? "group_norm" : "group_norm_tree", {wg});
+  const Pipeline& p = ctx.pipeline(subgroup ? shaders::group_norm : shaders::group_norm_tree, {wg});
   struct {
     uint32_t hw, c, cpg, groups;
     float eps;

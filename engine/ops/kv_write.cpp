@@ -1,5 +1,7 @@
 #include "engine/ops/kv_write.h"
 
+#include "shaders/shader_ids.h"
+
 namespace vkspec::ops {
 
 void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t batch, const TensorView& slots,
@@ -35,7 +37,7 @@ void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t ba
          static_cast<uint32_t>(cs[1]),        static_cast<uint32_t>(k.row_stride),
          static_cast<uint32_t>(k.col_offset), static_cast<uint32_t>(v.row_stride),
          static_cast<uint32_t>(v.col_offset), static_cast<uint32_t>(slots.numel() == T ? 0 : T)};
-  const Pipeline& p = ctx.pipeline("kv_write", {wg, k_cache.dtype == DType::F16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::kv_write, {wg, k_cache.dtype == DType::F16 ? 1u : 0u});
   s.dispatch(p, {slots, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
 }
 

@@ -1,54 +1,17 @@
 #include "engine/ops/matmul.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <numeric>
-#include <vector>
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/matmul_tiles.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
-// The shader uses 16x16x16 fp16 x fp16 -> f32 fragments; the extension alone does not promise
-// that size, so the device's list is asked once per physical device.
-bool has_coopmat_16x16x16(Context& ctx) {
-  if (!ctx.caps().cooperative_matrix_nv || !ctx.caps().shader_float16 ||
-      !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-    return false;
-  static std::mutex mutex;
-  static std::map<VkPhysicalDevice, bool> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(ctx.physical_device());
-  if (it != known.end()) return it->second;
-  uint32_t n = 0;
-  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx.physical_device(), &n, props.data());
-  bool ok = false;
-  for (const auto& p : props)
-    ok = ok || (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
-  known[ctx.physical_device()] = ok;
-  return ok;
-}
-
-bool has_gemv(const DeviceCaps& c) { return c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic; }
-
-// The broadcast kernel sizes its grid with the subgroup size, so that size must be fixed.
+// The broadcast kernel sizes its grid with the subgroup size and splits it into lane pairs.
 bool has_broadcast(const DeviceCaps& c) {
-  const bool fixed = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
-  return c.shader_int64 && c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed &&
-         c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
+  return c.shader_int64 && c.subgroup_broadcast && c.subgroup_size >= 2 && c.subgroup_size % 2 == 0;
 }
 
 // 64-bit loads of activation pairs and of 4 halves / 2 floats of a weight row.
@@ -86,7 +49,7 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
   const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
   const Pipeline& p = ctx.pipeline(
-      "matmul_gemv", {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
+      shaders::matmul_gemv, {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t n, k, ldy, y_col0;
   } push{d.n, d.k, d.ldy, d.y_col0};
@@ -99,7 +62,7 @@ void record_gemm(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = std::min(t.gemm_workgroup, ctx.caps().max_workgroup_invocations);
   const Pipeline& p =
-      ctx.pipeline("matmul_gemm", {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
+      ctx.pipeline(shaders::matmul_gemm, {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, t.gemm_tn)};
@@ -120,7 +83,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
     tn = 8;
   }
   // One subgroup per workgroup spreads small problems over every thread of a CPU device.
-  const Pipeline& p = ctx.pipeline("matmul_bcast", {sg, tm, tn, d.f16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn)};
@@ -131,8 +94,8 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
 void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
-  const Pipeline& p = ctx.pipeline("matmul_coopmat", {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
-                                                      d.k % 4 == 0 ? 4u : 1u});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat,
+                                   {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u, d.k % 4 == 0 ? 4u : 1u});
   struct {
     uint32_t m, n, k, ldy, y_col0;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0};
@@ -160,8 +123,8 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
   switch (path) {
     case MatmulPath::Auto:
     case MatmulPath::Gemm: return true;
-    case MatmulPath::Gemv: return m <= 8 && has_gemv(ctx.caps());
-    case MatmulPath::CoopMat: return has_coopmat_16x16x16(ctx);
+    case MatmulPath::Gemv: return m <= 8 && ctx.caps().subgroup_reduce;
+    case MatmulPath::CoopMat: return ctx.caps().coopmat_f16_16x16x16;
     case MatmulPath::Broadcast: return has_broadcast(ctx.caps()) && broadcast_aligned(k, w);
   }
   return false;
@@ -170,8 +133,8 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
 MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
   const MatmulTiles t = matmul_tiles(ctx.caps());
   if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
-  if (m <= t.gemv_max_rows && has_gemv(ctx.caps())) return MatmulPath::Gemv;
-  if (!env_flag("VKSPEC_DISABLE_COOPMAT") && !env_flag("VKSPEC_DISABLE_FP16") && has_coopmat_16x16x16(ctx))
+  if (m <= t.gemv_max_rows && ctx.caps().subgroup_reduce) return MatmulPath::Gemv;
+  if (!ctx.options().disable_coopmat && ctx.caps().coopmat_f16_16x16x16)
     return MatmulPath::CoopMat;
   return MatmulPath::Gemm;
 }

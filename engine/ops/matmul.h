@@ -19,7 +19,7 @@ const char* matmul_path_name(MatmulPath p);
 
 // The kernel matmul() runs for x [m, k] and weights of dtype w on this device (never Auto).
 // CoopMat needs VK_NV_cooperative_matrix with 16x16x16 fp16 -> f32 and is skipped when
-// VKSPEC_DISABLE_COOPMAT=1 or VKSPEC_DISABLE_FP16=1.
+// VKSPEC_DISABLE_COOPMAT=1 (ContextOptions::disable_coopmat).
 MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w);
 
 // Whether matmul() can take this path for x [m, k] and weights of dtype w on this device.

@@ -12,7 +12,7 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   static constexpr MatmulTiles kNvidia{"nvidia", 8, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
   static constexpr MatmulTiles kAmd{"amd", 8, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
   static constexpr MatmulTiles kDefault{"default", 8, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
-  if (caps.device_type == "cpu") return kCpu;
+  if (caps.cpu_driver) return kCpu;
   if (caps.vendor_id == 0x10de) return kNvidia;
   if (caps.vendor_id == 0x1002) return kAmd;
   return kDefault;

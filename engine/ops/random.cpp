@@ -4,6 +4,7 @@
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/row_window.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -20,7 +21,7 @@ void philox_fill(CommandStream& s, const TensorView& positions, uint64_t seed, u
   if (rows == 0 || draws == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& pipe = ctx.pipeline("philox_fill", {wg});
+  const Pipeline& pipe = ctx.pipeline(shaders::philox_fill, {wg});
   const uint32_t batch = rows_per_dispatch(ctx, draws * 4, rows, op);
   for (uint64_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(batch, rows - r0));

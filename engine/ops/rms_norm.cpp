@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -41,7 +42,7 @@ void rms_norm(CommandStream& s, const TensorView& x, const TensorView& weight, c
   const int64_t rows = check_shapes("rms_norm", x, weight, y, eps, ctx);
   if (rows == 0) return;
   const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& p = ctx.pipeline("rms_norm", {wg, weight.dtype == DType::F16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::rms_norm, {wg, weight.dtype == DType::F16 ? 1u : 0u});
   const Grid g = row_grid(ctx, rows, wg);
   s.dispatch(p, {x, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps}, g.x,
              g.y);
@@ -57,7 +58,7 @@ void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta
   require(!overlap(x, y) && !overlap(x, delta), op, "y and delta must not overlap x");
   if (rows == 0) return;
   const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& p = ctx.pipeline("add_rms_norm", {wg, weight.dtype == DType::F16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::add_rms_norm, {wg, weight.dtype == DType::F16 ? 1u : 0u});
   const Grid g = row_grid(ctx, rows, wg);
   s.dispatch(p, {x, delta, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps},
              g.x, g.y);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "shaders/shader_ids.h"
+
 namespace vkspec::ops {
 
 RopePosition llamagen_position(int64_t index, int64_t cls_tokens, int64_t grid) {
@@ -69,7 +71,7 @@ void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const Tenso
          static_cast<uint32_t>(x.col_offset),  static_cast<uint32_t>(y.row_stride),
          static_cast<uint32_t>(y.col_offset),  static_cast<uint32_t>(positions.shape[0]),
          static_cast<uint32_t>(table.shape[0])};
-  s.dispatch(ctx.pipeline("rope_2d", {wg}), {positions, table, x.data, y.data}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::rope_2d, {wg}), {positions, table, x.data, y.data}, push, g.x, g.y);
 }
 
 }  // namespace vkspec::ops

@@ -4,6 +4,7 @@
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/row_window.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -42,7 +43,7 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
   const uint64_t row_bytes = uint64_t{stride} * V * 4;
   const uint32_t batch = rows_per_dispatch(ctx, row_bytes, static_cast<uint64_t>(rows), op);
   const uint32_t wg = chunk_workgroup_size(ctx, V);
-  const Pipeline& pipe = ctx.pipeline("sampler", {wg});
+  const Pipeline& pipe = ctx.pipeline(shaders::sampler, {wg});
 
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t n = std::min<uint32_t>(batch, static_cast<uint32_t>(rows) - r0);

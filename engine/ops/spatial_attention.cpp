@@ -3,22 +3,13 @@
 #include <cmath>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
-namespace {
-
-// The shared kernel indexes lanes with a spec constant, so the size must be fixed.
-bool subgroup_broadcast(const Context& ctx) {
-  const DeviceCaps& c = ctx.caps();
-  const bool fixed = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
-  return c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed && c.subgroup_size >= 1;
-}
-
-}  // namespace
 
 SpatialAttentionKernel spatial_attention_default_kernel(const Context& ctx) {
   SpatialAttentionKernel k;
-  if (ctx.caps().device_type == "cpu" && subgroup_broadcast(ctx)) {
+  if (ctx.caps().cpu_driver && ctx.caps().subgroup_broadcast) {
     // Larger blocks amortise each (lane-by-lane) load over more FMAs: on lavapipe 8 x 32 runs
     // twice as fast as 4 x 16 (37 vs 72 ms CPU at 16x16, C = 512).
     k.subgroup_kv = true;
@@ -57,12 +48,12 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
   const uint32_t sg = std::max<uint32_t>(ctx.caps().subgroup_size, 1);
   // The shared kernel also moves two channels per 64-bit access.
   const bool aligned = c % 2 == 0 && q.offset % 8 == 0 && k.offset % 8 == 0 && v.offset % 8 == 0 && out.offset % 8 == 0;
-  const bool shared = kernel.subgroup_kv && subgroup_broadcast(ctx) && ctx.caps().shader_int64 && aligned;
+  const bool shared = kernel.subgroup_kv && ctx.caps().subgroup_broadcast && ctx.caps().shader_int64 && aligned;
   // Whole subgroups, for the broadcasts. A CPU driver runs each workgroup on one thread and 16x16
   // positions make only 32 query blocks: one subgroup per workgroup there.
-  const uint32_t wg = ctx.caps().device_type == "cpu" ? sg : std::max<uint32_t>(32, sg);
-  const Pipeline& p =
-      ctx.pipeline(shared ? "spatial_attention_shared" : "spatial_attention", {wg, kernel.queries, kernel.keys, sg});
+  const uint32_t wg = ctx.caps().cpu_driver ? sg : std::max<uint32_t>(32, sg);
+  const ShaderId shader = shared ? shaders::spatial_attention_shared : shaders::spatial_attention;
+  const Pipeline& p = ctx.pipeline(shader, {wg, kernel.queries, kernel.keys, sg});
   struct {
     uint32_t hw, c, query_blocks;
     float scale_log2;

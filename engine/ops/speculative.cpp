@@ -5,6 +5,7 @@
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/row_window.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -35,7 +36,7 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
   if (rows == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& pipe = ctx.pipeline("spec_accept", {wg});
+  const Pipeline& pipe = ctx.pipeline(shaders::spec_accept, {wg});
   const uint32_t batch = rows_per_dispatch(ctx, uint64_t{vocab} * 4, rows, op);
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t n = std::min(batch, rows - r0);
@@ -98,7 +99,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
-  const Pipeline& pipe = ctx.pipeline("spec_residual", {chunk_workgroup_size(ctx, V)});
+  const Pipeline& pipe = ctx.pipeline(shaders::spec_residual, {chunk_workgroup_size(ctx, V)});
   const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t m = std::min(batch, rows - r0);
@@ -129,7 +130,7 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
-  const Pipeline& pipe = ctx.pipeline("pooled_prob", {wg});
+  const Pipeline& pipe = ctx.pipeline(shaders::pooled_prob, {wg});
   const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t m = std::min(batch, rows - r0);
@@ -153,7 +154,7 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
-  const Pipeline& pipe = ctx.pipeline("residual_distribution", {chunk_workgroup_size(ctx, V)});
+  const Pipeline& pipe = ctx.pipeline(shaders::residual_distribution, {chunk_workgroup_size(ctx, V)});
   const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t m = std::min(batch, rows - r0);
@@ -183,7 +184,7 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
-  const Pipeline& pipe = ctx.pipeline("relax_neighbourhood", {wg});
+  const Pipeline& pipe = ctx.pipeline(shaders::relax_neighbourhood, {wg});
   const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
   for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
     const uint32_t m = std::min(batch, rows - r0);

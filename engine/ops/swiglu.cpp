@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 namespace {
@@ -19,7 +20,7 @@ void record(CommandStream& s, const TensorView& a, const TensorView& b, const Te
           "too many elements for 32-bit indexing: " + y.shape.str());
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, n, wg);
-  s.dispatch(ctx.pipeline("swiglu", {wg}), {a, b, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::swiglu, {wg}), {a, b, y}, push, g.x, g.y);
 }
 
 }  // namespace

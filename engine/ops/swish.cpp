@@ -1,6 +1,7 @@
 #include "engine/ops/swish.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -15,7 +16,7 @@ void swish(CommandStream& s, const TensorView& x, const TensorView& y) {
   struct {
     uint32_t n;
   } push{static_cast<uint32_t>(x.numel())};
-  s.dispatch(ctx.pipeline("swish", {wg}), {x, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::swish, {wg}), {x, y}, push, g.x, g.y);
 }
 
 }  // namespace vkspec::ops

@@ -1,6 +1,7 @@
 #include "engine/ops/upsample.h"
 
 #include "engine/ops/dispatch_util.h"
+#include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
@@ -22,7 +23,7 @@ void upsample_nearest_2x(CommandStream& s, const TensorView& x, const TensorView
   struct {
     uint32_t rows, row_elems, c;
   } push{static_cast<uint32_t>(rows), static_cast<uint32_t>(row_elems), static_cast<uint32_t>(x.shape[3])};
-  s.dispatch(ctx.pipeline("upsample_nearest_2x", {wg}), {x, y}, push, static_cast<uint32_t>(gx), gy);
+  s.dispatch(ctx.pipeline(shaders::upsample_nearest_2x, {wg}), {x, y}, push, static_cast<uint32_t>(gx), gy);
 }
 
 }  // namespace vkspec::ops

@@ -109,7 +109,7 @@ void CommandStream::stamp(const std::string& label) {
   ++command_count_;
   if (profile_ && queries_used_ < query_capacity_) {  // beyond capacity: untimed, never an error
     vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, queries_used_++);
-    labels_.push_back(label);
+    labels_.push_back({label, stage_});
   }
   if (batch_limit_ && command_count_ >= batch_limit_) {
     submit_and_wait();
@@ -274,7 +274,8 @@ void CommandStream::wait() {
         ctx_.caps().timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx_.caps().timestamp_valid_bits) - 1);
     for (uint32_t i = 1; i < queries_used_; ++i) {
       const uint64_t d = (ts[i] - ts[i - 1]) & mask;
-      timings_.push_back({labels_[i - 1], static_cast<double>(d) * ctx_.caps().timestamp_period_ns * 1e-6});
+      timings_.push_back({labels_[i - 1].first, static_cast<double>(d) * ctx_.caps().timestamp_period_ns * 1e-6,
+                          labels_[i - 1].second});
     }
   }
   vk_check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
@@ -289,6 +290,12 @@ double CommandStream::total_ms() const {
   double t = 0;
   for (const auto& c : timings_) t += c.ms;
   return t;
+}
+
+std::map<std::string, double> CommandStream::ms_by_stage() const {
+  std::map<std::string, double> m;
+  for (const auto& c : timings_) m[c.stage] += c.ms;
+  return m;
 }
 
 }  // namespace vkspec

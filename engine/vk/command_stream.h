@@ -4,6 +4,7 @@
 // earlier command read), submits once, waits with a timeout and reads per-command timestamps.
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ class Context;
 struct CommandTiming {
   std::string label;  // pipeline name or "copy"/"fill"
   double ms = 0;
+  std::string stage;  // set_stage() when the command was recorded ("" when never set)
 };
 
 // One copy of a region list: src and dst of equal byte counts.
@@ -72,6 +74,11 @@ class CommandStream {
   const std::vector<CommandTiming>& timings() const { return timings_; }
   // Sum of timings() in milliseconds (0 without profiling).
   double total_ms() const;
+  // Names the part of the work the commands recorded from now on belong to (a model's forward,
+  // sampling, ...), so timings can be summed per part: what benchmarks split a step's GPU time by.
+  void set_stage(std::string stage) { stage_ = std::move(stage); }
+  // timings() summed per stage.
+  std::map<std::string, double> ms_by_stage() const;
 
  private:
   struct Range {
@@ -98,7 +105,8 @@ class CommandStream {
   uint32_t command_count_ = 0, dispatch_count_ = 0, barrier_count_ = 0;
   bool carry_timings_ = false;  // the next wait() appends to timings_ (a batch-limit split happened)
   std::vector<Range> pending_reads_, pending_writes_;
-  std::vector<std::string> labels_;
+  std::vector<std::pair<std::string, std::string>> labels_;  // (label, stage) per timestamp
+  std::string stage_;
   std::vector<CommandTiming> timings_;
 };
 

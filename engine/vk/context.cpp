@@ -7,41 +7,26 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "common/env.h"
 #include "engine/vk/cache_file.h"
 #include "engine/vk/command_stream.h"
 #include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
-namespace {
-
-uint64_t parse_bytes(const char* text, const char* var) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  uint64_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
-  if (end == text || *end != '\0' || !(v >= 0))
-    throw Error(std::string(var) + "=" + text + " is not a byte count (examples: 512M, 2G, 1048576)");
-  return static_cast<uint64_t>(v * static_cast<double>(mult));
-}
-
-
-}  // namespace
-
 ContextOptions ContextOptions::from_environment() {
   ContextOptions o;
-  if (const char* cap = std::getenv("VKSPEC_MAX_DEVICE_MEMORY"); cap && *cap)
-    o.device_memory_cap = parse_bytes(cap, "VKSPEC_MAX_DEVICE_MEMORY");
-  if (const char* t = std::getenv("VKSPEC_FENCE_TIMEOUT_MS"); t && *t)
-    o.fence_timeout_ns = parse_bytes(t, "VKSPEC_FENCE_TIMEOUT_MS") * 1000000ull;
-  if (const char* d = std::getenv("VKSPEC_CACHE_DIR"); d && *d) {
-    o.cache_dir = std::strcmp(d, "off") == 0 ? "" : d;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    o.cache_dir = std::string(x) + "/vkspec";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    o.cache_dir = std::string(h) + "/.cache/vkspec";
+  o.device_memory_cap = env::byte_count(env::kMaxDeviceMemory).value_or(0);
+  constexpr uint64_t kNsPerMs = 1000000;
+  if (const auto ms = env::unsigned_integer(env::kFenceTimeoutMs, UINT64_MAX / kNsPerMs))
+    o.fence_timeout_ns = *ms * kNsPerMs;
+  if (const auto dir = env::text(env::kCacheDir)) {
+    o.cache_dir = *dir == "off" ? "" : *dir;
+  } else if (const auto xdg = env::external("XDG_CACHE_HOME")) {
+    o.cache_dir = *xdg + "/vkspec";
+  } else if (const auto home = env::external("HOME")) {
+    o.cache_dir = *home + "/.cache/vkspec";
   }
+  o.disable_coopmat = env::flag(env::kDisableCoopmat);
   return o;
 }
 
@@ -112,22 +97,13 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
     fsize.computeFullSubgroups = VK_TRUE;
     f12.pNext = &fsize;
   }
-  // Cooperative-matrix shaders also need the feature bit and (glslang emits it for them) the
-  // Vulkan memory model; without both the capability is reported as absent.
+  // DeviceCaps only reports NV cooperative matrix with its feature bit and the memory model that
+  // glslang emits for cooperative-matrix shaders, so both can be turned on here.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  if (caps_.cooperative_matrix_nv) {
-    VkPhysicalDeviceVulkan12Features q12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    q.pNext = &fcoop;
-    fcoop.pNext = &q12;
-    vkGetPhysicalDeviceFeatures2(physical_, &q);
-    fcoop.pNext = nullptr;
-    fcoop.cooperativeMatrixRobustBufferAccess = VK_FALSE;
-    caps_.cooperative_matrix_nv = fcoop.cooperativeMatrix && q12.vulkanMemoryModel;
-  }
   if (caps_.cooperative_matrix_nv) {
     exts.push_back("VK_NV_cooperative_matrix");
     f12.vulkanMemoryModel = VK_TRUE;
+    fcoop.cooperativeMatrix = VK_TRUE;
     fcoop.pNext = f2.pNext;
     f2.pNext = &fcoop;
   }
@@ -156,12 +132,13 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
                                            options_.device_memory_cap);
   load_pipeline_cache();
+  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_);
 }
 
 Context::~Context() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
-  pipelines_.clear();
+  pipelines_.reset();
   save_pipeline_cache();
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   allocator_.reset();
@@ -206,16 +183,6 @@ void Context::save_pipeline_cache() {
   std::vector<char> data(size);
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
   write_cache_file(path, data.data(), size);
-}
-
-const Pipeline& Context::pipeline(const std::string& shader, const SpecConstants& spec) {
-  std::string key = shader;
-  for (uint32_t v : spec) key += ":" + std::to_string(v);
-  std::lock_guard<std::mutex> lock(pipelines_mutex_);
-  auto it = pipelines_.find(key);
-  if (it == pipelines_.end())
-    it = pipelines_.emplace(key, std::make_unique<Pipeline>(device_, pipeline_cache_, shader, spec, 0)).first;
-  return *it->second;
 }
 
 Tensor Context::tensor(DType dtype, Shape shape, const std::string& name, MemoryUsage usage) {

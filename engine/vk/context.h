@@ -3,7 +3,7 @@
 // on first use, kept in an on-disk VkPipelineCache), and host<->device copies.
 #include <array>
 #include <atomic>
-#include <map>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +13,7 @@
 #include "engine/vk/device_caps.h"
 #include "engine/vk/instance.h"
 #include "engine/vk/pipeline.h"
+#include "engine/vk/pipeline_table.h"
 #include "engine/vk/tensor.h"
 
 namespace vkspec {
@@ -35,6 +36,9 @@ struct ContextOptions {
   // decoding steps leave gaps for its frames on a shared queue (lavapipe runs its one queue
   // serially). Host writes must not target buffers that already-recorded commands read.
   uint32_t batch_limit = 0;
+  // The matmul never picks the cooperative-matrix kernel on its own (explicit requests still run
+  // it). Default: VKSPEC_DISABLE_COOPMAT.
+  bool disable_coopmat = false;
   static ContextOptions from_environment();
 };
 
@@ -79,8 +83,11 @@ class Context {
   const ContextOptions& options() const { return options_; }
   Allocator& allocator() { return *allocator_; }
 
-  // Built on first request for (shader, spec), then shared. Thread-safe.
-  const Pipeline& pipeline(const std::string& shader, const SpecConstants& spec = {});
+  // Built on first request for (shader, spec), then shared; shader ids are in the generated
+  // "shaders/shader_ids.h". Thread-safe, and lock-free once built (PipelineTable).
+  const Pipeline& pipeline(ShaderId shader, std::initializer_list<uint32_t> spec = {}) {
+    return pipelines_->get(shader, spec);
+  }
 
   Tensor tensor(DType dtype, Shape shape, const std::string& name, MemoryUsage usage = MemoryUsage::Device);
   // Whole-tensor copies from / to the host; bytes must equal the tensor's size. Go through a
@@ -116,8 +123,7 @@ class Context {
   std::mutex queue_mutex_;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::unique_ptr<Allocator> allocator_;
-  std::mutex pipelines_mutex_;
-  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::unique_ptr<PipelineTable> pipelines_;
   std::array<std::atomic<uint64_t>, WorkCounters::kKinds> counts_{};
 };
 

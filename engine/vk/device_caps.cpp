@@ -61,6 +61,31 @@ std::string mib(uint64_t bytes) {
   return o.str();
 }
 
+// The cooperativeMatrix feature and the memory model that cooperative-matrix shaders declare.
+bool has_coopmat_nv_features(VkPhysicalDevice pd) {
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &coop;
+  coop.pNext = &f12;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return coop.cooperativeMatrix && f12.vulkanMemoryModel;
+}
+
+bool has_coopmat_nv_16x16x16_f16(VkPhysicalDevice pd) {
+  if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return false;
+  uint32_t n = 0;
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props.data());
+  for (const auto& p : props)
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 int device_type_rank(const std::string& t) {
@@ -149,7 +174,7 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   c.subgroup_size_control = size_control_ext && fsize.subgroupSizeControl && fsize.computeFullSubgroups;
 
   c.integer_dot_product = has_extension(exts, "VK_KHR_shader_integer_dot_product");
-  c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix");
+  c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix") && has_coopmat_nv_features(pd);
   c.cooperative_matrix_khr = has_extension(exts, "VK_KHR_cooperative_matrix");
   c.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
@@ -182,6 +207,13 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
       break;
     }
   }
+
+  c.coopmat_f16_16x16x16 = c.cooperative_matrix_nv && c.shader_float16 && has_coopmat_nv_16x16x16_f16(pd);
+  c.subgroup_reduce = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic;
+  const bool fixed_size = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
+  c.subgroup_broadcast = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed_size &&
+                         c.subgroup_size >= 1;
+  c.cpu_driver = c.device_type == "cpu";
   return c;
 }
 

@@ -37,6 +37,8 @@ struct DeviceCaps {
   bool shader_float16 = false, shader_int8 = false, shader_int64 = false;
   bool storage_buffer_16bit = false, storage_buffer_8bit = false;
   bool integer_dot_product = false;
+  // NV: the extension, its cooperativeMatrix feature and the Vulkan memory model (glslang emits
+  // it for cooperative-matrix shaders), so the engine can turn it on. KHR: the extension.
   bool cooperative_matrix_nv = false, cooperative_matrix_khr = false;
   bool push_descriptor = false;
 
@@ -54,6 +56,22 @@ struct DeviceCaps {
   bool timestamps = false;  // compute queue supports timestamp queries
   float timestamp_period_ns = 0;
   uint32_t timestamp_valid_bits = 0;
+
+  // What kernels choose their variants from, derived once here from the facts above and probes,
+  // so that no op re-derives (or caches) a device quirk of its own.
+  // matmul_coopmat.comp can run: NV cooperative matrix, fp16 arithmetic, and 16x16x16
+  // f16 x f16 -> f32 subgroup fragments among the device's shapes (the extension alone does not
+  // promise that size).
+  bool coopmat_f16_16x16x16 = false;
+  // Subgroup reductions (subgroupAdd, subgroupMax, ...) in compute shaders.
+  bool subgroup_reduce = false;
+  // Lanes can be addressed by a specialization constant and broadcast from: ballot operations in
+  // compute shaders and one subgroup size for every pipeline.
+  bool subgroup_broadcast = false;
+  // A CPU implementation (lavapipe): each workgroup runs on one thread with its subgroups taking
+  // turns at every barrier, and loads cost per lane and component; kernels then take one subgroup
+  // per workgroup, lane-broadcast variants and about two workgroups per CPU thread.
+  bool cpu_driver = false;
 
   uint64_t device_local_bytes() const;
   std::string to_text() const;

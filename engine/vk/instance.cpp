@@ -5,15 +5,11 @@
 #include <cstring>
 #include <iostream>
 
+#include "common/env.h"
 #include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
 namespace {
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT,
@@ -23,7 +19,6 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
                                                                               : "validation warning: ";
   msg += data->pMessage ? data->pMessage : "(no text)";
   static_cast<ValidationLog*>(user)->add(msg);
-  if (env_flag("VKSPEC_VALIDATION_PRINT")) std::cerr << msg << "\n";
   return VK_FALSE;
 }
 
@@ -41,13 +36,15 @@ bool layer_present(const char* name) {
 
 InstanceOptions InstanceOptions::from_environment() {
   InstanceOptions o;
-  o.validation = env_flag("VKSPEC_VALIDATION");
-  o.sync_validation = env_flag("VKSPEC_SYNC_VALIDATION");
+  o.validation = env::flag(env::kValidation);
+  o.sync_validation = env::flag(env::kSyncValidation);
+  o.print_validation = env::flag(env::kValidationPrint);
   return o;
 }
 
 void ValidationLog::add(std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (print_) std::cerr << message << "\n";
   messages_.push_back(std::move(message));
 }
 
@@ -71,6 +68,7 @@ Instance::Instance(const InstanceOptions& options) {
     throw Error("the Vulkan loader supports only Vulkan < 1.2; vkspec needs 1.2");
 
   validation_ = options.validation;
+  log_.print_as_added(options.print_validation);
   const char* layer = "VK_LAYER_KHRONOS_validation";
   if (validation_ && !layer_present(layer))
     throw Error("validation requested but VK_LAYER_KHRONOS_validation is not installed "
@@ -145,14 +143,7 @@ Instance::~Instance() {
 uint32_t Instance::preferred_device() const {
   if (caps_.empty())
     throw Error("no Vulkan device found; on a machine without a GPU install mesa-vulkan-drivers (lavapipe)");
-  if (const char* env = std::getenv("VKSPEC_DEVICE"); env && *env) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (*end != '\0' || v < 0 || v >= static_cast<long>(caps_.size()))
-      throw Error(std::string("VKSPEC_DEVICE=") + env + " is not a device index (0.." +
-                  std::to_string(caps_.size() - 1) + ")");
-    return static_cast<uint32_t>(v);
-  }
+  if (const auto index = env::unsigned_integer(env::kDevice, caps_.size() - 1)) return static_cast<uint32_t>(*index);
   uint32_t best = 0;
   for (uint32_t i = 1; i < caps_.size(); ++i)
     if (device_type_rank(caps_[i].device_type) < device_type_rank(caps_[best].device_type)) best = i;

@@ -13,11 +13,13 @@
 namespace vkspec {
 
 struct InstanceOptions {
-  // Khronos validation layer + debug messenger. Default: the VKSPEC_VALIDATION environment
-  // variable ("1" turns it on).
+  // Khronos validation layer + debug messenger. Default: VKSPEC_VALIDATION (and for the next two
+  // VKSPEC_SYNC_VALIDATION, VKSPEC_VALIDATION_PRINT).
   bool validation = false;
   // Also run synchronization validation (catches missing barriers; slower).
   bool sync_validation = false;
+  // Print every validation message to stderr as it arrives (VKSPEC_VALIDATION_PRINT).
+  bool print_validation = false;
   // Extra instance extensions, e.g. the window system's surface extensions for the viewer.
   std::vector<std::string> extensions;
   static InstanceOptions from_environment();
@@ -26,6 +28,8 @@ struct InstanceOptions {
 // Messages the validation layer reported, kept for inspection.
 class ValidationLog {
  public:
+  // print: also write each message to stderr as it is added.
+  void print_as_added(bool print) { print_ = print; }
   void add(std::string message);
   std::vector<std::string> take();  // returns and clears
   size_t count() const;
@@ -33,6 +37,7 @@ class ValidationLog {
  private:
   mutable std::mutex mutex_;
   std::vector<std::string> messages_;
+  bool print_ = false;
 };
 
 class Instance {

@@ -78,12 +78,12 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
   return r;
 }
 
-Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, const std::string& name, const SpecConstants& spec,
+Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const SpecConstants& spec,
                    uint32_t required_subgroup_size)
-    : device_(device), name_(name) {
-  const EmbeddedShader* shader = find_embedded_shader(name.c_str());
-  if (!shader) throw Error("no shader named '" + name + "' was built into this binary");
-  reflection_ = reflect_shader(name, shader->words, shader->word_count);
+    : device_(device), name_(embedded_shader(id).name) {
+  const EmbeddedShader& shader = embedded_shader(id);
+  const std::string& name = name_;
+  reflection_ = reflect_shader(name, shader.words, shader.word_count);
 
   std::vector<VkSpecializationMapEntry> entries;
   std::vector<uint32_t> values;
@@ -103,7 +103,7 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, const std::string& na
   }
 
   try {
-    create(shader->words, shader->word_count, cache, entries, values, required_subgroup_size);
+    create(shader.words, shader.word_count, cache, entries, values, required_subgroup_size);
   } catch (...) {
     destroy();
     throw;

@@ -8,6 +8,8 @@
 
 #include <volk.h>
 
+#include "engine/vk/shader_registry.h"
+
 namespace vkspec {
 
 struct PipelineBinding {
@@ -35,7 +37,7 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
 
 class Pipeline {
  public:
-  Pipeline(VkDevice device, VkPipelineCache cache, const std::string& name, const SpecConstants& spec,
+  Pipeline(VkDevice device, VkPipelineCache cache, ShaderId shader, const SpecConstants& spec,
            uint32_t required_subgroup_size);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;

@@ -26,7 +26,11 @@ constexpr int64_t kTinyVocab = 8, kTinyGrid = 3;
 // submitting thread halves that (measured 17 -> 9 ms per 9-token image). Other drivers ignore it.
 inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
+// The files tiny_models() writes into TinyModels::dir.
+inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors"};
+
 struct TinyModels {
+  std::string dir;
   std::unique_ptr<Gpt> target, drafter;
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
   std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
@@ -47,6 +51,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     write_tiny_gpt(dir + "/drafter.safetensors", d);
     write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     TinyModels r;
+    r.dir = dir;
     GptOptions opt;
     opt.weights = DType::F32;
     r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
@@ -76,6 +81,8 @@ inline SamplerSettings tiny_settings() {
 }
 
 using Factory = std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&)>;
+// The condition of image i of a run (default: class i % 2 of the tiny class-conditional models).
+using ConditionFor = std::function<std::shared_ptr<const Condition>(int)>;
 
 inline Factory by_name(const std::string& method) {
   return [method](const ModelSet& m, const StrategyInputs& in) { return make_strategy(method, m, in); };
@@ -116,18 +123,21 @@ inline void check_event(const StepEvent& e, const std::vector<int32_t>& grid_bef
   EXPECT_EQ(e.done, s.done());
 }
 
+// models: another model set than the tiny class-conditional one (text-to-image tests), with
+// condition_for giving each image's condition.
 inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions& options, uint64_t first_seed,
-                         int images, bool keep_events = false) {
+                         int images, bool keep_events = false, const ModelSet* models = nullptr,
+                         const ConditionFor& condition_for = {}) {
   Sample s;
   const auto t0 = std::chrono::steady_clock::now();
   int64_t nfe = 0;
   for (int i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.class_id = i % 2;
+    in.condition = condition_for ? condition_for(i) : std::make_shared<ClassLabel>(i % 2);
     in.seed = first_seed + static_cast<uint64_t>(i);
     in.sampler = tiny_settings();
     in.options = options;
-    std::unique_ptr<Strategy> st = make(tiny_models(ctx).set, in);
+    std::unique_ptr<Strategy> st = make(models ? *models : tiny_models(ctx).set, in);
     std::vector<StepEvent> events;
     int64_t committed = 0, forwards = 0;
     std::vector<int32_t> grid(st->grid());

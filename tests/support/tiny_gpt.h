@@ -24,6 +24,8 @@ struct TinyGptSpec {
   // noise_scale * N(0, 1) drawn with noise_seed (0: no noise).
   uint64_t noise_seed = 0;
   float noise_scale = 0.0f;
+  // caption_dim > 0: a text-to-image model with cls_token_num caption positions (classes unused).
+  int64_t caption_dim = 0, cls_token_num = 1;
 };
 
 // Normal variates from Philox (Box-Muller), so the same file comes out on every platform.
@@ -51,6 +53,9 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
   shape.num_classes = s.classes;
   shape.grid_size = s.grid;
   shape.ffn_hidden = s.ffn_hidden;
+  shape.caption_dim = s.caption_dim;
+  shape.cls_token_num = s.cls_token_num;
+  if (s.caption_dim > 0) shape.num_classes = 0;
   auto fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
     for (float& x : v)
       x = is_norm ? 1.0f + 0.1f * rng.next()

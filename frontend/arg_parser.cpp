@@ -1,4 +1,4 @@
-#include "cli/arg_parser.h"
+#include "frontend/arg_parser.h"
 
 #include <cerrno>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "common/error.h"
 
-namespace vkspec::cli {
+namespace vkspec::frontend {
 
 ArgParser::ArgParser(const std::string& command, std::set<std::string> flags, std::set<std::string> options)
     : command_(command), flags_(std::move(flags)), options_(std::move(options)) {}
@@ -76,4 +76,4 @@ double ArgParser::get_double(const std::string& name, double fallback, double lo
   return x;
 }
 
-}  // namespace vkspec::cli
+}  // namespace vkspec::frontend

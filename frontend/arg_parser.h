@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace vkspec::cli {
+namespace vkspec::frontend {
 
 class ArgParser {
  public:
@@ -28,4 +28,4 @@ class ArgParser {
   std::map<std::string, std::string> values_;
 };
 
-}  // namespace vkspec::cli
+}  // namespace vkspec::frontend

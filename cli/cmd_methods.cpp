@@ -1,0 +1,72 @@
+// `vkspec methods [--markdown]`: every registered decoding method with its summary, reference,
+// losslessness and options, from the strategy registry. --markdown prints the option tables
+// docs/methods.md carries (CTest docs.method_options checks that they agree).
+#include <cstdio>
+#include <string>
+
+#include "frontend/arg_parser.h"
+#include "cli/commands.h"
+#include "decoding/strategy.h"
+
+namespace vkspec::cli {
+namespace {
+
+std::string lossless_text(const StrategyDescriptor& d) {
+  if (d.lossless_for({})) return "lossless";
+  for (const OptionSpec& o : d.options)
+    for (const std::string& c : o.choices)
+      if (d.lossless_for({{o.name, c}})) return "lossy by default, lossless with --" + o.name + " " + c;
+  return "lossy";
+}
+
+// A cell of a markdown table: pipes would end the cell.
+std::string cell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+  return s;
+}
+
+void print_markdown() {
+  for (const StrategyDescriptor* d : strategy_registry()) {
+    std::printf("#### `%s` options (%s)\n", d->name.c_str(), lossless_text(*d).c_str());
+    if (d->options.empty()) {
+      std::printf("No options.\n\n");
+      continue;
+    }
+    std::printf("| option | accepts | default | what it does |\n|---|---|---|---|\n");
+    for (const OptionSpec& o : d->options)
+      std::printf("| `--%s` | %s | %s | %s |\n", o.name.c_str(), cell(o.accepted()).c_str(), o.fallback.c_str(),
+                  cell(o.help).c_str());
+    std::printf("\n");
+  }
+}
+
+void print_text() {
+  for (const StrategyDescriptor* d : strategy_registry()) {
+    std::printf("%s  (%s)\n  %s\n  reference: %s\n", d->name.c_str(), lossless_text(*d).c_str(), d->summary.c_str(),
+                d->reference.c_str());
+    for (const OptionSpec& o : d->options)
+      std::printf("    --%-9s %s (default %s): %s\n", o.name.c_str(), o.accepted().c_str(), o.fallback.c_str(),
+                  o.help.c_str());
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+std::string methods_usage() {
+  std::string names;
+  for (const StrategyDescriptor* d : strategy_registry()) names += (names.empty() ? "" : ", ") + d->name;
+  return "  methods: " + names + "\n  (`vkspec methods` lists each with its options; docs/methods.md describes them)\n";
+}
+
+int cmd_methods(const Args& args) {
+  frontend::ArgParser ap("methods", {"--markdown"}, {});
+  ap.parse(args);
+  if (ap.flag("--markdown"))
+    print_markdown();
+  else
+    print_text();
+  return 0;
+}
+
+}  // namespace vkspec::cli

@@ -1,0 +1,89 @@
+#include "decoding/strategy_registry.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+
+#include "common/error.h"
+
+namespace vkspec {
+namespace {
+
+// Function-local so registration from other files' static initialisers finds it constructed.
+std::deque<StrategyDescriptor>& descriptors() {
+  static std::deque<StrategyDescriptor> d;  // stable addresses for the sorted list
+  return d;
+}
+
+}  // namespace
+
+OptionValues StrategyDescriptor::values(const MethodOptions& given) const { return OptionValues(name, options, given); }
+
+OptionValues StrategyDescriptor::lenient_values(const MethodOptions& given) const {
+  return OptionValues(name, options, given, OptionValues::Leniency::DefaultsForBadValues);
+}
+
+StrategyNeeds StrategyDescriptor::needs_for(const MethodOptions& given) const {
+  return needs ? needs(lenient_values(given)) : StrategyNeeds{};
+}
+
+int64_t StrategyDescriptor::max_queries_for(const MethodOptions& given, const GptConfig& target) const {
+  return max_queries ? max_queries(lenient_values(given), target) : 1;
+}
+
+int64_t StrategyDescriptor::fixed_queries_for(const MethodOptions& given) const {
+  return fixed_queries ? fixed_queries(lenient_values(given)) : 0;
+}
+
+bool StrategyDescriptor::lossless_for(const MethodOptions& given) const {
+  return lossless && lossless(lenient_values(given));
+}
+
+bool StrategyDescriptor::has_option(const std::string& key) const {
+  return std::any_of(options.begin(), options.end(), [&](const OptionSpec& o) { return o.name == key; });
+}
+
+RegisterStrategy::RegisterStrategy(StrategyDescriptor d) {
+  if (d.name.empty() || !d.make) {
+    // A static initialiser must not throw: report and leave the method out.
+    std::fprintf(stderr, "vkspec: strategy descriptor '%s' without a name or factory ignored\n", d.name.c_str());
+    return;
+  }
+  descriptors().push_back(std::move(d));
+}
+
+const std::vector<const StrategyDescriptor*>& strategy_registry() {
+  // Built on first use, after every static initialiser has run.
+  static const std::vector<const StrategyDescriptor*> sorted = [] {
+    std::vector<const StrategyDescriptor*> v;
+    for (const StrategyDescriptor& d : descriptors()) v.push_back(&d);
+    std::stable_sort(v.begin(), v.end(), [](const StrategyDescriptor* a, const StrategyDescriptor* b) {
+      return a->order != b->order ? a->order < b->order : a->name < b->name;
+    });
+    return v;
+  }();
+  return sorted;
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const StrategyDescriptor* d : strategy_registry()) names.push_back(d->name);
+  return names;
+}
+
+const StrategyDescriptor& find_strategy(const std::string& name) {
+  std::string known;
+  for (const StrategyDescriptor* d : strategy_registry()) {
+    if (d->name == name) return *d;
+    known += (known.empty() ? "" : ", ") + d->name;
+  }
+  throw Error("unknown method '" + name + "' (known: " + known + ")");
+}
+
+const std::string& reference_method_name() {
+  for (const StrategyDescriptor* d : strategy_registry())
+    if (d->reference_method) return d->name;
+  throw Error("no reference method registered (ar)");
+}
+
+}  // namespace vkspec

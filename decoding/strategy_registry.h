@@ -1,0 +1,70 @@
+#pragma once
+// The strategy registry: each strategy file registers one StrategyDescriptor beside its class
+// (name, one-line summary, reference, options as data, the models it needs, its largest forward,
+// whether it is lossless, a factory), the way op checks register. The CLI (--help, option
+// routing), bench, the NFE projection, the viewer's method list and docs/methods.md's option
+// tables read it, so a new method is one file pair plus its tests.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/option_spec.h"
+#include "engine/model/gpt_config.h"
+
+namespace vkspec {
+
+class Strategy;
+struct ModelSet;
+struct StrategyInputs;
+
+// What a method needs in its ModelSet besides the target, given its options.
+struct StrategyNeeds {
+  bool drafter = false, low_res = false, tokenizer = false, neighbours = false, heads = false;
+};
+
+struct StrategyDescriptor {
+  std::string name;       // what --method and --methods take
+  int order = 100;        // listing order (bench's tables, the viewer's menu, --help)
+  std::string summary;    // one line for people: the viewer's caption, --help
+  std::string reference;  // the paper, or "ours" with how it differs (docs/methods.md)
+  std::vector<OptionSpec> options;
+  // The baseline every other method is compared with (speedup columns, the viewer's race).
+  bool reference_method = false;
+  // Whether a run with these options samples exactly ar's distribution.
+  std::function<bool(const OptionValues&)> lossless;
+  std::function<StrategyNeeds(const OptionValues&)> needs;  // empty: the target alone
+  // The most queries one target forward runs (what GptOptions::max_queries must allow).
+  std::function<int64_t(const OptionValues&, const GptConfig&)> max_queries;
+  // Queries of every target forward when that number is fixed and nothing but the target runs
+  // (the NFE projection); 0 when it varies or other models also run. Empty: 0.
+  std::function<int64_t(const OptionValues&)> fixed_queries;
+  // Builds the strategy from options already checked against `options`.
+  std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&, const OptionValues&)> make;
+
+  // `given` checked against `options` (throws naming the method and option).
+  OptionValues values(const MethodOptions& given) const;
+  // Bad values read as defaults, unknown options ignored: for sizing models before make() reports.
+  OptionValues lenient_values(const MethodOptions& given) const;
+  StrategyNeeds needs_for(const MethodOptions& given) const;
+  int64_t max_queries_for(const MethodOptions& given, const GptConfig& target) const;
+  int64_t fixed_queries_for(const MethodOptions& given) const;
+  bool lossless_for(const MethodOptions& given) const;
+  bool has_option(const std::string& key) const;
+};
+
+// Every registered method, in listing order, and their names.
+const std::vector<const StrategyDescriptor*>& strategy_registry();
+std::vector<std::string> strategy_names();
+// The method's descriptor; throws Error naming the known methods for an unknown name.
+const StrategyDescriptor& find_strategy(const std::string& name);
+// The reference method's name (ar).
+const std::string& reference_method_name();
+
+// Registers a descriptor from a static initialiser in the strategy's own file.
+struct RegisterStrategy {
+  explicit RegisterStrategy(StrategyDescriptor d);
+};
+
+}  // namespace vkspec

@@ -1,0 +1,97 @@
+#include "decoding/target_session.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "common/error.h"
+#include "decoding/strategy.h"
+
+namespace vkspec {
+namespace {
+
+Gpt& checked_target(const ModelSet& m) {
+  if (!m.ctx || !m.target) throw Error("a strategy needs a context and a target model");
+  return *m.target;
+}
+
+}  // namespace
+
+TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method,
+                             int64_t max_queries, int64_t scratch_slots)
+    : ctx_(*models.ctx),
+      model_(checked_target(models)),
+      rows_(in.sampler.uses_cfg() ? 2 : 1),
+      max_queries_(max_queries),
+      cache_(model_.make_cache(scratch_slots, rows_)),
+      stream_(*models.ctx, in.profile) {
+  const int64_t limit = model_.options().max_queries;
+  if (max_queries > limit)
+    throw Error(method + ": needs " + std::to_string(max_queries) + " queries per forward with these options, " +
+                model_.path() + " was loaded for at most " + std::to_string(limit) + " (GptOptions::max_queries)");
+  if (!in.condition) throw Error(method + ": needs a condition (a class label or caption embeddings)");
+  condition_ = in.condition;
+  conditions_ = guided_rows(*condition_, rows_);
+  const int64_t n = config().image_tokens() + 1;
+  std::vector<uint32_t> iota(static_cast<size_t>(n));
+  std::iota(iota.begin(), iota.end(), 0u);
+  positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
+  ctx_.upload(positions_, iota.data(), iota.size() * 4);
+  record_prefill(model_, cache_, stage::kTarget);
+}
+
+KvCache TargetSession::make_cache(Gpt& model, const char* stage_name) {
+  KvCache cache = model.make_cache(0, rows_);
+  record_prefill(model, cache, stage_name);
+  return cache;
+}
+
+void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char* stage_name) {
+  const GptConfig& cfg = model.config();
+  // In chunks of what one forward of the model may run (LlamaGen's 119 caption positions exceed
+  // the 64 queries models are loaded for by default); logits unused, only keys and values matter.
+  const int64_t chunk = model.options().max_queries;
+  for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
+    const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
+    forward_of(model, batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions_, cache.slots())), cache,
+               stage_name);
+  }
+}
+
+TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
+
+const GptBatch& TargetSession::causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens) {
+  return batch(GptQueries::causal(config(), query_position(n), q, tokens, conditions_, cache_.slots()));
+}
+
+const GptBatch& TargetSession::at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
+                                            const std::function<bool(int64_t, int64_t)>& sees) {
+  return batch(GptQueries::at_positions(config(), slots, tokens, conditions_, cache_.slots(), sees));
+}
+
+const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(model_, cache_, q); }
+
+const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q) {
+  BatchPool& pool = pools_[{&model, cache.slots()}];
+  if (pool.used == pool.batches.size())
+    pool.batches.push_back(
+        std::make_unique<GptBatch>(ctx_, model.config(), rows_, model.options().max_queries, cache.slots()));
+  GptBatch& b = *pool.batches[pool.used++];
+  b.assign(q);
+  return b;
+}
+
+GptOutputs TargetSession::forward(const GptBatch& batch) { return forward_of(model_, batch, cache_, stage::kTarget); }
+
+GptOutputs TargetSession::forward_of(Gpt& model, const GptBatch& batch, const KvCache& cache, const char* stage_name) {
+  stream_.set_stage(stage_name);
+  const GptOutputs out = model.forward(stream_, batch, cache);
+  stream_.set_stage(stage::kSampling);
+  return out;
+}
+
+void TargetSession::submit_and_wait() {
+  stream_.submit_and_wait();
+  for (auto& [key, pool] : pools_) pool.used = 0;
+}
+
+}  // namespace vkspec

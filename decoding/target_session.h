@@ -1,0 +1,114 @@
+#pragma once
+// What every strategy needs of the target model for one image, in one place: the CFG batch rows
+// and their conditions, the KV cache (slot = sequence position, spare slots after the sequence
+// for candidates without a place yet), the command stream every step records into, the image
+// positions the sampler and the Philox keys read, and the batches of the step, kept alive until
+// its submit has finished. Drafter and low-resolution models run through the same session (same
+// stream, same conditions, a cache of their own).
+//
+// Condition positions: a model with cls_token_num > 1 condition positions (LlamaGen's t2i: 120
+// caption tokens) gets positions 0 .. cls_token_num - 2 computed once into each cache, with the
+// first step's submit (prefill). Every strategy then sees what a class-conditional model has:
+// the query at the last condition position, cls_token_num - 1, predicts image token 0
+// (query_position(0)), and the slots below it are valid for every query.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt.h"
+
+namespace vkspec {
+
+// What a step's GPU work is for, as its commands are tagged (CommandStream::set_stage) and as
+// benchmarks report time per model: the target's forwards, a drafter's, the low-resolution
+// model's (with MuLo-SD's pixel path), the draft heads', and everything else a step records
+// (sampling, acceptance, residuals, copies).
+namespace stage {
+inline constexpr const char* kTarget = "target";
+inline constexpr const char* kDrafter = "drafter";
+inline constexpr const char* kLowRes = "low_res";
+inline constexpr const char* kHeads = "heads";
+inline constexpr const char* kSampling = "sampling";
+}  // namespace stage
+
+struct ModelSet;
+struct StrategyInputs;
+
+class TargetSession {
+ public:
+  // method: named in errors. max_queries: the most queries one target forward of the strategy
+  // runs (checked against what the model was loaded for). scratch_slots: spare KV slots.
+  TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method, int64_t max_queries,
+                int64_t scratch_slots = 0);
+  TargetSession(const TargetSession&) = delete;
+  TargetSession& operator=(const TargetSession&) = delete;
+
+  Context& ctx() const { return ctx_; }
+  Gpt& model() const { return model_; }
+  const GptConfig& config() const { return model_.config(); }
+  // Batch rows of every forward: 2 with classifier-free guidance (conditional, null), else 1.
+  int64_t rows() const { return rows_; }
+  int64_t max_queries() const { return max_queries_; }
+  const KvCache& cache() const { return cache_; }
+  CommandStream& stream() { return stream_; }
+  const CommandStream& stream() const { return stream_; }
+  // The condition of each batch row for the model's condition queries: the image's, then (with
+  // CFG) the null form (nullptr).
+  const std::vector<const Condition*>& conditions() const { return conditions_; }
+  // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens).
+  TensorView positions(int64_t first, int64_t n) const;
+  // Sequence position of the query that predicts image token n: the slot of token n - 1, or of
+  // the last condition token for n = 0.
+  int64_t query_position(int64_t n) const { return config().cls_token_num + n - 1; }
+
+  // Batches of the current step, from a pool per model that submit_and_wait() hands back for the
+  // next step (no allocation per forward once the pool has grown to a step's needs).
+  // Queries predicting image tokens [n, n + q) causally; tokens: the image tokens they are fed,
+  // in order (token n - 1 first when n > 0; the first query of an image is the condition's).
+  const GptBatch& causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens);
+  // Queries at sequence positions `slots` (condition positions first), each seeing its own slot
+  // and the slots below it where sees(query, slot).
+  const GptBatch& at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
+                               const std::function<bool(int64_t, int64_t)>& sees);
+  // Any queries (candidate trees), on the target or (model, cache) another model of the set.
+  const GptBatch& batch(const GptQueries& q);
+  const GptBatch& batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q);
+  // Records the target's forward of `batch`; what follows counts as sampling.
+  GptOutputs forward(const GptBatch& batch);
+  // Records another model's forward (drafter, low-resolution model) under `stage_name`.
+  GptOutputs forward_of(Gpt& model, const GptBatch& batch, const KvCache& cache, const char* stage_name);
+  // Tags the commands recorded from now on (stage::kHeads around the draft heads, ...).
+  void set_stage(const char* stage_name) { stream_.set_stage(stage_name); }
+  // A KV cache for another model of the set (drafter, low-resolution model) with this session's
+  // rows, its condition positions prefilled (under `stage_name`) with the first submit.
+  KvCache make_cache(Gpt& model, const char* stage_name);
+
+  // Submits everything recorded since the last submit, waits, and hands the step's batches back.
+  void submit_and_wait();
+  // GPU time of the last submit (timestamps; 0 without profiling).
+  double device_ms() const { return stream_.total_ms(); }
+
+ private:
+  Context& ctx_;
+  Gpt& model_;
+  int64_t rows_, max_queries_;
+  std::shared_ptr<const Condition> condition_;
+  std::vector<const Condition*> conditions_;
+  KvCache cache_;
+  CommandStream stream_;
+  Tensor positions_;  // u32 [N + 1]: n at index n
+  // Per (model, cache slots): the batches it has, and how many this step has taken.
+  struct BatchPool {
+    std::vector<std::unique_ptr<GptBatch>> batches;
+    size_t used = 0;
+  };
+  std::map<std::pair<const Gpt*, int64_t>, BatchPool> pools_;
+
+  // Records the forward of condition positions 0 .. cls_token_num - 2 of `model` into `cache`.
+  void record_prefill(Gpt& model, const KvCache& cache, const char* stage_name);
+};
+
+}  // namespace vkspec

@@ -1,0 +1,83 @@
+#include "frontend/model_catalog.h"
+
+#include <cstdlib>
+#include <sys/stat.h>
+
+#include "common/env.h"
+#include "common/error.h"
+
+namespace vkspec::frontend {
+namespace {
+
+struct RoleAsset {
+  const char* option;   // what replaces the shipped file
+  const char* shipped;  // file name under asset_dir()
+};
+
+RoleAsset asset_of(ModelRole role) {
+  switch (role) {
+    case ModelRole::Target: return {"--model", "fmnist_gpt16.safetensors"};
+    case ModelRole::Drafter: return {"--drafter", "fmnist_drafter16.safetensors"};
+    case ModelRole::LowRes: return {"--low-res", "fmnist_gpt8.safetensors"};
+    case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
+    case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
+    case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
+  }
+  throw Error("unknown model role");
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+ModelFiles model_files(const ArgParser& ap) {
+  ModelFiles f;
+  f.target = ap.get_or("--model", "");
+  f.drafter = ap.get_or("--drafter", "");
+  if (f.drafter == "jacobi" || f.drafter == "model") f.drafter.clear();
+  f.low_res = ap.get_or("--low-res", "");
+  f.heads = ap.get_or("--heads", "");
+  f.tokenizer = ap.get_or("--vq", "");
+  f.classifier = ap.get_or("--classifier", "");
+  return f;
+}
+
+std::vector<std::string> model_file_options() { return {"--model", "--vq", "--drafter", "--low-res", "--heads"}; }
+
+std::string asset_dir() {
+  if (auto a = env::text(env::kAssets)) return *a;
+  return VKSPEC_DEFAULT_ASSETS;
+}
+
+const std::string& ModelCatalog::given(ModelRole role) const {
+  switch (role) {
+    case ModelRole::Target: return given_.target;
+    case ModelRole::Drafter: return given_.drafter;
+    case ModelRole::LowRes: return given_.low_res;
+    case ModelRole::Heads: return given_.heads;
+    case ModelRole::Tokenizer: return given_.tokenizer;
+    case ModelRole::Classifier: return given_.classifier;
+  }
+  throw Error("unknown model role");
+}
+
+std::string ModelCatalog::path(ModelRole role) const {
+  if (!given(role).empty()) return given(role);
+  const RoleAsset a = asset_of(role);
+  const std::string shipped = asset_dir() + "/" + a.shipped;
+  if (!file_exists(shipped))
+    throw Error("shipped model " + shipped + " not found (set VKSPEC_ASSETS, or pass " + a.option + " FILE)");
+  return shipped;
+}
+
+std::string ModelCatalog::companion(ModelRole role) const {
+  if (!given(role).empty()) return given(role);
+  if (!given(ModelRole::Target).empty()) return "";
+  const std::string shipped = asset_dir() + "/" + asset_of(role).shipped;
+  return file_exists(shipped) ? shipped : "";
+}
+
+}  // namespace vkspec::frontend

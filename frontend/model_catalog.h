@@ -1,0 +1,45 @@
+#pragma once
+// Which file backs each model role, for every front end: the file given on the command line, else
+// the shipped asset. A role a run needs (path()) must resolve: a missing shipped asset is an error
+// naming the option that replaces it. A role loaded only in case a later run wants it (companion(),
+// the viewer's panel) resolves to the given file, else to the shipped asset when it exists and the
+// target is the shipped one too (shipped companions are trained for the shipped target only).
+#include <string>
+#include <vector>
+
+#include "frontend/arg_parser.h"
+
+namespace vkspec::frontend {
+
+enum class ModelRole { Target, Drafter, LowRes, Heads, Tokenizer, Classifier };
+
+// The files given on the command line; empty when not given.
+struct ModelFiles {
+  std::string target, drafter, low_res, heads, tokenizer, classifier;
+};
+
+// --model, --vq, --drafter, --low-res, --heads, --classifier. `--drafter jacobi|model` name a way
+// of drafting, not a file (the method options carry them), and `--classifier none` stays "none".
+ModelFiles model_files(const ArgParser& ap);
+// The options model_files reads, but --classifier (only `bench` judges images).
+std::vector<std::string> model_file_options();
+
+// $VKSPEC_ASSETS, else the source tree's assets/ baked in at build time, so the binaries work from
+// any directory.
+std::string asset_dir();
+
+class ModelCatalog {
+ public:
+  explicit ModelCatalog(ModelFiles given) : given_(std::move(given)) {}
+
+  const std::string& given(ModelRole role) const;
+  // The given file, else the shipped asset; throws Error when the shipped asset is missing.
+  std::string path(ModelRole role) const;
+  // The given file, else the shipped asset when usable with the target (see above); "" otherwise.
+  std::string companion(ModelRole role) const;
+
+ private:
+  ModelFiles given_;
+};
+
+}  // namespace vkspec::frontend

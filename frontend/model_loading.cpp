@@ -1,0 +1,67 @@
+#include "frontend/model_loading.h"
+
+#include <algorithm>
+
+#include "engine/model/safetensors.h"
+
+namespace vkspec::frontend {
+
+ModelSet LoadedModels::set(Context& ctx) const {
+  ModelSet m;
+  m.ctx = &ctx;
+  m.target = target.get();
+  m.drafter = drafter.get();
+  m.low_res = low_res.get();
+  m.vq = vq.get();
+  m.neighbours = neighbours.get();
+  m.heads = heads.get();
+  return m;
+}
+
+ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRun>& runs) {
+  const GptConfig target = GptConfig::from_file(SafetensorsFile(catalog.path(ModelRole::Target)));
+  ModelRequest r;
+  for (const MethodRun& run : runs) {
+    const StrategyDescriptor& d = find_strategy(run.method);
+    const StrategyNeeds n = d.needs_for(run.options);
+    r.needs.drafter |= n.drafter;
+    r.needs.low_res |= n.low_res;
+    r.needs.tokenizer |= n.tokenizer;
+    r.needs.neighbours |= n.neighbours;
+    r.needs.heads |= n.heads;
+    r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target));
+  }
+  return r;
+}
+
+LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelRequest& request) {
+  const StrategyNeeds& needs = request.needs;
+  // A needed model's file must resolve; a companion's may be absent.
+  auto file = [&](bool needed, bool companion, ModelRole role) -> std::string {
+    if (needed) return catalog.path(role);
+    return companion ? catalog.companion(role) : "";
+  };
+  GptOptions gopt;
+  gopt.max_queries = request.max_queries;
+  LoadedModels m;
+  m.target = std::make_unique<Gpt>(ctx, catalog.path(ModelRole::Target), gopt);
+  const GptConfig& cfg = m.target->config();
+  if (const std::string d = file(needs.drafter, request.companions.drafter, ModelRole::Drafter); !d.empty())
+    m.drafter = std::make_unique<Gpt>(ctx, d);
+  if (const std::string l = file(needs.low_res, request.companions.low_res, ModelRole::LowRes); !l.empty())
+    m.low_res = std::make_unique<Gpt>(ctx, l, gopt);
+  if (request.tokenizer || needs.tokenizer || needs.neighbours) {
+    m.vq = std::make_unique<VqModel>(ctx, catalog.path(ModelRole::Tokenizer), DType::F16,
+                                     std::max<int64_t>(request.tokenizer_batch, 1), cfg.grid_size);
+    if (m.vq->config().codebook_size != cfg.vocab_size)
+      throw Error("the tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
+                  " codebook entries, the model " + m.target->path() + " a vocabulary of " +
+                  std::to_string(cfg.vocab_size));
+  }
+  if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.vq);
+  if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
+    m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
+  return m;
+}
+
+}  // namespace vkspec::frontend

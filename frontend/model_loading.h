@@ -1,0 +1,44 @@
+#pragma once
+// Loads the models a front end asks for from the catalog's files, once per process: the target,
+// then the drafter, low-resolution model, tokenizer, codebook neighbours and draft heads that its
+// runs need (errors when missing) or that it keeps in case a later run wants them (the viewer's
+// panel; skipped when the catalog has no companion file).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "engine/model/codebook_neighbours.h"
+#include "engine/model/draft_heads.h"
+#include "engine/model/vq_model.h"
+#include "frontend/model_catalog.h"
+
+namespace vkspec::frontend {
+
+struct MethodRun {
+  std::string method;
+  MethodOptions options;
+};
+
+struct ModelRequest {
+  StrategyNeeds needs;       // must load
+  StrategyNeeds companions;  // drafter, low_res, heads: load when the catalog has a companion file
+  bool tokenizer = false;    // the front end decodes images itself
+  int64_t tokenizer_batch = 1;  // the most images per decode call
+  int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
+};
+
+// What `runs` need, with max_queries for the catalog's target (whose config is read here).
+ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRun>& runs);
+
+struct LoadedModels {
+  std::unique_ptr<Gpt> target, drafter, low_res;
+  std::unique_ptr<VqModel> vq;
+  std::unique_ptr<CodebookNeighbours> neighbours;
+  std::unique_ptr<DraftHeads> heads;
+  ModelSet set(Context& ctx) const;
+};
+
+LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelRequest& request);
+
+}  // namespace vkspec::frontend

@@ -1,0 +1,198 @@
+// Text-to-image conditions through every strategy: tiny random LlamaGen-layout t2i GPTs (4
+// caption positions of which a caption may leave some as padding, 3x3 tokens, vocabulary 8) with
+// a drafter close to the target and draft heads. Every registered method generates from a caption
+// (the target session prefills caption positions 0..2 of every model's cache, and the query at the
+// last caption position predicts image token 0); the strategies whose prefill paths differ (a
+// drafter's own cache, scattered attention over prefilled slots, a candidate tree) are checked
+// against ar's distribution with the two-sample chi-square test of the lossless suite.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/strategy.h"
+#include "engine/model/codebook_neighbours.h"
+#include "engine/model/draft_heads.h"
+#include "engine/model/vq_model.h"
+#include "tests/support/chi_square.h"
+#include "tests/support/decoding_fixture.h"
+#include "tests/support/python_reference.h"
+#include "tests/support/tiny_gpt.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+constexpr int64_t kCaptionDim = 6, kCaptionPositions = 4;
+
+struct T2iModels {
+  std::unique_ptr<Gpt> target, drafter, low;
+  std::unique_ptr<CodebookNeighbours> neighbours;
+  std::unique_ptr<DraftHeads> heads;
+  ModelSet set;
+};
+
+testing::TinyGptSpec t2i_spec() {
+  testing::TinyGptSpec t;
+  t.vocab = testing::kTinyVocab;
+  t.grid = testing::kTinyGrid;
+  t.caption_dim = kCaptionDim;
+  t.cls_token_num = kCaptionPositions;
+  t.scale = 0.3f;  // captions through the MLP must move the image tokens visibly
+  return t;
+}
+
+T2iModels& t2i_models(Context& ctx) {
+  static T2iModels m = [&] {
+    const std::string dir = testing::scratch_dir("t2i_models");
+    const testing::TinyGptSpec t = t2i_spec();
+    testing::TinyGptSpec d = t;
+    d.noise_seed = 2;
+    d.noise_scale = 0.03f;
+    testing::write_tiny_gpt(dir + "/target.safetensors", t);
+    testing::write_tiny_gpt(dir + "/drafter.safetensors", d);
+    testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
+    T2iModels r;
+    GptOptions opt;
+    opt.weights = DType::F32;
+    r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+    r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+    std::vector<float> codebook(testing::kTinyVocab * 2);
+    for (size_t i = 0; i < codebook.size(); ++i) codebook[i] = static_cast<float>((i * 7919) % 23) / 23.0f;
+    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, codebook, testing::kTinyVocab, 2, testing::kTinyVocab,
+                                                        "tiny codebook");
+    r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
+    r.set.ctx = &ctx;
+    r.set.target = r.target.get();
+    r.set.drafter = r.drafter.get();
+    r.set.neighbours = r.neighbours.get();
+    r.set.heads = r.heads.get();
+    return r;
+  }();
+  return m;
+}
+
+// Two captions: one fills every caption position, one only two (the rest is padding, hidden from
+// attention as LlamaGen's emb_masks hide it).
+std::shared_ptr<const Condition> caption(int i) {
+  const int64_t tokens = i % 2 ? 2 : kCaptionPositions;
+  std::vector<float> v(static_cast<size_t>(tokens * kCaptionDim));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = (i % 2 ? -3.0f : 3.0f) * std::sin(0.7f * static_cast<float>(k + 1));
+  return std::make_shared<CaptionEmbeddings>("caption " + std::to_string(i % 2), tokens, kCaptionDim, v,
+                                             std::vector<uint8_t>(static_cast<size_t>(tokens), 1));
+}
+
+class decoding_t2i : public testing::VulkanTest {
+ protected:
+  testing::Sample run(const std::string& method, const MethodOptions& o, uint64_t first_seed, int images,
+                      bool keep_events = false) {
+    return testing::run_images(ctx(), testing::by_name(method), o, first_seed, images, keep_events,
+                               &t2i_models(ctx()).set, caption);
+  }
+};
+
+// Every method but MuLo-SD (its own models below) on the t2i set: complete, consistent events.
+TEST_F(decoding_t2i, EveryMethodGeneratesFromACaption) {
+  for (const std::string& method : strategy_names()) {
+    if (find_strategy(method).needs_for({}).low_res) continue;
+    SCOPED_TRACE(method);
+    const testing::Sample s = run(method, {}, 5, 4, true);
+    ASSERT_EQ(s.grids.size(), 4u);
+    for (const auto& g : s.grids)
+      for (int32_t t : g) EXPECT_TRUE(t >= 0 && t < testing::kTinyVocab);
+  }
+}
+
+// MuLo-SD needs a tokenizer for its pixel path: t2i models on the shipped tokenizer's vocabulary.
+TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
+  const std::string dir = testing::scratch_dir("t2i_mulo_models");
+  testing::TinyGptSpec t = t2i_spec();
+  t.vocab = 1024;
+  t.grid = 4;
+  testing::TinyGptSpec l = t;
+  l.grid = 2;
+  l.seed = 7;
+  testing::write_tiny_gpt(dir + "/target.safetensors", t);
+  testing::write_tiny_gpt(dir + "/low.safetensors", l);
+  GptOptions opt;
+  opt.weights = DType::F32;
+  Gpt target(ctx(), dir + "/target.safetensors", opt), low(ctx(), dir + "/low.safetensors", opt);
+  VqModel vq(ctx(), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, 4);
+  CodebookNeighbours neighbours(ctx(), vq, 16);
+  ModelSet m;
+  m.ctx = &ctx();
+  m.target = &target;
+  m.low_res = &low;
+  m.vq = &vq;
+  m.neighbours = &neighbours;
+  for (const MethodOptions& o : {MethodOptions{}, MethodOptions{{"resample", "coupled"}}}) {
+    const testing::Sample s =
+        testing::run_images(ctx(), testing::by_name("mulo"), o, 3, 2, true, &m, caption);
+    for (const auto& g : s.grids)
+      for (int32_t tok : g) EXPECT_TRUE(tok >= 0 && tok < 1024);
+  }
+}
+
+// LlamaGen's t2i models have 120 caption positions, more than one forward of a model loaded for
+// 64 queries runs: the prefill goes in chunks, for the target and a drafter alike.
+TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
+  const std::string dir = testing::scratch_dir("t2i_long_models");
+  testing::TinyGptSpec t = t2i_spec();
+  t.cls_token_num = 120;
+  testing::write_tiny_gpt(dir + "/target.safetensors", t);
+  GptOptions opt;
+  opt.weights = DType::F32;
+  opt.max_queries = 16;
+  Gpt target(ctx(), dir + "/target.safetensors", opt);
+  ModelSet m;
+  m.ctx = &ctx();
+  m.target = &target;
+  m.drafter = &target;
+  for (const std::string method : {"ar", "sd", "scd-mc"}) {
+    const MethodOptions o = method == "ar" ? MethodOptions{} : MethodOptions{{"window", "4"}};
+    const testing::Sample s = testing::run_images(ctx(), testing::by_name(method), o, 9, 2, false, &m, caption);
+    ASSERT_EQ(s.grids.size(), 2u) << method;
+  }
+  // The same images as one forward over all caption positions would give (ar, equal seeds).
+  GptOptions wide = opt;
+  wide.max_queries = 128;
+  Gpt whole(ctx(), dir + "/target.safetensors", wide);
+  ModelSet w = m;
+  w.target = &whole;
+  const auto chunked = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &m, caption).grids;
+  const auto at_once = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &w, caption).grids;
+  EXPECT_EQ(chunked, at_once);
+}
+
+// The caption reaches the image: two captions give different token distributions at the first
+// position (with the first caption's second half as padding in the other).
+TEST_F(decoding_t2i, TheCaptionChangesTheImage) {
+  const testing::Sample s = run("ar", {}, 100, 400);
+  std::vector<uint64_t> a(testing::kTinyVocab), b(testing::kTinyVocab);
+  for (size_t i = 0; i < s.grids.size(); ++i) ++(i % 2 ? b : a)[static_cast<size_t>(s.grids[i][0])];
+  EXPECT_FALSE(testing::two_sample_chi_square(a, b).fits()) << "the two captions' images look alike";
+}
+
+// Lossless on a text-to-image model, where every model's caption positions are prefilled: the
+// drafter's own cache (sd), queries over scattered prefilled slots (zipar --verify exact), a
+// candidate tree above them (hawk).
+TEST_F(decoding_t2i, LosslessMethodsMatchArWithCaptions) {
+  constexpr int kImages = 2000;
+  const testing::Sample ar = run("ar", {}, 1000000, kImages);
+  const std::vector<std::pair<std::string, MethodOptions>> methods = {
+      {"sd", {{"window", "3"}}}, {"zipar", {{"window", "1"}, {"verify", "exact"}}}, {"hawk", {}}};
+  for (const auto& [method, options] : methods) {
+    const testing::Sample s = run(method, options, 0, kImages);
+    for (int64_t pos : {0, 4, 8}) {
+      std::vector<uint64_t> h(testing::kTinyVocab), r(testing::kTinyVocab);
+      for (const auto& g : s.grids) ++h[static_cast<size_t>(g[static_cast<size_t>(pos)])];
+      for (const auto& g : ar.grids) ++r[static_cast<size_t>(g[static_cast<size_t>(pos)])];
+      const testing::ChiSquare c = testing::two_sample_chi_square(h, r);
+      EXPECT_TRUE(c.fits()) << method << " differs from ar at position " << pos << ": " << c.str();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vkspec

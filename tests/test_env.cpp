@@ -1,0 +1,113 @@
+// The environment reader (common/env.h): typed getters name the variable and the bad value, a
+// renamed variable is refused, and README.md's "Environment" table lists exactly the variables
+// the reader declares, with the same settings and effects.
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/env.h"
+#include "common/error.h"
+
+namespace vkspec {
+namespace {
+
+// Sets a variable for one scope and restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Env, AbsentAndEmptyReadTheSame) {
+  ScopedEnv unset(env::kMaxDeviceMemory.name, nullptr);
+  EXPECT_FALSE(env::byte_count(env::kMaxDeviceMemory));
+  ScopedEnv empty(env::kMaxDeviceMemory.name, "");
+  EXPECT_FALSE(env::byte_count(env::kMaxDeviceMemory));
+  EXPECT_FALSE(env::text(env::kMaxDeviceMemory));
+}
+
+TEST(Env, FlagsAreZeroOrOne) {
+  ScopedEnv on(env::kValidationPrint.name, "1");
+  EXPECT_TRUE(env::flag(env::kValidationPrint));
+  ScopedEnv off(env::kValidationPrint.name, "0");
+  EXPECT_FALSE(env::flag(env::kValidationPrint));
+  ScopedEnv bad(env::kValidationPrint.name, "yes");
+  EXPECT_EQ(error_of([] { env::flag(env::kValidationPrint); }), "VKSPEC_VALIDATION_PRINT=yes is not 0 or 1");
+}
+
+TEST(Env, ByteCountsTakeBinarySuffixes) {
+  ScopedEnv mib(env::kMaxDeviceMemory.name, "512M");
+  EXPECT_EQ(env::byte_count(env::kMaxDeviceMemory), 512ull << 20);
+  ScopedEnv gib(env::kMaxDeviceMemory.name, "1.5g");
+  EXPECT_EQ(env::byte_count(env::kMaxDeviceMemory), 3ull << 29);
+  ScopedEnv plain(env::kMaxDeviceMemory.name, "4096");
+  EXPECT_EQ(env::byte_count(env::kMaxDeviceMemory), 4096u);
+  for (const char* bad : {"lots", "5T", "-1M", "1e30G", "M"}) {
+    ScopedEnv e(env::kMaxDeviceMemory.name, bad);
+    EXPECT_EQ(error_of([] { env::byte_count(env::kMaxDeviceMemory); }),
+              std::string("VKSPEC_MAX_DEVICE_MEMORY=") + bad + " is not a byte count (examples: 512M, 2G, 1048576)");
+  }
+}
+
+TEST(Env, UnsignedIntegersCheckTheirRange) {
+  ScopedEnv ok(env::kDevice.name, "3");
+  EXPECT_EQ(env::unsigned_integer(env::kDevice, 3), 3u);
+  EXPECT_EQ(error_of([] { env::unsigned_integer(env::kDevice, 2); }), "VKSPEC_DEVICE=3 is not a device index (0..2)");
+  for (const char* bad : {"gpu", "-1", "1.0", " 1", "99999999999999999999999"}) {
+    ScopedEnv e(env::kFenceTimeoutMs.name, bad);
+    EXPECT_EQ(error_of([] { env::unsigned_integer(env::kFenceTimeoutMs); }),
+              std::string("VKSPEC_FENCE_TIMEOUT_MS=") + bad + " is not a whole number of milliseconds");
+  }
+}
+
+TEST(Env, ARenamedVariableIsRefusedNamingItsSuccessor) {
+  ScopedEnv old(env::kDisableCoopmat.old_name, "1");
+  const std::string msg = error_of([] { env::flag(env::kDisableCoopmat); });
+  EXPECT_NE(msg.find("VKSPEC_DISABLE_FP16"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("VKSPEC_DISABLE_COOPMAT"), std::string::npos) << msg;
+}
+
+// The rows of README.md's "Environment" table, as written.
+std::vector<std::string> readme_rows() {
+  std::ifstream f(std::string(VKSPEC_SOURCE_DIR) + "/README.md");
+  std::vector<std::string> rows;
+  bool inside = false;
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("## ", 0) == 0) inside = line == "## Environment";
+    else if (inside && line.rfind("| `", 0) == 0) rows.push_back(line);
+  }
+  return rows;
+}
+
+TEST(Env, ReadmeTableListsExactlyTheDeclaredVariables) {
+  std::vector<std::string> want;
+  for (const env::Variable* v : env::variables()) {
+    EXPECT_EQ(std::string(v->setting).rfind(std::string(v->name) + "=", 0), 0u) << v->name;
+    want.push_back(std::string("| `") + v->setting + "` | " + v->effect + " |");
+  }
+  EXPECT_EQ(readme_rows(), want) << "README.md's Environment table and common/env.cpp disagree";
+}
+
+}  // namespace
+}  // namespace vkspec

@@ -1,0 +1,86 @@
+// The front ends' shared policy: which file backs each model role, the sampler options, method
+// options as text.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "frontend/method_options_text.h"
+#include "frontend/model_catalog.h"
+#include "frontend/sampler_options.h"
+
+namespace vkspec::frontend {
+namespace {
+
+// Points VKSPEC_ASSETS at `dir` for one test.
+class AssetDir {
+ public:
+  explicit AssetDir(const std::string& dir) { setenv("VKSPEC_ASSETS", dir.c_str(), 1); }
+  ~AssetDir() { unsetenv("VKSPEC_ASSETS"); }
+};
+
+ArgParser parsed(const std::vector<std::string>& args) {
+  std::set<std::string> options = {"--classifier"};
+  for (const std::string& o : model_file_options()) options.insert(o);
+  for (const std::string& o : sampler_options()) options.insert(o);
+  ArgParser ap("test", {}, options);
+  ap.parse(args);
+  return ap;
+}
+
+TEST(ModelCatalog, GivenFilesWinOverShippedOnes) {
+  AssetDir assets(VKSPEC_ASSETS_DIR);
+  const ModelCatalog c(model_files(parsed({"--model", "m.safetensors", "--heads", "h.safetensors"})));
+  EXPECT_EQ(c.path(ModelRole::Target), "m.safetensors");
+  EXPECT_EQ(c.path(ModelRole::Heads), "h.safetensors");
+  EXPECT_EQ(c.path(ModelRole::Tokenizer), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors");
+  // Shipped companions are trained for the shipped target only.
+  EXPECT_EQ(c.companion(ModelRole::Drafter), "");
+  EXPECT_EQ(c.companion(ModelRole::Heads), "h.safetensors");
+}
+
+TEST(ModelCatalog, ShippedCompanionsGoWithTheShippedTarget) {
+  AssetDir assets(VKSPEC_ASSETS_DIR);
+  const ModelCatalog c(model_files(parsed({"--drafter", "model"})));  // a way of drafting, not a file
+  EXPECT_EQ(c.given(ModelRole::Drafter), "");
+  EXPECT_EQ(c.companion(ModelRole::Drafter), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_drafter16.safetensors");
+  EXPECT_EQ(c.path(ModelRole::Classifier), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_classifier.safetensors");
+}
+
+TEST(ModelCatalog, AMissingShippedModelNamesTheOptionThatReplacesIt) {
+  AssetDir assets("/nonexistent");
+  const ModelCatalog c(ModelFiles{});
+  EXPECT_EQ(c.companion(ModelRole::LowRes), "");
+  try {
+    c.path(ModelRole::LowRes);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/fmnist_gpt8.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--low-res"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SamplerOptions, OverrideOnlyWhatIsGiven) {
+  SamplerSettings card;
+  card.cfg = 3;
+  card.top_k = 7;
+  const SamplerSettings s = sampler_overrides(parsed({"--cfg", "1.5", "--top-p", "0.9"})).applied_to(card);
+  EXPECT_FLOAT_EQ(s.cfg, 1.5f);
+  EXPECT_FLOAT_EQ(s.top_p, 0.9f);
+  EXPECT_EQ(s.top_k, 7);
+  EXPECT_THROW(sampler_overrides(parsed({"--top-p", "0"})), Error);
+  EXPECT_THROW(sampler_overrides(parsed({"--temperature", "nan"})), Error);
+}
+
+TEST(MethodOptionsText, RoundTripsAndRejectsItemsWithoutAValue) {
+  const MethodOptions o = parse_method_options("window=16,,--init=above");
+  EXPECT_EQ(o.at("window"), "16");
+  EXPECT_EQ(o.at("init"), "above");
+  EXPECT_EQ(format_method_options(parse_method_options("b=2,a=1")), "a=1,b=2");
+  EXPECT_TRUE(parse_method_options("").empty());
+  EXPECT_THROW(parse_method_options("window"), Error);
+  EXPECT_THROW(parse_method_options("=3"), Error);
+}
+
+}  // namespace
+}  // namespace vkspec::frontend

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""`vkspec generate --caption-embeddings FILE` end to end on a small random LlamaGen t2i checkpoint
+(tools/reference.py make-t2i, converted by tools/convert_llamagen.py) on the shipped tokenizer's
+vocabulary: every method that needs no extra trained model (ar, sjd, scd-mc, zipar, lantern with
+Jacobi drafts) and mulo with a t2i low-resolution model generate, the trace records the caption,
+and bad inputs fail with a message naming the problem.
+
+usage: test_generate_t2i.py VKSPEC_BINARY
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch  # noqa: F401  (reference.py needs it)
+except ImportError:  # CTest reports exit code 77 as skipped
+    print("SKIP: PyTorch is not installed for this python (apt-get install python3-torch)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = sys.executable
+
+
+def run(args, expect_ok=True):
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
+        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
+    if expect_ok and r.returncode != 0:
+        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def make_model(d, name, grid, seed):
+    pt, st = os.path.join(d, name + ".pt"), os.path.join(d, name + ".safetensors")
+    run([PY, os.path.join(HERE, "reference.py"), "make-t2i", pt, "--dim", "64", "--layers", "1", "--heads", "2",
+         "--vocab", "1024", "--grid", str(grid), "--cls", "8", "--caption-dim", "16", "--seed", str(seed)])
+    run([PY, os.path.join(HERE, "convert_llamagen.py"), pt, st, "--kind", "gpt", "--dtype", "f32", "--n-head", "2",
+         "--grid", str(grid), "--cls-token-num", "8"])
+    return st
+
+
+def main():
+    vkspec = sys.argv[1]
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        model = make_model(d, "t2i", 4, 0)
+        low = make_model(d, "t2i_low", 2, 1)
+        caption = os.path.join(d, "caption.npy")
+        run([PY, os.path.join(HERE, "reference.py"), "make-caption", caption, "--tokens", "5", "--dim", "16"])
+        base = [vkspec, "generate", "--model", model, "--caption-embeddings", caption, "--images", "2",
+                "--cfg", "2", "--top-k", "50"]
+        for method, extra in [("ar", []), ("sjd", []), ("scd-mc", ["--window", "8"]), ("zipar", []),
+                              ("lantern", ["--k", "8"]), ("mulo", ["--low-res", low])]:
+            trace = os.path.join(d, method + ".json")
+            run(base + ["--method", method, "--out", os.path.join(d, method + ".png"), "--trace", trace] + extra)
+            images = json.load(open(trace))["images"]
+            for im in images:
+                tokens = [t for row in im["tokens"] for t in row]
+                if len(tokens) != 16 or not all(0 <= t < 1024 for t in tokens):
+                    failures.append(f"{method}: tokens {tokens}")
+                if "class" in im or "caption" not in im.get("condition", ""):
+                    failures.append(f"{method}: the trace does not record the caption: {im.get('condition')}")
+            print(f"{method}: {len(images)} images from the caption")
+        bad = [
+            (base + ["--method", "ar", "--class", "1"], "exclude each other"),
+            ([vkspec, "generate", "--model", model, "--out", os.path.join(d, "x.png")], "--caption-embeddings"),
+            ([vkspec, "generate", "--caption-embeddings", caption, "--out", os.path.join(d, "y.png")],
+             "class-conditional"),
+            ([vkspec, "generate", "--model", model, "--caption-embeddings", os.path.join(d, "missing.npy")],
+             "missing.npy"),
+        ]
+        wrong = os.path.join(d, "wrong.npy")
+        run([PY, os.path.join(HERE, "reference.py"), "make-caption", wrong, "--tokens", "5", "--dim", "12"])
+        bad.append(([vkspec, "generate", "--model", model, "--caption-embeddings", wrong], "caption"))
+        for args, words in bad:
+            r = run(args, expect_ok=False)
+            if r.returncode not in (1, 2) or words not in r.stderr:
+                failures.append(f"{' '.join(args[1:])}: exit {r.returncode}, expected an error with '{words}':\n"
+                                f"{r.stderr}")
+            else:
+                print(f"refused: {r.stderr.strip().splitlines()[-1]}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
