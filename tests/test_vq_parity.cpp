@@ -49,6 +49,7 @@ TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
   Tokenizer& vq = vq_model;  // through the interface evaluation and neighbour tables use
   const int64_t H = c.grid * vq.downsample(), C = c.in_ch;
   EXPECT_EQ(vq.image_channels(), C);
+  EXPECT_EQ(vq.input_channels(), C);
   EXPECT_EQ(vq.codebook().shape()[0], vq.codebook_size());
   Tensor tid = ctx().tensor(DType::U32, {1, n_tok}, "ids");
   ctx().upload(tid, ids.data(), ids.size() * 4);

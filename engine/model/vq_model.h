@@ -34,10 +34,11 @@ class VqModel final : public Tokenizer {
   int64_t codebook_size() const override { return cfg_.codebook_size; }
   int64_t downsample() const override { return cfg_.downsample(); }
   int64_t image_channels() const override { return cfg_.out_channels; }
+  int64_t input_channels() const override { return cfg_.in_channels; }
   // Raw rows as stored (the lookup L2-normalises them when codebook_l2_norm is set).
   const Tensor& codebook() const override { return codebook_; }
 
-  // See Tokenizer; pixels have out_channels (decode), in_channels (encode).
+  // See Tokenizer.
   TensorView decode(CommandStream& s, const TensorView& ids, int64_t n, int64_t grid) override;
   TensorView encode(CommandStream& s, const TensorView& pixels, int64_t n, int64_t height, int64_t width) override;
 
