@@ -130,8 +130,10 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
   if (needs.low_res && loaded.low_res) models += ";low_res=" + identity(loaded.low_res->path());
   if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
-  // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours).
-  if (loaded.vq && (judge || needs.tokenizer || needs.neighbours)) models += ";vq=" + identity(loaded.vq->path());
+  // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours); its
+  // key stays "vq" so that sample files written before still resume.
+  if (loaded.tokenizer && (judge || needs.tokenizer || needs.neighbours))
+    models += ";vq=" + identity(loaded.tokenizer->path());
   return {{"method", run.method},
           {"options", frontend::format_method_options(run.options)},
           {"models", models},
@@ -416,7 +418,7 @@ int cmd_bench(const Args& args) {
   std::unique_ptr<ImageJudge> judge;
   GaussianStats reference;
   if (judged)
-    judge = std::make_unique<ImageJudge>(*ctx, *loaded.vq, cfg.grid_size,
+    judge = std::make_unique<ImageJudge>(*ctx, *loaded.tokenizer, cfg.grid_size,
                                          catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.

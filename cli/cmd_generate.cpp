@@ -12,7 +12,7 @@
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 #include "frontend/arg_parser.h"
 #include "frontend/device_choice.h"
 #include "frontend/method_options_text.h"
@@ -53,7 +53,7 @@ int cmd_generate(const Args& args) {
   request.tokenizer_batch = std::min<int64_t>(images, 16);
   const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
-  VqModel& vq = *loaded.vq;
+  Tokenizer& tokenizer = *loaded.tokenizer;
   const GptConfig& cfg = gpt.config();
   const SamplerSettings ss =
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
@@ -91,7 +91,7 @@ int cmd_generate(const Args& args) {
       for (int32_t t : gens[static_cast<size_t>(i)].tokens) host.push_back(static_cast<uint32_t>(t));
     ctx->upload(ids, 0, host.data(), host.size() * 4);
     CommandStream s(*ctx);
-    const TensorView px = vq.decode(s, ids, n, cfg.grid_size);
+    const TensorView px = tokenizer.decode(s, ids, n, cfg.grid_size);
     Tensor back = ctx->tensor(DType::F32, px.shape, "decoded pixels", MemoryUsage::Readback);
     s.copy(px, back);
     s.submit_and_wait();

@@ -20,7 +20,7 @@ constexpr int32_t kNotFed = -1, kConditionFed = -2, kStaleContext = -3;
 const ModelSet& checked(const ModelSet& m) {
   if (!m.target) return m;  // Strategy's constructor names this error
   if (!m.low_res) throw Error("mulo: needs the low-resolution model (--low-res FILE, a GPT on a grid half as wide)");
-  if (!m.vq) throw Error("mulo: needs the tokenizer (--vq FILE) for its pixel-space upsampler");
+  if (!m.tokenizer) throw Error("mulo: needs the tokenizer (--vq FILE) for its pixel-space upsampler");
   if (!m.neighbours) throw Error("mulo: needs the codebook neighbour table (built from the tokenizer)");
   const GptConfig &t = m.target->config(), &l = m.low_res->config();
   if (l.vocab_size != t.vocab_size || l.num_classes != t.num_classes || 2 * l.grid_size != t.grid_size ||
@@ -30,8 +30,8 @@ const ModelSet& checked(const ModelSet& m) {
                 ") must share the target's vocabulary and classes on a grid half as wide (target: vocab " +
                 std::to_string(t.vocab_size) + ", grid " + std::to_string(t.grid_size) + ", classes " +
                 std::to_string(t.num_classes) + ")");
-  if (m.vq->config().codebook_size != t.vocab_size)
-    throw Error("mulo: tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
+  if (m.tokenizer->codebook_size() != t.vocab_size)
+    throw Error("mulo: tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
   if (m.neighbours->entries() != t.vocab_size) throw Error("mulo: the neighbour table does not match the vocabulary");
   return m;
@@ -72,7 +72,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
       w_(models.low_res->config().grid_size),
       cls_(models.target->config().cls_token_num),
       low_cache_(target().make_cache(*models.low_res, stage::kLowRes)),
-      resampler_(*models.ctx, *models.vq, models.low_res->config().grid_size) {
+      resampler_(*models.ctx, *models.tokenizer, models.low_res->config().grid_size) {
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
   const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
   Context& ctx = *models.ctx;

@@ -20,7 +20,7 @@ namespace vkspec {
 
 class CodebookNeighbours;
 class DraftHeads;
-class VqModel;
+class Tokenizer;
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
 struct ModelSet {
@@ -28,7 +28,7 @@ struct ModelSet {
   Gpt* target = nullptr;
   Gpt* drafter = nullptr;  // small GPT on the same token grid (draft-model SD, LANTERN)
   Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
-  VqModel* vq = nullptr;   // the tokenizer (MuLo-SD's pixel-space upsampler)
+  Tokenizer* tokenizer = nullptr;  // MuLo-SD's pixel path; not const: decode/encode write its buffers
   const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
   DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, SSD)
 };

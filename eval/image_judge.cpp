@@ -4,9 +4,9 @@
 
 namespace vkspec {
 
-ImageJudge::ImageJudge(Context& ctx, VqModel& vq, int64_t grid, const std::string& classifier_path)
+ImageJudge::ImageJudge(Context& ctx, Tokenizer& tokenizer, int64_t grid, const std::string& classifier_path)
     : ctx_(ctx),
-      vq_(vq),
+      tokenizer_(tokenizer),
       grid_(grid),
       classifier_path_(classifier_path),
       classifier_(ctx, classifier_path, kBatch),
@@ -26,7 +26,7 @@ void ImageJudge::flush() {
   if (n == 0) return;
   ctx_.upload(ids_, 0, pending_tokens_.data(), pending_tokens_.size() * 4);
   CommandStream s(ctx_);
-  const TensorView px = vq_.decode(s, ids_, n, grid_);
+  const TensorView px = tokenizer_.decode(s, ids_, n, grid_);
   s.submit_and_wait();
   const ClassifierResult c = classifier_.run(px, n);
   for (int64_t i = 0; i < n; ++i) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/model/classifier.h"
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 
 namespace vkspec {
 
@@ -21,7 +21,7 @@ struct Verdict {
 class ImageJudge {
  public:
   static constexpr int64_t kBatch = 16;  // images per decode + classify (the VQ model's batch)
-  ImageJudge(Context& ctx, VqModel& vq, int64_t grid, const std::string& classifier_path);
+  ImageJudge(Context& ctx, Tokenizer& tokenizer, int64_t grid, const std::string& classifier_path);
 
   void add(const std::vector<int32_t>& tokens, int64_t class_id);
   // Everything added since the previous take().
@@ -32,7 +32,7 @@ class ImageJudge {
   void flush();
 
   Context& ctx_;
-  VqModel& vq_;
+  Tokenizer& tokenizer_;
   int64_t grid_;
   std::string classifier_path_;
   Classifier classifier_;

@@ -12,7 +12,7 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.target = target.get();
   m.drafter = drafter.get();
   m.low_res = low_res.get();
-  m.vq = vq.get();
+  m.tokenizer = tokenizer.get();
   m.neighbours = neighbours.get();
   m.heads = heads.get();
   return m;
@@ -51,14 +51,14 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
   if (const std::string l = file(needs.low_res, request.companions.low_res, ModelRole::LowRes); !l.empty())
     m.low_res = std::make_unique<Gpt>(ctx, l, gopt);
   if (request.tokenizer || needs.tokenizer || needs.neighbours) {
-    m.vq = std::make_unique<VqModel>(ctx, catalog.path(ModelRole::Tokenizer), DType::F16,
-                                     std::max<int64_t>(request.tokenizer_batch, 1), cfg.grid_size);
-    if (m.vq->config().codebook_size != cfg.vocab_size)
-      throw Error("the tokenizer " + m.vq->path() + " has " + std::to_string(m.vq->config().codebook_size) +
+    m.tokenizer = load_tokenizer(ctx, catalog.path(ModelRole::Tokenizer), DType::F16,
+                                 std::max<int64_t>(request.tokenizer_batch, 1), cfg.grid_size);
+    if (m.tokenizer->codebook_size() != cfg.vocab_size)
+      throw Error("the tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                   " codebook entries, the model " + m.target->path() + " a vocabulary of " +
                   std::to_string(cfg.vocab_size));
   }
-  if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.vq);
+  if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer);
   if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
     m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
   return m;

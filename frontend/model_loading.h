@@ -10,7 +10,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 #include "frontend/model_catalog.h"
 
 namespace vkspec::frontend {
@@ -33,7 +33,7 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
 
 struct LoadedModels {
   std::unique_ptr<Gpt> target, drafter, low_res;
-  std::unique_ptr<VqModel> vq;
+  std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<CodebookNeighbours> neighbours;
   std::unique_ptr<DraftHeads> heads;
   ModelSet set(Context& ctx) const;

@@ -9,7 +9,7 @@
 #include "decoding/islands.h"
 #include "tests/support/chi_square.h"
 #include "engine/model/codebook_neighbours.h"
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
 
@@ -34,7 +34,7 @@ TEST(RejectionIslands, GrowClipAndConnect) {
 
 struct MuloModels {
   std::unique_ptr<Gpt> target, low;
-  std::unique_ptr<VqModel> vq;
+  std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<CodebookNeighbours> neighbours;
   ModelSet set;
 };
@@ -57,13 +57,12 @@ MuloModels& mulo_models(Context& ctx) {
     opt.weights = DType::F32;
     r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
     r.low = std::make_unique<Gpt>(ctx, dir + "/low.safetensors", opt);
-    r.vq = std::make_unique<VqModel>(ctx, std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1,
-                                     kGrid);
-    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, *r.vq, 16);
+    r.tokenizer = load_tokenizer(ctx, std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, kGrid);
+    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, *r.tokenizer, 16);
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.low_res = r.low.get();
-    r.set.vq = r.vq.get();
+    r.set.tokenizer = r.tokenizer.get();
     r.set.neighbours = r.neighbours.get();
     return r;
   }();

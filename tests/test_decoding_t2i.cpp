@@ -14,7 +14,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/python_reference.h"
@@ -118,13 +118,14 @@ TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
   GptOptions opt;
   opt.weights = DType::F32;
   Gpt target(ctx(), dir + "/target.safetensors", opt), low(ctx(), dir + "/low.safetensors", opt);
-  VqModel vq(ctx(), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, 4);
-  CodebookNeighbours neighbours(ctx(), vq, 16);
+  const std::unique_ptr<Tokenizer> tokenizer =
+      load_tokenizer(ctx(), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, 4);
+  CodebookNeighbours neighbours(ctx(), *tokenizer, 16);
   ModelSet m;
   m.ctx = &ctx();
   m.target = &target;
   m.low_res = &low;
-  m.vq = &vq;
+  m.tokenizer = tokenizer.get();
   m.neighbours = &neighbours;
   for (const MethodOptions& o : {MethodOptions{}, MethodOptions{{"resample", "coupled"}}}) {
     const testing::Sample s =

@@ -45,8 +45,12 @@ TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
   SafetensorsFile ref(dir + "/pixels.safetensors");
   const std::vector<float> want_nchw = ref.read_f32("pixels");  // [1, C, H, W]
 
-  VqModel vq(ctx(), model, DType::F32, 2, c.grid);
-  const int64_t H = c.grid * vq.config().downsample(), C = c.in_ch;
+  VqModel vq_model(ctx(), model, DType::F32, 2, c.grid);
+  Tokenizer& vq = vq_model;  // through the interface evaluation and neighbour tables use
+  const int64_t H = c.grid * vq.downsample(), C = c.in_ch;
+  EXPECT_EQ(vq.image_channels(), C);
+  EXPECT_EQ(vq.input_channels(), C);
+  EXPECT_EQ(vq.codebook().shape()[0], vq.codebook_size());
   Tensor tid = ctx().tensor(DType::U32, {1, n_tok}, "ids");
   ctx().upload(tid, ids.data(), ids.size() * 4);
   CommandStream s(ctx());

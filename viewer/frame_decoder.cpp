@@ -4,32 +4,33 @@
 #include <cmath>
 
 #include "decoding/step_event.h"
+#include "engine/vk/context.h"
 #include "common/error.h"
 
 namespace vkspec::viewer {
 
-VqFrameDecoder::VqFrameDecoder(Context& ctx, VqModel& vq, int64_t grid_size)
-    : ctx_(ctx), vq_(vq), grid_(grid_size), stream_(ctx) {
-  const int64_t T = grid_size * grid_size, side = grid_size * vq.config().downsample();
+TokenizerFrameDecoder::TokenizerFrameDecoder(Context& ctx, Tokenizer& tokenizer, int64_t grid_size)
+    : ctx_(ctx), tokenizer_(tokenizer), grid_(grid_size), stream_(ctx) {
+  const int64_t T = grid_size * grid_size, side = grid_size * tokenizer.downsample();
   ids_ = ctx.tensor(DType::U32, {1, T}, "viewer token grid", MemoryUsage::Upload);
-  pixels_ = ctx.tensor(DType::F32, {1, side, side, vq.config().out_channels}, "viewer decoded pixels",
+  pixels_ = ctx.tensor(DType::F32, {1, side, side, tokenizer.image_channels()}, "viewer decoded pixels",
                        MemoryUsage::Readback);
   host_.resize(static_cast<size_t>(pixels_.numel()));
 }
 
-std::string VqFrameDecoder::description() const { return "VQ decoder " + vq_.path(); }
+std::string TokenizerFrameDecoder::description() const { return "VQ decoder " + tokenizer_.path(); }
 
-DecodedImage VqFrameDecoder::decode(const std::vector<int32_t>& grid) {
+DecodedImage TokenizerFrameDecoder::decode(const std::vector<int32_t>& grid) {
   if (static_cast<int64_t>(grid.size()) != grid_ * grid_)
     throw Error("viewer: a step's grid has " + std::to_string(grid.size()) + " cells, the decoder expects " +
                 std::to_string(grid_ * grid_));
   // Undecided cells decode as token 0; the canvas dims them.
   std::vector<uint32_t> ids(grid.size());
-  const int64_t codebook = vq_.config().codebook_size;
+  const int64_t codebook = tokenizer_.codebook_size();
   for (size_t i = 0; i < grid.size(); ++i)
     ids[i] = grid[i] >= 0 && grid[i] < codebook ? static_cast<uint32_t>(grid[i]) : 0u;
   ctx_.upload(ids_, ids.data(), ids.size() * 4);
-  const TensorView px = vq_.decode(stream_, ids_, 1, grid_);
+  const TensorView px = tokenizer_.decode(stream_, ids_, 1, grid_);
   stream_.copy(px, pixels_);
   stream_.submit_and_wait();
   ctx_.download(pixels_, host_.data(), host_.size() * 4);

@@ -1,11 +1,11 @@
 #pragma once
-// Turns a (partly) committed token grid into pixels after every step: the VQ decoder on the GPU, or
+// Turns a (partly) committed token grid into pixels after every step: the tokenizer on the GPU, or
 // a colour per token id when no tokenizer fits (replaying a trace from another model).
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 #include "viewer/run_record.h"
 
 namespace vkspec::viewer {
@@ -19,15 +19,15 @@ class FrameDecoder {
 };
 
 // Owns its command stream: it runs on the decode thread while the UI records its own frames.
-class VqFrameDecoder : public FrameDecoder {
+class TokenizerFrameDecoder : public FrameDecoder {
  public:
-  VqFrameDecoder(Context& ctx, VqModel& vq, int64_t grid_size);
+  TokenizerFrameDecoder(Context& ctx, Tokenizer& tokenizer, int64_t grid_size);
   DecodedImage decode(const std::vector<int32_t>& grid) override;
   std::string description() const override;
 
  private:
   Context& ctx_;
-  VqModel& vq_;
+  Tokenizer& tokenizer_;
   int64_t grid_;
   CommandStream stream_;
   Tensor ids_, pixels_;

@@ -34,7 +34,7 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   num_classes_ = loaded_.target->config().num_classes;
   // The frame decoder runs on the decode thread between steps; MuLo-SD's pixel path runs inside
   // them on the strategies' tokenizer, so the two never share buffers.
-  frame_vq_ = std::make_unique<VqModel>(ctx, loaded_.vq->path(), DType::F16, 1, grid_);
+  frame_tokenizer_ = load_tokenizer(ctx, loaded_.tokenizer->path(), DType::F16, 1, grid_);
 }
 
 void ViewerModels::load_replay_tokenizer(const frontend::ModelCatalog& catalog) {
@@ -44,17 +44,17 @@ void ViewerModels::load_replay_tokenizer(const frontend::ModelCatalog& catalog) 
     return;
   }
   try {
-    frame_vq_ = std::make_unique<VqModel>(ctx_, path, DType::F16, 1, grid_);
-    if (frame_vq_->config().codebook_size < replay_->config.vocab_size) {
-      decoder_note_ = "VQ decoder " + path + " has " + std::to_string(frame_vq_->config().codebook_size) +
+    frame_tokenizer_ = load_tokenizer(ctx_, path, DType::F16, 1, grid_);
+    if (frame_tokenizer_->codebook_size() < replay_->config.vocab_size) {
+      decoder_note_ = "VQ decoder " + path + " has " + std::to_string(frame_tokenizer_->codebook_size()) +
                       " codes, the trace uses " + std::to_string(replay_->config.vocab_size) +
                       ": showing token ids as colours";
-      frame_vq_.reset();
+      frame_tokenizer_.reset();
     }
   } catch (const Error& e) {
     if (!catalog.given(frontend::ModelRole::Tokenizer).empty()) throw;  // asked for: say why it cannot be used
     decoder_note_ = std::string("shipped VQ decoder unusable (") + e.what() + "): showing token ids as colours";
-    frame_vq_.reset();
+    frame_tokenizer_.reset();
   }
 }
 
@@ -73,7 +73,7 @@ TraceConfig ViewerModels::trace_config(const SamplerSettings& sampler) const {
 }
 
 std::unique_ptr<FrameDecoder> ViewerModels::make_frame_decoder() {
-  if (frame_vq_) return std::make_unique<VqFrameDecoder>(ctx_, *frame_vq_, grid_);
+  if (frame_tokenizer_) return std::make_unique<TokenizerFrameDecoder>(ctx_, *frame_tokenizer_, grid_);
   return std::make_unique<PaletteFrameDecoder>(grid_);
 }
 

@@ -44,7 +44,7 @@ class ViewerModels {
   Context& ctx_;
   std::optional<Trace> replay_;
   frontend::LoadedModels loaded_;
-  std::unique_ptr<VqModel> frame_vq_;  // the frame decoder's own
+  std::unique_ptr<Tokenizer> frame_tokenizer_;  // the frame decoder's own
   int64_t grid_ = 0, num_classes_ = 0;
   std::string decoder_note_;
 };

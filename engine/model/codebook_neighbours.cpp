@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/vk/cache_file.h"
+#include "engine/vk/context.h"
 #include "common/error.h"
 
 namespace vkspec {
@@ -52,17 +53,17 @@ std::vector<uint32_t> CodebookNeighbours::compute(const std::vector<float>& code
 
 namespace {
 
-std::vector<float> host_codebook(Context& ctx, const VqModel& vq) {
-  std::vector<float> c(static_cast<size_t>(vq.config().codebook_size * vq.config().codebook_embed_dim));
-  ctx.download(vq.codebook(), c.data(), c.size() * 4);
+std::vector<float> host_codebook(Context& ctx, const Tokenizer& tokenizer) {
+  std::vector<float> c(static_cast<size_t>(tokenizer.codebook().numel()));
+  ctx.download(tokenizer.codebook(), c.data(), c.size() * 4);
   return c;
 }
 
 }  // namespace
 
-CodebookNeighbours::CodebookNeighbours(Context& ctx, const VqModel& vq, int64_t k_max)
-    : CodebookNeighbours(ctx, host_codebook(ctx, vq), vq.config().codebook_size, vq.config().codebook_embed_dim, k_max,
-                         vq.path()) {}
+CodebookNeighbours::CodebookNeighbours(Context& ctx, const Tokenizer& tokenizer, int64_t k_max)
+    : CodebookNeighbours(ctx, host_codebook(ctx, tokenizer), tokenizer.codebook().shape()[0],
+                         tokenizer.codebook().shape()[1], k_max, tokenizer.path()) {}
 
 CodebookNeighbours::CodebookNeighbours(Context& ctx, const std::vector<float>& codebook, int64_t entries, int64_t dim,
                                        int64_t k_max, const std::string& source) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/vq_model.h"
+#include "engine/model/tokenizer.h"
 
 namespace vkspec {
 
@@ -20,7 +20,7 @@ class CodebookNeighbours {
   static constexpr int64_t kDefaultMax = 1024;
 
   // k_max is clamped to the codebook size.
-  CodebookNeighbours(Context& ctx, const VqModel& vq, int64_t k_max = kDefaultMax);
+  CodebookNeighbours(Context& ctx, const Tokenizer& tokenizer, int64_t k_max = kDefaultMax);
   // From a host codebook [entries, dim] row-major; `source` names it in the tensor's name.
   CodebookNeighbours(Context& ctx, const std::vector<float>& codebook, int64_t entries, int64_t dim, int64_t k_max,
                      const std::string& source);

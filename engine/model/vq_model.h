@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
 #include "engine/vk/command_stream.h"
 
@@ -22,22 +23,24 @@ struct VqConfig {
   static VqConfig from_file(const SafetensorsFile& f);
 };
 
-class VqModel {
+class VqModel final : public Tokenizer {
  public:
   // max_images: most images per decode/encode call; max_grid: the largest token grid side.
   VqModel(Context& ctx, const std::string& path, DType weights = DType::F16, int64_t max_images = 8,
           int64_t max_grid = 16);
 
   const VqConfig& config() const { return cfg_; }
-  const std::string& path() const { return path_; }
-  // Raw codebook [codebook_size, embed_dim] f32 as stored (LANTERN's neighbour table uses it).
-  const Tensor& codebook() const { return codebook_; }
+  const std::string& path() const override { return path_; }
+  int64_t codebook_size() const override { return cfg_.codebook_size; }
+  int64_t downsample() const override { return cfg_.downsample(); }
+  int64_t image_channels() const override { return cfg_.out_channels; }
+  int64_t input_channels() const override { return cfg_.in_channels; }
+  // Raw rows as stored (the lookup L2-normalises them when codebook_l2_norm is set).
+  const Tensor& codebook() const override { return codebook_; }
 
-  // ids: u32 [n, grid * grid] (raster order). Returns pixels f32 [n, H, W, out_channels] in
-  // about [-1, 1], H = W = grid * downsample; valid until the next call.
-  TensorView decode(CommandStream& s, const TensorView& ids, int64_t n, int64_t grid);
-  // pixels: f32 [n, H, W, in_channels] in [-1, 1]. Returns ids u32 [n, (H / ds) * (W / ds)].
-  TensorView encode(CommandStream& s, const TensorView& pixels, int64_t n, int64_t height, int64_t width);
+  // See Tokenizer.
+  TensorView decode(CommandStream& s, const TensorView& ids, int64_t n, int64_t grid) override;
+  TensorView encode(CommandStream& s, const TensorView& pixels, int64_t n, int64_t height, int64_t width) override;
 
  private:
   struct Conv {
