@@ -130,7 +130,8 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
-                                           options_.device_memory_cap, caps_.max_texel_buffer_elements);
+                                           options_.device_memory_cap, caps_.max_texel_buffer_elements,
+                                           caps_.min_texel_buffer_offset_alignment);
   load_pipeline_cache();
   pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_);
 }

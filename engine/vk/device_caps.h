@@ -50,6 +50,7 @@ struct DeviceCaps {
   uint64_t max_storage_buffer_range = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
   uint64_t max_texel_buffer_elements = 0;  // uniform texel buffers (weights, see TexelView)
+  uint64_t min_texel_buffer_offset_alignment = 0;
   uint32_t max_push_constants_size = 0;
   std::vector<MemoryHeapInfo> heaps;
 
