@@ -1,5 +1,6 @@
 // The Vulkan runtime: allocator, pipelines and reflection, command streams and barriers,
 // validation plumbing, device choice.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <thread>
@@ -314,6 +315,22 @@ TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
   setenv("VKSPEC_DISABLE_FP16", "1", 1);
   EXPECT_THROW(ContextOptions::from_environment(), Error);
   unsetenv("VKSPEC_DISABLE_FP16");
+}
+
+// VKSPEC_GPU_KERNELS only changes what kernel choice reads: the device stays what it is.
+TEST_F(VulkanTest, GpuKernelsClearOnlyTheCpuKernelChoice) {
+  setenv("VKSPEC_GPU_KERNELS", "1", 1);
+  ContextOptions o = ContextOptions::from_environment();
+  unsetenv("VKSPEC_GPU_KERNELS");
+  EXPECT_TRUE(o.gpu_kernels);
+  EXPECT_FALSE(ContextOptions::from_environment().gpu_kernels);
+  auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
+  Context gpu(instance, ctx().caps().index, o);
+  EXPECT_FALSE(gpu.caps().cpu_driver);
+  EXPECT_EQ(gpu.caps().device_type, ctx().caps().device_type);
+  EXPECT_EQ(gpu.caps().subgroup_broadcast, ctx().caps().subgroup_broadcast);
+  EXPECT_EQ(gpu.default_workgroup_size() % std::max(gpu.caps().max_subgroup_size, 1u), 0u);
+  EXPECT_EQ(instance->validation_log().count(), 0u);
 }
 
 TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {

@@ -27,6 +27,7 @@ ContextOptions ContextOptions::from_environment() {
     o.cache_dir = *home + "/.cache/vkspec";
   }
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
+  o.gpu_kernels = env::flag(env::kGpuKernels);
   return o;
 }
 
@@ -44,6 +45,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
                 std::to_string(devices.size()) + " Vulkan device(s) present");
   physical_ = devices[device_index];
   caps_ = instance_->devices()[device_index];
+  // cpu_driver is read only to choose kernel variants; clearing it here is the whole of
+  // VKSPEC_GPU_KERNELS, so every op takes its GPU branch and nothing else changes.
+  if (options_.gpu_kernels) caps_.cpu_driver = false;
   const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
   if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
   if (!caps_.push_descriptor) throw Error("VK_KHR_push_descriptor is required" + where);
