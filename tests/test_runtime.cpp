@@ -127,6 +127,21 @@ TEST_F(VulkanTest, ReflectionReadsBindingsPushConstantsAndWorkgroupSize) {
   EXPECT_EQ(ctx().pipeline(shaders::add, {32}).local_size(0), 32u);
 }
 
+// Shaders with subgroup operations get full subgroups where the device can promise them and the
+// workgroup width allows; shaders without never ask.
+TEST_F(VulkanTest, SubgroupShadersRequireFullSubgroups) {
+  const DeviceCaps& c = ctx().caps();
+  const uint32_t sg = std::max(c.subgroup_size, 1u);
+  EXPECT_FALSE(ctx().pipeline(shaders::add, {sg * 4}).full_subgroups());
+  EXPECT_EQ(ctx().pipeline(shaders::rms_norm, {sg * 4}).full_subgroups(), c.subgroup_size_control);
+  if (c.shader_int64) {  // matmul_bcast loads 64-bit words
+    EXPECT_EQ(ctx().pipeline(shaders::matmul_bcast, {sg}).full_subgroups(), c.subgroup_size_control);
+  }
+  if (sg > 1) {
+    EXPECT_FALSE(ctx().pipeline(shaders::rms_norm, {sg + 1}).full_subgroups());
+  }
+}
+
 TEST(ShaderIds, IndexTheRegistryByName) {
   ASSERT_GT(embedded_shader_count(), 0u);
   for (uint32_t i = 0; i < embedded_shader_count(); ++i) {

@@ -136,7 +136,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
                                            options_.device_memory_cap);
   load_pipeline_cache();
-  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_);
+  // computeFullSubgroups is on wherever subgroup_size_control is (above).
+  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
+                                               caps_.subgroup_size_control ? caps_.subgroup_size : 0);
 }
 
 Context::~Context() {
@@ -247,7 +249,9 @@ void Context::download(const Tensor& t, size_t offset, void* data, size_t bytes)
 }
 
 uint32_t Context::default_workgroup_size() const {
-  const uint32_t sg = caps_.subgroup_size ? caps_.subgroup_size : 32;
+  // A multiple of the largest subgroup the device may run, so kernels that give each subgroup a
+  // row (rms_norm) never see a partial subgroup, whatever size a pipeline gets.
+  const uint32_t sg = std::max({caps_.subgroup_size, caps_.max_subgroup_size, 1u});
   uint32_t wg = 256;
   if (wg % sg) wg = sg * ((wg + sg - 1) / sg);
   return std::min(wg, caps_.max_workgroup_invocations);

@@ -101,7 +101,7 @@ class Context {
   void upload(const Tensor& t, size_t offset, const void* data, size_t bytes);
   void download(const Tensor& t, size_t offset, void* data, size_t bytes);
 
-  // Workgroup size for 1D reduction-style kernels: a multiple of the subgroup size near 256.
+  // Workgroup size for 1D reduction-style kernels: a multiple of the largest subgroup size near 256.
   uint32_t default_workgroup_size() const;
 
   // Totals since the context was created; CommandStream calls count_work. Thread-safe.
