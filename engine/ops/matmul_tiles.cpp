@@ -3,9 +3,10 @@
 namespace vkspec::ops {
 
 MatmulTiles matmul_tiles(const DeviceCaps& caps) {
-  // llvmpipe (2 cores, 8 lanes): loads cost per lane and component, so the broadcast kernel with
-  // big register tiles wins (measured in docs/perf.md); larger tiles gain a little more but
-  // take over half a second each to compile at first use.
+  // llvmpipe (2 cores, 8 lanes): storage-buffer loads cost per lane, so the broadcast kernel
+  // (weights by texel fetch, activations shared by broadcast) with big register tiles wins
+  // (docs/perf.md); 16 weight rows per lane when decoding, 8/12/16 activation rows per tile
+  // otherwise (matmul.cpp picks the one that pads least).
   static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 16, 16, 16, 32, 8};
   // GPUs: coalesced K-split GEMV, many small workgroups in flight; no broadcast kernel (it makes
   // every lane stream its own weight rows, which defeats coalescing).
