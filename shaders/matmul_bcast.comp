@@ -19,6 +19,10 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TM = 8;  // activation rows per subgroup
 layout(constant_id = 2) const uint TN = 8;  // weight rows per lane
 layout(constant_id = 3) const bool W_F16 = true;
+// x holds [m, 2k]: a in columns [0, k), b in [k, 2k), and the kernel multiplies silu(a) * b
+// (LlamaGen's SwiGLU gate, the same expression as swiglu.comp), so the FFN's down projection needs
+// no separate gate dispatch and no round trip of the hidden activations through memory.
+layout(constant_id = 4) const bool X_SWIGLU = false;
 
 layout(binding = 0) readonly buffer X { uint64_t x2[]; };  // f32 pairs
 layout(binding = 1) uniform usamplerBuffer w16;             // 8 halves or 4 floats per texel
@@ -28,6 +32,7 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n, w_texel0; } p;
 
 vec2 f32x2(uint64_t v) { return uintBitsToFloat(unpackUint2x32(v)); }
+float silu_times(float a, float b) { return (a / (1.0 + exp(-a))) * b; }
 vec4 f16x4(uint u0, uint u1) { return vec4(unpackHalf2x16(u0), unpackHalf2x16(u1)); }
 
 void main() {
@@ -38,7 +43,7 @@ void main() {
   const uint K = p.k, PER_TEXEL = W_F16 ? 8u : 4u;
 
   uint xrow[TM], wtex[TN];  // first element / texel of each row; rows past the end repeat the last
-  [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + i, p.m - 1u) * K;
+  [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + i, p.m - 1u) * (X_SWIGLU ? 2u * K : K);
   [[unroll]] for (uint j = 0; j < TN; ++j) wtex[j] = p.w_texel0 + min(n0 + j, p.n - 1u) * (K / PER_TEXEL);
   float acc[TM][TN];
   [[unroll]] for (uint i = 0; i < TM; ++i)
@@ -48,7 +53,13 @@ void main() {
   for (uint k = 0; k < K; k += 2u * SG) {
     const uint kx = k + 2u * lane;
     vec2 xp[TM];
-    [[unroll]] for (uint i = 0; i < TM; ++i) xp[i] = kx < K ? f32x2(x2[(xrow[i] + kx) >> 1u]) : vec2(0.0);
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
+      xp[i] = kx < K ? f32x2(x2[(xrow[i] + kx) >> 1u]) : vec2(0.0);
+      if (X_SWIGLU) {
+        const vec2 b = kx < K ? f32x2(x2[(xrow[i] + K + kx) >> 1u]) : vec2(0.0);
+        xp[i] = vec2(silu_times(xp[i].x, b.x), silu_times(xp[i].y, b.y));
+      }
+    }
     // One texel = PER_TEXEL elements = pairs q .. q + PER_TEXEL / 2 - 1 of the chunk.
     [[unroll]] for (uint q = 0; q < SG; q += PER_TEXEL / 2u) {
       if (k + 2u * q >= K) break;

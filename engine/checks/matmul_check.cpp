@@ -5,6 +5,7 @@
 #include "engine/checks/op_check.h"
 #include "engine/ops/matmul.h"
 #include "engine/ref/matmul_ref.h"
+#include "engine/ref/swiglu_ref.h"
 
 namespace vkspec {
 namespace {
@@ -33,6 +34,31 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
   const double tol = (taken == MatmulPath::CoopMat ? 2e-3 : 2e-6) * std::max(1.0, std::sqrt(k / 1024.0));
   return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)), tol,
           std::string(ops::matmul_path_name(taken)) + " " + shape};
+}
+
+// The FFN's gate and down projection in one call: fused into the matmul where the broadcast kernel
+// runs, swiglu_fused + matmul elsewhere; either way against the references of both.
+CheckResult check_matmul_swiglu(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt) {
+  const auto a = random_floats(static_cast<size_t>(m * k), 13), b = random_floats(static_cast<size_t>(m * k), 14);
+  std::vector<float> ab(static_cast<size_t>(m * 2 * k));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < k; ++j) {
+      ab[static_cast<size_t>(r * 2 * k + j)] = a[static_cast<size_t>(r * k + j)];
+      ab[static_cast<size_t>(r * 2 * k + k + j)] = b[static_cast<size_t>(r * k + j)];
+    }
+  auto w = random_floats(static_cast<size_t>(n * k), 15);
+  Tensor tab = upload_floats(ctx, ab, DType::F32, {m, 2 * k}, "ab");
+  Tensor tw = upload_floats(ctx, w, wt, {n, k}, "w");
+  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y"), hidden = ctx.tensor(DType::F32, {m, k}, "hidden");
+  if (wt == DType::F16) w = round_to_half(w);
+  const bool fused = ops::matmul_swiglu_fuses(ctx, m, tw);
+  CommandStream s(ctx);
+  ops::matmul_swiglu(s, tab, tw, ty, hidden);
+  s.submit_and_wait();
+  const double tol = 2e-6 * std::max(1.0, std::sqrt(k / 1024.0));
+  return {normalised_error(download_floats(ctx, ty), ref::matmul(ref::swiglu(a, b), w, m, n, k)), tol,
+          std::string(fused ? "fused" : "swiglu + matmul") + " M=" + std::to_string(m) + " N=" + std::to_string(n) +
+              " K=" + std::to_string(k) + " w " + dtype_name(wt)};
 }
 
 struct Shape3 {
@@ -68,6 +94,11 @@ struct Register {
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
                     {40, 65, 1000}, {257, 1024, 256}});
     register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
+    for (const Shape3& sh : std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}})
+      for (DType wt : {DType::F16, DType::F32})
+        RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
+                                      std::to_string(sh.n) + "x" + std::to_string(sh.k),
+                        [sh, wt](Context& c) { return check_matmul_swiglu(c, sh.m, sh.n, sh.k, wt); });
     // Weights over maxStorageBufferRange are split into several dispatches (134 MB against 128 MiB
     // on lavapipe; capped at 512 MiB of weights where the range is larger).
     RegisterOpCheck("matmul", "split f32 weights over the binding range", [](Context& c) {

@@ -7,7 +7,6 @@
 #include "engine/ops/matmul.h"
 #include "engine/ops/rms_norm.h"
 #include "engine/ops/rope.h"
-#include "engine/ops/swiglu.h"
 #include "common/error.h"
 
 namespace vkspec {
@@ -168,8 +167,7 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
     ops::matmul(s, attn, L.wo, xn);
     ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg_.norm_eps);
     ops::matmul(s, xn, L.w13, ffn_in);
-    ops::swiglu_fused(s, ffn_in, ffn_hidden);
-    ops::matmul(s, ffn_hidden, L.w2, xn);
+    ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
     const Tensor& next_norm = l + 1 < cfg_.n_layer ? layers_[static_cast<size_t>(l + 1)].attention_norm : norm_;
     ops::add_rms_norm(s, x, xn, next_norm, xn, cfg_.norm_eps);
   }

@@ -4,6 +4,7 @@
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/matmul_tiles.h"
+#include "engine/ops/swiglu.h"
 #include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
@@ -63,6 +64,7 @@ struct Dispatch {
   TensorView x, w, y;  // x: rows m0.., w: rows n0.., y: rows m0.. (all columns)
   uint32_t m, n, k, ldy, y_col0;
   bool f16;
+  bool swiglu;  // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b (broadcast only)
 };
 
 void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
@@ -108,7 +110,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
     tm = broadcast_tile_rows(d.m, tm);
   }
   // One subgroup per workgroup spreads small problems over every thread of a CPU device.
-  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u, d.swiglu ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n, w_texel0;
   } push{d.m,      d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn),
@@ -165,18 +167,28 @@ MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
   return MatmulPath::Gemm;
 }
 
-void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path) {
-  const std::string shapes = "x " + x.shape.str() + " " + dtype_name(x.dtype) + ", w " + w.shape.str() + " " +
-                             dtype_name(w.dtype) + ", y " + y.shape.str() + " " + dtype_name(y.dtype);
-  require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, "matmul",
-          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes);
-  require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32),
-          "matmul", "x and y must be f32, w f16 or f32: " + shapes);
-  const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
-  require(w.shape[1] == K && y.shape[0] == M && y.shape[1] == N, "matmul", "shapes do not match: " + shapes);
-  require(M > 0 && N > 0 && K > 0, "matmul", "empty matrix: " + shapes);
-  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, "matmul", "too large: " + shapes);
-  require(!overlap(y, x) && !overlap(y, w), "matmul", "y must not overlap x or w: " + shapes);
+namespace {
+
+// The shapes for error messages.
+std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView& y) {
+  return "x " + x.shape.str() + " " + dtype_name(x.dtype) + ", w " + w.shape.str() + " " + dtype_name(w.dtype) +
+         ", y " + y.shape.str() + " " + dtype_name(y.dtype);
+}
+
+// Validates y = x' w^T for x' [M, K] (x itself is [M, 2K] when swiglu) and records it.
+void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
+                   bool swiglu) {
+  const char* op = swiglu ? "matmul_swiglu" : "matmul";
+  require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, op,
+          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes_of(x, w, y));
+  require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32), op,
+          "x and y must be f32, w f16 or f32: " + shapes_of(x, w, y));
+  const int64_t M = x.shape[0], K = w.shape[1], N = w.shape[0];
+  require(x.shape[1] == (swiglu ? 2 * K : K) && y.shape[0] == M && y.shape[1] == N, op,
+          "shapes do not match: " + shapes_of(x, w, y));
+  require(M > 0 && N > 0 && K > 0, op, "empty matrix: " + shapes_of(x, w, y));
+  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op, "too large: " + shapes_of(x, w, y));
+  require(!overlap(y, x) && !overlap(y, w), op, "y must not overlap x or w: " + shapes_of(x, w, y));
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
@@ -187,21 +199,23 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
     if (path == MatmulPath::Broadcast && !texel_ready(w))
       path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
   }
-  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)),
-          "matmul",
-          std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " + shapes);
+  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)) &&
+              (!swiglu || path == MatmulPath::Broadcast),
+          op, std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
+                  shapes_of(x, w, y));
 
   const bool f16 = w.dtype == DType::F16;
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
+  const uint64_t x_row = static_cast<uint64_t>(swiglu ? 2 * K : K) * 4;
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
-  const int64_t m_step = rows_per_dispatch(M, {static_cast<uint64_t>(K) * 4, static_cast<uint64_t>(N) * 4}, caps);
+  const int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
   for (int64_t m0 = 0; m0 < M; m0 += m_step) {
     const int64_t mc = std::min(m_step, M - m0);
     for (int64_t n0 = 0; n0 < N; n0 += n_step) {
       const int64_t nc = std::min(n_step, N - n0);
       const Dispatch d{x.rows(m0, mc), w.rows(n0, nc), y.rows(m0, mc), static_cast<uint32_t>(mc),
                        static_cast<uint32_t>(nc), static_cast<uint32_t>(K), static_cast<uint32_t>(N),
-                       static_cast<uint32_t>(n0), f16};
+                       static_cast<uint32_t>(n0), f16, swiglu};
       switch (path) {
         case MatmulPath::Gemv: record_gemv(s, d, tiles); break;
         case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
@@ -210,6 +224,28 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
       }
     }
   }
+}
+
+}  // namespace
+
+void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path) {
+  record_matmul(s, x, w, y, path, false);
+}
+
+bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
+  return w.shape.rank == 2 && choose_matmul_path(ctx, m, w.shape[1], w.dtype) == MatmulPath::Broadcast &&
+         texel_ready(w);
+}
+
+void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
+                   const TensorView& hidden) {
+  require(ab.shape.rank == 2, "matmul_swiglu", "ab must be [M, 2K], got " + ab.shape.str());
+  if (matmul_swiglu_fuses(s.context(), ab.shape[0], w)) {
+    record_matmul(s, ab, w, y, MatmulPath::Broadcast, true);
+    return;
+  }
+  swiglu_fused(s, ab, hidden);
+  matmul(s, hidden, w, y);
 }
 
 }  // namespace vkspec::ops
