@@ -360,16 +360,28 @@ int bench_report(const frontend::ArgParser& ap) {
 
 }  // namespace
 
+std::vector<OptionSection> bench_sections() {
+  std::vector<OptionSection> s = {{"", "", {
+      {"--methods", "M1,M2,...", "the methods to compare (default ar; ar gives the speedups)"},
+      {"--images", "N", "images per method (default 10)"},
+      {"--seed", "S", "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
+      {"--warmup", "N", "untimed images per method first (default 1)"},
+      {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
+      {"--json", "FILE", "also write every result as JSON"},
+      {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
+      {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
+      {"--report", "DIR|FILE[,...]", "no generation: one table from the sample files of earlier --samples runs"},
+      {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
+      frontend::classifier_option()}}};
+  for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
+  return s;
+}
+
 int cmd_bench(const Args& args) {
   // --synthetic times the forwards of a generated model instead of generating images.
   for (const std::string& a : args)
     if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
-  std::set<std::string> known = {"--methods", "--images",  "--json",    "--classifier", "--seed",
-                                 "--sweep",   "--warmup",  "--dataset", "--samples",    "--report"};
-  for (const std::string& f : frontend::model_file_options()) known.insert(f);
-  for (const std::string& f : frontend::sampler_options()) known.insert(f);
-  for (const std::string& f : method_option_flags()) known.insert(f);
-  frontend::ArgParser ap("bench", {"--profile"}, known);
+  frontend::ArgParser ap("bench", all_options(bench_sections()));
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {

@@ -21,13 +21,23 @@
 
 namespace vkspec::cli {
 
+std::vector<OptionSection> generate_sections() {
+  std::vector<OptionSection> s = {{"", "", {
+      {"--method", "M", "the decoding method (default ar; vkspec methods lists them)"},
+      {"--images", "N", "how many images (default 1)"},
+      {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
+      {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
+      {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
+      {"--out", "FILE", "the PNG of all images as a grid (default out.png)"},
+      {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
+      {"--columns", "C", "images per row of the grid (default: up to 10)"},
+      {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"}}}};
+  for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
+  return s;
+}
+
 int cmd_generate(const Args& args) {
-  std::set<std::string> options = {"--class", "--seed",  "--images",  "--out", "--trace",
-                                   "--method", "--scale", "--columns", "--caption-embeddings"};
-  for (const std::string& f : frontend::model_file_options()) options.insert(f);
-  for (const std::string& f : frontend::sampler_options()) options.insert(f);
-  for (const std::string& f : method_option_flags()) options.insert(f);
-  frontend::ArgParser ap("generate", {}, options);
+  frontend::ArgParser ap("generate", all_options(generate_sections()));
   ap.parse(args);
   const std::string method = ap.get_or("--method", reference_method_name());
   const MethodOptions given = given_method_options(ap);
