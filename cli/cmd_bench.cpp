@@ -11,7 +11,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +18,7 @@
 #include "cli/kernel_table.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
+#include "cli/progress.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
 #include "engine/vk/memory_report.h"
@@ -454,7 +454,6 @@ int cmd_bench(const Args& args) {
     if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
   }
   const ModelSet models = loaded.set(*ctx);
-  const bool tty = isatty(STDERR_FILENO);
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
@@ -485,6 +484,9 @@ int cmd_bench(const Args& args) {
     // Untimed images first: pipelines are compiled on first use.
     if (!todo.empty())
       for (int64_t i = 0; i < warmup; ++i) generate_one(run.method, models, inputs(seed + images + i), false);
+    std::optional<Progress> progress;
+    const std::string of_runs = " (run " + std::to_string(run_index + 1) + "/" + std::to_string(runs.size()) + ")";
+    if (!todo.empty()) progress.emplace("bench " + label + of_runs, static_cast<int64_t>(todo.size()));
     std::vector<size_t> unjudged;  // records waiting for the judge's batch
     auto judge_and_save = [&]() {
       if (judge && !unjudged.empty()) {
@@ -524,9 +526,9 @@ int cmd_bench(const Args& args) {
       unjudged.push_back(set.images.size());
       set.images.push_back(std::move(im));
       if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
-      if (tty)
-        std::fprintf(stderr, "\rbench %s: image %zu/%zu   ", label.c_str(), t + 1, todo.size());
+      progress->image_done();
     }
+    if (progress) progress->finish();
     judge_and_save();
     // The table covers the requested seeds (a file may hold more from an earlier, longer command).
     SampleSet shown{set.meta, {}, {}};
@@ -537,12 +539,10 @@ int cmd_bench(const Args& args) {
     r.memory = memory_report(*ctx);
     r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
-    std::fprintf(stderr, "%sbench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", tty ? "\r" : "",
-                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
-                 r.memory.str().c_str());
+    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", label.c_str(),
+                 static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median, r.memory.str().c_str());
     results.push_back(std::move(r));
   }
-  if (tty) std::fprintf(stderr, "\n");
   ReportHeader h;
   h.device = ctx->caps().name;
   h.model = gpt.path();

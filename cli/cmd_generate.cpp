@@ -4,11 +4,11 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
+#include "cli/progress.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
@@ -73,7 +73,7 @@ int cmd_generate(const Args& args) {
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);
-  const bool tty = isatty(STDERR_FILENO);
+  Progress progress("generate " + method, images);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
@@ -82,13 +82,12 @@ int cmd_generate(const Args& args) {
     in.sampler = ss;
     in.options = method_options;
     gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
-      if (tty && (e.step % 16 == 0 || e.done))
-        std::fprintf(stderr, "\rgenerate: image %lld/%lld, %lld/%lld tokens, %lld forwards   ",
-                     static_cast<long long>(i + 1), static_cast<long long>(images), static_cast<long long>(e.committed),
-                     static_cast<long long>(cfg.image_tokens()), static_cast<long long>(e.nfe));
+      progress.note("image " + std::to_string(i + 1) + ": " + std::to_string(e.committed) + "/" +
+                    std::to_string(cfg.image_tokens()) + " tokens, " + std::to_string(e.nfe) + " forwards");
     }));
+    progress.image_done();
   }
-  if (tty) std::fprintf(stderr, "\n");
+  progress.finish();
 
   // Decode in batches the tokenizer was sized for.
   std::vector<Image> pictures;
