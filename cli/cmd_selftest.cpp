@@ -13,7 +13,8 @@
 namespace vkspec::cli {
 
 frontend::OptionTable selftest_options() {
-  return {{"--device", "N|all", "the device to check (see vkspec devices), or every device (default: the preferred one)"},
+  return {{"--device", "N|all",
+           "the device to check (see vkspec devices), or every device (default: the preferred one)"},
           {"--op", "NAME", "check only this op"}};
 }
 

@@ -33,7 +33,8 @@ std::string option_lines(const frontend::OptionTable& table) {
   for (const frontend::OptionDoc& o : table) {
     std::string head = "  " + o.name + (o.value.empty() ? "" : " " + o.value);
     // A long name gets its help on the next line rather than pushing the column.
-    head += head.size() + 2 > kHelpColumn ? "\n" + std::string(kHelpColumn, ' ') : std::string(kHelpColumn - head.size(), ' ');
+    head += head.size() + 2 > kHelpColumn ? "\n" + std::string(kHelpColumn, ' ')
+                                          : std::string(kHelpColumn - head.size(), ' ');
     out += head + wrapped(o.help, kHelpColumn, kHelpColumn);
   }
   return out;

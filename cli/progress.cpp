@@ -9,7 +9,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 // "1:05:09", "4:07", "0:03".
 std::string clock_text(double seconds) {
@@ -66,7 +68,8 @@ void Progress::note(const std::string& text) {
 void Progress::draw() {
   constexpr int kBar = 24;
   const int filled = static_cast<int>(done_ * kBar / total_);
-  const std::string bar = std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(kBar - filled), '.');
+  const std::string bar =
+      std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(kBar - filled), '.');
   // \033[K clears what a longer earlier line left behind.
   std::fprintf(stderr, "\r%s [%s] %lld/%lld images%s%s%s\033[K", label_.c_str(), bar.c_str(),
                static_cast<long long>(done_), static_cast<long long>(total_), rate_and_eta().c_str(),

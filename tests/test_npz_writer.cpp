@@ -44,7 +44,8 @@ TEST(NpzWriter, EntriesAreStoredNpyWithAlignedDataAndZip64Records) {
   const size_t header_len = static_cast<uint8_t>(b[npy + 8]) | (static_cast<uint8_t>(b[npy + 9]) << 8);
   EXPECT_EQ((10 + header_len) % 64, 0u);
   const std::string header = b.substr(npy + 10, header_len);
-  EXPECT_NE(header.find("'descr': '|u1', 'fortran_order': False, 'shape': (2, 1, 1, 3), }"), std::string::npos) << header;
+  EXPECT_NE(header.find("'descr': '|u1', 'fortran_order': False, 'shape': (2, 1, 1, 3), }"), std::string::npos)
+      << header;
   EXPECT_EQ(b.substr(npy + 10 + header_len, 6), std::string("\x01\x02\x03\x04\x05\x06", 6));
   EXPECT_NE(b.find("'shape': (2,), }"), std::string::npos);  // a 1-tuple keeps its comma
   // The end record, right after the ZIP64 end record (56 bytes) and its locator (20).
