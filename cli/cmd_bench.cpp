@@ -19,6 +19,8 @@
 #include "cli/method_options.h"
 #include "cli/output_path.h"
 #include "cli/progress.h"
+#include "cli/sample_outputs.h"
+#include "cli/token_images.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
 #include "engine/vk/memory_report.h"
@@ -104,14 +106,29 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
   return runs;
 }
 
-// The file a run's images are kept in under --samples DIR: one per method, options and first seed,
-// so shards started with other --seed values never write the same file.
-std::string samples_file(const std::string& dir, const Run& run, uint64_t seed) {
+// A run in file names: "sjd_window=16" (no folder separators or spaces).
+std::string run_file_name(const Run& run) {
   std::string name = run.method;
   for (const auto& [k, v] : run.options) name += "_" + k + "=" + v;
   for (char& c : name)
     if (c == '/' || c == ' ') c = '%';
-  return dir + "/" + name + "_seed" + std::to_string(seed) + ".safetensors";
+  return name;
+}
+
+// The file a run's images are kept in under --samples DIR: one per method, options and first seed,
+// so shards started with other --seed values never write the same file.
+std::string samples_file(const std::string& dir, const Run& run, uint64_t seed) {
+  return dir + "/" + run_file_name(run) + "_seed" + std::to_string(seed) + ".safetensors";
+}
+
+// --npz and --out-dir of one run: its requested seeds in seed order, generated now or resumed.
+void write_run_samples(const SampleOutputs& where, TokenImages& decoder, const SampleSet& shown, int64_t tokens) {
+  std::vector<SampleId> ids;
+  for (const ImageRecord& im : shown.images) ids.push_back({im.seed, im.class_id, &im.tokens});
+  std::sort(ids.begin(), ids.end(), [](const SampleId& a, const SampleId& b) { return a.seed < b.seed; });
+  write_samples(where, decoder, ids, tokens);
+  for (const std::string& f : {where.npz, where.out_dir})
+    if (!f.empty()) std::fprintf(stderr, "bench: wrote %zu images to %s\n", ids.size(), f.c_str());
 }
 
 // Identities of model files, hashed once per process.
@@ -373,6 +390,7 @@ std::vector<OptionSection> bench_sections() {
       {"--report", "DIR|FILE[,...]", "no generation: one table from the sample files of earlier --samples runs"},
       {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
       frontend::classifier_option()}}};
+  frontend::append_options(s[0].options, sample_output_options(true));
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
 }
@@ -385,7 +403,7 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples"})
+    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples", "--npz", "--out-dir"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
@@ -414,13 +432,17 @@ int cmd_bench(const Args& args) {
   const MethodOptions given = given_method_options(ap);
   check_used(given, methods);
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
+  const SampleOutputs outputs = sample_outputs(ap);
+  std::vector<SampleOutputs> run_outs(runs.size());
+  if (outputs.any())
+    for (size_t i = 0; i < runs.size(); ++i) run_outs[i] = run_outputs(outputs, run_file_name(runs[i]));
 
   auto ctx = frontend::open_device();
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
   const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
   frontend::ModelRequest request = frontend::request_for(catalog, runs);
-  request.tokenizer = judged;
+  request.tokenizer = judged || outputs.any();
   request.tokenizer_batch = ImageJudge::kBatch;
   const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
@@ -454,6 +476,8 @@ int cmd_bench(const Args& args) {
     if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
   }
   const ModelSet models = loaded.set(*ctx);
+  std::optional<TokenImages> decoder;
+  if (outputs.any()) decoder.emplace(*ctx, *loaded.tokenizer, cfg.grid_size, ImageJudge::kBatch);
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
@@ -541,6 +565,7 @@ int cmd_bench(const Args& args) {
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
     std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", label.c_str(),
                  static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median, r.memory.str().c_str());
+    if (decoder) write_run_samples(run_outs[run_index], *decoder, shown, cfg.image_tokens());
     results.push_back(std::move(r));
   }
   ReportHeader h;
