@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
 import zlib
 
 try:
@@ -80,6 +81,18 @@ def read_sample_file(path):
     return tensor("seed", np.int64), tensor("tokens", np.int32)
 
 
+def streamed_arr_0(path):
+    """arr_0 read the way guided-diffusion's evaluations/evaluator.py streams it: the entry opened
+    inside the zip, the .npy 1.0 header parsed, the data read in batches."""
+    with zipfile.ZipFile(path) as z, z.open("arr_0.npy") as f:
+        assert np.lib.format.read_magic(f) == (1, 0)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        assert not fortran
+        per_image = int(np.prod(shape[1:])) * dtype.itemsize
+        batches = [f.read(2 * per_image) for _ in range((shape[0] + 1) // 2)]
+        return np.frombuffer(b"".join(batches), dtype).reshape(shape)
+
+
 def check_npz(path, seeds, labels, failures, tokens=None, pngs=None):
     """The layout, the labels, and arr_0 against tokens and PNGs where given."""
     where = os.path.basename(path)
@@ -91,6 +104,8 @@ def check_npz(path, seeds, labels, failures, tokens=None, pngs=None):
     n = len(seeds)
     if arr.dtype != np.uint8 or arr.ndim != 4 or arr.shape[0] != n or arr.shape[3] != 3:
         failures.append(f"{where}: arr_0 {arr.dtype} {arr.shape}")
+    if not np.array_equal(streamed_arr_0(path), arr):
+        failures.append(f"{where}: arr_0 streamed as the ADM evaluator reads it differs from numpy.load's")
     if not ((arr[..., 0] == arr[..., 1]).all() and (arr[..., 0] == arr[..., 2]).all()):
         failures.append(f"{where}: a grey image's channels differ")
     if tok.dtype != np.int32 or tok.shape != (n, 64) or tok.min() < 0:
