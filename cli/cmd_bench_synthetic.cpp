@@ -208,7 +208,7 @@ int cmd_bench_synthetic(const Args& args) {
               gpu_clock ? "GPU timestamps" : "wall clock (no timestamps on this device)", repeat,
               static_cast<long long>(cfg.vocab_size));
   std::printf("%-10s %7s %7s %10s %10s %10s %7s %8s %9s %11s %9s\n", "forward", "queries", "kv len", "ms", "wall ms",
-              "busy ms", "x AR", "GB/s", "GFLOP/s", "dispatches", "barriers");
+              "busy ms", "ms/AR's", "GB/s", "GFLOP/s", "dispatches", "barriers");
   auto row = [&](const char* what, const ForwardTiming& t) {
     char disp[32];
     std::snprintf(disp, sizeof disp, "%u+%u", t.forward_dispatches, t.sampler_dispatches);
@@ -218,7 +218,8 @@ int cmd_bench_synthetic(const Args& args) {
   };
   row("AR step", ar);
   for (const ForwardTiming& t : runs) row(("window " + std::to_string(t.queries)).c_str(), t);
-  std::printf("(dispatches: forward + sampler; GB/s: streamed matrices + KV read per forward / ms)\n");
+  std::printf("(ms/AR's: this forward's ms over the AR step's, a cost per forward, not a speedup; dispatches: "
+              "forward + sampler; GB/s: streamed matrices + KV read per forward / ms)\n");
   if (gpu_clock) {
     std::printf("\nGPU time of the AR step by kernel:");
     for (size_t i = 0; i < ar.by_kernel.size() && i < 6; ++i)
@@ -238,7 +239,7 @@ int cmd_bench_synthetic(const Args& args) {
                 "forward; drafting and acceptance kernels not counted\n",
                 tokens == 256 ? "" : " scaled to this grid's tokens");
     std::printf("%-10s %-22s %7s %8s %8s %10s %9s %10s %8s\n", "method", "options", "images", "NFE", "queries",
-                "ms/fwd", "s/image", "images/s", "x ar");
+                "ms/fwd", "s/image", "images/s", "proj. vs ar");
     double ar_rate = 0;
     for (const auto& p : projected)
       if (p.method == reference_method_name()) ar_rate = p.images_per_s;

@@ -31,6 +31,12 @@ const Variable kDisableCoopmat{"VKSPEC_DISABLE_COOPMAT", "VKSPEC_DISABLE_COOPMAT
                                "never choose the cooperative-matrix matmul automatically (a diagnostic); its "
                                "old name `VKSPEC_DISABLE_FP16` is refused with an error",
                                "0 or 1", "VKSPEC_DISABLE_FP16"};
+const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
+                           "a CPU device (lavapipe) takes the kernel variants a GPU takes (the GPU matmul tile "
+                           "table: gemv, gemm; per-invocation loads; several subgroups per workgroup), so CI "
+                           "checks them; slower there; in CI ar gives the same tokens, sampled drafts may "
+                           "differ by rounding",
+                           "0 or 1"};
 const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
                        "where the CLI and the viewer find the shipped models (default: the source tree's "
                        "`assets/`)",
@@ -39,7 +45,8 @@ const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
 const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {&kDevice,          &kValidation,     &kSyncValidation,
                                                    &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
-                                                   &kCacheDir,        &kDisableCoopmat, &kAssets};
+                                                   &kCacheDir,        &kDisableCoopmat, &kGpuKernels,
+                                                   &kAssets};
   return all;
 }
 

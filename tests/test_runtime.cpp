@@ -1,5 +1,6 @@
 // The Vulkan runtime: allocator, pipelines and reflection, command streams and barriers,
 // validation plumbing, device choice.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <thread>
@@ -124,6 +125,21 @@ TEST_F(VulkanTest, ReflectionReadsBindingsPushConstantsAndWorkgroupSize) {
   EXPECT_EQ(&ctx().pipeline(shaders::add, {64}), &p) << "pipelines are cached per (shader, spec)";
   EXPECT_NE(&ctx().pipeline(shaders::add, {32}), &p);
   EXPECT_EQ(ctx().pipeline(shaders::add, {32}).local_size(0), 32u);
+}
+
+// Shaders with subgroup operations get full subgroups where the device can promise them and the
+// workgroup width allows; shaders without never ask.
+TEST_F(VulkanTest, SubgroupShadersRequireFullSubgroups) {
+  const DeviceCaps& c = ctx().caps();
+  const uint32_t sg = std::max(c.subgroup_size, 1u);
+  EXPECT_FALSE(ctx().pipeline(shaders::add, {sg * 4}).full_subgroups());
+  EXPECT_EQ(ctx().pipeline(shaders::rms_norm, {sg * 4}).full_subgroups(), c.subgroup_size_control);
+  if (c.shader_int64) {  // matmul_bcast loads 64-bit words
+    EXPECT_EQ(ctx().pipeline(shaders::matmul_bcast, {sg}).full_subgroups(), c.subgroup_size_control);
+  }
+  if (sg > 1) {
+    EXPECT_FALSE(ctx().pipeline(shaders::rms_norm, {sg + 1}).full_subgroups());
+  }
 }
 
 TEST(ShaderIds, IndexTheRegistryByName) {
@@ -314,6 +330,22 @@ TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
   setenv("VKSPEC_DISABLE_FP16", "1", 1);
   EXPECT_THROW(ContextOptions::from_environment(), Error);
   unsetenv("VKSPEC_DISABLE_FP16");
+}
+
+// VKSPEC_GPU_KERNELS only changes what kernel choice reads: the device stays what it is.
+TEST_F(VulkanTest, GpuKernelsClearOnlyTheCpuKernelChoice) {
+  setenv("VKSPEC_GPU_KERNELS", "1", 1);
+  ContextOptions o = ContextOptions::from_environment();
+  unsetenv("VKSPEC_GPU_KERNELS");
+  EXPECT_TRUE(o.gpu_kernels);
+  EXPECT_FALSE(ContextOptions::from_environment().gpu_kernels);
+  auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
+  Context gpu(instance, ctx().caps().index, o);
+  EXPECT_FALSE(gpu.caps().cpu_driver);
+  EXPECT_EQ(gpu.caps().device_type, ctx().caps().device_type);
+  EXPECT_EQ(gpu.caps().subgroup_broadcast, ctx().caps().subgroup_broadcast);
+  EXPECT_EQ(gpu.default_workgroup_size() % std::max(gpu.caps().max_subgroup_size, 1u), 0u);
+  EXPECT_EQ(instance->validation_log().count(), 0u);
 }
 
 TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {

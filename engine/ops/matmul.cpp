@@ -20,10 +20,11 @@ bool has_broadcast(const DeviceCaps& c, DType w) {
 // Every weight row starts on a texel.
 bool broadcast_aligned(int64_t k, DType w) { return k % (w == DType::F16 ? 8 : 4) == 0; }
 
-// The broadcast kernel binds the weights' texel view: the tensor's block must have one that
-// covers it, starting on a texel.
+// The broadcast kernel binds the weights' texel view: their tensor must have one that covers
+// them, starting on a texel.
 bool texel_ready(const TensorView& w) {
-  return w.texels.view && w.offset % 16 == 0 && w.offset + w.bytes <= w.texels.bytes;
+  const TexelView& t = w.texels;
+  return t.view && w.offset >= t.begin && (w.offset - t.begin) % 16 == 0 && w.offset + w.bytes <= t.begin + t.bytes;
 }
 
 // Activation rows per subgroup tile for m rows: the size from a small menu (each is a pipeline
@@ -111,7 +112,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n, w_texel0;
   } push{d.m,      d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn),
-         static_cast<uint32_t>(d.w.offset / 16)};
+         static_cast<uint32_t>((d.w.offset - d.w.texels.begin) / 16)};
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(ceil_div(d.m, tm)) * push.tiles_n, 1);
   s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
 }

@@ -50,12 +50,13 @@ void Buffer::release() {
 }
 
 Allocator::Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap,
-                     uint64_t max_texel_elements)
+                     uint64_t max_texel_elements, VkDeviceSize texel_alignment)
     : physical_(pd),
       device_(device),
       alignment_(std::max<VkDeviceSize>(alignment, 16)),
       cap_(device_cap),
-      max_texel_elements_(max_texel_elements) {
+      max_texel_elements_(max_texel_elements),
+      texel_alignment_(std::max<VkDeviceSize>(texel_alignment, 1)) {
   vkGetPhysicalDeviceMemoryProperties(pd, &props_);
 }
 
@@ -120,14 +121,6 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
   }
   try {
     vk_check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
-    if (max_texel_elements_) {
-      VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
-      vi.buffer = b.buffer;
-      vi.format = VK_FORMAT_R32G32B32A32_UINT;  // a uniform-texel-buffer format every device supports
-      vi.range = std::min<VkDeviceSize>(size / 16, max_texel_elements_) * 16;
-      vk_check(vkCreateBufferView(device_, &vi, nullptr, &b.texels.view), "vkCreateBufferView");
-      b.texels.bytes = vi.range;
-    }
   } catch (...) {
     destroy_block(b);
     throw;
@@ -151,7 +144,6 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
 }
 
 void Allocator::destroy_block(Block& b) {
-  if (b.texels.view) vkDestroyBufferView(device_, b.texels.view, nullptr);
   if (b.mapped) vkUnmapMemory(device_, b.memory);
   if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
   if (b.memory) vkFreeMemory(device_, b.memory, nullptr);
@@ -159,6 +151,13 @@ void Allocator::destroy_block(Block& b) {
 }
 
 Buffer Allocator::allocate(VkDeviceSize bytes, MemoryUsage usage, const std::string& what) {
+  Buffer out = take_range(bytes, usage, what);
+  // Outside the lock: if this throws, out's destructor gives the range back (which locks).
+  if (usage == MemoryUsage::Device) out.texels_ = make_texel_view(out.handle_, out.offset_, out.size_);
+  return out;
+}
+
+Buffer Allocator::take_range(VkDeviceSize bytes, MemoryUsage usage, const std::string& what) {
   if (bytes == 0) bytes = 4;
   const VkDeviceSize need = align_up(bytes, alignment_);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -174,7 +173,6 @@ Buffer Allocator::allocate(VkDeviceSize bytes, MemoryUsage usage, const std::str
       out.size_ = bytes;
       out.reserved_ = need;
       out.mapped_ = b.mapped ? b.mapped + it->first : nullptr;
-      out.texels_ = b.texels;
       const VkDeviceSize rest = it->second - need, at = it->first + need;
       b.free.erase(it);
       if (rest) b.free[at] = rest;
@@ -195,8 +193,24 @@ Buffer Allocator::allocate(VkDeviceSize bytes, MemoryUsage usage, const std::str
   return take(bi);
 }
 
+TexelView Allocator::make_texel_view(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes) const {
+  TexelView t;
+  const VkDeviceSize texels = std::min<VkDeviceSize>(bytes / 16, max_texel_elements_);
+  if (!texels || offset % texel_alignment_) return t;
+  VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  vi.buffer = buffer;
+  vi.format = VK_FORMAT_R32G32B32A32_UINT;  // a uniform-texel-buffer format every device supports
+  vi.offset = offset;
+  vi.range = texels * 16;
+  vk_check(vkCreateBufferView(device_, &vi, nullptr, &t.view), "vkCreateBufferView");
+  t.begin = offset;
+  t.bytes = vi.range;
+  return t;
+}
+
 void Allocator::free(Buffer& buf) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (buf.texels_.view) vkDestroyBufferView(device_, buf.texels_.view, nullptr);
   Block& b = blocks_[buf.block_];
   auto it = b.free.emplace(buf.offset_, buf.reserved_).first;
   // Coalesce with the following and preceding free ranges.

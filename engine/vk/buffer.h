@@ -20,14 +20,16 @@ enum class MemoryUsage {
 
 class Allocator;
 
-// A block's whole buffer seen as 16-byte texels (R32G32B32A32_UINT), bound as a uniform texel
-// buffer by kernels that stream weights: on CPU implementations a texel fetch is a vector gather,
-// where a storage-buffer load is a per-lane loop (docs/perf.md). bytes: how much of the buffer
-// the view covers (maxTexelBufferElements may cut a large block short); {VK_NULL_HANDLE, 0} when
-// the buffer has no view.
+// A Buffer seen as 16-byte texels (R32G32B32A32_UINT), bound as a uniform texel buffer by
+// kernels that stream weights: on CPU implementations a texel fetch is a vector gather, where a
+// storage-buffer load is a per-lane loop (docs/perf.md). The view covers exactly its Buffer's
+// whole 16-byte texels, starting at byte `begin` of the VkBuffer, so what a descriptor exposes
+// (and what synchronization validation tracks) is that Buffer and no neighbour in the block.
+// {VK_NULL_HANDLE, ...} where the buffer has none (host-visible buffers, a device without texel
+// buffers, an offset the device cannot start a view at).
 struct TexelView {
   VkBufferView view = VK_NULL_HANDLE;
-  VkDeviceSize bytes = 0;
+  VkDeviceSize begin = 0, bytes = 0;
 };
 
 class Buffer {
@@ -43,7 +45,7 @@ class Buffer {
   VkBuffer handle() const { return handle_; }
   VkDeviceSize offset() const { return offset_; }
   VkDeviceSize size() const { return size_; }
-  // The owning block's texel view (offsets into it are offset() + bytes into this Buffer).
+  // This buffer's texel view (made with it, destroyed with it).
   const TexelView& texels() const { return texels_; }
   // Host pointer to the first byte, or nullptr when the memory is not host-visible.
   void* mapped() const { return mapped_; }
@@ -71,9 +73,10 @@ class Allocator {
  public:
   // device_cap: 0 = no cap; otherwise Device allocations beyond it throw OutOfDeviceMemory
   // (used to test out-of-memory handling on devices that have plenty).
-  // max_texel_elements: maxTexelBufferElements (0: no texel views).
+  // max_texel_elements: maxTexelBufferElements (0: no texel views); texel_alignment:
+  // minTexelBufferOffsetAlignment.
   Allocator(VkPhysicalDevice pd, VkDevice device, VkDeviceSize alignment, uint64_t device_cap,
-            uint64_t max_texel_elements);
+            uint64_t max_texel_elements, VkDeviceSize texel_alignment);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
@@ -87,7 +90,6 @@ class Allocator {
   struct Block {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkBuffer buffer = VK_NULL_HANDLE;
-    TexelView texels;
     VkDeviceSize size = 0;
     MemoryUsage usage = MemoryUsage::Device;
     bool dedicated = false;
@@ -96,6 +98,8 @@ class Allocator {
     uint32_t live = 0;
   };
   void free(Buffer& b);
+  Buffer take_range(VkDeviceSize bytes, MemoryUsage usage, const std::string& what);
+  TexelView make_texel_view(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes) const;
   size_t create_block(VkDeviceSize size, MemoryUsage usage, bool dedicated, const std::string& what);
   void destroy_block(Block& b);
   uint32_t memory_type(MemoryUsage usage, uint32_t type_bits) const;
@@ -105,6 +109,7 @@ class Allocator {
   VkDeviceSize alignment_;
   uint64_t cap_;
   uint64_t max_texel_elements_;
+  VkDeviceSize texel_alignment_;
   VkPhysicalDeviceMemoryProperties props_{};
   mutable std::mutex mutex_;
   std::vector<Block> blocks_;

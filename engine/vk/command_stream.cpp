@@ -150,13 +150,16 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
     w.dstBinding = static_cast<uint32_t>(i);
     w.descriptorCount = 1;
     VkDeviceSize range = 0;
+    Range r{v.buffer, v.offset, 0};
     if (decl[i].texels) {
-      // The whole block's view is bound; the shader offsets by v.offset / 16 itself.
-      if (!v.texels.view || v.offset % 16 || v.offset + v.bytes > v.texels.bytes)
+      // The descriptor exposes the whole view, so that is what the shader may read, what
+      // synchronization tracks and what this access records; the shader offsets into it itself.
+      const TexelView& t = v.texels;
+      if (!t.view || v.offset < t.begin || (v.offset - t.begin) % 16 || v.offset + v.bytes > t.begin + t.bytes)
         throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) +
-                    " is a texel buffer but its tensor has no 16-byte-aligned texel view covering it");
-      range = v.bytes;
-      views[i] = v.texels.view;
+                    " is a texel buffer but its tensor has no texel view covering it on a texel boundary");
+      r = {v.buffer, t.begin, t.begin + t.bytes};
+      views[i] = t.view;
       w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
       w.pTexelBufferView = &views[i];
     } else {
@@ -172,9 +175,9 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
       infos[i] = {v.buffer, v.offset, range};
       w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       w.pBufferInfo = &infos[i];
+      r.end = v.offset + range;
     }
     writes.push_back(w);
-    Range r{v.buffer, v.offset, v.offset + range};
     if (decl[i].reads) reads.push_back(r);
     if (decl[i].writes) wr.push_back(r);
     ++i;

@@ -27,6 +27,7 @@ ContextOptions ContextOptions::from_environment() {
     o.cache_dir = *home + "/.cache/vkspec";
   }
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
+  o.gpu_kernels = env::flag(env::kGpuKernels);
   return o;
 }
 
@@ -44,6 +45,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
                 std::to_string(devices.size()) + " Vulkan device(s) present");
   physical_ = devices[device_index];
   caps_ = instance_->devices()[device_index];
+  // cpu_driver is read only to choose kernel variants; clearing it here is the whole of
+  // VKSPEC_GPU_KERNELS, so every op takes its GPU branch and nothing else changes.
+  if (options_.gpu_kernels) caps_.cpu_driver = false;
   const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
   if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
   if (!caps_.push_descriptor) throw Error("VK_KHR_push_descriptor is required" + where);
@@ -130,9 +134,12 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,
-                                           options_.device_memory_cap, caps_.max_texel_buffer_elements);
+                                           options_.device_memory_cap, caps_.max_texel_buffer_elements,
+                                           caps_.min_texel_buffer_offset_alignment);
   load_pipeline_cache();
-  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_);
+  // computeFullSubgroups is on wherever subgroup_size_control is (above).
+  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
+                                               caps_.subgroup_size_control ? caps_.subgroup_size : 0);
 }
 
 Context::~Context() {
@@ -243,7 +250,9 @@ void Context::download(const Tensor& t, size_t offset, void* data, size_t bytes)
 }
 
 uint32_t Context::default_workgroup_size() const {
-  const uint32_t sg = caps_.subgroup_size ? caps_.subgroup_size : 32;
+  // A multiple of the largest subgroup the device may run, so kernels that give each subgroup a
+  // row (rms_norm) never see a partial subgroup, whatever size a pipeline gets.
+  const uint32_t sg = std::max({caps_.subgroup_size, caps_.max_subgroup_size, 1u});
   uint32_t wg = 256;
   if (wg % sg) wg = sg * ((wg + sg - 1) / sg);
   return std::min(wg, caps_.max_workgroup_invocations);

@@ -39,6 +39,9 @@ struct ContextOptions {
   // The matmul never picks the cooperative-matrix kernel on its own (explicit requests still run
   // it). Default: VKSPEC_DISABLE_COOPMAT.
   bool disable_coopmat = false;
+  // On a CPU device, kernels choose the variants a GPU would (caps().cpu_driver reads false), so
+  // that the GPU paths are checked where only lavapipe runs. Default: VKSPEC_GPU_KERNELS.
+  bool gpu_kernels = false;
   static ContextOptions from_environment();
 };
 
@@ -98,7 +101,7 @@ class Context {
   void upload(const Tensor& t, size_t offset, const void* data, size_t bytes);
   void download(const Tensor& t, size_t offset, void* data, size_t bytes);
 
-  // Workgroup size for 1D reduction-style kernels: a multiple of the subgroup size near 256.
+  // Workgroup size for 1D reduction-style kernels: a multiple of the largest subgroup size near 256.
   uint32_t default_workgroup_size() const;
 
   // Totals since the context was created; CommandStream calls count_work. Thread-safe.

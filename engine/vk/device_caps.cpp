@@ -188,6 +188,7 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   c.max_storage_buffer_range = l.maxStorageBufferRange;
   c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
   c.max_texel_buffer_elements = l.maxTexelBufferElements;
+  c.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
   c.max_push_constants_size = l.maxPushConstantsSize;
   c.timestamp_period_ns = l.timestampPeriod;
 

@@ -50,6 +50,7 @@ struct DeviceCaps {
   uint64_t max_storage_buffer_range = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
   uint64_t max_texel_buffer_elements = 0;  // uniform texel buffers (weights, see TexelView)
+  uint64_t min_texel_buffer_offset_alignment = 0;
   uint32_t max_push_constants_size = 0;
   std::vector<MemoryHeapInfo> heaps;
 
@@ -71,7 +72,8 @@ struct DeviceCaps {
   bool subgroup_broadcast = false;
   // A CPU implementation (lavapipe): each workgroup runs on one thread with its subgroups taking
   // turns at every barrier, and loads cost per lane and component; kernels then take one subgroup
-  // per workgroup, lane-broadcast variants and about two workgroups per CPU thread.
+  // per workgroup, lane-broadcast variants and about two workgroups per CPU thread. Read only to
+  // choose kernel variants: Context clears it under VKSPEC_GPU_KERNELS (device_type still says cpu).
   bool cpu_driver = false;
 
   uint64_t device_local_bytes() const;

@@ -84,6 +84,8 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
         r.local_size[i] = comp.get_constant(wg[i].id).scalar();
       }
     }
+    for (spv::Capability c : comp.get_declared_capabilities())
+      r.subgroup_ops |= c >= spv::CapabilityGroupNonUniform && c <= spv::CapabilityGroupNonUniformQuad;
   } catch (const spirv_cross::CompilerError& e) {
     throw Error("shader " + name + ": SPIR-V reflection failed: " + e.what());
   }
@@ -91,7 +93,7 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
 }
 
 Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const SpecConstants& spec,
-                   uint32_t required_subgroup_size)
+                   uint32_t full_subgroup_size)
     : device_(device), name_(embedded_shader(id).name) {
   const EmbeddedShader& shader = embedded_shader(id);
   const std::string& name = name_;
@@ -113,9 +115,10 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const Sp
     const int32_t sid = reflection_.local_size_spec_id[a];
     if (sid >= 0 && static_cast<size_t>(sid) < spec.size()) local_size_[a] = spec[static_cast<size_t>(sid)];
   }
+  full_subgroups_ = full_subgroup_size && reflection_.subgroup_ops && local_size_[0] % full_subgroup_size == 0;
 
   try {
-    create(shader.words, shader.word_count, cache, entries, values, required_subgroup_size);
+    create(shader.words, shader.word_count, cache, entries, values, full_subgroups_);
   } catch (...) {
     destroy();
     throw;
@@ -124,7 +127,7 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const Sp
 
 void Pipeline::create(const uint32_t* words, size_t word_count, VkPipelineCache cache,
                       const std::vector<VkSpecializationMapEntry>& entries, const std::vector<uint32_t>& values,
-                      uint32_t required_subgroup_size) {
+                      bool full_subgroups) {
   const std::string& name = name_;
   VkDevice device = device_;
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -156,20 +159,14 @@ void Pipeline::create(const uint32_t* words, size_t word_count, VkPipelineCache 
   si.dataSize = values.size() * 4;
   si.pData = values.data();
 
-  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo req{
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-  req.requiredSubgroupSize = required_subgroup_size;
-
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   ci.stage.module = module_;
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &si;
-  if (required_subgroup_size) {
-    ci.stage.pNext = &req;
-    ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-  }
+  // No varying-size flag and no required size: the subgroups are subgroupSize wide, all live.
+  if (full_subgroups) ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   ci.layout = layout_;
   vk_check(vkCreateComputePipelines(device, cache, 1, &ci, nullptr, &pipeline_),
            ("vkCreateComputePipelines " + name).c_str());

@@ -32,6 +32,7 @@ struct ShaderReflection {
   std::vector<uint32_t> spec_defaults;     // their default values, same order
   uint32_t local_size[3] = {1, 1, 1};      // literal sizes
   int32_t local_size_spec_id[3] = {-1, -1, -1};  // constant_id when set by local_size_*_id
+  bool subgroup_ops = false;               // declares a GroupNonUniform* capability
 };
 
 // Throws Error naming the shader when it uses anything but storage buffers and uniform texel
@@ -40,8 +41,14 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
 
 class Pipeline {
  public:
+  // full_subgroup_size: the device's subgroupSize where computeFullSubgroups is enabled, else 0.
+  // A shader with subgroup operations whose workgroup width is a multiple of it is then built
+  // with VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT. Without the flag a driver may
+  // launch a subgroup with inactive lanes while gl_SubgroupSize (SPIR-V 1.5, no varying-size
+  // flag) still reads subgroupSize; with it every subgroup has exactly subgroupSize live lanes,
+  // which the kernels that stride or broadcast by lane rely on.
   Pipeline(VkDevice device, VkPipelineCache cache, ShaderId shader, const SpecConstants& spec,
-           uint32_t required_subgroup_size);
+           uint32_t full_subgroup_size);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -53,17 +60,20 @@ class Pipeline {
   uint32_t push_constant_size() const { return reflection_.push_constant_size; }
   // Workgroup size after specialization.
   uint32_t local_size(int axis) const { return local_size_[axis]; }
+  // Built with REQUIRE_FULL_SUBGROUPS (see the constructor).
+  bool full_subgroups() const { return full_subgroups_; }
 
  private:
   void create(const uint32_t* words, size_t word_count, VkPipelineCache cache,
               const std::vector<VkSpecializationMapEntry>& entries, const std::vector<uint32_t>& values,
-              uint32_t required_subgroup_size);
+              bool full_subgroups);
   void destroy();
 
   VkDevice device_;
   std::string name_;
   ShaderReflection reflection_;
   uint32_t local_size_[3] = {1, 1, 1};
+  bool full_subgroups_ = false;
   VkShaderModule module_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

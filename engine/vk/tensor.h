@@ -36,8 +36,8 @@ struct TensorView {
   VkDeviceSize bytes = 0;
   DType dtype = DType::F32;
   Shape shape;
-  // The texel view of the block that holds buffer (views of a Tensor carry it): texel i of it is
-  // bytes [16 i, 16 i + 16) of buffer.
+  // The texel view of the Tensor this views (rows() and reshape() keep it): texel i is bytes
+  // [texels.begin + 16 i, + 16) of buffer.
   TexelView texels;
 
   int64_t numel() const { return shape.numel(); }

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""`vkspec selftest` (every op against the CPU reference) on lavapipe at a chosen subgroup size,
+optionally with the kernels a GPU takes (VKSPEC_GPU_KERNELS=1). lavapipe's subgroup is its
+native vector width in 32-bit lanes, so LP_NATIVE_VECTOR_WIDTH=32 * SIZE sets it: 128 -> 4,
+256 -> 8 (the default on AVX2), 512 -> 16. (1024 -> 32 is not usable: lavapipe's own subgroup
+reductions go wrong there, e.g. rms_norm fails.) The size the device reports (`vkspec devices
+--json`) is checked first, so the test never passes at another size than it names. CTests
+cli.selftest_subgroup4, cli.selftest_subgroup16 and cli.selftest_gpu_kernels; exits 77 (skipped)
+where no lavapipe device is present.
+
+usage: subgroup_selftest.py VKSPEC_BINARY SUBGROUP_SIZE [--gpu-kernels]
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--gpu-kernels"]
+    if len(args) != 2 or not args[1].isdigit():
+        sys.exit(__doc__)
+    binary, size = args[0], int(args[1])
+    env = dict(os.environ, LP_NATIVE_VECTOR_WIDTH=str(32 * size))
+    env.pop("VKSPEC_GPU_KERNELS", None)
+    if "--gpu-kernels" in sys.argv:
+        env["VKSPEC_GPU_KERNELS"] = "1"
+
+    r = subprocess.run([binary, "devices", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        sys.exit(f"FAILED: vkspec devices --json exited with {r.returncode}\n{r.stderr}")
+    lavapipe = [d for d in json.loads(r.stdout) if d.get("driver_name") == "llvmpipe"]
+    if not lavapipe:
+        print("SKIP: no lavapipe (llvmpipe) Vulkan device")
+        return 77
+    dev = lavapipe[0]
+    sg = dev["subgroup"]
+    print(f"device {dev['index']}: {dev['name']}, subgroup size {sg['size']} "
+          f"({sg['min_size']}-{sg['max_size']}), LP_NATIVE_VECTOR_WIDTH={env['LP_NATIVE_VECTOR_WIDTH']}"
+          f"{', VKSPEC_GPU_KERNELS=1' if 'VKSPEC_GPU_KERNELS' in env else ''}", flush=True)
+    if (sg["size"], sg["min_size"], sg["max_size"]) != (size, size, size):
+        sys.exit(f"FAILED: the device reports subgroup size {sg['size']} ({sg['min_size']}-{sg['max_size']}), "
+                 f"not {size}")
+
+    r = subprocess.run([binary, "selftest", "--device", str(dev["index"])], env=env, timeout=900)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
