@@ -11,7 +11,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +18,9 @@
 #include "cli/kernel_table.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
+#include "cli/progress.h"
+#include "cli/sample_outputs.h"
+#include "cli/token_images.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
 #include "engine/vk/memory_report.h"
@@ -104,14 +106,29 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
   return runs;
 }
 
-// The file a run's images are kept in under --samples DIR: one per method, options and first seed,
-// so shards started with other --seed values never write the same file.
-std::string samples_file(const std::string& dir, const Run& run, uint64_t seed) {
+// A run in file names: "sjd_window=16" (no folder separators or spaces).
+std::string run_file_name(const Run& run) {
   std::string name = run.method;
   for (const auto& [k, v] : run.options) name += "_" + k + "=" + v;
   for (char& c : name)
     if (c == '/' || c == ' ') c = '%';
-  return dir + "/" + name + "_seed" + std::to_string(seed) + ".safetensors";
+  return name;
+}
+
+// The file a run's images are kept in under --samples DIR: one per method, options and first seed,
+// so shards started with other --seed values never write the same file.
+std::string samples_file(const std::string& dir, const Run& run, uint64_t seed) {
+  return dir + "/" + run_file_name(run) + "_seed" + std::to_string(seed) + ".safetensors";
+}
+
+// --npz and --out-dir of one run: its requested seeds in seed order, generated now or resumed.
+void write_run_samples(const SampleOutputs& where, TokenImages& decoder, const SampleSet& shown, int64_t tokens) {
+  std::vector<SampleId> ids;
+  for (const ImageRecord& im : shown.images) ids.push_back({im.seed, im.class_id, &im.tokens});
+  std::sort(ids.begin(), ids.end(), [](const SampleId& a, const SampleId& b) { return a.seed < b.seed; });
+  write_samples(where, decoder, ids, tokens);
+  for (const std::string& f : {where.npz, where.out_dir})
+    if (!f.empty()) std::fprintf(stderr, "bench: wrote %zu images to %s\n", ids.size(), f.c_str());
 }
 
 // Identities of model files, hashed once per process.
@@ -360,20 +377,33 @@ int bench_report(const frontend::ArgParser& ap) {
 
 }  // namespace
 
+std::vector<OptionSection> bench_sections() {
+  std::vector<OptionSection> s = {{"", "", {
+      {"--methods", "M1,M2,...", "the methods to compare (default ar; ar gives the speedups)"},
+      {"--images", "N", "images per method (default 10)"},
+      {"--seed", "S", "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
+      {"--warmup", "N", "untimed images per method first (default 1)"},
+      {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
+      {"--json", "FILE", "also write every result as JSON"},
+      {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
+      {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
+      {"--report", "DIR|FILE[,...]", "no generation: one table from the sample files of earlier --samples runs"},
+      {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
+      frontend::classifier_option()}}};
+  frontend::append_options(s[0].options, sample_output_options(true));
+  for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
+  return s;
+}
+
 int cmd_bench(const Args& args) {
   // --synthetic times the forwards of a generated model instead of generating images.
   for (const std::string& a : args)
     if (a == "--synthetic" || a.rfind("--synthetic=", 0) == 0) return cmd_bench_synthetic(args);
-  std::set<std::string> known = {"--methods", "--images",  "--json",    "--classifier", "--seed",
-                                 "--sweep",   "--warmup",  "--dataset", "--samples",    "--report"};
-  for (const std::string& f : frontend::model_file_options()) known.insert(f);
-  for (const std::string& f : frontend::sampler_options()) known.insert(f);
-  for (const std::string& f : method_option_flags()) known.insert(f);
-  frontend::ArgParser ap("bench", {"--profile"}, known);
+  frontend::ArgParser ap("bench", all_options(bench_sections()));
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples"})
+    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples", "--npz", "--out-dir"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
@@ -402,13 +432,17 @@ int cmd_bench(const Args& args) {
   const MethodOptions given = given_method_options(ap);
   check_used(given, methods);
   const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
+  const SampleOutputs outputs = sample_outputs(ap);
+  std::vector<SampleOutputs> run_outs(runs.size());
+  if (outputs.any())
+    for (size_t i = 0; i < runs.size(); ++i) run_outs[i] = run_outputs(outputs, run_file_name(runs[i]));
 
   auto ctx = frontend::open_device();
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
   const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
   frontend::ModelRequest request = frontend::request_for(catalog, runs);
-  request.tokenizer = judged;
+  request.tokenizer = judged || outputs.any();
   request.tokenizer_batch = ImageJudge::kBatch;
   const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
   const Gpt& gpt = *loaded.target;
@@ -442,7 +476,8 @@ int cmd_bench(const Args& args) {
     if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
   }
   const ModelSet models = loaded.set(*ctx);
-  const bool tty = isatty(STDERR_FILENO);
+  std::optional<TokenImages> decoder;
+  if (outputs.any()) decoder.emplace(*ctx, *loaded.tokenizer, cfg.grid_size, ImageJudge::kBatch);
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
@@ -473,6 +508,9 @@ int cmd_bench(const Args& args) {
     // Untimed images first: pipelines are compiled on first use.
     if (!todo.empty())
       for (int64_t i = 0; i < warmup; ++i) generate_one(run.method, models, inputs(seed + images + i), false);
+    std::optional<Progress> progress;
+    const std::string of_runs = " (run " + std::to_string(run_index + 1) + "/" + std::to_string(runs.size()) + ")";
+    if (!todo.empty()) progress.emplace("bench " + label + of_runs, static_cast<int64_t>(todo.size()));
     std::vector<size_t> unjudged;  // records waiting for the judge's batch
     auto judge_and_save = [&]() {
       if (judge && !unjudged.empty()) {
@@ -512,9 +550,9 @@ int cmd_bench(const Args& args) {
       unjudged.push_back(set.images.size());
       set.images.push_back(std::move(im));
       if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
-      if (tty)
-        std::fprintf(stderr, "\rbench %s: image %zu/%zu   ", label.c_str(), t + 1, todo.size());
+      progress->image_done();
     }
+    if (progress) progress->finish();
     judge_and_save();
     // The table covers the requested seeds (a file may hold more from an earlier, longer command).
     SampleSet shown{set.meta, {}, {}};
@@ -525,12 +563,11 @@ int cmd_bench(const Args& args) {
     r.memory = memory_report(*ctx);
     r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
-    std::fprintf(stderr, "%sbench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", tty ? "\r" : "",
-                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
-                 r.memory.str().c_str());
+    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", label.c_str(),
+                 static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median, r.memory.str().c_str());
+    if (decoder) write_run_samples(run_outs[run_index], *decoder, shown, cfg.image_tokens());
     results.push_back(std::move(r));
   }
-  if (tty) std::fprintf(stderr, "\n");
   ReportHeader h;
   h.device = ctx->caps().name;
   h.model = gpt.path();

@@ -21,8 +21,14 @@ double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amou
 
 }  // namespace
 
+frontend::OptionTable bench_ops_options() {
+  return {{"--json", "FILE", "also write every row as JSON"},
+          {"--op", "NAME", "time only this op"},
+          {"--repeat", "N", "runs per case, the median is shown (default 10)"}};
+}
+
 int cmd_bench_ops(const Args& args) {
-  frontend::ArgParser ap("bench-ops", {}, {"--json", "--op", "--repeat"});
+  frontend::ArgParser ap("bench-ops", bench_ops_options());
   ap.parse(args);
   const int repeat = static_cast<int>(ap.get_int("--repeat", 10, 1, 100000));
   const std::string only = ap.get_or("--op", "");

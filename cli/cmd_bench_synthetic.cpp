@@ -111,8 +111,18 @@ nlohmann::json timing_json(const ForwardTiming& t, double ar_ms, double bytes, d
 
 }  // namespace
 
+frontend::OptionTable bench_synthetic_options() {
+  return {{"--synthetic", "B|L|XL|tiny", "the LlamaGen shape to time (tiny: for tests)"},
+          {"--grid", "16|24", "tokens per image side (LlamaGen's 256 and 384 px; default 16)"},
+          {"--windows", "W1,W2,...", "verification windows to time (default 1,4,16,32,64)"},
+          {"--repeat", "N", "timed runs per forward (default 5)"},
+          {"--json", "FILE", "also write the timings and the projection as JSON"},
+          {"--nfe", "FILE,...|none", "bench --json files whose NFE project images/s (default: three in docs/bench/)"},
+          {"--seed", "S", "seed of the generated weights (default 0)"}};
+}
+
 int cmd_bench_synthetic(const Args& args) {
-  frontend::ArgParser ap("bench", {}, {"--synthetic", "--grid", "--windows", "--repeat", "--json", "--nfe", "--seed"});
+  frontend::ArgParser ap("bench", bench_synthetic_options());
   ap.parse(args);
   const std::string name = ap.get_or("--synthetic", "");
   const int64_t grid = ap.get_int("--grid", 16, 1, 256);

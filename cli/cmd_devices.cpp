@@ -7,8 +7,12 @@
 
 namespace vkspec::cli {
 
+frontend::OptionTable devices_options() {
+  return {{"--json", "", "print the capability records as JSON"}};
+}
+
 int cmd_devices(const Args& args) {
-  frontend::ArgParser ap("devices", {"--json"}, {});
+  frontend::ArgParser ap("devices", devices_options());
   ap.parse(args);
   Instance instance;
   const auto& devs = instance.devices();

@@ -4,11 +4,13 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
+#include "cli/progress.h"
+#include "cli/sample_outputs.h"
+#include "cli/token_images.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
@@ -21,13 +23,24 @@
 
 namespace vkspec::cli {
 
+std::vector<OptionSection> generate_sections() {
+  std::vector<OptionSection> s = {{"", "", {
+      {"--method", "M", "the decoding method (default ar; vkspec methods lists them)"},
+      {"--images", "N", "how many images (default 1)"},
+      {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
+      {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
+      {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
+      {"--out", "FILE", "the PNG of all images as a grid (default out.png, none with --npz or --out-dir alone)"},
+      {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
+      {"--columns", "C", "images per row of the grid (default: up to 10)"},
+      {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"}}}};
+  frontend::append_options(s[0].options, sample_output_options(false));
+  for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
+  return s;
+}
+
 int cmd_generate(const Args& args) {
-  std::set<std::string> options = {"--class", "--seed",  "--images",  "--out", "--trace",
-                                   "--method", "--scale", "--columns", "--caption-embeddings"};
-  for (const std::string& f : frontend::model_file_options()) options.insert(f);
-  for (const std::string& f : frontend::sampler_options()) options.insert(f);
-  for (const std::string& f : method_option_flags()) options.insert(f);
-  frontend::ArgParser ap("generate", {}, options);
+  frontend::ArgParser ap("generate", all_options(generate_sections()));
   ap.parse(args);
   const std::string method = ap.get_or("--method", reference_method_name());
   const MethodOptions given = given_method_options(ap);
@@ -35,9 +48,12 @@ int cmd_generate(const Args& args) {
   const MethodOptions method_options = options_for(method, given);
   const int64_t images = ap.get_int("--images", 1, 1, 10000);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
-  const std::string out = ap.get_or("--out", "out.png");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
-  check_output_path(out, "--out");
+  const int columns = static_cast<int>(ap.get_int("--columns", std::min<int64_t>(images, 10), 1, 1000));
+  const SampleOutputs outputs = sample_outputs(ap);
+  // The grid is for looking at; with only evaluation outputs asked for, none.
+  const std::string out = ap.get_or("--out", outputs.any() ? "" : "out.png");
+  if (!out.empty()) check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
   // A text-to-image model's condition: one caption's text-encoder outputs for every image.
   std::shared_ptr<const Condition> caption;
@@ -63,7 +79,7 @@ int cmd_generate(const Args& args) {
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   const ModelSet models = loaded.set(*ctx);
-  const bool tty = isatty(STDERR_FILENO);
+  Progress progress("generate " + method, images);
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
@@ -72,40 +88,22 @@ int cmd_generate(const Args& args) {
     in.sampler = ss;
     in.options = method_options;
     gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
-      if (tty && (e.step % 16 == 0 || e.done))
-        std::fprintf(stderr, "\rgenerate: image %lld/%lld, %lld/%lld tokens, %lld forwards   ",
-                     static_cast<long long>(i + 1), static_cast<long long>(images), static_cast<long long>(e.committed),
-                     static_cast<long long>(cfg.image_tokens()), static_cast<long long>(e.nfe));
+      progress.note("image " + std::to_string(i + 1) + ": " + std::to_string(e.committed) + "/" +
+                    std::to_string(cfg.image_tokens()) + " tokens, " + std::to_string(e.nfe) + " forwards");
     }));
+    progress.image_done();
   }
-  if (tty) std::fprintf(stderr, "\n");
+  progress.finish();
 
   // Decode in batches the tokenizer was sized for.
+  TokenImages decoder(*ctx, tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
+  std::vector<SampleId> ids;
+  for (const Generation& g : gens) ids.push_back({g.seed, g.class_id, &g.tokens});
   std::vector<Image> pictures;
-  const int64_t per_call = std::min<int64_t>(images, 16), T = cfg.image_tokens();
-  Tensor ids = ctx->tensor(DType::U32, {per_call, T}, "generated ids", MemoryUsage::Upload);
-  for (int64_t first = 0; first < images; first += per_call) {
-    const int64_t n = std::min(per_call, images - first);
-    std::vector<uint32_t> host;
-    for (int64_t i = first; i < first + n; ++i)
-      for (int32_t t : gens[static_cast<size_t>(i)].tokens) host.push_back(static_cast<uint32_t>(t));
-    ctx->upload(ids, 0, host.data(), host.size() * 4);
-    CommandStream s(*ctx);
-    const TensorView px = tokenizer.decode(s, ids, n, cfg.grid_size);
-    Tensor back = ctx->tensor(DType::F32, px.shape, "decoded pixels", MemoryUsage::Readback);
-    s.copy(px, back);
-    s.submit_and_wait();
-    const std::vector<float> v = [&] {
-      std::vector<float> f(static_cast<size_t>(back.numel()));
-      ctx->download(back, f.data(), f.size() * 4);
-      return f;
-    }();
-    const int H = static_cast<int>(px.shape[1]), W = static_cast<int>(px.shape[2]), C = static_cast<int>(px.shape[3]);
-    for (int64_t i = 0; i < n; ++i)
-      pictures.push_back(Image::from_unit_range(v.data() + i * H * W * C, W, H, C).scaled(scale));
-  }
-  const int columns = static_cast<int>(ap.get_int("--columns", std::min<int64_t>(images, 10), 1, 1000));
-  make_grid(pictures, columns).write_png(out);
+  write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
+    if (!out.empty()) pictures.push_back(im.scaled(scale));
+  });
+  if (!out.empty()) make_grid(pictures, columns).write_png(out);
 
   if (auto trace = ap.get("--trace")) {
     TraceConfig tc;
@@ -119,8 +117,11 @@ int cmd_generate(const Args& args) {
   double nfe = 0, ms = 0;
   for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
   const std::string opts = frontend::format_method_options(method_options);
-  std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n", out.c_str(),
-              static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
+  std::string written;
+  for (const std::string& f : {out, outputs.npz, outputs.out_dir})
+    if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
+  std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n",
+              written.c_str(), static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
               ss.str().c_str(), nfe / images, ms / images,
               ctx->caps().name.c_str());
   return 0;

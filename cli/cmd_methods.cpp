@@ -59,8 +59,12 @@ std::string methods_usage() {
   return "  methods: " + names + "\n  (`vkspec methods` lists each with its options; docs/methods.md describes them)\n";
 }
 
+frontend::OptionTable methods_options() {
+  return {{"--markdown", "", "print the option tables docs/methods.md carries"}};
+}
+
 int cmd_methods(const Args& args) {
-  frontend::ArgParser ap("methods", {"--markdown"}, {});
+  frontend::ArgParser ap("methods", methods_options());
   ap.parse(args);
   if (ap.flag("--markdown"))
     print_markdown();

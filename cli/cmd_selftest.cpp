@@ -12,8 +12,14 @@
 
 namespace vkspec::cli {
 
+frontend::OptionTable selftest_options() {
+  return {{"--device", "N|all",
+           "the device to check (see vkspec devices), or every device (default: the preferred one)"},
+          {"--op", "NAME", "check only this op"}};
+}
+
 int cmd_selftest(const Args& args) {
-  frontend::ArgParser ap("selftest", {}, {"--device", "--op"});
+  frontend::ArgParser ap("selftest", selftest_options());
   ap.parse(args);
   auto instance = std::make_shared<Instance>();
   if (instance->devices().empty()) throw Error("no Vulkan device found");

@@ -1,7 +1,10 @@
 #pragma once
-// One function per `vkspec` subcommand; each returns the process exit code.
+// One function per `vkspec` subcommand; each returns the process exit code. Each command's option
+// table is what its parser accepts and what `vkspec <command> --help` prints (cli/command_table.h).
 #include <string>
 #include <vector>
+
+#include "frontend/arg_parser.h"
 
 namespace vkspec::cli {
 
@@ -18,5 +21,24 @@ int cmd_methods(const Args& args);
 std::string methods_usage();
 // `bench --synthetic SHAPE`: forward timings of a generated LlamaGen-shaped model (cmd_bench hands over).
 int cmd_bench_synthetic(const Args& args);
+
+// A group of options in a command's help.
+struct OptionSection {
+  std::string title;  // "" for the command's own options
+  std::string usage;  // a synopsis of its own where the group is a mode ("vkspec bench --synthetic ...")
+  frontend::OptionTable options;
+};
+// The groups' options in one table, for the parser.
+frontend::OptionTable all_options(const std::vector<OptionSection>& sections);
+// The groups every command that runs methods shares: model files, sampler settings, method options.
+std::vector<OptionSection> run_option_sections();
+
+frontend::OptionTable devices_options();
+frontend::OptionTable selftest_options();
+frontend::OptionTable bench_ops_options();
+std::vector<OptionSection> generate_sections();
+std::vector<OptionSection> bench_sections();
+frontend::OptionTable methods_options();
+frontend::OptionTable bench_synthetic_options();
 
 }  // namespace vkspec::cli

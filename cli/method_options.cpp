@@ -1,18 +1,41 @@
 #include "cli/method_options.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 #include "common/error.h"
 
 namespace vkspec::cli {
 
-std::vector<std::string> method_option_flags() {
-  std::set<std::string> keys;
-  for (const StrategyDescriptor* d : strategy_registry())
-    for (const OptionSpec& o : d->options) keys.insert("--" + o.name);
-  return {keys.begin(), keys.end()};
+namespace {
+
+// What a value looks like; the accepted range or choices differ between methods, so only the kind.
+std::string value_name(const OptionSpec& o) {
+  if (o.type == OptionSpec::Type::Integer) return "N";
+  if (o.type == OptionSpec::Type::Number) return "X";
+  std::string v;
+  for (const std::string& c : o.choices) v += (v.empty() ? "" : "|") + c;
+  return v;
 }
+
+}  // namespace
+
+frontend::OptionTable method_option_table() {
+  // By name, so that help lists them alphabetically (the registry orders by method).
+  std::map<std::string, std::pair<const OptionSpec*, std::string>> by_name;
+  for (const StrategyDescriptor* d : strategy_registry())
+    for (const OptionSpec& o : d->options) {
+      auto& [spec, users] = by_name[o.name];
+      if (!spec) spec = &o;
+      users += (users.empty() ? "" : ", ") + d->name;
+    }
+  frontend::OptionTable t;
+  for (const auto& [name, entry] : by_name)
+    t.push_back({"--" + name, value_name(*entry.first), "(" + entry.second + ") " + entry.first->help});
+  return t;
+}
+
+std::vector<std::string> method_option_flags() { return frontend::option_names(method_option_table()); }
 
 MethodOptions given_method_options(const frontend::ArgParser& ap) {
   MethodOptions o;

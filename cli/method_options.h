@@ -10,7 +10,8 @@
 
 namespace vkspec::cli {
 
-// "--window", "--init", ...: the union over the registry.
+// "--window", "--init", ...: the union over the registry, each with the methods that know it.
+frontend::OptionTable method_option_table();
 std::vector<std::string> method_option_flags();
 // The method options given on the command line (keys without "--"); --drafter FILE reads as
 // drafter=model (the file itself is the front end's business: frontend/model_catalog.h).

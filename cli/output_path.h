@@ -10,6 +10,9 @@ namespace vkspec::cli {
 
 // Throws Error naming `flag` when the folder of `path` does not exist or is not writable.
 void check_output_path(const std::string& path, const std::string& flag);
+// A folder to write files into: created when missing (its parent must exist, as for a file);
+// throws Error naming `flag` when it cannot be made or written to, or is a file.
+void make_output_dir(const std::string& dir, const std::string& flag);
 
 // Writes `j` (2-space indented) to `path`; throws Error naming `command` and the path when the
 // file cannot be opened or the write fails.

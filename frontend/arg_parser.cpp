@@ -8,8 +8,26 @@
 
 namespace vkspec::frontend {
 
+void append_options(OptionTable& table, const OptionTable& more) {
+  for (const OptionDoc& o : more) {
+    bool named = false;
+    for (const OptionDoc& t : table) named = named || t.name == o.name;
+    if (!named) table.push_back(o);
+  }
+}
+
+std::vector<std::string> option_names(const OptionTable& table) {
+  std::vector<std::string> names;
+  for (const OptionDoc& o : table) names.push_back(o.name);
+  return names;
+}
+
 ArgParser::ArgParser(const std::string& command, std::set<std::string> flags, std::set<std::string> options)
     : command_(command), flags_(std::move(flags)), options_(std::move(options)) {}
+
+ArgParser::ArgParser(const std::string& command, const OptionTable& table) : command_(command) {
+  for (const OptionDoc& o : table) (o.value.empty() ? flags_ : options_).insert(o.name);
+}
 
 void ArgParser::parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -34,7 +52,7 @@ void ArgParser::parse(const std::vector<std::string>& args) {
       }
       values_[a] = value;
     } else {
-      throw Error(command_ + ": unknown option '" + args[i] + "' (see vkspec --help)");
+      throw Error(command_ + ": unknown option '" + args[i] + "' (--help lists the options)");
     }
   }
 }

@@ -9,10 +9,25 @@
 
 namespace vkspec::frontend {
 
+// One option of a command as its --help shows it. A command builds its parser from its table, so
+// the help and the accepted options cannot drift apart.
+struct OptionDoc {
+  std::string name;   // "--seed"
+  std::string value;  // what the value looks like ("S", "FILE"); empty: a flag without a value
+  std::string help;
+};
+using OptionTable = std::vector<OptionDoc>;
+
+// `more`'s options that `table` does not name yet, appended (the first description of a name wins).
+void append_options(OptionTable& table, const OptionTable& more);
+// The names of a table's options.
+std::vector<std::string> option_names(const OptionTable& table);
+
 class ArgParser {
  public:
   // flags: options without a value; options: options with one value.
   ArgParser(const std::string& command, std::set<std::string> flags, std::set<std::string> options);
+  ArgParser(const std::string& command, const OptionTable& table);
   void parse(const std::vector<std::string>& args);  // throws Error on bad input
 
   bool flag(const std::string& name) const { return flags_set_.count(name) != 0; }

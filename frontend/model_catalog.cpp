@@ -45,7 +45,19 @@ ModelFiles model_files(const ArgParser& ap) {
   return f;
 }
 
-std::vector<std::string> model_file_options() { return {"--model", "--vq", "--drafter", "--low-res", "--heads"}; }
+OptionTable model_file_option_table() {
+  return {{"--model", "FILE", "the target GPT (default: the shipped fmnist_gpt16)"},
+          {"--vq", "FILE", "the tokenizer that turns tokens into pixels (default: the shipped fmnist_vq)"},
+          {"--drafter", "jacobi|model|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
+          {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
+          {"--heads", "FILE", "draft heads (hawk, ssd, --init heads)"}};
+}
+
+std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
+
+OptionDoc classifier_option() {
+  return {"--classifier", "FILE|none", "the classifier that judges images (class accuracy, FID); none: no judging"};
+}
 
 std::string asset_dir() {
   if (auto a = env::text(env::kAssets)) return *a;

@@ -22,7 +22,9 @@ struct ModelFiles {
 // of drafting, not a file (the method options carry them), and `--classifier none` stays "none".
 ModelFiles model_files(const ArgParser& ap);
 // The options model_files reads, but --classifier (only `bench` judges images).
+OptionTable model_file_option_table();
 std::vector<std::string> model_file_options();
+OptionDoc classifier_option();
 
 // $VKSPEC_ASSETS, else the source tree's assets/ baked in at build time, so the binaries work from
 // any directory.

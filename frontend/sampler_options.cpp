@@ -19,6 +19,13 @@ SamplerOverrides sampler_overrides(const ArgParser& ap) {
   return o;
 }
 
-std::vector<std::string> sampler_options() { return {"--cfg", "--temperature", "--top-k", "--top-p"}; }
+OptionTable sampler_option_table() {
+  return {{"--cfg", "S", "classifier-free guidance scale (default: the model card's)"},
+          {"--temperature", "T", "sampling temperature (default: the model card's)"},
+          {"--top-k", "K", "keep the K likeliest tokens, 0: all (default: the model card's)"},
+          {"--top-p", "P", "keep the likeliest tokens up to probability P (default: the model card's)"}};
+}
+
+std::vector<std::string> sampler_options() { return option_names(sampler_option_table()); }
 
 }  // namespace vkspec::frontend

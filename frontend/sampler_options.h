@@ -19,6 +19,7 @@ struct SamplerOverrides {
 };
 
 SamplerOverrides sampler_overrides(const ArgParser& ap);
+OptionTable sampler_option_table();
 std::vector<std::string> sampler_options();
 
 }  // namespace vkspec::frontend

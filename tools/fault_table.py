@@ -179,6 +179,10 @@ def cases(f, assets):
     yield "output", "--trace in a missing folder", g("--trace", "{tmp}/no/such/dir/t.json"), {}, "no/such/dir"
     yield "output", "--out is a folder", g("--out", "{tmp}"), {}, "is a folder"
     yield "output", "bench --json in a missing folder", ["bench", "--json", "{tmp}/no/b.json"], {}, "does not exist"
+    yield "output", "--npz in a missing folder", g("--npz", "{tmp}/no/such/dir/x.npz"), {}, "no/such/dir"
+    yield "output", "--out-dir under a missing folder", g("--out-dir", "{tmp}/no/such/dir"), {}, "no/such"
+    yield "output", "--out-dir is a file", g("--out-dir", f["empty"]), {}, "is a file"
+    yield "output", "bench --npz in a missing folder", ["bench", "--npz", "{tmp}/no/b.npz"], {}, "does not exist"
     yield "environment", "no Vulkan driver", ["devices"], {"VK_DRIVER_FILES": "{tmp}/none.json",
                                                         "VK_ICD_FILENAMES": "{tmp}/none.json"}, "vulkan"
     yield "environment", "VKSPEC_DEVICE out of range", g(), {"VKSPEC_DEVICE": "7"}, "VKSPEC_DEVICE"

@@ -3,7 +3,8 @@
 (tools/reference.py make-t2i, converted by tools/convert_llamagen.py) on the shipped tokenizer's
 vocabulary: every method that needs no extra trained model (ar, sjd, scd-mc, zipar, lantern with
 Jacobi drafts) and mulo with a t2i low-resolution model generate, the trace records the caption,
-and bad inputs fail with a message naming the problem.
+--npz labels the images -1 and --out-dir names them by seed alone, and bad inputs fail with a
+message naming the problem.
 
 usage: test_generate_t2i.py VKSPEC_BINARY
 """
@@ -41,6 +42,20 @@ def make_model(d, name, grid, seed):
     return st
 
 
+def check_sample_outputs(base, d):
+    """--npz and --out-dir of a caption-conditioned run: labels -1, PNGs named by seed alone."""
+    import numpy as np
+    npz, pngs = os.path.join(d, "caption.npz"), os.path.join(d, "caption_pngs")
+    run(base + ["--seed", "5", "--npz", npz, "--out-dir", pngs])
+    z = np.load(npz)
+    failures = []
+    if z["labels"].tolist() != [-1, -1] or z["tokens"].shape != (2, 16) or z["arr_0"].shape[0] != 2:
+        failures.append(f"--npz of a caption run: labels {z['labels'].tolist()}, tokens {z['tokens'].shape}")
+    if sorted(os.listdir(pngs)) != ["seed000005.png", "seed000006.png"]:
+        failures.append(f"--out-dir of a caption run: {sorted(os.listdir(pngs))}")
+    return failures
+
+
 def main():
     vkspec = sys.argv[1]
     failures = []
@@ -63,6 +78,7 @@ def main():
                 if "class" in im or "caption" not in im.get("condition", ""):
                     failures.append(f"{method}: the trace does not record the caption: {im.get('condition')}")
             print(f"{method}: {len(images)} images from the caption")
+        failures += check_sample_outputs(base, d)
         bad = [
             (base + ["--method", "ar", "--class", "1"], "exclude each other"),
             ([vkspec, "generate", "--model", model, "--out", os.path.join(d, "x.png")], "--caption-embeddings"),
