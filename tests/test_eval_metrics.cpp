@@ -1,9 +1,11 @@
 // Quality metrics with intervals (eval/): KID against brute force, its unbiasedness against the
 // exact population value and its jackknife standard error against the spread over repeated
 // draws; FID-infinity's fit and extrapolation; the bootstrap interval; paired differences by
-// hand; precision and recall on identical, disjoint and half-shared sets.
+// hand; precision and recall on identical, disjoint and half-shared sets; and a run's quality
+// numbers depending only on which images it holds (live, resumed or merged).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -15,6 +17,8 @@
 #include "eval/kid.h"
 #include "eval/paired_difference.h"
 #include "eval/precision_recall.h"
+#include "eval/run_quality.h"
+#include "eval/sample_summary.h"
 
 namespace vkspec {
 namespace {
@@ -279,6 +283,66 @@ TEST(precision_recall, OneForIdenticalSetsZeroForDisjointOnesHalfForHalf) {
   EXPECT_GT(narrow.precision, 0.9);
   EXPECT_LT(narrow.recall, 0.5);
   EXPECT_THROW(precision_recall(real, 3, real, n, dim), Error);
+}
+
+ImageRecord image(uint64_t seed, int64_t predicted, int64_t nfe, double ms, std::mt19937& rng, int dim) {
+  ImageRecord r;
+  r.seed = seed;
+  r.class_id = static_cast<int64_t>(seed % 10);
+  r.predicted = predicted;
+  r.tokens = {1, 2, 3, 4};
+  r.nfe = nfe;
+  r.wall_ms = ms;
+  std::normal_distribution<float> g;
+  for (int i = 0; i < dim; ++i) r.features.push_back(g(rng));
+  return r;
+}
+
+// The quality numbers of a run come from which images it holds, not their order (a resumed live
+// run holds its earlier images first; a merge sorts by seed). Paired differences use common seeds.
+TEST(run_quality, SameImagesInAnyOrderGiveTheSameNumbers) {
+  const int dim = 6;
+  std::mt19937 rng(9);
+  SampleSet ar, run;
+  for (uint64_t s = 0; s < 80; ++s) {
+    ar.images.push_back(image(s, static_cast<int64_t>(s % 10), 64, 100.0 + static_cast<double>(s % 7), rng, dim));
+    if (s >= 5)  // the run lacks seeds 0..4
+      run.images.push_back(image(s, s % 4 ? static_cast<int64_t>(s % 10) : 0, 20 + static_cast<int64_t>(s % 3),
+                                 40.0 + static_cast<double>(s % 5), rng, dim));
+  }
+  SampleSet shuffled = run;
+  std::shuffle(shuffled.images.begin(), shuffled.images.end(), rng);
+  ReferenceSet reference;
+  reference.features = gaussian(rng, 300, dim);
+  reference.feature_count = 300;
+  reference.stats = gaussian_stats(reference.features, 300, dim);
+  const QualityReference qr = quality_reference(reference);
+  const SampleSummary sa = summarize_samples(ar), s1 = summarize_samples(run), s2 = summarize_samples(shuffled);
+  EXPECT_EQ(s2.image_seeds, s1.image_seeds);
+  EXPECT_TRUE(std::is_sorted(s2.image_seeds.begin(), s2.image_seeds.end()));
+  const RunQuality q1 = assess_quality(s1, &sa, qr, {true}), q2 = assess_quality(s2, &sa, qr, {true});
+  ASSERT_TRUE(q1.kid && q1.kid_se && q1.fid && q1.fid_inf && q1.class_accuracy_ci && q1.precision && q1.recall);
+  EXPECT_NEAR(*q2.kid, *q1.kid, 1e-9);
+  EXPECT_NEAR(*q2.fid_inf, *q1.fid_inf, 1e-9);
+  EXPECT_EQ(q2.class_accuracy_ci->low, q1.class_accuracy_ci->low);
+  EXPECT_EQ(q2.class_accuracy_ci->high, q1.class_accuracy_ci->high);
+  EXPECT_EQ(*q2.precision, *q1.precision);
+  EXPECT_TRUE(q1.class_accuracy_ci->contains(s1.class_accuracy));
+  ASSERT_TRUE(q1.nfe_vs_ar && q1.time_vs_ar && q1.accuracy_vs_ar);
+  EXPECT_EQ(q1.nfe_vs_ar->pairs, 75);
+  EXPECT_NEAR(q1.nfe_vs_ar->diff, 21.0 - 64.0, 0.05);
+  EXPECT_TRUE(q1.nfe_vs_ar->significant());
+  // Right on all of ar's, wrong on every fourth seed of the run's: -25 points or so.
+  EXPECT_LT(q1.accuracy_vs_ar->diff, -0.15);
+  // ar against itself: no paired differences, FID against ar 0.
+  const RunQuality qa = assess_quality(sa, &sa, qr, {});
+  EXPECT_FALSE(qa.nfe_vs_ar);
+  EXPECT_NEAR(*qa.fid_vs_ar, 0.0, 1e-9);
+  EXPECT_FALSE(qa.precision);
+  // Without a reference: intervals and differences only.
+  const RunQuality none = assess_quality(s1, &sa, quality_reference(ReferenceSet{}), {true});
+  EXPECT_FALSE(none.kid || none.fid || none.fid_inf || none.precision);
+  EXPECT_TRUE(none.class_accuracy_ci && none.nfe_vs_ar && none.fid_vs_ar);
 }
 
 }  // namespace
