@@ -252,7 +252,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
   std::vector<QualityRow> rows;
   for (const auto& r : results)
     rows.push_back({r.run.method, frontend::format_method_options(r.run.options), r.sum.images, r.sum.class_accuracy,
-                    &r.quality});
+                    r.sum.feature_dim, &r.quality});
   print_quality_table(rows, quality.precision_recall);
   if (h.profile)
     for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);

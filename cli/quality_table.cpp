@@ -92,9 +92,11 @@ void print_quality_table(const std::vector<QualityRow>& rows, bool precision_rec
     }
     std::printf("%s\n", line.c_str());
   }
+  int64_t dim = 0;
+  for (const QualityRow& r : rows) dim = std::max(dim, r.feature_dim);
   std::printf("class acc: percentile bootstrap over images; KID: unbiased at any image count, SE by jackknife; "
               "FID-inf: FID extrapolated to infinitely many images (from %lld images)\n",
-              static_cast<long long>(kFidInfinityMinImages));
+              static_cast<long long>(fid_infinity_min_images(dim)));
   if (any_ns) std::printf("n.s.: not significant, the 95 %% interval of the paired difference contains 0\n");
 }
 

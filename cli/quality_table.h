@@ -16,6 +16,7 @@ struct QualityRow {
   std::string method, options;
   int64_t images = 0;
   double class_accuracy = -1;  // -1: not judged
+  int64_t feature_dim = 0;     // the classifier's features (0: not judged)
   const RunQuality* quality = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "eval/fid_infinity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -31,9 +32,11 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   return f;
 }
 
+int64_t fid_infinity_min_images(int64_t dim) { return std::max<int64_t>(50, 5 * dim); }
+
 std::optional<double> fid_infinity(const std::vector<float>& features, int64_t n, int64_t dim,
                                    const FrechetReference& reference, int points) {
-  if (n < kFidInfinityMinImages || points < 2) return std::nullopt;
+  if (n < fid_infinity_min_images(dim) || points < 2) return std::nullopt;
   if (static_cast<int64_t>(features.size()) != n * dim)
     throw Error("FID-infinity: " + std::to_string(features.size()) + " feature values for " + std::to_string(n) +
                 " x " + std::to_string(dim));

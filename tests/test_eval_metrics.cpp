@@ -193,8 +193,18 @@ TEST(fid_infinity, ExtrapolatesFiniteSampleBiasAway) {
     EXPECT_LT(std::abs(inf_bias), 0.3 * fid_bias)
         << "s " << s << ", FID bias " << fid_bias << ", FID-inf bias " << inf_bias;
   }
+  // Too few images: below 50, or below 5 per dimension.
   std::mt19937 rng(7);
   EXPECT_FALSE(fid_infinity(gaussian(rng, 49, dim), 49, dim, ref));
+  EXPECT_EQ(fid_infinity_min_images(dim), 50);
+  EXPECT_EQ(fid_infinity_min_images(256), 1280);
+  GaussianStats wide = exact;
+  wide.dim = 16;
+  wide.mean.assign(16, 0.0);
+  wide.cov.assign(256, 0.0);
+  for (int64_t i = 0; i < 16; ++i) wide.cov[i * 16 + i] = 1.0;
+  EXPECT_FALSE(fid_infinity(gaussian(rng, 79, 16), 79, 16, frechet_reference(wide)));
+  EXPECT_TRUE(fid_infinity(gaussian(rng, 80, 16), 80, 16, frechet_reference(wide)));
 }
 
 TEST(bootstrap, IntervalCoversTheMeanShrinksWithNAndRepeats) {

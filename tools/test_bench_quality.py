@@ -35,7 +35,7 @@ def check_live(results, stdout):
             if not isinstance(r[key], float):
                 failures.append(f"{name}: {key} is {r[key]!r}")
         if r["fid_inf"] is not None:
-            failures.append(f"{name}: fid_inf {r['fid_inf']!r} from {IMAGES} images (needs 50)")
+            failures.append(f"{name}: fid_inf {r['fid_inf']!r} from {IMAGES} images (needs 1280)")
         lo, hi = r["class_accuracy_ci"]
         if not (0 <= lo <= r["class_accuracy"] <= hi <= 1):
             failures.append(f"{name}: class accuracy {r['class_accuracy']} outside its interval {lo, hi}")
