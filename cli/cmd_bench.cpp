@@ -1,6 +1,8 @@
 // vkspec bench: every requested method on the same classes and seeds in one process; one table
 // (and JSON) of forwards, accepted length, latency, speedup against ar, class accuracy, FID against
-// the Fashion-MNIST test set and against ar's own samples (eval/).
+// the Fashion-MNIST test set and against ar's own samples (eval/); a second table of quality with
+// intervals: KID, FID-infinity, class accuracy's bootstrap interval, differences against ar paired
+// on equal seeds, and with --precision-recall precision and recall (cli/quality_table.h).
 // Method options (--window, --init, ...) go to the methods that know them; --sweep KEY=V1,V2,...
 // repeats each method that knows KEY once per value.
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "cli/method_options.h"
 #include "cli/output_path.h"
 #include "cli/progress.h"
+#include "cli/quality_table.h"
 #include "cli/sample_outputs.h"
 #include "cli/token_images.h"
 #include "decoding/generation.h"
@@ -28,6 +31,7 @@
 #include "eval/frechet.h"
 #include "eval/image_judge.h"
 #include "eval/reference_stats.h"
+#include "eval/run_quality.h"
 #include "eval/sample_set.h"
 #include "eval/sample_summary.h"
 #include "frontend/arg_parser.h"
@@ -54,7 +58,7 @@ struct RunResult {
   SampleSet samples;  // every image of the run (this process's and, with --samples, earlier ones)
   SampleSummary sum;
   double speedup = 0;
-  double fid = -1, fid_vs_ar = -1;  // -1: not measured
+  RunQuality quality;               // FID, KID, intervals, differences against ar
   bool memory_known = false;        // generated in this process
   MemoryReport memory;              // after the run
   KernelProfile kernels;            // --profile: GPU time by kernel of the images generated here
@@ -180,10 +184,10 @@ nlohmann::json stages_json(const SampleSummary& m) {
   return j;
 }
 
-// Speedups, FID against the test set and against ar's samples (same target, sampler and
-// classifier), the table and the JSON: the same for a live run and for --report.
-void report(std::vector<RunResult>& results, const ReportHeader& h, const GaussianStats& reference,
-            const std::optional<std::string>& json_path) {
+// Speedups, quality against the test set and against ar's samples (same target, sampler and
+// classifier; eval/run_quality.h), the tables and the JSON: the same for a live run and for --report.
+void report(std::vector<RunResult>& results, const ReportHeader& h, const ReferenceSet& reference_set,
+            const QualityOptions& quality, const std::optional<std::string>& json_path) {
   auto ar_of = [&](const RunResult& r) -> const RunResult* {
     for (const auto& a : results)
       if (a.run.method == reference_method_name() && target_of(a.samples) == target_of(r.samples) &&
@@ -193,17 +197,13 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
     return nullptr;
   };
   int64_t fewest = 0;
+  const QualityReference reference = quality_reference(reference_set);
   for (auto& r : results) {
     const RunResult* ar = ar_of(r);
     r.speedup = ar && r.sum.latency_median > 0 ? ar->sum.latency_median / r.sum.latency_median : 0;
+    r.quality = assess_quality(r.sum, ar ? &ar->sum : nullptr, reference, quality);
     const int64_t judged = r.sum.feature_dim ? static_cast<int64_t>(r.sum.features.size()) / r.sum.feature_dim : 0;
-    if (judged < 2) continue;  // FID needs two images at least; docs quote it from 1000 or more
-    fewest = fewest ? std::min(fewest, judged) : judged;
-    const GaussianStats st = gaussian_stats(r.sum.features, judged, r.sum.feature_dim);
-    if (reference.dim == r.sum.feature_dim) r.fid = frechet_distance(st, reference);
-    const int64_t ar_judged = ar && ar->sum.feature_dim ? static_cast<int64_t>(ar->sum.features.size()) / ar->sum.feature_dim : 0;
-    if (ar_judged >= 2 && ar->sum.feature_dim == r.sum.feature_dim)
-      r.fid_vs_ar = frechet_distance(gaussian_stats(ar->sum.features, ar_judged, ar->sum.feature_dim), st);
+    if (judged >= 2) fewest = fewest ? std::min(fewest, judged) : judged;
   }
 
   std::printf("device: %s\nmodel: %s (%lld tokens per image), %s\n\n", h.device.c_str(), h.model.c_str(),
@@ -221,7 +221,8 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                 frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), r.speedup,
                 m.latency_median, m.latency_p90, m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
                 m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
-                cell(r.fid, "%.2f").c_str(), cell(r.fid_vs_ar, "%.2f").c_str());
+                cell(r.quality.fid.value_or(-1), "%.2f").c_str(),
+                cell(r.quality.fid_vs_ar.value_or(-1), "%.2f").c_str());
     if (with_islands) std::printf(" %8.1f", m.islands_mean);
     std::printf("\n");
   }
@@ -265,6 +266,11 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
+  std::vector<QualityRow> rows;
+  for (const auto& r : results)
+    rows.push_back({r.run.method, frontend::format_method_options(r.run.options), r.sum.images, r.sum.class_accuracy,
+                    r.sum.feature_dim, &r.quality});
+  print_quality_table(rows, quality.precision_recall);
   if (h.profile)
     for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
   if (!json_path) return;
@@ -277,7 +283,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
     const double n = static_cast<double>(m.images);
-    j["results"].push_back({{"method", r.run.method},
+    nlohmann::json result = {{"method", r.run.method},
                             {"options", r.run.options},
                             {"images", m.images},
                             {"devices", r.samples.meta.at("device")},
@@ -293,8 +299,8 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                             {"speedup", r.speedup},
                             {"tokens_per_s", m.tokens_per_s},
                             {"class_accuracy", measured(m.class_accuracy)},
-                            {"fid", measured(r.fid)},
-                            {"fid_vs_ar", measured(r.fid_vs_ar)},
+                            {"fid", measured(r.quality.fid.value_or(-1))},
+                            {"fid_vs_ar", measured(r.quality.fid_vs_ar.value_or(-1))},
                             {"islands_mean", m.islands_mean},
                             {"dispatches_per_image", static_cast<double>(m.work.dispatches) / n},
                             {"dispatches_per_forward", static_cast<double>(m.work.dispatches) / (n * m.nfe_mean)},
@@ -305,7 +311,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Gaussi
                             {"device_ms_per_image", h.profile ? nlohmann::json(m.device_ms / n) : nlohmann::json(nullptr)},
                             {"rss_mib_after", r.memory_known ? nlohmann::json(r.memory.rss_mib) : nlohmann::json(nullptr)},
                             {"device_mib_after",
-                             r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}});
+                             r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}};
+    result.update(quality_json(r.quality));
+    j["results"].push_back(std::move(result));
   }
   write_json_file(*json_path, j, "bench");
 }
@@ -341,7 +349,7 @@ int bench_report(const frontend::ArgParser& ap) {
     results.push_back(std::move(r));
   }
   // FID against the test set needs the classifier that judged the samples.
-  GaussianStats reference;
+  ReferenceSet reference;
   const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
   std::string judged_by;
   for (const auto& r : results)
@@ -352,7 +360,7 @@ int bench_report(const frontend::ArgParser& ap) {
       throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " + identity(cls) +
                   " (give the classifier that judged them, or --dataset none)");
     auto ctx = frontend::open_device();
-    reference = fashion_mnist_test_stats(*ctx, cls, dataset);
+    reference = fashion_mnist_test_reference(*ctx, cls, dataset);
   }
   ReportHeader h;
   std::set<std::string> devices, targets, samplers;
@@ -371,7 +379,7 @@ int bench_report(const frontend::ArgParser& ap) {
   h.sampler = join(samplers);
   h.image_tokens = tokens_per_image;
   h.extra["report_of"] = files;
-  report(results, h, reference, ap.get("--json"));
+  report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }
 
@@ -386,6 +394,7 @@ std::vector<OptionSection> bench_sections() {
       {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
       {"--json", "FILE", "also write every result as JSON"},
       {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
+      {"--precision-recall", "", "also precision and recall against the test set (k = 3 neighbours, O(N^2))"},
       {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
       {"--report", "DIR|FILE[,...]", "no generation: one table from the sample files of earlier --samples runs"},
       {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
@@ -450,7 +459,7 @@ int cmd_bench(const Args& args) {
   const SamplerSettings ss =
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   std::unique_ptr<ImageJudge> judge;
-  GaussianStats reference;
+  ReferenceSet reference;
   if (judged)
     judge = std::make_unique<ImageJudge>(*ctx, *loaded.tokenizer, cfg.grid_size,
                                          catalog.path(frontend::ModelRole::Classifier));
@@ -473,7 +482,7 @@ int cmd_bench(const Args& args) {
   if (judge) {
     // --dataset none: class accuracy and drift from ar only.
     const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
-    if (dataset != "none") reference = fashion_mnist_test_stats(*ctx, judge->classifier_path(), dataset);
+    if (dataset != "none") reference = fashion_mnist_test_reference(*ctx, judge->classifier_path(), dataset);
   }
   const ModelSet models = loaded.set(*ctx);
   std::optional<TokenImages> decoder;
@@ -576,7 +585,7 @@ int cmd_bench(const Args& args) {
   h.profile = profile;
   if (loaded.drafter) h.extra["drafter"] = loaded.drafter->path();
   h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
-  report(results, h, reference, ap.get("--json"));
+  report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }
 

@@ -86,11 +86,11 @@ void symmetric_eigen(std::vector<double> a, int64_t n, std::vector<double>& valu
   vecs = std::move(sorted);
 }
 
-double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
-  if (a.dim != b.dim || a.dim < 1) throw Error("Frechet distance between statistics of different dimensions");
-  const int64_t n = a.dim;
+FrechetReference frechet_reference(GaussianStats stats) {
+  if (stats.dim < 1) throw Error("Frechet distance: empty statistics");
+  const int64_t n = stats.dim;
   std::vector<double> w, v;
-  symmetric_eigen(a.cov, n, w, v);
+  symmetric_eigen(stats.cov, n, w, v);
   // r = S1^1/2 = V diag(sqrt(max(w, 0))) V^T
   std::vector<double> r(static_cast<size_t>(n * n), 0.0);
   for (int64_t i = 0; i < n; ++i)
@@ -101,6 +101,19 @@ double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
              v[static_cast<size_t>(j * n + k)];
       r[static_cast<size_t>(i * n + j)] = s;
     }
+  return {std::move(stats), std::move(r)};
+}
+
+double frechet_distance(const GaussianStats& a, const GaussianStats& b) {
+  if (a.dim != b.dim || a.dim < 1) throw Error("Frechet distance between statistics of different dimensions");
+  return frechet_distance(frechet_reference(a), b);
+}
+
+double frechet_distance(const FrechetReference& ref, const GaussianStats& b) {
+  const GaussianStats& a = ref.stats;
+  if (a.dim != b.dim || a.dim < 1) throw Error("Frechet distance between statistics of different dimensions");
+  const int64_t n = a.dim;
+  const std::vector<double>& r = ref.sqrt_cov;
   // m = r S2 r (symmetric)
   std::vector<double> t(static_cast<size_t>(n * n), 0.0), m(static_cast<size_t>(n * n), 0.0);
   for (int64_t i = 0; i < n; ++i)

@@ -17,6 +17,15 @@ struct GaussianStats {
 // features: [n, dim] row-major; n >= 2.
 GaussianStats gaussian_stats(const std::vector<float>& features, int64_t n, int64_t dim);
 double frechet_distance(const GaussianStats& a, const GaussianStats& b);
+
+// One side's statistics with the square root of its covariance, for the distance from the same
+// statistics to many others (FID-infinity's subsets) at one eigendecomposition each, not two.
+struct FrechetReference {
+  GaussianStats stats;
+  std::vector<double> sqrt_cov;  // S^1/2, [dim, dim]
+};
+FrechetReference frechet_reference(GaussianStats stats);
+double frechet_distance(const FrechetReference& a, const GaussianStats& b);
 // Eigenvalues (ascending) and eigenvectors (columns of vecs, [n, n] row-major) of symmetric m.
 void symmetric_eigen(std::vector<double> m, int64_t n, std::vector<double>& values, std::vector<double>& vecs);
 

@@ -1,6 +1,7 @@
 #include "eval/sample_summary.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "common/error.h"
 
@@ -22,7 +23,17 @@ SampleSummary summarize_samples(const SampleSet& set) {
   std::vector<double> lat;
   double tokens = 0, ms = 0, acc_len = 0;
   int64_t judged = 0, correct = 0;
-  for (const ImageRecord& r : set.images) {
+  // Seed order: a live run holds resumed images first, a merge sorts them; both agree this way.
+  std::vector<size_t> order(set.images.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return set.images[a].seed < set.images[b].seed; });
+  for (size_t index : order) {
+    const ImageRecord& r = set.images[index];
+    s.image_seeds.push_back(r.seed);
+    s.image_nfe.push_back(static_cast<double>(r.nfe));
+    s.image_wall_ms.push_back(r.wall_ms);
+    s.image_correct.push_back(r.predicted < 0 ? -1 : r.predicted == r.class_id ? 1 : 0);
     s.nfe_mean += static_cast<double>(r.nfe);
     s.draft_forwards_mean += static_cast<double>(r.draft_forwards);
     s.head_forwards_mean += static_cast<double>(r.head_forwards);

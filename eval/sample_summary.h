@@ -19,10 +19,16 @@ struct SampleSummary {
   std::vector<double> stage_ms_mean = std::vector<double>(ImageRecord::kStageCount, 0.0);  // per image
   WorkCounters work;                  // totals over the images
   double class_accuracy = -1;         // -1: not judged
-  std::vector<float> features;        // [judged images, feature_dim]
+  std::vector<float> features;        // [judged images, feature_dim], in seed order
   int64_t feature_dim = 0;
+  // Per image, in seed order: what intervals and paired differences (eval/run_quality.h) are
+  // computed from, so they too depend on which images a run holds, not on the order they came in.
+  std::vector<uint64_t> image_seeds;
+  std::vector<double> image_nfe, image_wall_ms;
+  std::vector<int> image_correct;  // 1 or 0 as the classifier judged; -1 not judged
 };
 
+// Images are taken in seed order whatever order the set holds them in.
 SampleSummary summarize_samples(const SampleSet& set);
 
 // Linear interpolation between order statistics (q in [0, 1]); 0 for no values.

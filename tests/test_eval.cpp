@@ -1,5 +1,6 @@
 // Sample-quality measurement (eval/): Gaussian statistics, the Frechet distance against closed
-// forms, the symmetric eigensolver, the Fashion-MNIST reader and the cached test-set statistics.
+// forms, the symmetric eigensolver, the Fashion-MNIST reader and the cached test-set statistics
+// and features.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -126,6 +127,14 @@ TEST_F(eval_reference, TestSetStatisticsAreCachedAndClose) {
   EXPECT_EQ(a.mean, b.mean);
   EXPECT_EQ(a.cov, b.cov);
   EXPECT_NEAR(frechet_distance(a, b), 0.0, 1e-6);
+  // The cache keeps the feature vectors too (KID, precision and recall), and they are the ones the
+  // statistics were computed from.
+  const ReferenceSet r = fashion_mnist_test_reference(ctx(), clf, fashion_mnist_dir(), 300);
+  ASSERT_EQ(r.feature_count, 300);
+  ASSERT_EQ(r.features.size(), static_cast<size_t>(300 * a.dim));
+  EXPECT_EQ(r.stats.mean, a.mean);
+  const GaussianStats again = gaussian_stats(r.features, 300, a.dim);
+  for (int64_t d = 0; d < a.dim; ++d) EXPECT_NEAR(again.mean[d], a.mean[d], 1e-9);
 }
 
 }  // namespace
