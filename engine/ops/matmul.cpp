@@ -179,16 +179,18 @@ std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView
 void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
                    bool swiglu) {
   const char* op = swiglu ? "matmul_swiglu" : "matmul";
+  // Built once: every check below names the shapes when it fails.
+  const std::string shapes = shapes_of(x, w, y);
   require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, op,
-          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes_of(x, w, y));
+          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes);
   require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32), op,
-          "x and y must be f32, w f16 or f32: " + shapes_of(x, w, y));
+          "x and y must be f32, w f16 or f32: " + shapes);
   const int64_t M = x.shape[0], K = w.shape[1], N = w.shape[0];
   require(x.shape[1] == (swiglu ? 2 * K : K) && y.shape[0] == M && y.shape[1] == N, op,
-          "shapes do not match: " + shapes_of(x, w, y));
-  require(M > 0 && N > 0 && K > 0, op, "empty matrix: " + shapes_of(x, w, y));
-  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op, "too large: " + shapes_of(x, w, y));
-  require(!overlap(y, x) && !overlap(y, w), op, "y must not overlap x or w: " + shapes_of(x, w, y));
+          "shapes do not match: " + shapes);
+  require(M > 0 && N > 0 && K > 0, op, "empty matrix: " + shapes);
+  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op, "too large: " + shapes);
+  require(!overlap(y, x) && !overlap(y, w), op, "y must not overlap x or w: " + shapes);
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
@@ -202,7 +204,7 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)) &&
               (!swiglu || path == MatmulPath::Broadcast),
           op, std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
-                  shapes_of(x, w, y));
+                  shapes);
 
   const bool f16 = w.dtype == DType::F16;
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
