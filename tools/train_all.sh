@@ -32,6 +32,11 @@ main() {
   stage assets/fmnist_classifier.safetensors  train_classifier.py
   stage assets/fmnist_gpt16.safetensors       train_gpt.py --preset gpt16
   stage assets/fmnist_gpt16_heads.safetensors train_draft_heads.py
+  # SSD latent heads: self-distillation set (one thread: sampling with two on a busy machine
+  # was 8x slower), then the heads
+  OMP_NUM_THREADS=1 stage train_runs/ssd_distill/test_00009.npz  ssd_distill_set.py --split test --images 500
+  OMP_NUM_THREADS=1 stage train_runs/ssd_distill/train_00059.npz ssd_distill_set.py --split train --images 3000
+  OMP_NUM_THREADS=1 stage assets/fmnist_gpt16_latent_heads.safetensors train_ssd_latent_heads.py
   stage assets/fmnist_drafter16.safetensors   train_gpt.py --preset drafter16
   stage assets/fmnist_gpt8.safetensors        train_gpt.py --preset gpt8
   log "=== all stages done ==="

@@ -8,6 +8,7 @@ tools/README.md); `*_from_metadata` / `*_metadata` are the only places that map 
 Contents:
   GPT          class-conditional LlamaGen transformer (c2i) + 2D RoPE + `generate()` with CFG
   DraftHeads   Medusa-style spatial heads on the GPT's final normalised hidden state
+  LatentHeads  SSD-style heads predicting neighbouring positions' hidden states (not tokens)
   VQModel      LlamaGen VQ tokenizer (encoder, L2-normalised codebook, decoder)
   Classifier   small CNN for 32x32 Fashion-MNIST, penultimate features used for FID
 """
@@ -371,6 +372,59 @@ class DraftHeads(nn.Module):
     def forward(self, h, output):
         """h [B,S,D] normed hidden; output: the base nn.Linear. Returns {name: logits}."""
         return {n: output(blk(h)).float() for n, blk in self.draft_heads.items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# Latent heads (SSD, Xiang et al. 2026)
+# ----------------------------------------------------------------------------------------------
+LATENT_HEAD_NAMES = ["h", "v"]
+
+
+def latent_head_offsets(grid_size):
+    """Raster offset one application of each latent head moves: h one column right, v one row down."""
+    return {"h": 1, "v": grid_size}
+
+
+class LatentMLP(nn.Module):
+    """y = x + fc2(SiLU(fc1(x))), both with biases; fc2 starts at zero, so y = x at init."""
+
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, bias=True)
+        self.fc2 = nn.Linear(hidden, dim, bias=True)
+        nn.init.zeros_(self.fc2.weight)
+        nn.init.zeros_(self.fc2.bias)
+
+    def forward(self, x):
+        return x + self.fc2(F.silu(self.fc1(x)))
+
+
+class LatentHeads(nn.Module):
+    """SSD-style latent heads on a frozen GPT: they predict hidden states, not tokens.
+
+    Contract (the C++ engine must reproduce it):
+      * h(n) = the base GPT's final hidden state AFTER its final `norm` at the sequence position
+        whose base logits predict image token n (the vector `output` reads).
+      * Head `h` maps h(n) to a prediction of h(n+1) (next column), head `v` maps h(n) to a
+        prediction of h(n+W) (next row, same column). Each head is `depth` LatentMLP blocks.
+      * The heads are applied recursively in latent space: h^k(h(n)) predicts h(n+k), v^r(h(n))
+        predicts h(n+rW); a predicted state is a valid input. Training unrolled h up to
+        `rollout_h` steps within a row and v up to `rollout_v` rows (see the asset metadata).
+      * Token logits for a predicted state come from the base model's frozen `output`
+        (and CFG combines the conditional and unconditional rows' logits like the base's).
+    """
+
+    def __init__(self, dim, hidden, depth=1, names=LATENT_HEAD_NAMES):
+        super().__init__()
+        self.names = list(names)
+        self.latent_heads = nn.ModuleDict(
+            {n: nn.Sequential(*[LatentMLP(dim, hidden) for _ in range(depth)]) for n in self.names})
+
+    def forward(self, name, h, steps=1):
+        """Apply head `name` `steps` times to h [..., D]; returns the last prediction."""
+        for _ in range(steps):
+            h = self.latent_heads[name](h)
+        return h
 
 
 # ----------------------------------------------------------------------------------------------
