@@ -20,6 +20,7 @@ namespace vkspec {
 
 class CodebookNeighbours;
 class DraftHeads;
+class LatentHeads;
 class Tokenizer;
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
@@ -30,7 +31,8 @@ struct ModelSet {
   Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
   Tokenizer* tokenizer = nullptr;  // MuLo-SD's pixel path; not const: decode/encode write its buffers
   const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
-  DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, SSD)
+  DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
+  LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
 };
 
 struct StrategyInputs {

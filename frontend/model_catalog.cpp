@@ -20,6 +20,7 @@ RoleAsset asset_of(ModelRole role) {
     case ModelRole::Drafter: return {"--drafter", "fmnist_drafter16.safetensors"};
     case ModelRole::LowRes: return {"--low-res", "fmnist_gpt8.safetensors"};
     case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
+    case ModelRole::LatentHeads: return {"--latent-heads", "fmnist_gpt16_latent_heads.safetensors"};
     case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
     case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
   }
@@ -40,6 +41,7 @@ ModelFiles model_files(const ArgParser& ap) {
   if (f.drafter == "jacobi" || f.drafter == "model") f.drafter.clear();
   f.low_res = ap.get_or("--low-res", "");
   f.heads = ap.get_or("--heads", "");
+  f.latent_heads = ap.get_or("--latent-heads", "");
   f.tokenizer = ap.get_or("--vq", "");
   f.classifier = ap.get_or("--classifier", "");
   return f;
@@ -50,7 +52,8 @@ OptionTable model_file_option_table() {
           {"--vq", "FILE", "the tokenizer that turns tokens into pixels (default: the shipped fmnist_vq)"},
           {"--drafter", "jacobi|model|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
-          {"--heads", "FILE", "draft heads (hawk, ssd, --init heads)"}};
+          {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --heads token, --init heads)"},
+          {"--latent-heads", "FILE", "SSD's latent heads (ssd)"}};
 }
 
 std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
@@ -70,6 +73,7 @@ const std::string& ModelCatalog::given(ModelRole role) const {
     case ModelRole::Drafter: return given_.drafter;
     case ModelRole::LowRes: return given_.low_res;
     case ModelRole::Heads: return given_.heads;
+    case ModelRole::LatentHeads: return given_.latent_heads;
     case ModelRole::Tokenizer: return given_.tokenizer;
     case ModelRole::Classifier: return given_.classifier;
   }

@@ -15,6 +15,7 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.tokenizer = tokenizer.get();
   m.neighbours = neighbours.get();
   m.heads = heads.get();
+  m.latent_heads = latent_heads.get();
   return m;
 }
 
@@ -29,6 +30,7 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.tokenizer |= n.tokenizer;
     r.needs.neighbours |= n.neighbours;
     r.needs.heads |= n.heads;
+    r.needs.latent_heads |= n.latent_heads;
     r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target));
   }
   return r;
@@ -61,6 +63,8 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
   if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer);
   if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
     m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
+  if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads); !h.empty())
+    m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);
   return m;
 }
 

@@ -94,8 +94,15 @@ TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
 
 TEST_F(lossless_decoding, HawkDraftHeadTreeMatchesAr) { expect_matches_ar("hawk --depth 4", "hawk", {{"depth", "4"}}); }
 
-TEST_F(lossless_decoding, SsdHeadBlocksMatchAr) {
-  expect_matches_ar("ssd --rows 2 --rounds 1", "ssd", {{"rows", "2"}, {"rounds", "1"}});
+TEST_F(lossless_decoding, SsdLatentBlocksMatchAr) { expect_matches_ar("ssd", "ssd", {}); }
+
+TEST_F(lossless_decoding, SsdTokenHeadsThreeRoundsMatchAr) {
+  expect_matches_ar("ssd --head-kind token --rounds 3 --row-tokens 1", "ssd",
+                    {{"head-kind", "token"}, {"rounds", "3"}, {"row-tokens", "1"}});
+}
+
+TEST_F(lossless_decoding, SsdCoupledHeadBlocksMatchAr) {
+  expect_matches_ar("ssd-coupled --rows 2 --rounds 1", "ssd-coupled", {{"rows", "2"}, {"rounds", "1"}});
 }
 
 // The composition docs/perf.md measures as the lossless frontier: SCD-MC's window drafted by the heads.

@@ -31,7 +31,9 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"lantern", {{"window", "3"}, {"delta", "0.3"}, {"k", "4"}}},
       {"zipar", {{"window", "1"}}},
       {"hawk", {{"depth", "3"}}},
-      {"ssd", {{"rows", "1"}, {"rounds", "2"}}},
+      {"ssd", {}},
+      {"ssd", {{"head-kind", "token"}, {"block-rows", "0"}}},
+      {"ssd-coupled", {{"rows", "1"}, {"rounds", "2"}}},
       {"scd-mc", {{"window", "4"}, {"init", "heads"}}}};
   return c;
 }
@@ -144,6 +146,13 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_drafter = m;
   no_drafter.drafter = nullptr;
   expect_error("sd", {}, no_drafter, "needs a drafter model");
+  ModelSet no_latent = m;
+  no_latent.latent_heads = nullptr;
+  expect_error("ssd", {}, no_latent, "needs latent heads (--latent-heads FILE");
+  expect_error("ssd", {{"rounds", "0"}}, m, "--rounds must be in [1,");
+  ModelSet no_heads = m;
+  no_heads.heads = nullptr;
+  expect_error("ssd", {{"head-kind", "token"}}, no_heads, "--head-kind token needs draft heads");
   expect_error("sjd", {{"delta", "0.1"}}, m, "--k and --delta belong to --accept lantern");
   expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
   expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
@@ -163,7 +172,7 @@ std::vector<std::string> option_names(const std::string& method) {
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar",
-                                                        "mulo", "hawk", "ssd"}));
+                                                        "mulo", "hawk", "ssd", "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
   EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
   EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
@@ -183,7 +192,12 @@ TEST(strategy_registry, DescribesEveryMethod) {
   cfg.grid_size = 16;
   EXPECT_EQ(find_strategy("scd-mc").max_queries_for({{"window", "32"}}, cfg), 33);
   EXPECT_EQ(find_strategy("scd-mc").max_queries_for({{"window", "oops"}}, cfg), 17);  // sized at the default
-  EXPECT_EQ(find_strategy("ssd").max_queries_for({}, cfg), 33);
+  EXPECT_EQ(find_strategy("ssd-coupled").max_queries_for({}, cfg), 33);
+  EXPECT_EQ(find_strategy("ssd").max_queries_for({}, cfg), 33);  // the rest of a row and one row below
+  EXPECT_EQ(find_strategy("ssd").max_queries_for({{"block-rows", "3"}}, cfg), 65);
+  EXPECT_TRUE(find_strategy("ssd").needs_for({}).latent_heads);
+  EXPECT_TRUE(find_strategy("ssd").needs_for({{"head-kind", "token"}}).heads);
+  EXPECT_FALSE(find_strategy("ssd").needs_for({{"head-kind", "token"}}).latent_heads);
   EXPECT_EQ(find_strategy("scd-mc").fixed_queries_for({{"init", "heads"}}), 0);
   EXPECT_EQ(find_strategy("lantern").fixed_queries_for({{"window", "8"}}), 9);
   EXPECT_EQ(find_strategy("lantern").fixed_queries_for({{"drafter", "model"}}), 0);

@@ -61,4 +61,6 @@ run mulo_tau --method mulo --tau 0.5 --radius 2 --band 2
 run hawk --method hawk
 run hawk_d2 --method hawk --depth 2
 run ssd --method ssd
-run ssd_r1 --method ssd --rows 1 --rounds 2
+run ssd_token --method ssd --head-kind token
+run ssd_coupled --method ssd-coupled
+run ssd_coupled_r1 --method ssd-coupled --rows 1 --rounds 2

@@ -27,7 +27,8 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   }
   frontend::ModelRequest request;
   request.needs.neighbours = true;  // relaxed acceptance (--accept lantern) from the panel
-  request.companions.drafter = request.companions.low_res = request.companions.heads = true;
+  request.companions.drafter = request.companions.low_res = request.companions.heads =
+      request.companions.latent_heads = true;
   request.max_queries = kMaxQueries;
   loaded_ = frontend::load_models(ctx, catalog, request);
   grid_ = loaded_.target->config().grid_size;

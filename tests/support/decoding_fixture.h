@@ -15,6 +15,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/latent_heads.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/tiny_gpt.h"
 
@@ -27,13 +28,15 @@ constexpr int64_t kTinyVocab = 8, kTinyGrid = 3;
 inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
 // The files tiny_models() writes into TinyModels::dir.
-inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors"};
+inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors",
+                                                   "latent_heads.safetensors"};
 
 struct TinyModels {
   std::string dir;
   std::unique_ptr<Gpt> target, drafter;
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
   std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
+  std::unique_ptr<LatentHeads> latent_heads;        // random SSD latent heads on the target
   ModelSet set;
 };
 
@@ -50,6 +53,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     write_tiny_gpt(dir + "/target.safetensors", t);
     write_tiny_gpt(dir + "/drafter.safetensors", d);
     write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
+    write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
     TinyModels r;
     r.dir = dir;
     GptOptions opt;
@@ -65,6 +69,8 @@ inline TinyModels& tiny_models(Context& ctx) {
     r.set.neighbours = r.neighbours.get();
     r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
     r.set.heads = r.heads.get();
+    r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
+    r.set.latent_heads = r.latent_heads.get();
     return r;
   }();
   return m;

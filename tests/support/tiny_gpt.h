@@ -92,4 +92,33 @@ inline void write_tiny_heads(const std::string& path, const TinyGptSpec& s, floa
   w.write(path);
 }
 
+// Random SSD latent heads h and v for a tiny GPT (tools/vkspec_models.py LatentHeads layout,
+// depth 1): each is x + fc2(SiLU(fc1 x + b1)) + b2 with weights ~ scale * N(0, 1).
+inline void write_tiny_latent_heads(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed,
+                                    int64_t hidden = 16) {
+  TinyNormal rng(seed);
+  SafetensorsWriter w;
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = scale * rng.next();
+    return v;
+  };
+  const size_t D = static_cast<size_t>(s.dim), H = static_cast<size_t>(hidden);
+  for (const char* axis : {"h", "v"}) {
+    const std::string p = std::string("latent_heads.") + axis + ".0.";
+    w.add_f32(p + "fc1.weight", {hidden, s.dim}, random(H * D));
+    w.add_f32(p + "fc1.bias", {hidden}, random(H));
+    w.add_f32(p + "fc2.weight", {s.dim, hidden}, random(D * H));
+    w.add_f32(p + "fc2.bias", {s.dim}, random(D));
+  }
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"vkspec.kind", "latent_heads"}, {"dim", std::to_string(s.dim)},  {"vocab_size", std::to_string(s.vocab)},
+      {"grid_size", std::to_string(s.grid)}, {"heads", "h,v"},        {"offsets", "1," + std::to_string(s.grid)},
+      {"hidden", std::to_string(hidden)}, {"depth", "1"},              {"placement", "post_norm"},
+      {"predicts", "post_norm_hidden"},   {"block", "residual_silu_mlp"}, {"application", "recursive"},
+      {"output", "shared_base_output"}};
+  for (const auto& [k, v] : meta) w.set_metadata(k, v);
+  w.write(path);
+}
+
 }  // namespace vkspec::testing
