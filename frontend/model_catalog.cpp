@@ -52,7 +52,7 @@ OptionTable model_file_option_table() {
           {"--vq", "FILE", "the tokenizer that turns tokens into pixels (default: the shipped fmnist_vq)"},
           {"--drafter", "jacobi|model|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
-          {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --heads token, --init heads)"},
+          {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --head-kind token, --init heads)"},
           {"--latent-heads", "FILE", "SSD's latent heads (ssd)"}};
 }
 
