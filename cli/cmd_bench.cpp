@@ -330,14 +330,14 @@ void check_complete(const std::vector<SampleSet>& groups, bool allow_partial) {
     std::string rerun;
     for (const std::string& r : c.rerun) rerun += (rerun.empty() ? "" : ", ") + r;
     const std::string opts = g.meta.at("options");
-    missing += "\n  " + g.meta.at("method") + (opts.empty() ? "" : " " + opts) + ": " + std::to_string(c.missing) +
+    missing += (missing.empty() ? " " : "\n  ") + g.meta.at("method") + (opts.empty() ? "" : " " + opts) + ": " + std::to_string(c.missing) +
                " of " + std::to_string(c.expected) + " images missing, seeds " + c.missing_seeds + "; run again: " + rerun;
   }
   if (missing.empty()) return;
   const std::string how =
       "\n(the same bench command with the same --samples folder resumes a shard where it stopped)";
-  if (!allow_partial) throw Error("bench --report: incomplete runs:" + missing + how + "; --allow-partial reports what there is");
-  std::fprintf(stderr, "bench --report: warning: incomplete runs (--allow-partial):%s\n", missing.c_str());
+  if (!allow_partial) throw Error("bench --report: incomplete:" + missing + how + "; --allow-partial reports what there is");
+  std::fprintf(stderr, "bench --report: warning (--allow-partial): incomplete:%s\n", missing.c_str());
 }
 
 // --npz/--out-dir of --report: each merged run's images decoded with the tokenizer (--vq, default

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vkspec needs, only those missing. Idempotent.
 # slurmctld, slurmd, slurm-client and munge are for the one-node Slurm cluster tools/slurm/'s
-# CTest starts on localhost (tools/slurm/test_slurm_array.sh); nothing here starts them.
+# CTest starts on localhost (tools/slurm/test_slurm_cluster.py); nothing here starts them.
 # Usage: tools/install-deps.sh [--plots]   (--plots adds matplotlib for tools/plot_bench.py)
 set -euo pipefail
 
