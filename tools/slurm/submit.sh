@@ -8,9 +8,10 @@
 # the shard count, the bench and report options), samples/ (every image's record, per run and
 # shard: `bench --samples`), logs/, and from the merge report.txt, report.json and
 # images_<run>.npz (the ADM evaluation suite's layout). --sbatch adds options to both sbatch calls
-# (e.g. "--partition=gpu --gres=gpu:1 --time=4:00:00"; the array also takes "%K" limits there as
-# --array is ours). The binary is $VKSPEC, else `vkspec` on PATH, else this checkout's
-# build/cli/vkspec. Prints the two job ids. A failed task is run again, resuming, with
+# (e.g. "--partition=gpu --gres=gpu:1 --time=4:00:00"). The binary is $VKSPEC, else `vkspec` on
+# PATH, else this checkout's build/cli/vkspec. Prints the two job ids. The same command again
+# resumes the run (finished shards take a second); other shards or options need another OUT.
+# A failed task is run again, resuming, with
 #   sbatch --array=I tools/slurm/bench_array.sbatch OUT   and then   sbatch tools/slurm/merge.sbatch OUT
 set -euo pipefail
 usage() { sed -n '2,15p' "$0" >&2; exit 2; }
@@ -44,12 +45,26 @@ while [ $# -gt 0 ]; do
   shift "$n"
 done
 
-mkdir -p "$out/job" "$out/samples" "$out/logs"
+mkdir -p "$out/samples" "$out/logs"
 out=$(cd "$out" && pwd)
-printf '%s\n' "$vkspec" > "$out/job/vkspec"
-printf '%s\n' "$shards" > "$out/job/shards"
-printf '%s\0' "${bench[@]}" > "$out/job/bench_args"
-printf '%s\0' ${report[@]+"${report[@]}"} > "$out/job/report_args"
+# Submitting the same run into OUT again resumes it; another run (other shards or options) would
+# mix its seeds with this one's, so it needs its own OUT.
+job=$(mktemp -d "$out/.job.XXXXXX")
+printf '%s\n' "$vkspec" > "$job/vkspec"
+printf '%s\n' "$shards" > "$job/shards"
+printf '%s\0' "${bench[@]}" > "$job/bench_args"
+printf '%s\0' ${report[@]+"${report[@]}"} > "$job/report_args"
+if [ -d "$out/job" ]; then
+  for f in shards bench_args; do
+    cmp -s "$job/$f" "$out/job/$f" || {
+      rm -r "$job"
+      echo "submit: $out holds another run (job/$f differs: $(tr '\0' ' ' < "$out/job/$f")); use another OUT" >&2
+      exit 2
+    }
+  done
+  rm -r "$out/job"
+fi
+mv "$job" "$out/job"
 array=$(sbatch --parsable ${sbatch_args[@]+"${sbatch_args[@]}"} --array="0-$((shards - 1))" \
   --output="$out/logs/slurm_%A_%a.out" "$here/bench_array.sbatch" "$out")
 array=${array%%;*}
