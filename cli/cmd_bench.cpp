@@ -32,6 +32,7 @@
 #include "eval/image_judge.h"
 #include "eval/reference_stats.h"
 #include "eval/run_quality.h"
+#include "eval/sample_completeness.h"
 #include "eval/sample_set.h"
 #include "eval/sample_summary.h"
 #include "frontend/arg_parser.h"
@@ -39,6 +40,7 @@
 #include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
+#include "frontend/shard_option.h"
 
 namespace vkspec::cli {
 namespace {
@@ -319,8 +321,53 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
   write_json_file(*json_path, j, "bench");
 }
 
+// Every merged run against the seeds its commands were asked for (eval/sample_completeness.h):
+// an error naming the missing seeds and what to run again, or with --allow-partial a warning.
+void check_complete(const std::vector<SampleSet>& groups, bool allow_partial) {
+  std::string missing;
+  for (const SampleSet& g : groups) {
+    const Completeness c = completeness(g);
+    if (c.complete()) continue;
+    std::string rerun;
+    for (const std::string& r : c.rerun) rerun += (rerun.empty() ? "" : ", ") + r;
+    const std::string opts = g.meta.at("options");
+    missing += (missing.empty() ? " " : "\n  ") + g.meta.at("method") + (opts.empty() ? "" : " " + opts) + ": " + std::to_string(c.missing) +
+               " of " + std::to_string(c.expected) + " images missing, seeds " + c.missing_seeds + "; run again: " + rerun;
+  }
+  if (missing.empty()) return;
+  const std::string how =
+      "\n(the same bench command with the same --samples folder resumes a shard where it stopped)";
+  if (!allow_partial) throw Error("bench --report: incomplete:" + missing + how + "; --allow-partial reports what there is");
+  std::fprintf(stderr, "bench --report: warning (--allow-partial): incomplete:%s\n", missing.c_str());
+}
+
+// --npz/--out-dir of --report: each merged run's images decoded with the tokenizer (--vq, default
+// the shipped one), checked against the one its sample files recorded, if they did.
+void write_report_samples(const frontend::ArgParser& ap, const SampleOutputs& outputs,
+                          const std::vector<RunResult>& results, int64_t tokens_per_image) {
+  const std::string vq = frontend::ModelCatalog(frontend::model_files(ap)).path(frontend::ModelRole::Tokenizer);
+  for (const auto& r : results) {
+    const std::string& models = r.samples.meta.at("models");
+    const size_t at = models.find("vq=");
+    if (at == std::string::npos) continue;
+    const std::string recorded = models.substr(at + 3, models.find(';', at) - at - 3);
+    if (recorded != identity(vq))
+      throw Error("bench --report: " + run_label(r.run) + " was decoded by " + recorded + ", --vq is " + identity(vq) +
+                  " (give the tokenizer of the samples)");
+  }
+  int64_t grid = 1;
+  while (grid * grid < tokens_per_image) ++grid;
+  if (grid * grid != tokens_per_image)
+    throw Error("bench --report: " + std::to_string(tokens_per_image) + " tokens per image is not a square grid");
+  auto ctx = frontend::open_device();
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(*ctx, vq, DType::F16, ImageJudge::kBatch, grid);
+  TokenImages decoder(*ctx, *tokenizer, grid, ImageJudge::kBatch);
+  for (const auto& r : results) write_run_samples(run_outputs(outputs, run_file_name(r.run)), decoder, r.samples, tokens_per_image);
+}
+
 // vkspec bench --report DIR|FILE[,...]: the table of every run found in sample files, merged.
 int bench_report(const frontend::ArgParser& ap) {
+  const SampleOutputs outputs = sample_outputs(ap);
   std::vector<std::string> files;
   for (const std::string& p : split(*ap.get("--report"), ',')) {
     std::error_code ec;
@@ -338,17 +385,20 @@ int bench_report(const frontend::ArgParser& ap) {
   }
   std::vector<SampleSet> sets;
   for (const std::string& f : files) sets.push_back(read_sample_set(f));
+  std::vector<SampleSet> groups = merge_sample_sets(std::move(sets));
+  check_complete(groups, ap.flag("--allow-partial"));
   std::vector<RunResult> results;
   int64_t tokens_per_image = 0;
-  for (SampleSet& g : merge_sample_sets(std::move(sets))) {
+  for (SampleSet& g : groups) {
     RunResult r;
     r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options"))};
     r.sum = summarize_samples(g);
     tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
-    r.samples.images.clear();  // the summary holds what the report needs
     results.push_back(std::move(r));
   }
+  if (outputs.any()) write_report_samples(ap, outputs, results, tokens_per_image);
+  for (auto& r : results) r.samples.images.clear();  // the summaries hold what the table needs
   // FID against the test set needs the classifier that judged the samples.
   ReferenceSet reference;
   const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
@@ -389,15 +439,19 @@ int bench_report(const frontend::ArgParser& ap) {
 std::vector<OptionSection> bench_sections() {
   std::vector<OptionSection> s = {{"", "", {
       {"--methods", "M1,M2,...", "the methods to compare (default ar; ar gives the speedups)"},
-      {"--images", "N", "images per method (default 10)"},
+      {"--images", "N", "images per method (default 10; with --shard, of all shards together)"},
       {"--seed", "S", "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
+      frontend::shard_option(),
       {"--warmup", "N", "untimed images per method first (default 1)"},
       {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
       {"--json", "FILE", "also write every result as JSON"},
       {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
       {"--precision-recall", "", "also precision and recall against the test set (k = 3 neighbours, O(N^2))"},
       {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
-      {"--report", "DIR|FILE[,...]", "no generation: one table from the sample files of earlier --samples runs"},
+      {"--report", "DIR|FILE[,...]",
+       "no generation: one table from the sample files of earlier --samples runs (with --npz/--out-dir: their "
+       "images); fails naming the missing seeds and shards when a run is incomplete"},
+      {"--allow-partial", "", "--report: a table of what there is when seeds are missing (still named, on stderr)"},
       {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
       frontend::classifier_option()}}};
   frontend::append_options(s[0].options, sample_output_options(true));
@@ -413,10 +467,11 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f : {"--methods", "--images", "--seed", "--sweep", "--warmup", "--samples", "--npz", "--out-dir"})
+    for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--samples"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
+  if (ap.flag("--allow-partial")) throw Error("bench: --allow-partial applies to --report only");
   const std::vector<std::string> methods = split(ap.get_or("--methods", reference_method_name()), ',');
   if (methods.empty()) throw Error("bench: --methods is empty");
   for (const std::string& m : methods) {
@@ -426,9 +481,16 @@ int cmd_bench(const Args& args) {
       throw Error(std::string("bench: ") + e.what());
     }
   }
-  const int64_t images = ap.get_int("--images", 10, 1, 100000);
+  const int64_t run_images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
-  const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  const uint64_t run_seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  // --shard: this command makes the seed range [seed, seed + images) of the run's; everything below
+  // (sample file, resume, table, outputs) is that of `--seed seed --images images`, and the sample
+  // files also record the whole run's seeds so --report can tell what is missing.
+  const Shard shard = frontend::shard_from(ap, run_images, "bench");
+  const ImageBlock block = shard_block(run_images, shard);
+  const uint64_t seed = run_seed + static_cast<uint64_t>(block.begin);
+  const int64_t images = block.size();
   // --samples DIR keeps every image's record there and resumes what a file already holds.
   const std::string samples_dir = ap.get_or("--samples", "");
   if (!samples_dir.empty()) {
@@ -470,6 +532,7 @@ int cmd_bench(const Args& args) {
   std::vector<std::string> files(runs.size());  // each run's sample file, "" without --samples
   for (size_t i = 0; i < runs.size(); ++i) {
     resumed[i].meta = run_meta(runs[i], loaded, ss, judge.get(), *ctx);
+    resumed[i].meta["run_seeds"] = run_seeds_text(run_seed, run_images, shard.count);
     if (!samples_dir.empty()) files[i] = samples_file(samples_dir, runs[i], seed);
     const std::string& file = files[i];
     std::error_code ec;

@@ -1,5 +1,6 @@
 // vkspec generate: sample images with a decoding method, write a PNG (a grid for several images)
-// and optionally a trace JSON of every step.
+// and optionally a trace JSON of every step; --shard I/N makes one share of the images, numbered
+// (seeds, classes) as in the one-process run.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -20,20 +21,22 @@
 #include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
+#include "frontend/shard_option.h"
 
 namespace vkspec::cli {
 
 std::vector<OptionSection> generate_sections() {
   std::vector<OptionSection> s = {{"", "", {
       {"--method", "M", "the decoding method (default ar; vkspec methods lists them)"},
-      {"--images", "N", "how many images (default 1)"},
+      {"--images", "N", "how many images (default 1; with --shard, of all shards together)"},
       {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
       {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
       {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
       {"--out", "FILE", "the PNG of all images as a grid (default out.png, none with --npz or --out-dir alone)"},
       {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
       {"--columns", "C", "images per row of the grid (default: up to 10)"},
-      {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"}}}};
+      {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"},
+      frontend::shard_option()}}};
   frontend::append_options(s[0].options, sample_output_options(false));
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
@@ -46,8 +49,15 @@ int cmd_generate(const Args& args) {
   const MethodOptions given = given_method_options(ap);
   check_used(given, {method});
   const MethodOptions method_options = options_for(method, given);
-  const int64_t images = ap.get_int("--images", 1, 1, 10000);
+  const int64_t run_images = ap.get_int("--images", 1, 1, 10000000);
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
+  // --shard: this process makes images [block.begin, block.end) of the run, numbered as in the run.
+  const ImageBlock block = shard_block(run_images, frontend::shard_from(ap, run_images, "generate"));
+  const int64_t images = block.size();
+  // Every image (and its trace) is kept until the end: a share beyond that is bench's job.
+  if (images > 10000)
+    throw Error("generate: " + std::to_string(images) + " images in one process (at most 10000; split them with "
+                "--shard, or use vkspec bench --samples, which keeps only records)");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
   const int columns = static_cast<int>(ap.get_int("--columns", std::min<int64_t>(images, 10), 1, 1000));
   const SampleOutputs outputs = sample_outputs(ap);
@@ -83,8 +93,9 @@ int cmd_generate(const Args& args) {
   std::vector<Generation> gens;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
-    in.condition = caption ? caption : std::make_shared<ClassLabel>(fixed_class ? cls : i % cfg.num_classes);
-    in.seed = seed + static_cast<uint64_t>(i);
+    const int64_t k = block.begin + i;  // the image's number in the whole run: its seed and class
+    in.condition = caption ? caption : std::make_shared<ClassLabel>(fixed_class ? cls : k % cfg.num_classes);
+    in.seed = seed + static_cast<uint64_t>(k);
     in.sampler = ss;
     in.options = method_options;
     gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
@@ -120,8 +131,12 @@ int cmd_generate(const Args& args) {
   std::string written;
   for (const std::string& f : {out, outputs.npz, outputs.out_dir})
     if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
-  std::printf("wrote %s: %lld image(s), method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n",
-              written.c_str(), static_cast<long long>(images), method.c_str(), opts.empty() ? "" : (" (" + opts + ")").c_str(),
+  const std::string share = images == run_images ? "" : " (images " + std::to_string(block.begin) + ".." +
+                                                          std::to_string(block.end - 1) + " of " +
+                                                          std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
+  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n",
+              written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
+              opts.empty() ? "" : (" (" + opts + ")").c_str(),
               ss.str().c_str(), nfe / images, ms / images,
               ctx->caps().name.c_str());
   return 0;

@@ -147,7 +147,7 @@ SampleSet read_sample_set(const std::string& path) {
 std::string sample_set_key(const SampleSet& set) {
   std::string key;
   for (const auto& [k, v] : set.meta)
-    if (k != "device") key += k + "=" + v + "\n";
+    if (k != "device" && k != "run_seeds") key += k + "=" + v + "\n";
   return key;
 }
 
@@ -173,9 +173,13 @@ std::vector<SampleSet> merge_sample_sets(std::vector<SampleSet> sets) {
       into.images.push_back(std::move(r));
     }
     into.sources.insert(into.sources.end(), s.sources.begin(), s.sources.end());
-    const std::string& dev = s.meta["device"];
-    std::string& devices = into.meta["device"];
-    if (("; " + devices + "; ").find("; " + dev + "; ") == std::string::npos) devices += "; " + dev;
+    // Devices and the runs the files belong to are listed, each once.
+    for (const char* listed : {"device", "run_seeds"}) {
+      const std::string& v = s.meta[listed];
+      std::string& list = into.meta[listed];
+      if (v.empty() || ("; " + list + "; ").find("; " + v + "; ") != std::string::npos) continue;
+      list += (list.empty() ? "" : "; ") + v;
+    }
   }
   for (SampleSet& g : groups)
     std::sort(g.images.begin(), g.images.end(), [](const ImageRecord& a, const ImageRecord& b) { return a.seed < b.seed; });

@@ -6,8 +6,9 @@
 //
 // One safetensors file per run: tensors with one row per image (seed, class, tokens, features,
 // forwards, timings, work counters) and metadata saying what was run (method, options, the models
-// by content hash, the sampler, the classifier). Files whose metadata agree in everything but the
-// device are the same experiment and merge; a seed in two of them is an error.
+// by content hash, the sampler, the classifier) and which seeds the whole run was to have
+// (eval/sample_completeness.h). Files whose metadata agree in everything but the device and those
+// seeds are the same experiment and merge; a seed in two of them is an error.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -37,7 +38,8 @@ struct ImageRecord {
 
 struct SampleSet {
   // What was run. Keys: method, options ("a=1,b=2"), models ("target=NAME#HASH;..."), sampler,
-  // classifier ("NAME#HASH" or "none"), device. Everything but the device identifies the experiment.
+  // classifier ("NAME#HASH" or "none"), device, run_seeds ("FIRST+IMAGES [shards N]", absent in
+  // files before it). Everything but the device and run_seeds identifies the experiment.
   std::map<std::string, std::string> meta;
   std::vector<ImageRecord> images;
   std::vector<std::string> sources;  // the files it was read from (messages)
@@ -48,10 +50,10 @@ void write_sample_set(const std::string& path, const SampleSet& set);
 // Throws Error naming the file when it is not a sample file or its tensors disagree in size.
 SampleSet read_sample_set(const std::string& path);
 
-// The metadata that must agree for two sets to merge: all of it but the device.
+// The metadata that must agree for two sets to merge: all of it but the device and run_seeds.
 std::string sample_set_key(const SampleSet& set);
-// Groups by key, in order of first appearance; within a group images are sorted by seed and
-// devices listed ("llvmpipe; NVIDIA H100" when they differ). Throws Error naming the seed and
+// Groups by key, in order of first appearance; within a group images are sorted by seed, and
+// devices and run_seeds listed, each once ("llvmpipe; NVIDIA H100" when they differ). Throws Error naming the seed and
 // both files when a seed occurs twice in one group.
 std::vector<SampleSet> merge_sample_sets(std::vector<SampleSet> sets);
 

@@ -103,6 +103,12 @@ def make_files(assets, d):
     bad["tokens"]["shape"] = [2, 128]
     write_st(os.path.join(d, "samples_rows.safetensors"), bad, blob)
     out["samples_rows"] = os.path.join(d, "samples_rows.safetensors")
+    # Shard 0 of a 2-shard run whose shard 1 never wrote a file.
+    part = json.loads(json.dumps(header))
+    part["__metadata__"]["run_seeds"] = "0+2 shards 2"
+    os.makedirs(os.path.join(d, "samples_partial"))
+    write_st(os.path.join(d, "samples_partial", "ar_seed0.safetensors"), part, blob)
+    out["samples_partial"] = os.path.join(d, "samples_partial")
     return out
 
 
@@ -144,6 +150,10 @@ def cases(f, assets):
     yield "option", "top-p 0", g("--top-p", "0"), {}, "--top-p"
     yield "option", "top-p 1.5", g("--top-p", "1.5"), {}, "--top-p"
     yield "option", "0 images", g("--images", "0"), {}, "--images"
+    yield "option", "--shard past the last shard", g("--shard", "1/1"), {}, "--shard 1/1"
+    yield "option", "--shard not I/N", g("--shard", "2"), {}, "--shard"
+    yield "option", "--shard more shards than images", g("--shard", "0/2"), {}, "2 shards"
+    yield "option", "bench --shard negative", ["bench", "--shard", "-1/4"], {}, "--shard"
     yield "option", "window 0", g("--method", "sjd", "--window", "0"), {}, "window"
     yield "option", "window larger than the grid", g("--method", "sjd", "--window", "100000"), {}, "window"
     yield "option", "zipar window larger than a row", g("--method", "zipar", "--window", "17"), {}, "window"
@@ -168,6 +178,7 @@ def cases(f, assets):
     yield "sample file", "bench --report of a truncated file", rep(f["truncated_half"]), {}, "truncated_half"
     yield "sample file", "bench --report: rows disagree", rep(f["samples_rows"]), {}, "tokens"
     yield "sample file", "bench --report with --images", rep(f["samples_dir"], "--images", "5"), {}, "--images"
+    yield "sample file", "bench --report of a run missing a shard", rep(f["samples_partial"]), {}, "seeds 1 (shard 1/2)"
     yield "sample file", "bench --samples: folder missing", ["bench", "--samples", "{tmp}/no/such"], {}, "--samples"
     yield "sample file", "bench --samples: file of other settings", ["bench", "--images", "1", "--samples",
                                                                      f["samples_dir"]], {}, "other settings"

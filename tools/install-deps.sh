@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vkspec needs, only those missing. Idempotent.
+# slurmctld, slurmd, slurm-client and munge are for the one-node Slurm cluster tools/slurm/'s
+# CTest starts on localhost (tools/slurm/test_slurm_cluster.py); nothing here starts them.
 # Usage: tools/install-deps.sh [--plots]   (--plots adds matplotlib for tools/plot_bench.py)
 set -euo pipefail
 
@@ -10,6 +12,7 @@ pkgs=(
   libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
   libopenblas0-pthread nlohmann-json3-dev zlib1g-dev xvfb xauth x11-apps
   python3-numpy python3-torch dataset-fashion-mnist
+  slurmctld slurmd slurm-client munge
 )
 for arg in "$@"; do
   case "$arg" in

@@ -4,7 +4,9 @@ read back as the evaluation suites read them: numpy.load finds arr_0 (uint8 [N, 
 repeated over the channels), tokens (int32 [N, 64]) and labels (int32 [N]); arr_0 equals the PNGs
 of --out-dir, named seed000007_class3.png; tokens equal generate's --trace and bench's sample
 files (--samples, also for images resumed from them), in seed order; bench writes one file and
-one folder per run. Bad output paths fail before any image is generated.
+one folder per run, and so does bench --report from the sample files; generate --shard 0/2 and
+1/2 write the two blocks of the one-process run. Bad output paths fail before any image is
+generated.
 
 usage: test_sample_outputs.py VKSPEC_BINARY ASSETS_DIR
 """
@@ -133,6 +135,17 @@ def check_generate(vkspec, model, d, failures):
     check_npz(os.path.join(d, "g.npz"), [3, 4, 5, 6, 7], [0, 1, 2, 3, 4], failures, traced, os.path.join(d, "g"))
     if os.path.exists(os.path.join(d, "out.png")):
         failures.append("generate --npz --out-dir also wrote the grid out.png")
+    # --shard: the same five images as two processes make them (blocks 0-1 and 2-4), with the same
+    # PNG names (so shards can share one --out-dir).
+    names = []
+    for i, (seeds, rows) in enumerate([([3, 4], slice(0, 2)), ([5, 6, 7], slice(2, 5))]):
+        run([vkspec, "generate", "--model", model, "--images", "5", "--seed", "3", "--shard", f"{i}/2",
+             "--npz", f"g{i}.npz", "--out-dir", f"gs{i}"], d)
+        check_npz(os.path.join(d, f"g{i}.npz"), seeds, [k % 10 for k in range(rows.start, rows.stop)], failures,
+                  traced[rows], os.path.join(d, f"gs{i}"))
+        names += os.listdir(os.path.join(d, f"gs{i}"))
+    if sorted(names) != sorted(os.listdir(os.path.join(d, "g"))):
+        failures.append(f"generate --shard 0/2 and 1/2 --out-dir: {sorted(names)}")
     run([vkspec, "generate", "--model", model, "--images", "2", "--class", "7", "--npz", "c.npz", "--out", "c.png"], d)
     check_npz(os.path.join(d, "c.npz"), [0, 1], [7, 7], failures)
     if not os.path.exists(os.path.join(d, "c.png")):
@@ -151,6 +164,11 @@ def check_bench(vkspec, model, d, failures):
         check_npz(os.path.join(d, f"b_{method}.npz"), seeds, labels, failures, t[np.argsort(s)], os.path.join(d, "b", method))
     if sorted(os.listdir(os.path.join(d, "b"))) != ["ar", "sjd"]:
         failures.append(f"bench --out-dir b: folders {os.listdir(os.path.join(d, 'b'))}")
+    # --report writes the merged sample files' images the same way.
+    run([vkspec, "bench", "--report", "s", "--npz", "r.npz", "--out-dir", "r"], d)
+    for method in ("ar", "sjd"):
+        s, t = read_sample_file(os.path.join(d, "s", f"{method}_seed8.safetensors"))
+        check_npz(os.path.join(d, f"r_{method}.npz"), seeds, labels, failures, t[np.argsort(s)], os.path.join(d, "r", method))
 
 
 def check_bad_paths(vkspec, model, d, failures):
@@ -162,7 +180,7 @@ def check_bad_paths(vkspec, model, d, failures):
              (g + ["--out-dir", "a_file"], "is a file"),
              ([vkspec, "bench", "--model", model, "--npz", "no/x.npz"], "--npz"),
              ([vkspec, "bench", "--model", model, "--out-dir", "a_file"], "--out-dir"),
-             ([vkspec, "bench", "--report", "s", "--npz", "r.npz"], "does not apply")]
+             ([vkspec, "bench", "--report", "s", "--npz", "no/r.npz"], "--npz")]
     for args, words in cases:
         r = run(args, d, expect_ok=False)
         if r.returncode not in (1, 2) or words not in r.stderr or "images/s" in r.stderr:
