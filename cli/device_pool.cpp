@@ -38,11 +38,11 @@ std::vector<uint32_t> device_list(const std::optional<std::string>& spec, const 
   }
   std::stringstream ss(*spec);
   for (std::string item; std::getline(ss, item, ',');) {
-    const bool digits = !item.empty() && item.size() <= 6 &&
-                        std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !item.empty() && std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits)
       throw Error("--devices: '" + item + "' in '" + *spec + "' is not a device index (all, or indices such as 0,1)");
-    const unsigned long index = std::stoul(item);
+    const unsigned long index = item.size() <= 6 ? std::stoul(item) : ~0ul;
     if (index >= devices.size())
       throw Error("--devices: there is no device " + item + "; present: " + devices_present(instance));
     out.push_back(static_cast<uint32_t>(index));
