@@ -6,6 +6,7 @@
 // Method options (--window, --init, ...) go to the methods that know them; --sweep KEY=V1,V2,...
 // repeats each method that knows KEY once per value.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -64,6 +65,9 @@ struct RunResult {
   bool memory_known = false;        // generated in this process
   MemoryReport memory;              // after the run
   KernelProfile kernels;            // --profile: GPU time by kernel of the images generated here
+  // Images generated here per second of wall-clock over all devices together (-1: none generated
+  // here). What --devices buys; latency and speedup are per image, timed on its own device.
+  double images_per_s = -1;
 };
 
 // "method" or "method a=1,b=2".
@@ -177,6 +181,7 @@ struct ReportHeader {
   std::string device, model, sampler;
   int64_t image_tokens = 0;
   bool profile = false;
+  size_t workers = 1;  // --devices: how many generated at once
   nlohmann::json extra;  // JSON fields of the live run (drafter)
 };
 
@@ -266,6 +271,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
   }
   std::printf("speedup: median wall-clock latency of ar / the method's, same run; NFE: target forwards; all fwd: "
               "every model's forwards\n");
+  if (h.workers > 1)
+    std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
+                "every method's latency grows alike)\n", h.workers);
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
@@ -300,6 +308,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
                             {"latency_ms_median", m.latency_median},
                             {"latency_ms_p90", m.latency_p90},
                             {"speedup", r.speedup},
+                            {"images_per_s", measured(r.images_per_s)},
                             {"tokens_per_s", m.tokens_per_s},
                             {"class_accuracy", measured(m.class_accuracy)},
                             {"fid", measured(r.quality.fid.value_or(-1))},
@@ -592,6 +601,7 @@ int cmd_bench(const Args& args) {
     };
     // Images come back in seed order whichever device made them; records are saved a judge's batch
     // at a time, and on a failure whatever finished is judged and saved before the error shows.
+    const auto started = std::chrono::steady_clock::now();
     try {
       generate_sharded(pool, todo, [&](size_t, ShardedImage&& done) {
         Generation& g = done.generation;
@@ -622,6 +632,9 @@ int cmd_bench(const Args& args) {
       throw;
     }
     if (progress) progress->finish();
+    if (!todo.inputs.empty())
+      r.images_per_s = static_cast<double>(todo.inputs.size()) /
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     judge_and_save();
     // The table covers the requested seeds (a file may hold more from an earlier, longer command).
     SampleSet shown{set.meta, {}, {}};
@@ -633,8 +646,9 @@ int cmd_bench(const Args& args) {
     r.memory = on_worker0([](Context& ctx, BenchWorker&) { return memory_report(ctx); });
     r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
-    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", label.c_str(),
-                 static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median, r.memory.str().c_str());
+    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s images/s on %zu device(s), %s\n",
+                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
+                 cell(r.images_per_s, "%.3g").c_str(), pool.size(), r.memory.str().c_str());
     if (outputs.any())
       on_worker0([&](Context&, BenchWorker& w) { write_run_samples(run_outs[run_index], *w.decoder, shown, cfg.image_tokens()); });
     results.push_back(std::move(r));
@@ -645,8 +659,10 @@ int cmd_bench(const Args& args) {
   h.sampler = ss.str();
   h.image_tokens = cfg.image_tokens();
   h.profile = profile;
+  h.workers = pool.size();
   if (!drafter.empty()) h.extra["drafter"] = drafter;
   h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
+  h.extra["device_count"] = pool.size();  // --devices: 2 for "0,0"
   report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }
