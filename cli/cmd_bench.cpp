@@ -141,7 +141,8 @@ void write_run_samples(const SampleOutputs& where, TokenImages& decoder, const S
     if (!f.empty()) std::fprintf(stderr, "bench: wrote %zu images to %s\n", ids.size(), f.c_str());
 }
 
-// Identities of model files, hashed once per process.
+// Identities of model files, hashed once per process. Not locked: one thread at a time asks (worker
+// 0's task building the runs' metadata, or --report on the main thread).
 const std::string& identity(const std::string& path) {
   static std::map<std::string, std::string> known;
   auto it = known.find(path);

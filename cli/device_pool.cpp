@@ -18,8 +18,9 @@ std::string devices_present(const Instance& instance) {
 
 frontend::OptionTable device_pool_options() {
   return {{"--devices", "all|N,M,...",
-           "spread the images over these devices (vkspec devices; one thread each, image i on device i mod "
-           "their number; a device may repeat), all: every GPU (default: the one device, VKSPEC_DEVICE)"}};
+           "spread the images over these devices (vkspec devices; a thread and a copy of the models each; the "
+           "image of seed S on the (S mod N)-th of the N listed; a device may repeat), all: every GPU "
+           "(default: the one device, VKSPEC_DEVICE)"}};
 }
 
 std::vector<uint32_t> device_list(const std::optional<std::string>& spec, const Instance& instance) {
