@@ -6,6 +6,7 @@
 // Method options (--window, --init, ...) go to the methods that know them; --sweep KEY=V1,V2,...
 // repeats each method that knows KEY once per value.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -17,12 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/device_pool.h"
 #include "cli/kernel_table.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
 #include "cli/progress.h"
 #include "cli/quality_table.h"
 #include "cli/sample_outputs.h"
+#include "cli/sharded_images.h"
 #include "cli/token_images.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_bench.h"
@@ -64,6 +67,9 @@ struct RunResult {
   bool memory_known = false;        // generated in this process
   MemoryReport memory;              // after the run
   KernelProfile kernels;            // --profile: GPU time by kernel of the images generated here
+  // Images generated here per second of wall-clock over all devices together (-1: none generated
+  // here). What --devices buys; latency and speedup are per image, timed on its own device.
+  double images_per_s = -1;
 };
 
 // "method" or "method a=1,b=2".
@@ -137,7 +143,8 @@ void write_run_samples(const SampleOutputs& where, TokenImages& decoder, const S
     if (!f.empty()) std::fprintf(stderr, "bench: wrote %zu images to %s\n", ids.size(), f.c_str());
 }
 
-// Identities of model files, hashed once per process.
+// Identities of model files, hashed once per process. Not locked: one thread at a time asks (worker
+// 0's task building the runs' metadata, or --report on the main thread).
 const std::string& identity(const std::string& path) {
   static std::map<std::string, std::string> known;
   auto it = known.find(path);
@@ -145,9 +152,10 @@ const std::string& identity(const std::string& path) {
   return it->second;
 }
 
-// What identifies a run's images: see eval/sample_set.h.
+// What identifies a run's images: see eval/sample_set.h. classifier: its path, "" when not judged.
 std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded,
-                                            const SamplerSettings& ss, const ImageJudge* judge, const Context& ctx) {
+                                            const SamplerSettings& ss, const std::string& classifier,
+                                            const std::string& devices) {
   const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
@@ -156,14 +164,14 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   if (needs.latent_heads && loaded.latent_heads) models += ";latent_heads=" + identity(loaded.latent_heads->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours); its
   // key stays "vq" so that sample files written before still resume.
-  if (loaded.tokenizer && (judge || needs.tokenizer || needs.neighbours))
+  if (loaded.tokenizer && (!classifier.empty() || needs.tokenizer || needs.neighbours))
     models += ";vq=" + identity(loaded.tokenizer->path());
   return {{"method", run.method},
           {"options", frontend::format_method_options(run.options)},
           {"models", models},
           {"sampler", ss.str()},
-          {"classifier", judge ? identity(judge->classifier_path()) : "none"},
-          {"device", ctx.caps().name}};
+          {"classifier", classifier.empty() ? "none" : identity(classifier)},
+          {"device", devices}};
 }
 
 // The target model of a run, "NAME#HASH" (ar is compared with runs on the same target).
@@ -177,6 +185,7 @@ struct ReportHeader {
   std::string device, model, sampler;
   int64_t image_tokens = 0;
   bool profile = false;
+  size_t workers = 1;  // --devices: how many generated at once
   nlohmann::json extra;  // JSON fields of the live run (drafter)
 };
 
@@ -266,6 +275,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
   }
   std::printf("speedup: median wall-clock latency of ar / the method's, same run; NFE: target forwards; all fwd: "
               "every model's forwards\n");
+  if (h.workers > 1)
+    std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
+                "every method's latency grows alike)\n", h.workers);
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
@@ -300,6 +312,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
                             {"latency_ms_median", m.latency_median},
                             {"latency_ms_p90", m.latency_p90},
                             {"speedup", r.speedup},
+                            {"images_per_s", measured(r.images_per_s)},
                             {"tokens_per_s", m.tokens_per_s},
                             {"class_accuracy", measured(m.class_accuracy)},
                             {"fid", measured(r.quality.fid.value_or(-1))},
@@ -434,6 +447,33 @@ int bench_report(const frontend::ArgParser& ap) {
   return 0;
 }
 
+// After a worker failed: the images that finished are judged and saved (judge_and_save), or when
+// that fails too (worker 0's device is the one lost) the judged ones alone, since a sample file
+// holds features for all of its images or none. Never throws: the worker's error is what to report.
+void save_after_failure(SampleSet& set, std::vector<size_t>& unjudged, const std::string& file,
+                        const std::function<void()>& judge_and_save) {
+  try {
+    judge_and_save();
+    return;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench: the %zu image(s) waiting to be judged are not kept: %s\n", unjudged.size(), e.what());
+  }
+  set.images.resize(set.images.size() - unjudged.size());  // the unjudged are the last ones
+  unjudged.clear();
+  if (file.empty()) return;
+  try {
+    write_sample_set(file, set);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench: could not save %s: %s\n", file.c_str(), e.what());
+  }
+}
+
+// What worker 0 keeps besides the models (bench_workers()): the judge and the --npz/--out-dir decoder.
+struct BenchWorker : ModelWorker {
+  std::unique_ptr<ImageJudge> judge;
+  std::optional<TokenImages> decoder;
+};
+
 }  // namespace
 
 std::vector<OptionSection> bench_sections() {
@@ -455,6 +495,7 @@ std::vector<OptionSection> bench_sections() {
       {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
       frontend::classifier_option()}}};
   frontend::append_options(s[0].options, sample_output_options(true));
+  frontend::append_options(s[0].options, device_pool_options());
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
 }
@@ -467,7 +508,7 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--samples"})
+    for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--samples", "--devices"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     return bench_report(ap);
   }
@@ -509,29 +550,47 @@ int cmd_bench(const Args& args) {
   if (outputs.any())
     for (size_t i = 0; i < runs.size(); ++i) run_outs[i] = run_outputs(outputs, run_file_name(runs[i]));
 
-  auto ctx = frontend::open_device();
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
   const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
-  frontend::ModelRequest request = frontend::request_for(catalog, runs);
-  request.tokenizer = judged || outputs.any();
-  request.tokenizer_batch = ImageJudge::kBatch;
-  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
-  const Gpt& gpt = *loaded.target;
-  const GptConfig& cfg = gpt.config();
+  const std::string classifier = judged ? catalog.path(frontend::ModelRole::Classifier) : "";
+  const frontend::ModelRequest request = frontend::request_for(catalog, runs);
+  // One worker per --devices entry with its own copy of the models; worker 0 also judges the
+  // images (in the batches a single device would) and decodes --npz/--out-dir, between its own
+  // images, so quality and files are the single-device run's.
+  auto instance = std::make_shared<Instance>();
+  DevicePool pool(instance, device_list(ap.get("--devices"), *instance), ContextOptions::from_environment(),
+                  [&](Context& ctx, size_t worker) {
+                    auto w = std::make_unique<BenchWorker>();
+                    frontend::ModelRequest r = request;
+                    r.tokenizer = worker == 0 && (judged || outputs.any());
+                    r.tokenizer_batch = ImageJudge::kBatch;
+                    w->loaded = frontend::load_models(ctx, catalog, r);
+                    w->models = w->loaded.set(ctx);
+                    const int64_t grid = w->loaded.target->config().grid_size;
+                    if (worker == 0 && judged) w->judge = std::make_unique<ImageJudge>(ctx, *w->loaded.tokenizer, grid, classifier);
+                    if (worker == 0 && outputs.any()) w->decoder.emplace(ctx, *w->loaded.tokenizer, grid, ImageJudge::kBatch);
+                    return w;
+                  });
+  auto on_worker0 = [&pool](auto fn) { return pool.submit<BenchWorker>(0, std::move(fn), true).get(); };
+  const GptConfig cfg = on_worker0([](Context&, BenchWorker& w) { return w.loaded.target->config(); });
   const SamplerSettings ss =
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
-  std::unique_ptr<ImageJudge> judge;
+  const std::string devices = pool.device_names();
+  std::string drafter;
+  std::vector<std::map<std::string, std::string>> metas = on_worker0([&](Context&, BenchWorker& w) {
+    if (w.loaded.drafter) drafter = w.loaded.drafter->path();
+    std::vector<std::map<std::string, std::string>> m;
+    for (const Run& run : runs) m.push_back(run_meta(run, w.loaded, ss, classifier, devices));
+    return m;
+  });
   ReferenceSet reference;
-  if (judged)
-    judge = std::make_unique<ImageJudge>(*ctx, *loaded.tokenizer, cfg.grid_size,
-                                         catalog.path(frontend::ModelRole::Classifier));
   // Sample files to resume are checked before anything slow (the test set's statistics, the
   // first image), so a folder of other settings fails in a second.
   std::vector<SampleSet> resumed(runs.size());
   std::vector<std::string> files(runs.size());  // each run's sample file, "" without --samples
   for (size_t i = 0; i < runs.size(); ++i) {
-    resumed[i].meta = run_meta(runs[i], loaded, ss, judge.get(), *ctx);
+    resumed[i].meta = std::move(metas[i]);
     resumed[i].meta["run_seeds"] = run_seeds_text(run_seed, run_images, shard.count);
     if (!samples_dir.empty()) files[i] = samples_file(samples_dir, runs[i], seed);
     const std::string& file = files[i];
@@ -543,14 +602,12 @@ int cmd_bench(const Args& args) {
                   old.meta.at("sampler") + "); use another --samples folder");
     resumed[i].images = std::move(old.images);
   }
-  if (judge) {
+  if (judged) {
     // --dataset none: class accuracy and drift from ar only.
     const std::string dataset = ap.get_or("--dataset", fashion_mnist_dir());
-    if (dataset != "none") reference = fashion_mnist_test_reference(*ctx, judge->classifier_path(), dataset);
+    if (dataset != "none")
+      reference = on_worker0([&](Context& ctx, BenchWorker&) { return fashion_mnist_test_reference(ctx, classifier, dataset); });
   }
-  const ModelSet models = loaded.set(*ctx);
-  std::optional<TokenImages> decoder;
-  if (outputs.any()) decoder.emplace(*ctx, *loaded.tokenizer, cfg.grid_size, ImageJudge::kBatch);
   std::vector<RunResult> results;
   for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
     const Run& run = runs[run_index];
@@ -575,19 +632,27 @@ int cmd_bench(const Args& args) {
     for (const ImageRecord& im : set.images) have.insert(im.seed);
     if (!set.images.empty())
       std::fprintf(stderr, "bench: %s: %zu images already in %s\n", label.c_str(), set.images.size(), file.c_str());
-    std::vector<uint64_t> todo;
+    ShardedRun todo;
+    todo.method = run.method;
     for (int64_t i = 0; i < images; ++i)
-      if (!have.count(seed + static_cast<uint64_t>(i))) todo.push_back(seed + static_cast<uint64_t>(i));
-    // Untimed images first: pipelines are compiled on first use.
-    if (!todo.empty())
-      for (int64_t i = 0; i < warmup; ++i) generate_one(run.method, models, inputs(seed + images + i), false);
+      if (!have.count(seed + static_cast<uint64_t>(i))) todo.inputs.push_back(inputs(seed + static_cast<uint64_t>(i)));
+    // Untimed images first, on every device: pipelines are compiled on first use.
+    if (!todo.inputs.empty()) {
+      std::vector<StrategyInputs> warm;
+      for (int64_t i = 0; i < warmup; ++i) warm.push_back(inputs(seed + static_cast<uint64_t>(images + i)));
+      warm_up(pool, run.method, warm);
+    }
     std::optional<Progress> progress;
     const std::string of_runs = " (run " + std::to_string(run_index + 1) + "/" + std::to_string(runs.size()) + ")";
-    if (!todo.empty()) progress.emplace("bench " + label + of_runs, static_cast<int64_t>(todo.size()));
+    if (!todo.inputs.empty()) progress.emplace("bench " + label + of_runs, static_cast<int64_t>(todo.inputs.size()));
+    todo.on_finished = [&](size_t) { progress->image_done(); };
     std::vector<size_t> unjudged;  // records waiting for the judge's batch
     auto judge_and_save = [&]() {
-      if (judge && !unjudged.empty()) {
-        const Verdict v = judge->take();
+      if (judged && !unjudged.empty()) {
+        const Verdict v = on_worker0([&](Context&, BenchWorker& w) {
+          for (size_t j : unjudged) w.judge->add(set.images[j].tokens, set.images[j].class_id);
+          return w.judge->take();
+        });
         for (size_t j = 0; j < unjudged.size(); ++j) {
           ImageRecord& im = set.images[unjudged[j]];
           im.predicted = v.predicted[j];
@@ -598,34 +663,42 @@ int cmd_bench(const Args& args) {
       unjudged.clear();
       if (!file.empty()) write_sample_set(file, set);
     };
-    for (size_t t = 0; t < todo.size(); ++t) {
-      const WorkCounters w0 = ctx->counters();
-      const double c0 = process_cpu_seconds();
-      Generation g = generate_one(run.method, models, inputs(todo[t]), false);
-      if (profile) r.kernels.add(g);
-      ImageRecord im;
-      im.busy_ms = (process_cpu_seconds() - c0) * 1e3;
-      im.work = ctx->counters() - w0;
-      im.seed = g.seed;
-      im.class_id = g.class_id;
-      im.nfe = g.nfe;
-      im.draft_forwards = g.draft_forwards;
-      im.head_forwards = g.head_forwards;
-      for (int k = 0; k < ImageRecord::kStageCount; ++k) {
-        auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
-        im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
-      }
-      im.islands = g.islands;
-      im.wall_ms = g.wall_ms;
-      im.device_ms = g.device_ms;
-      im.tokens = std::move(g.tokens);
-      if (judge) judge->add(im.tokens, im.class_id);
-      unjudged.push_back(set.images.size());
-      set.images.push_back(std::move(im));
-      if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
-      progress->image_done();
+    // Images come back in seed order whichever device made them; records are saved a judge's batch
+    // at a time, and on a failure whatever finished is judged and saved before the error shows.
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      generate_sharded(pool, todo, [&](size_t, ShardedImage&& done) {
+        Generation& g = done.generation;
+        if (profile) r.kernels.add(g);
+        ImageRecord im;
+        im.busy_ms = done.busy_ms;
+        im.work = done.work;
+        im.seed = g.seed;
+        im.class_id = g.class_id;
+        im.nfe = g.nfe;
+        im.draft_forwards = g.draft_forwards;
+        im.head_forwards = g.head_forwards;
+        for (int k = 0; k < ImageRecord::kStageCount; ++k) {
+          auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
+          im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
+        }
+        im.islands = g.islands;
+        im.wall_ms = g.wall_ms;
+        im.device_ms = g.device_ms;
+        im.tokens = std::move(g.tokens);
+        unjudged.push_back(set.images.size());
+        set.images.push_back(std::move(im));
+        if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
+      });
+    } catch (...) {
+      if (progress) progress->finish();
+      save_after_failure(set, unjudged, file, judge_and_save);
+      throw;
     }
     if (progress) progress->finish();
+    if (!todo.inputs.empty())
+      r.images_per_s = static_cast<double>(todo.inputs.size()) /
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     judge_and_save();
     // The table covers the requested seeds (a file may hold more from an earlier, longer command).
     SampleSet shown{set.meta, {}, {}};
@@ -633,22 +706,27 @@ int cmd_bench(const Args& args) {
       if (im.seed >= seed && im.seed < seed + static_cast<uint64_t>(images)) shown.images.push_back(im);
     r.sum = summarize_samples(shown);
     set.images.clear();
-    r.memory = memory_report(*ctx);
+    // Worker 0's device memory (and the process's RSS).
+    r.memory = on_worker0([](Context& ctx, BenchWorker&) { return memory_report(ctx); });
     r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
-    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s\n", label.c_str(),
-                 static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median, r.memory.str().c_str());
-    if (decoder) write_run_samples(run_outs[run_index], *decoder, shown, cfg.image_tokens());
+    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s images/s on %zu device(s), %s\n",
+                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
+                 cell(r.images_per_s, "%.3g").c_str(), pool.size(), r.memory.str().c_str());
+    if (outputs.any())
+      on_worker0([&](Context&, BenchWorker& w) { write_run_samples(run_outs[run_index], *w.decoder, shown, cfg.image_tokens()); });
     results.push_back(std::move(r));
   }
   ReportHeader h;
-  h.device = ctx->caps().name;
-  h.model = gpt.path();
+  h.device = pool.describe();
+  h.model = catalog.path(frontend::ModelRole::Target);
   h.sampler = ss.str();
   h.image_tokens = cfg.image_tokens();
   h.profile = profile;
-  if (loaded.drafter) h.extra["drafter"] = loaded.drafter->path();
+  h.workers = pool.size();
+  if (!drafter.empty()) h.extra["drafter"] = drafter;
   h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
+  h.extra["device_count"] = pool.size();  // --devices: 2 for "0,0"
   report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }

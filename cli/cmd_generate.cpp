@@ -1,23 +1,25 @@
 // vkspec generate: sample images with a decoding method, write a PNG (a grid for several images)
 // and optionally a trace JSON of every step; --shard I/N makes one share of the images, numbered
-// (seeds, classes) as in the one-process run.
+// (seeds, classes) as in the one-process run; --devices spreads the images over several devices
+// (cli/device_pool.h), the outputs the same image for image.
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/device_pool.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
 #include "cli/progress.h"
 #include "cli/sample_outputs.h"
+#include "cli/sharded_images.h"
 #include "cli/token_images.h"
 #include "decoding/generation.h"
 #include "decoding/trace.h"
 #include "engine/image/image.h"
 #include "engine/model/tokenizer.h"
 #include "frontend/arg_parser.h"
-#include "frontend/device_choice.h"
 #include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
@@ -38,6 +40,7 @@ std::vector<OptionSection> generate_sections() {
       {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"},
       frontend::shard_option()}}};
   frontend::append_options(s[0].options, sample_output_options(false));
+  frontend::append_options(s[0].options, device_pool_options());
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
 }
@@ -72,25 +75,33 @@ int cmd_generate(const Args& args) {
     caption = std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
   }
 
-  auto ctx = frontend::open_device();
+  // One worker per --devices entry, each with its own copy of the models; worker 0 also decodes.
+  auto instance = std::make_shared<Instance>();
+  const std::vector<uint32_t> devices = device_list(ap.get("--devices"), *instance);
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
-  frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
-  request.tokenizer = true;
-  request.tokenizer_batch = std::min<int64_t>(images, 16);
-  const frontend::LoadedModels loaded = frontend::load_models(*ctx, catalog, request);
-  const Gpt& gpt = *loaded.target;
-  Tokenizer& tokenizer = *loaded.tokenizer;
-  const GptConfig& cfg = gpt.config();
+  const frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
+  DevicePool pool(instance, devices, ContextOptions::from_environment(), [&](Context& ctx, size_t worker) {
+    auto w = std::make_unique<ModelWorker>();
+    frontend::ModelRequest r = request;
+    r.tokenizer = worker == 0;
+    r.tokenizer_batch = std::min<int64_t>(images, 16);
+    w->loaded = frontend::load_models(ctx, catalog, r);
+    w->models = w->loaded.set(ctx);
+    return w;
+  });
+  const GptConfig cfg = pool.submit<ModelWorker>(0, [](Context&, ModelWorker& w) { return w.loaded.target->config(); }).get();
+  const std::string model_path = catalog.path(frontend::ModelRole::Target);
   const SamplerSettings ss =
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   if (caption) caption->check(cfg);
   if (!caption && cfg.num_classes < 1)
-    throw Error("generate: " + gpt.path() + " is conditioned on captions: give --caption-embeddings FILE");
+    throw Error("generate: " + model_path + " is conditioned on captions: give --caption-embeddings FILE");
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
-  const ModelSet models = loaded.set(*ctx);
   Progress progress("generate " + method, images);
-  std::vector<Generation> gens;
+  ShardedRun run;
+  run.method = method;
+  run.keep_events = !ap.get_or("--trace", "").empty();
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
     const int64_t k = block.begin + i;  // the image's number in the whole run: its seed and class
@@ -98,27 +109,33 @@ int cmd_generate(const Args& args) {
     in.seed = seed + static_cast<uint64_t>(k);
     in.sampler = ss;
     in.options = method_options;
-    gens.push_back(generate_one(method, models, in, !ap.get_or("--trace", "").empty(), [&](const StepEvent& e) {
-      progress.note("image " + std::to_string(i + 1) + ": " + std::to_string(e.committed) + "/" +
-                    std::to_string(cfg.image_tokens()) + " tokens, " + std::to_string(e.nfe) + " forwards");
-    }));
-    progress.image_done();
+    run.inputs.push_back(std::move(in));
   }
+  const int64_t image_tokens = cfg.image_tokens();
+  run.on_event = [&](size_t k, const StepEvent& e) {
+    progress.note("image " + std::to_string(k + 1) + ": " + std::to_string(e.committed) + "/" +
+                  std::to_string(image_tokens) + " tokens, " + std::to_string(e.nfe) + " forwards");
+  };
+  run.on_finished = [&](size_t) { progress.image_done(); };
+  std::vector<Generation> gens;
+  generate_sharded(pool, run, [&](size_t, ShardedImage&& im) { gens.push_back(std::move(im.generation)); });
   progress.finish();
 
-  // Decode in batches the tokenizer was sized for.
-  TokenImages decoder(*ctx, tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
+  // Decoded on worker 0, in batches the tokenizer was sized for.
   std::vector<SampleId> ids;
   for (const Generation& g : gens) ids.push_back({g.seed, g.class_id, &g.tokens});
   std::vector<Image> pictures;
-  write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
-    if (!out.empty()) pictures.push_back(im.scaled(scale));
-  });
+  pool.submit<ModelWorker>(0, [&](Context& ctx, ModelWorker& w) {
+    TokenImages decoder(ctx, *w.loaded.tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
+    write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
+      if (!out.empty()) pictures.push_back(im.scaled(scale));
+    });
+  }).get();
   if (!out.empty()) make_grid(pictures, columns).write_png(out);
 
   if (auto trace = ap.get("--trace")) {
     TraceConfig tc;
-    tc.model = gpt.path();
+    tc.model = model_path;
     tc.grid_size = cfg.grid_size;
     tc.vocab_size = cfg.vocab_size;
     tc.sampler = ss;
@@ -136,9 +153,8 @@ int cmd_generate(const Args& args) {
                                                           std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
   std::printf("wrote %s: %lld image(s)%s, method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n",
               written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
-              opts.empty() ? "" : (" (" + opts + ")").c_str(),
-              ss.str().c_str(), nfe / images, ms / images,
-              ctx->caps().name.c_str());
+              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), nfe / images, ms / images,
+              pool.describe().c_str());
   return 0;
 }
 

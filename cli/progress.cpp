@@ -44,6 +44,7 @@ std::string Progress::rate_and_eta() const {
 }
 
 void Progress::image_done() {
+  std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
   note_.clear();
   if (terminal_) {
@@ -59,6 +60,7 @@ void Progress::image_done() {
 }
 
 void Progress::note(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!terminal_) return;
   note_ = text;
   // Steps can be far faster than a terminal is worth redrawing.
@@ -79,6 +81,7 @@ void Progress::draw() {
 }
 
 void Progress::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return;
   finished_ = true;
   if (terminal_) std::fprintf(stderr, "\n");

@@ -1,10 +1,12 @@
 #pragma once
 // Images done out of a known total, on stderr. On a terminal a bar redrawn in place with images/s
 // and the time left; otherwise (a log, a test) one line per tenth of the total, so that a
-// 50000-image run leaves ten lines and a two-image test two.
+// 50000-image run leaves ten lines and a two-image test two. Thread-safe: the workers of
+// `--devices` report their images and steps to one bar.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 namespace vkspec::cli {
@@ -28,6 +30,7 @@ class Progress {
   void draw();
   std::string rate_and_eta() const;
 
+  std::mutex mutex_;  // held by each public call
   std::string label_;
   int64_t total_, done_ = 0;
   bool terminal_, finished_ = false;

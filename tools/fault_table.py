@@ -200,6 +200,10 @@ def cases(f, assets):
     yield "environment", "VKSPEC_DEVICE garbage", g(), {"VKSPEC_DEVICE": "gpu"}, "VKSPEC_DEVICE"
     yield "fault", "out of device memory (cap 8 MiB)", g(), {"VKSPEC_MAX_DEVICE_MEMORY": "8M"}, "device memory"
     yield "fault", "fence timeout (0 ms)", g(), {"VKSPEC_FENCE_TIMEOUT_MS": "0"}, "did not finish"
+    # --devices 0,0: the faults in both workers at once; the first worker's error, naming its device.
+    yield "fault", "out of device memory on two devices", g("--devices", "0,0"), {"VKSPEC_MAX_DEVICE_MEMORY": "8M"}, "device 0 ("
+    yield "fault", "fence timeout on two devices", g("--devices", "0,0"), {"VKSPEC_FENCE_TIMEOUT_MS": "0"}, "did not finish"
+    yield "option", "--devices past the devices present", g("--devices", "0,7"), {}, "no device 7"
     yield "fault", "bench --synthetic XL over a 512 MiB cap", syn("XL"), {"VKSPEC_MAX_DEVICE_MEMORY": "512M"}, "device memory"
     yield "fault", "cache folder unusable", g("--method", "lantern"), {"VKSPEC_CACHE_DIR": "/proc/vkspec"}, "OK"
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -26,7 +27,11 @@ bool write_cache_file(const std::string& path, const void* data, size_t size) {
   if (slash != std::string::npos)
     for (size_t i = 1; i <= slash; ++i)
       if (i == slash || path[i] == '/') mkdir(path.substr(0, i).c_str(), 0755);
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  // Unique per process and per call: two threads of one process (two Contexts on one device
+  // saving the same pipeline cache) must not write into one temporary file. The last rename wins;
+  // each file renamed is whole.
+  static std::atomic<uint64_t> serial{0};
+  const std::string tmp = path + ".tmp" + std::to_string(getpid()) + "." + std::to_string(serial.fetch_add(1));
   {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) return false;

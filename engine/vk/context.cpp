@@ -130,7 +130,7 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   di.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   di.ppEnabledExtensionNames = exts.data();
   vk_check(vkCreateDevice(physical_, &di, nullptr, &device_), ("vkCreateDevice" + where).c_str());
-  volkLoadDevice(device_);
+  // No volkLoadDevice: the Instance loaded the loader's trampolines, valid for every device.
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
   allocator_ = std::make_unique<Allocator>(physical_, device_, caps_.min_storage_buffer_offset_alignment,

@@ -117,7 +117,11 @@ Instance::Instance(const InstanceOptions& options) {
                          "lavapipe on the CPU; VK_DRIVER_FILES overrides the search): vkCreateInstance");
   else
     vk_check(r, "vkCreateInstance");
-  volkLoadInstanceOnly(instance_);
+  // Device-level functions too, as the loader's trampolines, which dispatch on the handle passed:
+  // several Contexts (one per device, `--devices`) then share one set of function pointers.
+  // volkLoadDevice would point them at one device's driver, wrong for any other device's handles
+  // and a data race while another thread calls through them; a trampoline costs a jump per call.
+  volkLoadInstance(instance_);
 
   if (validation_) {
     dbg.pNext = nullptr;
