@@ -14,6 +14,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/latent_heads.h"
 #include "engine/model/tokenizer.h"
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
@@ -30,6 +31,7 @@ struct T2iModels {
   std::unique_ptr<Gpt> target, drafter, low;
   std::unique_ptr<CodebookNeighbours> neighbours;
   std::unique_ptr<DraftHeads> heads;
+  std::unique_ptr<LatentHeads> latent_heads;
   ModelSet set;
 };
 
@@ -53,6 +55,7 @@ T2iModels& t2i_models(Context& ctx) {
     testing::write_tiny_gpt(dir + "/target.safetensors", t);
     testing::write_tiny_gpt(dir + "/drafter.safetensors", d);
     testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
+    testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
     T2iModels r;
     GptOptions opt;
     opt.weights = DType::F32;
@@ -68,6 +71,8 @@ T2iModels& t2i_models(Context& ctx) {
     r.set.drafter = r.drafter.get();
     r.set.neighbours = r.neighbours.get();
     r.set.heads = r.heads.get();
+    r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
+    r.set.latent_heads = r.latent_heads.get();
     return r;
   }();
   return m;
