@@ -73,7 +73,7 @@ class HawkStrategy : public Strategy {
     int32_t parent;   // -1 for the root
     int64_t position; // image position of the node's token (root: the last committed one)
     int32_t token;    // candidates: known after the step's submit (made on the GPU)
-    bool alternate;   // a leaf in a scratch slot
+    bool alternate;   // in a scratch slot (not its depth's first node); re-fed when accepted
     int64_t slot;
   };
   struct Tree {
@@ -92,7 +92,7 @@ class HawkStrategy : public Strategy {
   // The candidate tree from committed position e (shape: hawk_tree.h).
   Tree build_tree(int64_t e) const;
   // The forward's queries: every node sees the committed slots below the root, the root, its
-  // ancestors and itself; the repair query (an accepted alternate's canonical slot) what lies below it.
+  // ancestors and itself; each repair query (an accepted alternate's canonical slot) what lies below it.
   GptQueries tree_queries(const Tree& tree, int64_t e) const;
   // Gathers each candidate's q row and token (also into the forward's token ids).
   void record_candidates(const Tree& tree, const GptBatch& batch, int64_t e);
@@ -125,7 +125,7 @@ class HawkStrategy : public Strategy {
   uint32_t head_round_ = 0;
   std::vector<int> last_group_;        // per head: its group on the last row (-1: not run)
   std::vector<std::array<bool, 2>> vcached_;  // per position: a vertical proposal in the cache
-  std::vector<int64_t> repairs_;       // canonical slots to re-feed (accepted nodes in scratch slots)
+  std::vector<int64_t> repairs_;       // positions whose canonical slot to re-feed (accepted alternates)
   Tensor probs_, q_tree_, residuals_, zeros_, vcache_q_, positions_, accept_, final_;
   Tensor tokens_;      // u32 [max_q] (read back): each node's token, copied in on the GPU
   Tensor vcache_tok_;  // u32 [2N]: the speculation cache's tokens
