@@ -2,8 +2,9 @@
 // Cartesian product, cut by the node budget, and the chain), the candidate tree really has
 // alternates and they are accepted (so the multi-draft path is exercised), the Cartesian walk goes
 // on below an accepted alternate (a chain's alternates are leaves), each head direction proposes
-// only its own candidates, forwards drop below ar's, draft heads compute what the contract says
-// (also for the picked rows hawk and ssd project), and the strategy needs its heads.
+// only its own candidates, the registry sizes the forward for the largest tree, forwards drop
+// below ar's, draft heads compute what the contract says (also for the picked rows hawk and ssd
+// project), and the strategy needs its heads and checks its options.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <functional>
 
 #include "decoding/hawk_tree.h"
+#include "decoding/strategy_registry.h"
 #include "engine/checks/op_check.h"
 #include "engine/model/draft_heads.h"
 #include "engine/model/safetensors.h"
@@ -76,6 +78,18 @@ TEST(hawk_tree, ChainContinuesOnlyThePrimary) {
   EXPECT_EQ(hawk_tree_max_nodes(HawkTreeKind::Chain, 4, 3, 120), 12);
   EXPECT_EQ(parse_hawk_tree_kind("chain"), HawkTreeKind::Chain);
   EXPECT_THROW(parse_hawk_tree_kind("tree"), Error);
+}
+
+// The registry sizes the target for the largest tree: the root, the nodes (cut by the budget and by
+// what `depth` depths can hold), one repair per depth; the chain as it always was.
+TEST(hawk_tree, MaxQueriesCoverTheLargestTree) {
+  GptConfig cfg;
+  cfg.grid_size = 16;
+  const StrategyDescriptor& d = find_strategy("hawk");
+  EXPECT_EQ(d.max_queries_for({}, cfg), 1 + 12 + 4);
+  EXPECT_EQ(d.max_queries_for({{"nodes", "120"}}, cfg), 1 + 120 + 4);
+  EXPECT_EQ(d.max_queries_for({{"nodes", "120"}, {"depth", "2"}}, cfg), 1 + 3 + 9 + 2);
+  EXPECT_EQ(d.max_queries_for({{"tree", "chain"}}, cfg), 1 + 3 * 4 + 1);
 }
 
 // Positions proposed more than once in a step (a pool's later entries), and accepted ones whose
