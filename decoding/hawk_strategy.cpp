@@ -10,36 +10,66 @@
 namespace vkspec {
 namespace {
 
-constexpr int kMaxDepth = 4, kMaxAlternates = 8;
+// Four horizontal heads (h1..h4) bound the depth; a pool holds at most h_t, v1 and v2.
+constexpr int kMaxDepth = 4, kPool = 3, kMaxHeads = 8;
+// The chain's scratch slots (two alternates per depth) and its forward: root, four depths of up to
+// three candidates, one repair (what the earlier tree was sized with, kept so chain runs as before).
+constexpr int64_t kChainScratch = 8, kChainQueries = 1 + kPool * kMaxDepth + 1;
+// The full Cartesian product of three candidates over four depths: 3 + 9 + 27 + 81.
+constexpr int64_t kMaxNodes = 120;
 
 DraftHeads& checked_heads(const ModelSet& m) {
   if (!m.heads) throw Error("hawk: needs draft heads (--heads FILE, trained on the target by tools/train_draft_heads.py)");
   return *m.heads;
 }
 
+int64_t max_nodes(const HawkOptions& o) {
+  return hawk_tree_max_nodes(HawkTreeKind::Cartesian, o.depth, kPool, o.nodes);
+}
+
 }  // namespace
 
-int64_t hawk_max_queries() { return 1 + 3 * kMaxDepth + 1; }
+HawkDirections parse_hawk_directions(const std::string& name) {
+  if (name == "horizontal") return HawkDirections::Horizontal;
+  if (name == "vertical") return HawkDirections::Vertical;
+  if (name == "both") return HawkDirections::Both;
+  throw Error("hawk: unknown directions '" + name + "' (expected horizontal, vertical or both)");
+}
 
-HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, int64_t depth)
-    : Strategy("hawk", models, in, hawk_max_queries(), kMaxAlternates),
+int64_t hawk_max_queries(const HawkOptions& o) {
+  // Cartesian: every path node may sit in a scratch slot, so up to `depth` repairs.
+  return o.tree == HawkTreeKind::Chain ? kChainQueries : 1 + max_nodes(o) + o.depth;
+}
+
+HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, const HawkOptions& options)
+    : Strategy("hawk", models, in, hawk_max_queries(options),
+               options.tree == HawkTreeKind::Chain ? kChainScratch : max_nodes(options)),
       W_(models.target->config().grid_size),
       cls_(models.target->config().cls_token_num),
-      depth_(depth),
+      opt_(options),
+      use_h_(options.directions != HawkDirections::Vertical),
+      use_v_(options.directions != HawkDirections::Horizontal),
       heads_(checked_heads(models)) {
-  for (int j = 1; j <= depth_; ++j) horizontal_.push_back(heads_.index("h" + std::to_string(j)));
+  if (opt_.depth < 1 || opt_.depth > kMaxDepth || opt_.nodes < 1 || opt_.nodes > kMaxNodes)
+    throw Error("hawk: depth " + std::to_string(opt_.depth) + " or node budget " + std::to_string(opt_.nodes) +
+                " out of range (1.." + std::to_string(kMaxDepth) + ", 1.." + std::to_string(kMaxNodes) + ")");
+  for (int j = 1; j <= opt_.depth; ++j) horizontal_.push_back(heads_.index("h" + std::to_string(j)));
   vertical_ = {heads_.index("v1"), heads_.index("v2")};
   for (int v = 0; v < 2; ++v)
     if (vertical_[v] >= 0 && heads_.heads()[static_cast<size_t>(vertical_[v])].offset != (v + 1) * W_)
       throw Error("hawk: head v" + std::to_string(v + 1) + " of " + heads_.path() + " does not predict " +
                   std::to_string(v + 1) + " rows below");
-  for (int j = 0; j < depth_; ++j)
+  for (int j = 0; j < opt_.depth; ++j)
     if (horizontal_[static_cast<size_t>(j)] >= 0 &&
         heads_.heads()[static_cast<size_t>(horizontal_[static_cast<size_t>(j)])].offset != j + 1)
       throw Error("hawk: head h" + std::to_string(j + 1) + " of " + heads_.path() + " has the wrong offset");
-  const int64_t max_q = hawk_max_queries(), V = vocab(), N = image_tokens(), rows = target().rows();
+  const int64_t H = static_cast<int64_t>(heads_.heads().size());
+  // A head's Philox round is step * 8 + head index: more heads would share numbers.
+  if (H > kMaxHeads) throw Error("hawk: " + heads_.path() + " has " + std::to_string(H) + " heads, at most 8 are supported");
+  const int64_t max_q = hawk_max_queries(opt_), V = vocab(), N = image_tokens(), rows = target().rows();
+  const int64_t groups = H + 2 * kMaxDepth;  // every head on the last row, v1 and v2 on the others
   Context& ctx = *models.ctx;
-  const int64_t H = static_cast<int64_t>(heads_.heads().size()), dim = models.target->config().dim;
+  const int64_t dim = models.target->config().dim;
   vcached_.assign(static_cast<size_t>(N), {false, false});
   probs_ = ctx.tensor(DType::F32, {max_q, V}, "hawk target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, "hawk candidate distributions");
@@ -55,81 +85,123 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, int
   final_ = ctx.tensor(DType::U32, {max_q}, "hawk next tokens", MemoryUsage::Readback);
   vcache_tok_ = ctx.tensor(DType::U32, {2 * N}, "hawk speculation cache tokens");
   hidden_ = ctx.tensor(DType::F32, {rows * max_q, dim}, "hawk hidden states");
-  head_in_ = ctx.tensor(DType::F32, {rows, dim}, "hawk head inputs");
-  head_pos_ = ctx.tensor(DType::U32, {H}, "hawk head positions", MemoryUsage::Upload);
-  head_q_ = ctx.tensor(DType::F32, {H, V}, "hawk head distributions");
-  head_tok_ = ctx.tensor(DType::U32, {H}, "hawk head tokens");
+  head_in_ = ctx.tensor(DType::F32, {rows * (kMaxDepth + 1), dim}, "hawk head inputs");
+  head_pos_ = ctx.tensor(DType::U32, {groups}, "hawk head positions", MemoryUsage::Upload);
+  head_q_ = ctx.tensor(DType::F32, {groups, V}, "hawk head distributions");
+  head_tok_ = ctx.tensor(DType::U32, {groups}, "hawk head tokens");
   target().stream().fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+std::vector<HawkStrategy::HeadGroup> HawkStrategy::head_groups() const {
+  std::vector<HeadGroup> g;
+  if (head_rows_.empty()) return g;
+  const int64_t last = static_cast<int64_t>(head_rows_.size()) - 1;
+  auto is_v = [&](int k) { return k == vertical_[0] || k == vertical_[1]; };
+  auto is_h = [&](int k) { return std::find(horizontal_.begin(), horizontal_.end(), k) != horizontal_.end(); };
+  // Both directions: every head of the file, as the earlier tree ran them (chain keeps its numbers).
+  for (int k = 0; k < static_cast<int>(heads_.heads().size()); ++k)
+    if (opt_.directions == HawkDirections::Both || (use_h_ && is_h(k)) || (use_v_ && is_v(k))) g.push_back({k, last});
+  for (int64_t r = 0; r < last; ++r)
+    for (int v = 0; v < 2; ++v)
+      if (vertical_[static_cast<size_t>(v)] >= 0) g.push_back({vertical_[static_cast<size_t>(v)], r});
+  return g;
 }
 
 void HawkStrategy::record_heads() {
   CommandStream& s = target().stream();
   const int64_t N = image_tokens(), V = vocab(), rows = target().rows();
-  const int64_t H = static_cast<int64_t>(heads_.heads().size());
-  // Row head_row_ of each batch row of the previous forward, [rows, dim] as the sampler reads it.
+  const int64_t R = static_cast<int64_t>(head_rows_.size());
+  const std::vector<HeadGroup> groups = head_groups();
+  // Each head row of each batch row of the previous forward, [R * rows, dim] as the heads read it.
   std::vector<CopyRegion> inputs;
-  for (int64_t b = 0; b < rows; ++b)
-    inputs.push_back({hidden_.view().rows(b * head_queries_ + head_row_, 1), head_in_.view().rows(b, 1)});
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t b = 0; b < rows; ++b)
+      inputs.push_back({hidden_.view().rows(b * head_queries_ + head_rows_[static_cast<size_t>(r)], 1),
+                        head_in_.view().rows(r * rows + b, 1)});
   s.copy(inputs);
-  std::vector<uint32_t> pos(static_cast<size_t>(H));
-  for (int64_t k = 0; k < H; ++k)
-    pos[static_cast<size_t>(k)] = static_cast<uint32_t>(std::min(head_from_ + heads_.heads()[static_cast<size_t>(k)].offset, N));
+  std::vector<uint32_t> pos;
+  std::vector<std::pair<int, int64_t>> picks;  // block g = group g's [cond, uncond]
+  last_group_.assign(heads_.heads().size(), -1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int64_t from = head_from_[static_cast<size_t>(groups[g].input)];
+    pos.push_back(static_cast<uint32_t>(std::min(from + heads_.heads()[static_cast<size_t>(groups[g].head)].offset, N)));
+    for (int64_t b = 0; b < rows; ++b) picks.push_back({groups[g].head, groups[g].input * rows + b});
+    if (groups[g].input == R - 1) last_group_[static_cast<size_t>(groups[g].head)] = static_cast<int>(g);
+  }
+  pos.resize(static_cast<size_t>(head_pos_.shape()[0]), 0u);  // an upload fills the whole tensor
   models_.ctx->upload(head_pos_, pos.data(), pos.size() * 4);
-  std::vector<std::pair<int, int64_t>> picks;  // every head on the row, block k = [cond, uncond]
-  for (int64_t k = 0; k < H; ++k)
-    for (int64_t b = 0; b < rows; ++b) picks.push_back({static_cast<int>(k), b});
   target().set_stage(stage::kHeads);
-  const TensorView logits = heads_.logits_at(s, head_in_.view(), picks);
+  // Only the head rows: the heads' inner matmul over exactly these rows (the chain's one row gives
+  // the numbers it always gave).
+  const TensorView logits = heads_.logits_at(s, head_in_.view().rows(0, R * rows), picks);
   target().set_stage(stage::kSampling);
   ++head_forwards_;
-  for (int64_t k = 0; k < H; ++k) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int64_t gi = static_cast<int64_t>(g);
     const ops::SamplerParams sp = in_.sampler.op_params(
         V, in_.seed, ops::SampleMode::Categorical,
-        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(k)));
-    ops::sampler(s, logits.rows(k * rows, rows), head_pos_.view().rows(k, 1), sp, head_q_.view().rows(k, 1),
-                 head_tok_.view().rows(k, 1));
+        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(groups[g].head)));
+    ops::sampler(s, logits.rows(gi * rows, rows), head_pos_.view().rows(gi, 1), sp, head_q_.view().rows(gi, 1),
+                 head_tok_.view().rows(gi, 1));
   }
   // The vertical proposals wait in the speculation cache until decoding reaches their position.
   std::vector<CopyRegion> q_rows, token_rows;
-  for (int v = 0; v < 2; ++v) {
-    const int64_t pos_v = head_from_ + (v + 1) * W_, k = vertical_[static_cast<size_t>(v)];
-    if (k < 0 || pos_v >= N) continue;
-    q_rows.push_back({head_q_.view().rows(k, 1), vcache_q_.view().rows(2 * pos_v + v, 1)});
-    token_rows.push_back({head_tok_.view().rows(k, 1), vcache_tok_.view().rows(2 * pos_v + v, 1)});
-  }
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (int v = 0; v < 2; ++v) {
+      if (groups[g].head != vertical_[static_cast<size_t>(v)]) continue;
+      const int64_t pos_v = head_from_[static_cast<size_t>(groups[g].input)] + (v + 1) * W_, gi = static_cast<int64_t>(g);
+      if (pos_v >= N) continue;
+      q_rows.push_back({head_q_.view().rows(gi, 1), vcache_q_.view().rows(2 * pos_v + v, 1)});
+      token_rows.push_back({head_tok_.view().rows(gi, 1), vcache_tok_.view().rows(2 * pos_v + v, 1)});
+    }
   s.copy(q_rows);
   s.copy(token_rows);
 }
 
+std::vector<HawkStrategy::Candidate> HawkStrategy::pool(int64_t e, int64_t t) const {
+  const int64_t m = e + t - 1;
+  std::vector<Candidate> horizontal, vertical;
+  const int h = horizontal_[static_cast<size_t>(t - 1)];
+  // h_t at the row that predicted head_from_ (= e - 1) proposes head_from_ + t = m, within its row.
+  const int64_t from = head_from_.empty() ? -1 : head_from_.back();
+  if (use_h_ && from >= 0 && h >= 0 && from + t == m && (from % W_) + t < W_) horizontal.push_back({0, h});
+  for (int v = 0; v < 2 && use_v_; ++v)
+    if (vcached_[static_cast<size_t>(m)][static_cast<size_t>(v)]) vertical.push_back({1, v});
+  // Verification order: the chain's primary is the horizontal one; the paper's appendix verifies
+  // the vertical candidates first, then the horizontal one.
+  std::vector<Candidate>& first = opt_.tree == HawkTreeKind::Chain ? horizontal : vertical;
+  const std::vector<Candidate>& second = opt_.tree == HawkTreeKind::Chain ? vertical : horizontal;
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
+}
+
 HawkStrategy::Tree HawkStrategy::build_tree(int64_t e) const {
   const int64_t N = image_tokens();
+  std::vector<std::vector<Candidate>> pools;
+  std::vector<int> sizes;
+  for (int64_t t = 1; t <= opt_.depth && e + t - 1 < N; ++t) {
+    pools.push_back(pool(e, t));
+    sizes.push_back(static_cast<int>(pools.back().size()));
+    if (pools.back().empty()) break;
+  }
   Tree tree;
   tree.nodes = {{-1, e - 1, e > 0 ? grid_[static_cast<size_t>(e - 1)] : 0, false, cls_ + e - 1}};
   tree.sources = {{0, 0}};
-  int32_t parent = 0;
+  tree.shown = {false};
   int64_t scratch = target().config().seq_len();
-  for (int64_t t = 1; t <= depth_ && e + t - 1 < N; ++t) {
-    const int64_t m = e + t - 1;
-    std::vector<Candidate> cands;
-    const int h = horizontal_[static_cast<size_t>(t - 1)];
-    // h_t at the row that predicted head_from_ (= e - 1) proposes head_from_ + t = m, within its row.
-    if (head_row_ >= 0 && h >= 0 && head_from_ + t == m && (head_from_ % W_) + t < W_) cands.push_back({0, h});
-    for (int v = 0; v < 2; ++v)
-      if (vcached_[static_cast<size_t>(m)][static_cast<size_t>(v)]) cands.push_back({1, v});
-    if (cands.empty()) break;
-    const int32_t primary = static_cast<int32_t>(tree.nodes.size());
-    for (size_t i = 0; i < cands.size(); ++i) {
-      const bool alt = i > 0;
-      tree.nodes.push_back({parent, m, 0, alt, alt ? scratch++ : cls_ + m});
-      tree.sources.push_back(cands[i]);
-    }
-    parent = primary;
+  const std::vector<HawkTreeNode> shape = hawk_tree_shape(opt_.tree, sizes, opt_.nodes);
+  for (size_t i = 1; i < shape.size(); ++i) {
+    const HawkTreeNode& s = shape[i];
+    const int64_t m = e + s.depth - 1;
+    tree.nodes.push_back({s.parent, m, 0, !s.canonical, s.canonical ? cls_ + m : scratch++});
+    tree.sources.push_back(pools[static_cast<size_t>(s.depth - 1)][static_cast<size_t>(s.pick)]);
+    tree.shown.push_back(s.first_pick);
   }
   return tree;
 }
 
 GptQueries HawkStrategy::tree_queries(const Tree& tree, int64_t e) const {
-  const int64_t M = static_cast<int64_t>(tree.nodes.size()), T = M + (repair_position_ >= 0 ? 1 : 0);
+  const int64_t M = static_cast<int64_t>(tree.nodes.size()), T = M + static_cast<int64_t>(repairs_.size());
   GptQueries q;
   ops::AttentionMaskBuilder mb(T, target().cache().slots());
   const int64_t root_slot = cls_ + e - 1;
@@ -143,11 +215,14 @@ GptQueries HawkStrategy::tree_queries(const Tree& tree, int64_t e) const {
       mb.see(i, tree.nodes[static_cast<size_t>(a)].slot);
     mb.see(i, n.slot);
   }
-  if (repair_position_ >= 0) {
-    q.positions.push_back(cls_ + repair_position_);
-    q.slots.push_back(static_cast<uint32_t>(cls_ + repair_position_));
-    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(repair_position_)]));
-    mb.see_prefix(M, cls_ + repair_position_ + 1);
+  // Each repair query sees the slots up to its own; an earlier repair's slot is written in this
+  // forward before attention reads it, as a tree node's ancestors are.
+  for (size_t r = 0; r < repairs_.size(); ++r) {
+    const int64_t p = repairs_[r];
+    q.positions.push_back(cls_ + p);
+    q.slots.push_back(static_cast<uint32_t>(cls_ + p));
+    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(p)]));
+    mb.see_prefix(M + static_cast<int64_t>(r), cls_ + p + 1);
   }
   q.mask = mb.pack();
   q.conditions = target().conditions();
@@ -161,9 +236,11 @@ void HawkStrategy::record_candidates(const Tree& tree, const GptBatch& batch, in
   for (int64_t i = 1; i < M; ++i) {
     const Candidate& c = tree.sources[static_cast<size_t>(i)];
     const int64_t cached = 2 * tree.nodes[static_cast<size_t>(i)].position + c.head;
-    q_rows.push_back({c.source == 0 ? head_q_.view().rows(c.head, 1) : vcache_q_.view().rows(cached, 1),
+    const int64_t g = c.source == 0 ? last_group_[static_cast<size_t>(c.head)] : -1;
+    if (c.source == 0 && g < 0) throw Error("hawk: head " + std::to_string(c.head) + " proposes but did not run");
+    q_rows.push_back({c.source == 0 ? head_q_.view().rows(g, 1) : vcache_q_.view().rows(cached, 1),
                       q_tree_.view().rows(i, 1)});
-    token_rows.push_back({c.source == 0 ? head_tok_.view().rows(c.head, 1) : vcache_tok_.view().rows(cached, 1),
+    token_rows.push_back({c.source == 0 ? head_tok_.view().rows(g, 1) : vcache_tok_.view().rows(cached, 1),
                           tokens_.view().rows(i, 1)});
   }
   s.copy(q_rows);
@@ -196,7 +273,7 @@ void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {
   }
 }
 
-int32_t HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& e) {
+std::vector<int32_t> HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& e) {
   std::vector<Node>& nodes = tree.nodes;
   const int64_t M = static_cast<int64_t>(nodes.size()), N = image_tokens();
   int32_t cur = 0;
@@ -218,6 +295,7 @@ int32_t HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& 
     cur = next;
   }
   for (int64_t i = 1; i < M; ++i) {
+    if (!tree.shown[static_cast<size_t>(i)]) continue;  // a candidate repeated under another parent
     e.proposed.push_back(static_cast<int32_t>(nodes[static_cast<size_t>(i)].position));
     e.proposed_tokens.push_back(nodes[static_cast<size_t>(i)].token);
   }
@@ -244,10 +322,11 @@ int32_t HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& 
   }
   committed_ = std::min(f_pos + 1, N);
   ++nfe_;
-  repair_position_ = !path.empty() && nodes[static_cast<size_t>(path.back())].alternate
-                         ? nodes[static_cast<size_t>(path.back())].position
-                         : -1;
-  return cur;
+  repairs_.clear();
+  for (int32_t n : path)
+    if (nodes[static_cast<size_t>(n)].alternate) repairs_.push_back(nodes[static_cast<size_t>(n)].position);
+  path.insert(path.begin(), 0);
+  return path;
 }
 
 void HawkStrategy::decode(StepEvent& e_out) {
@@ -255,18 +334,18 @@ void HawkStrategy::decode(StepEvent& e_out) {
   const int64_t e = committed_, N = image_tokens(), rows = t.rows();
   const uint32_t round = static_cast<uint32_t>(step_);
   Tree tree = build_tree(e);
-  const int64_t M = static_cast<int64_t>(tree.nodes.size()), T = M + (repair_position_ >= 0 ? 1 : 0);
+  const int64_t M = static_cast<int64_t>(tree.nodes.size()), T = M + static_cast<int64_t>(repairs_.size());
   const GptBatch& batch = t.batch(tree_queries(tree, e));
 
   // This step's proposals (the vertical ones enter the speculation cache), then each candidate's
   // q row and token are gathered; the tokens also feed the forward (after the root's, if any).
-  if (head_row_ >= 0) record_heads();
+  if (!head_rows_.empty()) record_heads();
   record_candidates(tree, batch, e);
   const GptOutputs out = t.forward(batch);
   ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(t.stream(), out.logits, {}, none, probs_.view().rows(0, T), {});
   record_tests(tree, round);
-  // The next step's heads run on one of these rows, picked by the walk.
+  // The next step's heads run on some of these rows, picked by the walk.
   t.stream().copy(out.hidden, hidden_.view().rows(0, rows * T));
   t.submit_and_wait();
   Readback r{std::vector<uint32_t>(static_cast<size_t>(M)), std::vector<uint32_t>(static_cast<size_t>(M))};
@@ -275,38 +354,65 @@ void HawkStrategy::decode(StepEvent& e_out) {
   t.ctx().download(final_, 0, r.final_token.data(), r.final_token.size() * 4);
   t.ctx().download(tokens_, 0, toks.data(), toks.size() * 4);
   for (int64_t i = 1; i < M; ++i) tree.nodes[static_cast<size_t>(i)].token = static_cast<int32_t>(toks[static_cast<size_t>(i)]);
-  const int32_t cur = walk_and_commit(tree, r, e_out);
+  const std::vector<int32_t> path = walk_and_commit(tree, r, e_out);
 
-  // Proposals for the next step from the row that predicted the token after the walk (made at
-  // the start of the next submit).
-  head_row_ = cur;
-  head_from_ = tree.nodes[static_cast<size_t>(cur)].position + 1;
+  // Proposals for the next step (made at the start of its submit): every head from the row that
+  // predicted the token after the walk; with the cartesian tree the vertical heads also from the
+  // rows that predicted the accepted tokens, so every position gets its vertical proposals.
+  head_rows_.clear();
+  head_from_.clear();
+  const bool every_row = opt_.tree == HawkTreeKind::Cartesian && use_v_;
+  for (size_t i = every_row ? 0 : path.size() - 1; i < path.size(); ++i) {
+    head_rows_.push_back(path[i]);
+    head_from_.push_back(tree.nodes[static_cast<size_t>(path[i])].position + 1);
+  }
   head_queries_ = T;
   head_round_ = round;
-  for (int v = 0; v < 2; ++v) {
-    const int64_t pos = head_from_ + (v + 1) * W_;
-    if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N) vcached_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = true;
-  }
+  for (int64_t from : head_from_)
+    for (int v = 0; v < 2 && use_v_; ++v) {
+      const int64_t pos = from + (v + 1) * W_;
+      if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N) vcached_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = true;
+    }
 }
 
 namespace {
+
+HawkOptions hawk_options(const OptionValues& o) {
+  HawkOptions h;
+  h.depth = o.integer("depth");
+  h.tree = parse_hawk_tree_kind(o.choice("tree"));
+  h.directions = parse_hawk_directions(o.choice("directions"));
+  h.nodes = o.integer("nodes");
+  return h;
+}
 
 StrategyDescriptor hawk() {
   StrategyDescriptor d;
   d.name = "hawk";
   d.order = 80;
-  d.summary = "Hawk: horizontal and vertical draft heads propose a tree of candidates, verified at once";
-  d.reference = "Chen et al., NeurIPS 2025, Hawk (spatial draft heads); tree shape ours (docs/methods.md)";
-  d.options = {OptionSpec::integer("depth", kMaxDepth, 1, kMaxDepth, "candidate depths per step (horizontal heads used)")};
+  d.summary = "Hawk: horizontal and vertical draft heads propose a Cartesian tree of candidates, verified at once";
+  d.reference = "Chen et al., NeurIPS 2025, Hawk (spatial draft heads, Cartesian candidate tree); --tree chain ours (docs/methods.md)";
+  d.options = {
+      OptionSpec::integer("depth", kMaxDepth, 1, kMaxDepth, "candidate depths per step (horizontal heads used)"),
+      OptionSpec::choice("tree", "cartesian", {"cartesian", "chain"},
+                         "cartesian: the paper's tree, every node of a depth has the next depth's whole candidate "
+                         "pool as children; chain: ours, one primary per depth with leaf alternates"),
+      OptionSpec::choice("directions", "both", {"horizontal", "vertical", "both"},
+                         "which draft heads propose: the horizontal ones (h1..h4), the vertical ones (v1, v2, "
+                         "from the speculation cache) or both (the paper's spatial heads)"),
+      OptionSpec::integer("nodes", 12, 1, kMaxNodes,
+                          "most candidates per tree besides the root (the target runs up to 1 + nodes + depth "
+                          "queries); the full product of 3 candidates over 4 depths is 120; chain: at most 3 per depth"),
+  };
   d.lossless = [](const OptionValues&) { return true; };
   d.needs = [](const OptionValues&) {
     StrategyNeeds n;
     n.heads = true;
     return n;
   };
-  d.max_queries = [](const OptionValues&, const GptConfig&) { return hawk_max_queries(); };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) { return hawk_max_queries(hawk_options(o)); };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
-    return std::make_unique<HawkStrategy>(m, in, o.integer("depth"));
+    return std::make_unique<HawkStrategy>(m, in, hawk_options(o));
   };
   return d;
 }

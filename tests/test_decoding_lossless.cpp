@@ -1,7 +1,8 @@
 // End-to-end proof that the speculative strategies are lossless, on tiny random GPTs (3x3 tokens,
 // vocabulary 8; CFG 2, top-k 2, top-p 0.9) run on the device: over 2000 images per method, the
 // token frequencies at grid positions 0, 4 and 8 and the joint frequencies of positions 7 and 8
-// (hawk: tree verification with multi-draft residuals) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
+// (hawk: tree verification with multi-draft residuals; its Cartesian and chain trees, each head
+// direction alone) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
 // same test rejects a deliberately biased variant (drafts from the filtered distribution verified
 // against the unfiltered one, a known bug in other implementations). Fixed seeds make every
 // outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs
@@ -92,7 +93,27 @@ TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
   expect_matches_ar("sd --window 3", "sd", {{"window", "3"}});
 }
 
-TEST_F(lossless_decoding, HawkDraftHeadTreeMatchesAr) { expect_matches_ar("hawk --depth 4", "hawk", {{"depth", "4"}}); }
+// The paper's Cartesian tree with three whole depths (40 nodes: the tiny target runs at most 64
+// queries), cut by a budget mid-depth, the earlier chain tree, and each direction alone (the
+// paper's ablation): every candidate a sample of its own q.
+TEST_F(lossless_decoding, HawkDraftHeadTreeMatchesAr) {
+  expect_matches_ar("hawk --depth 4 --tree cartesian --nodes 40", "hawk",
+                    {{"depth", "4"}, {"tree", "cartesian"}, {"nodes", "40"}});
+}
+
+TEST_F(lossless_decoding, HawkCartesianCutByBudgetMatchesAr) {
+  expect_matches_ar("hawk --tree cartesian --nodes 5", "hawk", {{"tree", "cartesian"}, {"nodes", "5"}});
+}
+
+TEST_F(lossless_decoding, HawkChainTreeMatchesAr) { expect_matches_ar("hawk --tree chain", "hawk", {{"tree", "chain"}}); }
+
+TEST_F(lossless_decoding, HawkHorizontalHeadsMatchAr) {
+  expect_matches_ar("hawk --directions horizontal", "hawk", {{"directions", "horizontal"}});
+}
+
+TEST_F(lossless_decoding, HawkVerticalHeadsMatchAr) {
+  expect_matches_ar("hawk --directions vertical", "hawk", {{"directions", "vertical"}});
+}
 
 TEST_F(lossless_decoding, SsdLatentBlocksMatchAr) { expect_matches_ar("ssd", "ssd", {}); }
 

@@ -60,6 +60,10 @@ run mulo_coupled --method mulo --resample coupled
 run mulo_tau --method mulo --tau 0.5 --radius 2 --band 2
 run hawk --method hawk
 run hawk_d2 --method hawk --depth 2
+run hawk_chain --method hawk --tree chain
+run hawk_nodes40 --method hawk --nodes 40
+run hawk_horizontal --method hawk --directions horizontal
+run hawk_vertical_chain --method hawk --directions vertical --tree chain
 run ssd --method ssd
 run ssd_token --method ssd --head-kind token
 run ssd_coupled --method ssd-coupled
