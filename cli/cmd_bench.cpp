@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_pool.h"
+#include "cli/iteration_table.h"
 #include "cli/kernel_table.h"
 #include "cli/method_options.h"
 #include "cli/output_path.h"
@@ -28,6 +29,7 @@
 #include "cli/sharded_images.h"
 #include "cli/token_images.h"
 #include "decoding/generation.h"
+#include "decoding/iteration_stats.h"
 #include "engine/checks/op_bench.h"
 #include "engine/vk/memory_report.h"
 #include "eval/fashion_mnist.h"
@@ -70,6 +72,8 @@ struct RunResult {
   // Images generated here per second of wall-clock over all devices together (-1: none generated
   // here). What --devices buys; latency and speedup are per image, timed on its own device.
   double images_per_s = -1;
+  // --iterations, Jacobi window methods: per-iteration statistics of the images generated here.
+  std::optional<IterationStats> iterations;
 };
 
 // "method" or "method a=1,b=2".
@@ -286,6 +290,10 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     rows.push_back({r.run.method, frontend::format_method_options(r.run.options), r.sum.images, r.sum.class_accuracy,
                     r.sum.feature_dim, &r.quality});
   print_quality_table(rows, quality.precision_recall);
+  std::vector<IterationRow> iteration_rows;
+  for (const auto& r : results)
+    if (r.iterations) iteration_rows.push_back({r.run.method, frontend::format_method_options(r.run.options), &*r.iterations});
+  print_iteration_table(iteration_rows);
   if (h.profile)
     for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
   if (!json_path) return;
@@ -329,6 +337,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
                             {"device_mib_after",
                              r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}};
     result.update(quality_json(r.quality));
+    result["iterations"] = r.iterations ? iteration_json(*r.iterations) : nlohmann::json(nullptr);
     j["results"].push_back(std::move(result));
   }
   write_json_file(*json_path, j, "bench");
@@ -486,6 +495,9 @@ std::vector<OptionSection> bench_sections() {
       {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
       {"--json", "FILE", "also write every result as JSON"},
       {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
+      {"--iterations", "",
+       "Jacobi window methods (sjd, scd-mc, scd-gs, lantern): per visit of a position, how often its next draft "
+       "equals this one (collision) and the share accepted; of the images generated, not of resumed ones"},
       {"--precision-recall", "", "also precision and recall against the test set (k = 3 neighbours, O(N^2))"},
       {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
       {"--report", "DIR|FILE[,...]",
@@ -510,6 +522,8 @@ int cmd_bench(const Args& args) {
   if (ap.get("--report")) {
     for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--samples", "--devices"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
+    if (ap.flag("--iterations"))
+      throw Error("bench --report: --iterations needs every step of an image, which sample files do not keep");
     return bench_report(ap);
   }
   if (ap.flag("--allow-partial")) throw Error("bench: --allow-partial applies to --report only");
@@ -634,6 +648,12 @@ int cmd_bench(const Args& args) {
       std::fprintf(stderr, "bench: %s: %zu images already in %s\n", label.c_str(), set.images.size(), file.c_str());
     ShardedRun todo;
     todo.method = run.method;
+    // --iterations reads each image's steps, so those images keep their events.
+    const int64_t jacobi_window = find_strategy(run.method).jacobi_window_for(run.options);
+    if (ap.flag("--iterations") && jacobi_window > 0) {
+      r.iterations.emplace();
+      todo.keep_events = true;
+    }
     for (int64_t i = 0; i < images; ++i)
       if (!have.count(seed + static_cast<uint64_t>(i))) todo.inputs.push_back(inputs(seed + static_cast<uint64_t>(i)));
     // Untimed images first, on every device: pipelines are compiled on first use.
@@ -670,6 +690,7 @@ int cmd_bench(const Args& args) {
       generate_sharded(pool, todo, [&](size_t, ShardedImage&& done) {
         Generation& g = done.generation;
         if (profile) r.kernels.add(g);
+        if (r.iterations) r.iterations->add(jacobi_iteration_stats(g.events, jacobi_window, cfg.image_tokens()));
         ImageRecord im;
         im.busy_ms = done.busy_ms;
         im.work = done.work;

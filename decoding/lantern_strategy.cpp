@@ -2,7 +2,9 @@
 // Relaxed Speculative Decoding"): speculative decoding whose test accepts a draft x when the
 // target puts enough mass near x in latent space. The relaxed target p' moves the mass of x's
 // nearest codebook entries (ModelSet::neighbours) onto x while TV(p', p) <= delta; the test and
-// the residual are then the usual ones against p' (AcceptRule::Kind::Lantern).
+// the residual are then the usual ones against p' (AcceptRule::Kind::Lantern). The committed
+// token can still move further than delta from p (p' depends on the draft): AcceptRule states the
+// bound that holds.
 // Drafts come from Jacobi self-drafting (--drafter jacobi, the default, training-free: SJD's
 // window) or from the drafter model (--drafter model, or a file on the command line: draft-model
 // SD, decoding/sd_strategy.h, whose default window is 4).
@@ -39,6 +41,7 @@ StrategyDescriptor lantern() {
   d.fixed_queries = [](const OptionValues& o) {
     return drafts_with_model(o) || o.choice("init") == "heads" ? 0 : window_max_queries(o);
   };
+  d.jacobi_window = [](const OptionValues& o) { return drafts_with_model(o) ? int64_t{0} : o.integer("window"); };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     if (!drafts_with_model(o))
       return std::make_unique<WindowStrategy>("lantern", m, in, DraftRule::Fresh,

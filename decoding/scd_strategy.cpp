@@ -7,6 +7,8 @@
 //  - scd-gs, Gumbel sharing: the next draft is argmax(log p + g) with Gumbel noise g keyed only by
 //    (seed, position) in the counter-based RNG, shared by every iteration without a stored table;
 //    consecutive drafts collide with probability >= (1 - TV) / (1 + TV).
+// Both take --alpha, the coupling strength of the paper's sweep: the coupled next draft with
+// probability alpha, else an independent sample of p (WindowOptions::alpha; lossless at any alpha).
 #include "decoding/window_strategy.h"
 
 namespace vkspec {

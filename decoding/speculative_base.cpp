@@ -6,6 +6,12 @@
 #include "common/error.h"
 
 namespace vkspec {
+namespace {
+
+// Rows of the step's read-back: acceptance, resolved token, fresh token, independent token.
+constexpr int64_t kOutRows = 4;
+
+}  // namespace
 
 SpeculativeStrategy::SpeculativeStrategy(std::string method, const ModelSet& models, const StrategyInputs& in,
                                          int64_t max_drafts)
@@ -14,7 +20,7 @@ SpeculativeStrategy::SpeculativeStrategy(std::string method, const ModelSet& mod
   const int64_t max_q = max_drafts + 1;
   Context& ctx = *models.ctx;
   p_ = ctx.tensor(DType::F32, {max_q, vocab()}, name() + " target probabilities");
-  out_ = ctx.tensor(DType::U32, {3, max_q}, name() + " step results", MemoryUsage::Readback);
+  out_ = ctx.tensor(DType::U32, {kOutRows, max_q}, name() + " step results", MemoryUsage::Readback);
 }
 
 const GptBatch& SpeculativeStrategy::target_batch(int64_t c, int64_t q, const std::vector<uint32_t>& fed) {
@@ -30,7 +36,7 @@ TensorView SpeculativeStrategy::record_target(const GptBatch& batch, int64_t c, 
   const GptOutputs out = target().forward(batch);
   last_hidden_ = out.hidden;
   const TensorView p = p_.view().rows(0, q);
-  const TensorView fresh = out_.view().reshape({3 * max_q}).rows(2 * max_q, q);
+  const TensorView fresh = out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, q);
   ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, fresh_mode, fresh_purpose);
   ops::sampler(stream(), out.logits, positions(c, q), sp, p, fresh_mode == ops::SampleMode::None ? TensorView{} : fresh);
   if (faults_.q_unfiltered) {
@@ -58,7 +64,9 @@ OptionSpec accept_choice_spec(AcceptRule::Kind fallback) {
 std::vector<OptionSpec> lantern_option_specs() {
   const AcceptRule d;
   return {OptionSpec::integer("k", d.k, 1, 65536, "LANTERN: nearest codebook entries pooled (clamped to the table)"),
-          OptionSpec::number("delta", d.delta, 0.0, 1.0, "LANTERN: total-variation budget per token")};
+          OptionSpec::number("delta", d.delta, 0.0, 1.0,
+                             "LANTERN: the most probability mass moved onto a draft, TV(p', p) (a committed token can "
+                             "move further, docs/methods.md)")};
 }
 
 AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback) {
@@ -117,7 +125,7 @@ void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView
   const int64_t max_q = p_.shape()[0];
   const TensorView p = record_accept_target(stream(), accept_, models_, p_in, drafts,
                                             p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
-  const TensorView flat = out_.view().reshape({3 * max_q});
+  const TensorView flat = out_.view().reshape({kOutRows * max_q});
   record_resolution(p, q_rows, drafts, c, q, round, flat.rows(0, q), flat.rows(max_q, q));
 }
 
@@ -126,18 +134,28 @@ void SpeculativeStrategy::record_exact_successor(const TensorView& p, const Tens
   if (!exact_accept_.valid()) throw Error(name() + ": an exact successor is only recorded under a relaxed rule");
   const int64_t max_q = p_.shape()[0];
   record_resolution(p, q_rows, drafts, c, q, round, exact_accept_.view().rows(0, q),
-                    out_.view().reshape({3 * max_q}).rows(2 * max_q, q));
+                    out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, q));
+}
+
+void SpeculativeStrategy::record_independent_draft(const TensorView& p, int64_t c, int64_t q, uint32_t round) {
+  const int64_t max_q = p_.shape()[0];
+  // The residual norm(max(p - q, 0)) with q = p is all zero, and then spec_residual_sample draws
+  // from p itself (inverse CDF with this key's uniform): an exact sample of p without the
+  // sampler's second pass over the logits.
+  ops::spec_residual_sample(stream(), p, p, positions(c, q), in_.seed,
+                            philox::purpose_word(philox::Purpose::Draft, round),
+                            out_.view().reshape({kOutRows * max_q}).rows(3 * max_q, q));
 }
 
 void SpeculativeStrategy::record_fresh_copy(const TensorView& src) {
   const int64_t max_q = p_.shape()[0];
-  stream().copy(src, out_.view().reshape({3 * max_q}).rows(2 * max_q, src.numel()));
+  stream().copy(src, out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, src.numel()));
 }
 
 SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
   target().submit_and_wait();
   const int64_t max_q = p_.shape()[0];
-  std::vector<uint32_t> all(static_cast<size_t>(3 * max_q));
+  std::vector<uint32_t> all(static_cast<size_t>(kOutRows * max_q));
   models_.ctx->download(out_, all.data(), all.size() * 4);
   Outcome o;
   auto row = [&](int64_t r) {
@@ -146,6 +164,7 @@ SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
   o.accept = row(0);
   o.resolved = row(1);
   o.fresh = row(2);
+  o.independent = row(3);
   return o;
 }
 

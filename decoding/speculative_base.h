@@ -9,7 +9,7 @@
 // are accepted). Row t's target distribution p_t is verified against the draft's q_t:
 // spec_accept (u < min(1, p/q), Philox key (seed, c + t, Accept, round)) and spec_residual_sample
 // (norm(max(p - q, 0)), key (seed, c + t, Residual, round)) resolve every row on the GPU; the host
-// reads back three small integer rows and commits up to and including the first rejected row.
+// reads back four small integer rows and commits up to and including the first rejected row.
 //
 // KV rollback is the causal mask: slot = sequence position, each query sees the slots up to its
 // own, and the slots of rejected drafts are overwritten when the position is fed again.
@@ -28,12 +28,17 @@ namespace vkspec {
 // How a draft is judged. Exact: u < min(1, p(x)/q(x)), lossless. Lantern (Jang et al., ICLR 2025):
 // the same test and residual against LANTERN's relaxed target p', which moves the mass of x's
 // nearest codebook neighbours onto x while the total variation between p' and p stays <= delta
-// (ops::relax_neighbourhood); lossy by at most delta per token in total variation.
+// (ops::relax_neighbourhood). Lossy, and not by at most delta per committed token: p' depends on
+// the draft, so several drafts can each pull a shared neighbour's mass onto themselves. What holds
+// for the committed token's distribution O (docs/methods.md, "what the relaxation costs per token";
+// tests/test_relaxed_tv.cpp), with m_x <= delta the mass moved onto draft x:
+//   TV(O, p) <= delta + sum_x min(max(q(x) - p(x), 0), m_x) <= delta + min(TV(p, q), n delta),
+// n the number of tokens q over-weights; an adversarial 5-token case reaches 2.7 delta.
 struct AcceptRule {
   enum class Kind { Exact, Lantern };
   Kind kind = Kind::Exact;
   int64_t k = 1000;     // neighbours considered (LANTERN), clamped to the neighbour table
-  double delta = 0.2;   // total-variation budget per token (LANTERN)
+  double delta = 0.2;   // LANTERN: the most mass moved onto a draft, TV(p', p) <= delta
 };
 
 // The option choosing the rule ("accept", default `fallback`) and LANTERN's "k" and "delta".
@@ -57,7 +62,8 @@ class SpeculativeStrategy : public Strategy {
   SpeculativeStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t max_drafts);
 
   struct Outcome {
-    std::vector<uint32_t> accept, resolved, fresh;  // per row of the step
+    // Per row of the step; independent: record_independent_draft's sample (else undefined).
+    std::vector<uint32_t> accept, resolved, fresh, independent;
   };
 
   int64_t max_drafts() const { return max_drafts_; }
@@ -92,9 +98,13 @@ class SpeculativeStrategy : public Strategy {
   // Under a relaxed rule, also resolves the same rows with the exact test against p itself (same
   // random numbers, so an exact accept implies a relaxed one) into Outcome::fresh. Why: a coupled
   // next draft must be distributed as the q recorded for it (p); the relaxed resolution is not, and
-  // re-verifying it step after step would add up to delta of drift per visit instead of once.
+  // re-verifying it step after step would pay the relaxation's drift at every visit instead of once.
   void record_exact_successor(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
                               int64_t q, uint32_t round);
+  // A sample of p per row, independent of the draft and of every other sample of the step (Philox
+  // key (seed, c + t, Draft, round)), into Outcome::independent: the uncoupled next draft of
+  // partial coupling (WindowOptions::alpha), whatever Outcome::fresh already holds.
+  void record_independent_draft(const TensorView& p, int64_t c, int64_t q, uint32_t round);
   // Copies u32 [n] from the device into the read-back row of fresh tokens (drafts made on the GPU).
   void record_fresh_copy(const TensorView& src);
   // Submits the step, waits, reads back q rows.
@@ -122,7 +132,7 @@ class SpeculativeStrategy : public Strategy {
   Tensor exact_accept_;  // u32 [max_q], only with a relaxed acceptance rule (record_exact_successor)
   TensorView last_hidden_;
   AcceptRule accept_;
-  Tensor out_;           // u32 [3, max_q], read back: accept, resolved token, fresh token
+  Tensor out_;           // u32 [4, max_q], read back: accept, resolved token, fresh token, independent token
 };
 
 }  // namespace vkspec

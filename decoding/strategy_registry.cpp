@@ -35,6 +35,10 @@ int64_t StrategyDescriptor::fixed_queries_for(const MethodOptions& given) const 
   return fixed_queries ? fixed_queries(lenient_values(given)) : 0;
 }
 
+int64_t StrategyDescriptor::jacobi_window_for(const MethodOptions& given) const {
+  return jacobi_window ? jacobi_window(lenient_values(given)) : 0;
+}
+
 bool StrategyDescriptor::lossless_for(const MethodOptions& given) const {
   return lossless && lossless(lenient_values(given));
 }

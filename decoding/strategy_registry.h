@@ -40,6 +40,10 @@ struct StrategyDescriptor {
   // Queries of every target forward when that number is fixed and nothing but the target runs
   // (the NFE projection); 0 when it varies or other models also run. Empty: 0.
   std::function<int64_t(const OptionValues&)> fixed_queries;
+  // Jacobi window methods: the drafts one step verifies (rows [c, c + window), then one row
+  // without a draft while the image has room), which per-iteration statistics need to tell draft
+  // rows apart (decoding/iteration_stats.h). Empty or 0: not such a method.
+  std::function<int64_t(const OptionValues&)> jacobi_window;
   // Builds the strategy from options already checked against `options`.
   std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&, const OptionValues&)> make;
 
@@ -50,6 +54,7 @@ struct StrategyDescriptor {
   StrategyNeeds needs_for(const MethodOptions& given) const;
   int64_t max_queries_for(const MethodOptions& given, const GptConfig& target) const;
   int64_t fixed_queries_for(const MethodOptions& given) const;
+  int64_t jacobi_window_for(const MethodOptions& given) const;
   bool lossless_for(const MethodOptions& given) const;
   bool has_option(const std::string& key) const;
 };

@@ -16,9 +16,16 @@ std::vector<OptionSpec> window_option_specs() {
                              "its left or above it, or the draft heads' proposal (--heads)")};
 }
 
+OptionSpec coupling_strength_spec() {
+  return OptionSpec::number("alpha", 1.0, 0.0, 1.0,
+                            "coupling strength: each next draft is the coupled one with probability alpha, else an "
+                            "independent sample of p (0: SJD's drafts, 1: full coupling; lossless at every value)");
+}
+
 WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept) {
   WindowOptions w;
   w.window = o.integer("window");
+  if (o.declares("alpha")) w.alpha = o.number("alpha");
   const std::string& init = o.choice("init");
   w.init = init == "random" ? DraftInit::Random
            : init == "left" ? DraftInit::Left
@@ -45,6 +52,7 @@ StrategyDescriptor window_method_descriptor(const std::string& name, int order, 
   d.summary = std::move(summary);
   d.reference = std::move(reference);
   d.options = window_option_specs();
+  if (rule != DraftRule::Fresh) d.options.push_back(coupling_strength_spec());
   d.options.push_back(accept_choice_spec(AcceptRule::Kind::Exact));
   for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
   d.lossless = [](const OptionValues& o) { return o.choice("accept") == "exact"; };
@@ -52,6 +60,7 @@ StrategyDescriptor window_method_descriptor(const std::string& name, int order, 
   d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
   // With --init heads the heads also run on some rows: no fixed cost per forward.
   d.fixed_queries = [](const OptionValues& o) { return o.choice("init") == "heads" ? 0 : window_max_queries(o); };
+  d.jacobi_window = [](const OptionValues& o) { return o.integer("window"); };
   d.make = [name, rule](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<WindowStrategy>(name, m, in, rule, parse_window_options(o));
   };
@@ -91,6 +100,14 @@ WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const
   }
   q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " draft distributions");
   row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, name() + " row drafts", MemoryUsage::Upload);
+}
+
+bool WindowStrategy::coupled_next(int64_t n, uint32_t round) const {
+  if (opt_.alpha >= 1.0) return true;
+  // A coin of its own per (position, step): independent of the draft, the verification and both
+  // candidate next drafts, which is what keeps the mixture an exact sample of p.
+  return philox::uniform(in_.seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::Couple, round), 0) <
+         opt_.alpha;
 }
 
 uint32_t WindowStrategy::token_at(int64_t n) const {
@@ -169,6 +186,8 @@ void WindowStrategy::decode(StepEvent& e) {
   const bool exact_successor = rule_ == DraftRule::Coupled && opt_.accept.kind != AcceptRule::Kind::Exact &&
                                !faults_.relaxed_successor;
   if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
+  const bool partial = rule_ != DraftRule::Fresh && opt_.alpha < 1.0;
+  if (partial) record_independent_draft(p, c, Q, round);
   stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
   const HeadPicks picks = opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : HeadPicks{};
   const Outcome o = finish(Q);
@@ -176,9 +195,9 @@ void WindowStrategy::decode(StepEvent& e) {
 
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
-    drafts_[static_cast<size_t>(c + t)] = rule_ == DraftRule::Coupled && !exact_successor
-                                              ? o.resolved[static_cast<size_t>(t)]
-                                              : o.fresh[static_cast<size_t>(t)];
+    const size_t r = static_cast<size_t>(t);
+    const uint32_t coupled = rule_ == DraftRule::Coupled && !exact_successor ? o.resolved[r] : o.fresh[r];
+    drafts_[static_cast<size_t>(c + t)] = !partial || coupled_next(c + t, round) ? coupled : o.independent[r];
     if (opt_.init == DraftInit::Heads && opt_.redraft_after > 0 &&
         ++rounds_[static_cast<size_t>(c + t)] >= opt_.redraft_after)
       redraft_.push_back(c + t);

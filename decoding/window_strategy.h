@@ -31,6 +31,11 @@ enum class DraftInit { Random, Left, Above, Heads };
 
 struct WindowOptions {
   int64_t window = 16;
+  // Coupling strength of Coupled / SharedGumbel (the SCD paper's alpha sweep): each next draft is
+  // the coupled one with probability alpha, else an independent sample of the same p (a coin per
+  // position and step, Philox purpose Couple). 0 drafts like SJD, 1 is full coupling. Lossless at
+  // every alpha: both branches are exact samples of p, so their mixture is too.
+  double alpha = 1.0;
   DraftInit init = DraftInit::Above;
   AcceptRule accept;
   // With Heads: a draft re-verified this many times without being committed is replaced by the
@@ -40,6 +45,8 @@ struct WindowOptions {
 
 // Options "window" (1..1024, default 16) and "init" (random|left|above|heads, default above).
 std::vector<OptionSpec> window_option_specs();
+// Option "alpha" (0..1, default 1): the coupling strength of the coupled methods.
+OptionSpec coupling_strength_spec();
 // Those options and the acceptance rule's (parse_accept_options with `accept` as the default).
 WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept = AcceptRule::Kind::Exact);
 const char* draft_init_name(DraftInit i);
@@ -76,6 +83,8 @@ class WindowStrategy : public SpeculativeStrategy {
   // After the step's submit: the picked tokens into proposal_tok_.
   void read_head_proposals(const HeadPicks& picks);
   uint32_t token_at(int64_t n) const;  // committed token or current draft
+  // Whether position n's next draft after step `round` is the coupled one (WindowOptions::alpha).
+  bool coupled_next(int64_t n, uint32_t round) const;
 
   DraftRule rule_;
   WindowOptions opt_;

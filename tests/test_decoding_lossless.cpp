@@ -89,6 +89,18 @@ TEST_F(lossless_decoding, ScdGumbelSharingMatchesAr) {
   expect_matches_ar("scd-gs --window 4 --init left", "scd-gs", {{"window", "4"}, {"init", "left"}});
 }
 
+// Partial coupling: each next draft is the coupled one or an independent sample of p by a coin per
+// position and step; both are exact samples of p, so the mixture is lossless at every alpha.
+TEST_F(lossless_decoding, ScdPartialMaximalCouplingMatchesAr) {
+  expect_matches_ar("scd-mc --window 4 --init random --alpha 0.5", "scd-mc",
+                    {{"window", "4"}, {"init", "random"}, {"alpha", "0.5"}});
+}
+
+TEST_F(lossless_decoding, ScdPartialGumbelSharingMatchesAr) {
+  expect_matches_ar("scd-gs --window 4 --init left --alpha 0.5", "scd-gs",
+                    {{"window", "4"}, {"init", "left"}, {"alpha", "0.5"}});
+}
+
 TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
   expect_matches_ar("sd --window 3", "sd", {{"window", "3"}});
 }

@@ -27,6 +27,7 @@ enum class Purpose : uint32_t {
   DraftInit = 5,    // initial guesses of parallel (Jacobi-style) decoders (draw 0, or vocab index for noise)
   Draft = 6,        // a draft model's own categorical sample (draw 0)
   DraftHead = 7,    // a draft head's sample for a later position (round = step * 8 + head)
+  Couple = 8,       // partial coupling's coin: coupled or independent next draft (round = step, draw 0)
   Test = 255,       // test-only streams
 };
 
