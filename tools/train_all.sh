@@ -37,6 +37,8 @@ main() {
   OMP_NUM_THREADS=1 stage train_runs/ssd_distill/test_00009.npz  ssd_distill_set.py --split test --images 500
   OMP_NUM_THREADS=1 stage train_runs/ssd_distill/train_00059.npz ssd_distill_set.py --split train --images 3000
   OMP_NUM_THREADS=1 stage assets/fmnist_gpt16_latent_heads.safetensors train_ssd_latent_heads.py
+  # LANTERN's EAGLE-style drafter on the same self-distillation set
+  OMP_NUM_THREADS=1 stage assets/fmnist_eagle_drafter16.safetensors train_eagle_drafter.py --budget-min 50 --wall-cap-min 70
   stage assets/fmnist_drafter16.safetensors   train_gpt.py --preset drafter16
   stage assets/fmnist_gpt8.safetensors        train_gpt.py --preset gpt8
   log "=== all stages done ==="

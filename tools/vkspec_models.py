@@ -9,6 +9,8 @@ Contents:
   GPT          class-conditional LlamaGen transformer (c2i) + 2D RoPE + `generate()` with CFG
   DraftHeads   Medusa-style spatial heads on the GPT's final normalised hidden state
   LatentHeads  SSD-style heads predicting neighbouring positions' hidden states (not tokens)
+  EagleDrafter EAGLE-style one-layer drafter (LANTERN's drafter): fc([token embedding; feature])
+               -> one LlamaGen block over the drafted sequence -> the next position's feature
   VQModel      LlamaGen VQ tokenizer (encoder, L2-normalised codebook, decoder)
   Classifier   small CNN for 32x32 Fashion-MNIST, penultimate features used for FID
 """
@@ -425,6 +427,89 @@ class LatentHeads(nn.Module):
         for _ in range(steps):
             h = self.latent_heads[name](h)
         return h
+
+
+# ----------------------------------------------------------------------------------------------
+# EAGLE-style drafter (Li et al. 2024, EAGLE / EAGLE-2; the drafter LANTERN uses)
+# ----------------------------------------------------------------------------------------------
+class EagleDrafter(nn.Module):
+    """One-layer autoregressive feature drafter on a frozen GPT (EAGLE / EAGLE-2, as in LANTERN).
+
+    Contract (the C++ engine must reproduce it exactly):
+      * Feature f(n) = the target's final hidden state AFTER its final `norm` at the sequence
+        position whose target logits predict image token n (the vector `output` reads; EAGLE's
+        `hidden_states[-1]` of a Hugging Face model, which is post-norm). Sequence position 0 is
+        the condition, so f(0) is the state at the condition position and f(n) for n >= 1 is
+        the state at the position holding token n-1.
+      * Drafter element j (j = 0 .. N-2) reads the pair (token j, f(j)): the token the target
+        sampled from f(j) and the feature that sampled it (EAGLE pairs hidden state i with
+        token i+1 in LLM indexing, i.e. the token that state predicted). Its input is
+            x_j = fc([embed_norm(E(token j)) ; f(j)])     fc: Linear(2*dim -> dim, with bias)
+        with E = the target's own frozen `tok_embeddings` (not stored in the drafter file) and
+        the embedding FIRST in the concatenation (EAGLE's order), so fc.weight[:, :dim] multiplies
+        the embedding and fc.weight[:, dim:] the feature. `embed_norm` is an RMSNorm (target's
+        eps, learned weight) as in EAGLE-3's input_layernorm on the embedding; EAGLE-1/2 feed the
+        raw embedding (embed_norm=False: identity). Our target's embeddings have RMS ~0.03
+        against ~1.5 for its features, so unnormalised they barely reach fc in a short run.
+      * x then goes through `n_layer` (= 1) LlamaGen TransformerBlock(s) with the target's
+        shapes (heads, head_dim, SwiGLU FFN width, RMSNorm eps), EXCEPT that the first block has
+        no `attention_norm` (EAGLE's layer 0 has no input_layernorm): y = x + Attn(x);
+        out = y + FFN(ffn_norm(y)). Causal attention over drafter elements 0..j, 2D RoPE from the
+        target's table at sequence index j+1 (the target's position that holds token j: row
+        j // W, column j % W), so relative offsets between elements are the grid offsets
+        between their tokens. No final norm.
+      * The output g(j) is the prediction of f(j+1); draft logits for token j+1 are the
+        target's frozen `output`(g(j)) (no norm; not stored here), combined over the CFG rows
+        like the target's (each CFG row runs its own drafter pass on its own row's features).
+      * Chain drafting: g(j) replaces f(j+1) as the feature of element j+1, paired with the
+        drafted token j+1; the drafter's KV cache keeps the keys/values of every element, and
+        after verification the accepted elements are recomputed from the target's true
+        features (as EAGLE does).
+    """
+
+    def __init__(self, cfg: GPTConfig, n_layer=1, embed_norm=True):
+        super().__init__()
+        self.cfg, self.n_layer = cfg, n_layer
+        self.embed_norm = RMSNorm(cfg.dim, cfg.norm_eps) if embed_norm else nn.Identity()
+        self.fc = nn.Linear(2 * cfg.dim, cfg.dim, bias=True)
+        self.layers = nn.ModuleList([TransformerBlock(cfg) for _ in range(n_layer)])
+        self.layers[0].attention_norm = nn.Identity()  # EAGLE: no input norm on layer 0
+        self.register_buffer("rope", rope_table_2d(cfg.grid_size, cfg.head_dim, cfg.rope_base,
+                                                   cfg.cls_token_num), persistent=False)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, std=0.02)
+        nn.init.zeros_(self.fc.bias)
+        with torch.no_grad():  # start near "x = feature" so g(j) ~ f(j) at init
+            self.fc.weight[:, cfg.dim:] += torch.eye(cfg.dim)
+
+    def fuse(self, emb, feat):
+        """emb = E(token), feat [..., D] -> fc([embed_norm(emb); feat])."""
+        return self.fc(torch.cat([self.embed_norm(emb), feat], dim=-1))
+
+    def forward(self, emb, feat, rope_pos, mask=None, caches=None):
+        """emb = E(token j), feat = f(j) [B,S,D]; rope_pos [S] or [B,S] = j+1 (the sequence index
+        of token j in the target's RoPE table, which this module rebuilds identically).
+        mask / caches as in GPT.hidden. Returns g [B,S,D], the predicted features f(j+1)."""
+        rope = self.rope[rope_pos]
+        if rope.dim() == 3:
+            rope = rope.unsqueeze(0)
+        x = self.fuse(emb, feat)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, rope, mask, None if caches is None else caches[i])
+        return x
+
+
+EAGLE_PREFIX = "eagle."  # tensor names in the file: "eagle." + EagleDrafter.state_dict() key
+
+
+def eagle_metadata(cfg: GPTConfig, n_layer=1, embed_norm=True):
+    return {"vkspec.kind": "eagle_drafter", "dim": str(cfg.dim), "n_layer": str(n_layer),
+            "embed_norm": "rmsnorm" if embed_norm else "none",
+            "n_head": str(cfg.n_head), "n_kv_head": str(cfg.n_head), "head_dim": str(cfg.head_dim),
+            "ffn_hidden": str(cfg.ffn_hidden), "vocab_size": str(cfg.vocab_size),
+            "grid_size": str(cfg.grid_size), "rope_base": str(cfg.rope_base),
+            "norm_eps": str(cfg.norm_eps)}
 
 
 # ----------------------------------------------------------------------------------------------
