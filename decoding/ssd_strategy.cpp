@@ -15,7 +15,10 @@
 //    prediction refines the block in place (auto-correction). After --rounds rounds the block's
 //    rest is drafted anew by the heads from the newest exact states.
 // --head-kind token runs the same schedule with the token heads (ModelSet::heads: h1..h4, v1, v2 on
-// exact states only): the paper's latent-vs-token ablation.
+// exact states only): the paper's latent-vs-token ablation. --correct coupled (ours, not the
+// paper's) refines with SCD-MC's rule instead: a position after the rejection keeps the token its
+// row resolved to (its draft if accepted, else the residual sample), a maximal coupling of its
+// old draft with this round's p, so drafts that were right stay.
 // Lossless: a head draft is a sample of its q (the draft distribution through the sampler's
 // filters), which depends only on committed tokens and on Philox numbers keyed by (position,
 // step); a refinement draft is a sample of the target's p given the drafts before it, and that p
@@ -42,6 +45,7 @@ enum class HeadKind { Latent, Token };
 struct SsdOptions {
   HeadKind heads = HeadKind::Latent;
   int64_t row_tokens = kRowTokens, block_rows = kBlockRows, rounds = kRounds;
+  bool coupled = false;  // --correct coupled: SCD-MC's refinement instead of the target's fresh samples
 };
 
 SsdOptions parse(const OptionValues& o, const GptConfig& t) {
@@ -50,6 +54,7 @@ SsdOptions parse(const OptionValues& o, const GptConfig& t) {
   s.row_tokens = std::min(o.integer("row-tokens"), t.grid_size);
   s.block_rows = std::min(o.integer("block-rows"), t.grid_size - 1);
   s.rounds = o.integer("rounds");
+  s.coupled = o.choice("correct") == "coupled";
   return s;
 }
 
@@ -121,8 +126,8 @@ class SsdStrategy : public SpeculativeStrategy {
       models_.ctx->upload(row_drafts_, 0, rows.data(), rows.size() * 4);
       drafts = row_drafts_.view().rows(0, Q);
     }
-    const TensorView p = record_target(batch, c, Q, ops::SampleMode::Categorical,
-                                       philox::purpose_word(philox::Purpose::Draft, round));
+    const ops::SampleMode fresh = opt_.coupled ? ops::SampleMode::None : ops::SampleMode::Categorical;
+    const TensorView p = record_target(batch, c, Q, fresh, philox::purpose_word(philox::Purpose::Draft, round));
     keep_states(c, Q);
     const TensorView q_rows = q_.view().rows(c, Q);
     record_verify(p, q_rows, drafts, c, Q, round);
@@ -132,7 +137,10 @@ class SsdStrategy : public SpeculativeStrategy {
 
     const std::vector<uint32_t> window(drafts_.begin() + c, drafts_.begin() + c + D);
     const int64_t j = commit(e, c, Q, window, o);
-    for (int64_t t = j + 1; t < D; ++t) drafts_[static_cast<size_t>(c + t)] = o.fresh[static_cast<size_t>(t)];
+    // The next draft of a later row is distributed as this round's p (its new q) either way: a
+    // fresh sample of it, or the row's resolution of a draft that was a sample of its q.
+    const std::vector<uint32_t>& next = opt_.coupled ? o.resolved : o.fresh;
+    for (int64_t t = j + 1; t < D; ++t) drafts_[static_cast<size_t>(c + t)] = next[static_cast<size_t>(t)];
     --rounds_left_;
   }
 
@@ -185,7 +193,8 @@ class SsdStrategy : public SpeculativeStrategy {
     LatentHeads& heads = *models_.latent_heads;
     CommandStream& s = stream();
     const int64_t r = c / W(), row_end = (r + 1) * W(), B = target_rows();
-    for (int64_t k = 0; k < plan.horizontal; ++k) heads.apply(s, Axis::Horizontal, states(c + k - 1, 1), states(c + k, 1));
+    for (int64_t k = 0; k < plan.horizontal; ++k)
+      heads.apply(s, Axis::Horizontal, states(c + k - 1, 1), states(c + k, 1));
     const int64_t from = c + plan.horizontal, to = std::min(row_end, plan.end);
     if (from < to) heads.apply(s, Axis::Vertical, states(from - W(), to - from), states(from, to - from));
     for (int64_t i = 1; i <= plan.rows_below; ++i)
@@ -235,7 +244,8 @@ class SsdStrategy : public SpeculativeStrategy {
     const int64_t B = target_rows();
     std::vector<CopyRegion> copies;
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < q; ++t) copies.push_back({hidden.rows(b * q + t, 1), states_.view().rows((c + t) * B + b, 1)});
+      for (int64_t t = 0; t < q; ++t)
+        copies.push_back({hidden.rows(b * q + t, 1), states_.view().rows((c + t) * B + b, 1)});
     stream().copy(copies);
   }
 
@@ -259,7 +269,8 @@ StrategyDescriptor ssd() {
   d.reference = "Xiang et al. 2026, Spatially Speculative Decoding (SSD)";
   d.options = {
       OptionSpec::choice("head-kind", "latent", {"latent", "token"},
-                         "what drafts: the latent heads (--latent-heads, the paper's) or the token heads (--heads; ablation)"),
+                         "what drafts: the latent heads (--latent-heads, the paper's) or the token heads (--heads; "
+                         "ablation)"),
       OptionSpec::integer("row-tokens", kRowTokens, 1, 1 << 20,
                           "positions of a row drafted horizontally per block (at most the grid width; token heads: "
                           "at most their largest horizontal offset)"),
@@ -267,7 +278,10 @@ StrategyDescriptor ssd() {
                           "whole rows below the current one drafted by the vertical head per block (at most the grid "
                           "height - 1; token heads: at most 1)"),
       OptionSpec::integer("rounds", kRounds, 1, 1 << 20,
-                          "auto-correcting verification rounds of a 2D block before its rest is drafted anew")};
+                          "auto-correcting verification rounds of a 2D block before its rest is drafted anew"),
+      OptionSpec::choice("correct", "fresh", {"fresh", "coupled"},
+                         "how a round refines the positions after a rejection: the target's own samples (the "
+                         "paper's) or SCD-MC's maximal coupling (ours)")};
   d.lossless = [](const OptionValues&) { return true; };
   d.needs = [](const OptionValues& o) {
     StrategyNeeds n;

@@ -134,6 +134,10 @@ TEST_F(lossless_decoding, SsdTokenHeadsThreeRoundsMatchAr) {
                     {{"head-kind", "token"}, {"rounds", "3"}, {"row-tokens", "1"}});
 }
 
+TEST_F(lossless_decoding, SsdCoupledCorrectionMatchesAr) {
+  expect_matches_ar("ssd --correct coupled --rounds 3", "ssd", {{"correct", "coupled"}, {"rounds", "3"}});
+}
+
 TEST_F(lossless_decoding, SsdCoupledHeadBlocksMatchAr) {
   expect_matches_ar("ssd-coupled --rows 2 --rounds 1", "ssd-coupled", {{"rows", "2"}, {"rounds", "1"}});
 }

@@ -33,6 +33,7 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"hawk", {{"depth", "3"}}},
       {"ssd", {}},
       {"ssd", {{"head-kind", "token"}, {"block-rows", "0"}}},
+      {"ssd", {{"correct", "coupled"}}},
       {"ssd-coupled", {{"rows", "1"}, {"rounds", "2"}}},
       {"scd-mc", {{"window", "4"}, {"init", "heads"}}}};
   return c;

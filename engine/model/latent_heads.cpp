@@ -62,7 +62,8 @@ LatentHeads::LatentHeads(Context& ctx, const std::string& path, const Gpt& base,
     }
   }
   const auto unused = ws.unused();
-  if (!unused.empty()) throw Error(path + ": unexpected tensor " + unused[0] + " (depth " + std::to_string(depth) + ")");
+  if (!unused.empty())
+    throw Error(path + ": unexpected tensor " + unused[0] + " (depth " + std::to_string(depth) + ")");
   inner_ = ctx.tensor(DType::F32, {max_rows, hidden}, "latent head inner layer");
   delta_ = ctx.tensor(DType::F32, {max_rows, dim}, "latent head update");
 }
