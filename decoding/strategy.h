@@ -21,6 +21,7 @@ namespace vkspec {
 class CodebookNeighbours;
 class DraftHeads;
 class LatentHeads;
+class EagleDrafter;
 class Tokenizer;
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
@@ -33,6 +34,7 @@ struct ModelSet {
   const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
   DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
   LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
+  EagleDrafter* eagle = nullptr;  // the EAGLE-style feature drafter on the target (eagle, lantern)
 };
 
 struct StrategyInputs {

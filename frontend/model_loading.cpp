@@ -16,6 +16,7 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.neighbours = neighbours.get();
   m.heads = heads.get();
   m.latent_heads = latent_heads.get();
+  m.eagle = eagle.get();
   return m;
 }
 
@@ -31,6 +32,7 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.neighbours |= n.neighbours;
     r.needs.heads |= n.heads;
     r.needs.latent_heads |= n.latent_heads;
+    r.needs.eagle |= n.eagle;
     r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target));
   }
   return r;
@@ -65,6 +67,8 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
     m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
   if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads); !h.empty())
     m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);
+  if (const std::string e = file(needs.eagle, request.companions.eagle, ModelRole::Eagle); !e.empty())
+    m.eagle = std::make_unique<EagleDrafter>(ctx, e, *m.target, request.max_queries);
   return m;
 }
 

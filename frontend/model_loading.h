@@ -10,6 +10,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/eagle_drafter.h"
 #include "engine/model/latent_heads.h"
 #include "engine/model/tokenizer.h"
 #include "frontend/model_catalog.h"
@@ -23,7 +24,7 @@ struct MethodRun {
 
 struct ModelRequest {
   StrategyNeeds needs;       // must load
-  StrategyNeeds companions;  // drafter, low_res, heads, latent_heads: load when the catalog has a companion file
+  StrategyNeeds companions;  // drafter, low_res, heads, latent_heads, eagle: load when the catalog has a companion file
   bool tokenizer = false;    // the front end decodes images itself
   int64_t tokenizer_batch = 1;  // the most images per decode call
   int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
@@ -38,6 +39,7 @@ struct LoadedModels {
   std::unique_ptr<CodebookNeighbours> neighbours;
   std::unique_ptr<DraftHeads> heads;
   std::unique_ptr<LatentHeads> latent_heads;
+  std::unique_ptr<EagleDrafter> eagle;
   ModelSet set(Context& ctx) const;
 };
 
