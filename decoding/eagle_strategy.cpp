@@ -23,8 +23,7 @@ EagleDrafter& checked_eagle(const ModelSet& m, const std::string& method) {
   return *m.eagle;
 }
 
-// Levels expand at most topk nodes each; the root's features come from the catch-up.
-int64_t expanded_nodes(const EagleTreeOptions& o) { return 1 + o.depth * o.topk; }
+int64_t expanded_nodes(const EagleTreeOptions& o) { return eagle_max_expanded(o); }
 
 }  // namespace
 
@@ -63,7 +62,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
       cls_(models.target->config().cls_token_num),
       drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))) {
   const EagleTreeOptions& o = opt_.tree;
-  const int64_t needed = std::max(o.depth + 1, o.topk);
+  const int64_t needed = std::max(o.depth + 1, eagle_max_frontier(o));
   if (eagle_.max_queries() < needed)
     throw Error(method + ": the EAGLE drafter was loaded for " + std::to_string(eagle_.max_queries()) +
                 " queries, the tree needs " + std::to_string(needed));
@@ -74,7 +73,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   features_ = ctx.tensor(DType::F32, {rows * needed, D}, name() + " drafter input features");
   g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
   last_logits_ = ctx.tensor(DType::F32, {rows, V}, name() + " catch-up logits");
-  q_ = ctx.tensor(DType::F32, {std::max<int64_t>(o.topk, 1), V}, name() + " draft distributions", MemoryUsage::Readback);
+  q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions", MemoryUsage::Readback);
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
@@ -187,7 +186,7 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   g_row_.assign(1, 0);
   next_drafter_slot_ = 0;
   next_g_row_ = 1;
-  std::vector<float> q(static_cast<size_t>(std::max<int64_t>(opt_.tree.topk, 1) * V));
+  std::vector<float> q(static_cast<size_t>(q_.shape()[0] * V));
   record_catch_up(c);
   t.submit_and_wait();
   t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);

@@ -53,6 +53,29 @@ std::vector<std::vector<int32_t>> eagle_static_paths(int64_t depth, int64_t topk
   return out;
 }
 
+int64_t eagle_max_frontier(const EagleTreeOptions& o) {
+  if (o.kind == EagleTreeKind::Dynamic) return o.topk;
+  if (o.kind == EagleTreeKind::Chain) return 1;
+  // A level expands the paths of its depth that a longer path continues.
+  const std::vector<std::vector<int32_t>> paths = eagle_static_paths(o.depth, o.topk, o.nodes);
+  std::vector<std::set<std::vector<int32_t>>> continued(static_cast<size_t>(o.depth + 1));
+  for (const std::vector<int32_t>& p : paths)
+    if (p.size() > 1) continued[p.size() - 1].insert(std::vector<int32_t>(p.begin(), p.end() - 1));
+  size_t widest = 1;
+  for (const auto& c : continued) widest = std::max(widest, c.size());
+  return static_cast<int64_t>(widest);
+}
+
+int64_t eagle_max_expanded(const EagleTreeOptions& o) {
+  if (o.kind == EagleTreeKind::Dynamic) return 1 + o.depth * o.topk;
+  if (o.kind == EagleTreeKind::Chain) return o.depth;
+  // The root and every path a longer one continues.
+  std::set<std::vector<int32_t>> continued;
+  for (const std::vector<int32_t>& p : eagle_static_paths(o.depth, o.topk, o.nodes))
+    if (p.size() > 1) continued.insert(std::vector<int32_t>(p.begin(), p.end() - 1));
+  return 1 + static_cast<int64_t>(continued.size());
+}
+
 DraftTreeBuilder::DraftTreeBuilder(const EagleTreeOptions& options, int64_t max_depth)
     : o_(options), depth_(std::max<int64_t>(0, std::min(options.depth, max_depth))) {
   if (o_.depth < 1 || o_.topk < 1 || o_.nodes < 1)

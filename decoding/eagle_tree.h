@@ -40,6 +40,10 @@ struct DraftTreeNode {
 
 // The static shape's rank paths, parents before children.
 std::vector<std::vector<int32_t>> eagle_static_paths(int64_t depth, int64_t topk, int64_t nodes);
+// The most nodes one level expands (the drafter's queries per level), and the most a tree
+// expands in all, the root included (the drafter's scratch slots and stored features).
+int64_t eagle_max_frontier(const EagleTreeOptions& o);
+int64_t eagle_max_expanded(const EagleTreeOptions& o);
 
 class DraftTreeBuilder {
  public:

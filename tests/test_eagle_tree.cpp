@@ -84,6 +84,27 @@ TEST(eagle_tree, DynamicExpandsAndKeepsTheMostValuable) {
   EXPECT_EQ(small.select(), (std::vector<int32_t>{0, 1, 3}));
 }
 
+// A static level can expand more nodes than topk (the default shape's second level holds 15
+// paths): eagle_max_frontier sizes the drafter's queries for the widest level the tree grows.
+TEST(eagle_tree, FrontiersFitTheirBound) {
+  for (const EagleTreeKind kind : {EagleTreeKind::Static, EagleTreeKind::Dynamic, EagleTreeKind::Chain}) {
+    EagleTreeOptions o;
+    o.kind = kind;
+    DraftTreeBuilder b(o, 100);
+    std::vector<float> q(40);
+    for (size_t i = 0; i < q.size(); ++i) q[i] = 1.0f / static_cast<float>(i + 2);
+    size_t widest = 0, expanded = 0;
+    for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
+      widest = std::max(widest, f.size());
+      expanded += f.size();
+      for (int32_t id : f) b.add_children(id, q.data(), 40);
+    }
+    EXPECT_EQ(static_cast<int64_t>(widest), eagle_max_frontier(o)) << eagle_tree_kind_name(kind);
+    EXPECT_LE(static_cast<int64_t>(expanded), eagle_max_expanded(o)) << eagle_tree_kind_name(kind);
+    EXPECT_EQ(static_cast<int64_t>(b.select().size()), 1 + (kind == EagleTreeKind::Chain ? o.depth : o.nodes));
+  }
+}
+
 TEST(eagle_tree, DepthStopsAtTheImageEnd) {
   EagleTreeOptions o;
   o.depth = 6;
