@@ -191,7 +191,7 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   t.submit_and_wait();
   t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);
   b.add_children(0, q.data(), V);
-  for (std::vector<int32_t> f = b.frontier(); !f.empty() && f != std::vector<int32_t>{0}; f = b.frontier()) {
+  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
     record_level(b, f, c);
     t.submit_and_wait();
     t.ctx().download(q_, 0, q.data(), f.size() * static_cast<size_t>(V) * 4);

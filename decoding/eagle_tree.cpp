@@ -81,7 +81,11 @@ DraftTreeBuilder::DraftTreeBuilder(const EagleTreeOptions& options, int64_t max_
   if (o_.depth < 1 || o_.topk < 1 || o_.nodes < 1)
     throw Error("draft tree: depth, topk and nodes must be >= 1");
   nodes_.push_back(DraftTreeNode{});
-  if (o_.kind == EagleTreeKind::Static) shape_ = eagle_static_paths(depth_, o_.topk, o_.nodes);
+  // The shape is the full-depth one cut at the image's end (recomputing it for fewer levels would
+  // spread the same node budget wider than the buffers sized for the full shape).
+  if (o_.kind == EagleTreeKind::Static)
+    for (std::vector<int32_t>& p : eagle_static_paths(o_.depth, o_.topk, o_.nodes))
+      if (static_cast<int64_t>(p.size()) <= depth_) shape_.push_back(std::move(p));
   if (o_.kind == EagleTreeKind::Chain)
     for (int64_t d = 1; d <= std::min(depth_, o_.nodes); ++d) shape_.push_back(std::vector<int32_t>(static_cast<size_t>(d), 0));
 }
@@ -120,17 +124,18 @@ void DraftTreeBuilder::add_children(int32_t parent, const float* q, int64_t V) {
     n.token = t;
     n.value = pn.value * static_cast<double>(q[t]);
     nodes_.push_back(n);
-    newest_depth_ = std::max(newest_depth_, n.depth);
   }
+  // The next level is the one below the parent's, even when it received no children.
+  level_ = std::max(level_, pn.depth + 1);
 }
 
 std::vector<int32_t> DraftTreeBuilder::frontier() const {
   std::vector<int32_t> f;
-  if (nodes_.size() == 1) return depth_ > 0 ? std::vector<int32_t>{0} : f;
-  if (newest_depth_ >= depth_) return f;
+  if (level_ >= depth_) return f;
+  if (level_ == 0) return {0};
   for (int32_t i = 0; i < static_cast<int32_t>(nodes_.size()); ++i) {
     const DraftTreeNode& n = nodes_[static_cast<size_t>(i)];
-    if (n.depth != newest_depth_) continue;
+    if (n.depth != level_) continue;
     if (o_.kind == EagleTreeKind::Dynamic) {
       f.push_back(i);
       continue;

@@ -71,7 +71,7 @@ class DraftTreeBuilder {
   int64_t depth_;
   std::vector<DraftTreeNode> nodes_;
   std::vector<std::vector<int32_t>> shape_;  // static and chain: the rank paths kept
-  int32_t newest_depth_ = 0;
+  int32_t level_ = 0;  // depth of the nodes frontier() offers (0: the root)
 };
 
 }  // namespace vkspec

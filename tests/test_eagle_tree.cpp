@@ -102,6 +102,14 @@ TEST(eagle_tree, FrontiersFitTheirBound) {
     EXPECT_EQ(static_cast<int64_t>(widest), eagle_max_frontier(o)) << eagle_tree_kind_name(kind);
     EXPECT_LE(static_cast<int64_t>(expanded), eagle_max_expanded(o)) << eagle_tree_kind_name(kind);
     EXPECT_EQ(static_cast<int64_t>(b.select().size()), 1 + (kind == EagleTreeKind::Chain ? o.depth : o.nodes));
+    // Near the image's end the tree is cut, never widened.
+    for (int64_t room = 1; room < o.depth; ++room) {
+      DraftTreeBuilder end(o, room);
+      for (std::vector<int32_t> f = end.frontier(); !f.empty(); f = end.frontier()) {
+        EXPECT_LE(static_cast<int64_t>(f.size()), eagle_max_frontier(o)) << eagle_tree_kind_name(kind) << " room " << room;
+        for (int32_t id : f) end.add_children(id, q.data(), 40);
+      }
+    }
   }
 }
 
