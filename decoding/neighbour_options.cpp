@@ -19,12 +19,6 @@ void NeighbourTables::add(const CodebookNeighbours* table) {
   if (table) by_metric[static_cast<size_t>(table->metric())] = table;
 }
 
-bool NeighbourTables::empty() const {
-  for (const CodebookNeighbours* t : by_metric)
-    if (t) return false;
-  return true;
-}
-
 const CodebookNeighbours& neighbour_table(const ModelSet& models, NeighbourMetric metric, const std::string& method) {
   const CodebookNeighbours* t = models.neighbours.find(metric);
   if (!t)

@@ -30,7 +30,6 @@ struct NeighbourTables {
   std::array<const CodebookNeighbours*, kNeighbourMetricCount> by_metric{};
   void add(const CodebookNeighbours* table);  // under its own metric; nullptr: nothing
   const CodebookNeighbours* find(NeighbourMetric m) const { return by_metric[static_cast<size_t>(m)]; }
-  bool empty() const;
 };
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
