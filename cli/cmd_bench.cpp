@@ -171,6 +171,10 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   // key stays "vq" so that sample files written before still resume.
   if (loaded.tokenizer && (!classifier.empty() || needs.tokenizer || needs.neighbours))
     models += ";vq=" + identity(loaded.tokenizer->path());
+  // The neighbour table is the codebook's (vq) under a metric: another metric is another table.
+  // Absent means l2, the only metric before 2026-11-26, so those sample files still resume.
+  if (needs.neighbours && needs.neighbour_metric != NeighbourMetric::L2)
+    models += std::string(";neighbours=") + neighbour_metric_name(needs.neighbour_metric);
   return {{"method", run.method},
           {"options", frontend::format_method_options(run.options)},
           {"models", models},

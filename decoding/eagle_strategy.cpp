@@ -254,8 +254,8 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
     for (int64_t c = p + 1; c < M; ++c) {
       if (tree[static_cast<size_t>(c)].parent != p) continue;
       const TensorView qc = q_tree_.view().rows(c, 1), token = tokens_.view().rows(c, 1);
-      const TensorView target_row = record_accept_target(
-          s, rule_, models_, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
+      const TensorView target_row =
+          record_accept_target(s, rule_, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
       ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
                        philox::purpose_word(philox::Purpose::Accept, round * kSiblings + sibling),
                        accept_.view().rows(c, 1));

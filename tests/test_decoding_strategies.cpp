@@ -180,7 +180,9 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_heads = m;
   no_heads.heads = nullptr;
   expect_error("ssd", {{"head-kind", "token"}}, no_heads, "--head-kind token needs draft heads");
-  expect_error("sjd", {{"delta", "0.1"}}, m, "--k and --delta belong to --accept lantern");
+  expect_error("sjd", {{"delta", "0.1"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("sjd", {{"metric", "cosine"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("lantern", {{"metric", "manhattan"}}, m, "--metric must be one of");
   expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
   expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
   expect_error("lantern", {{"nodes", "8"}}, m, "--nodes applies to --drafter eagle only");
@@ -192,9 +194,11 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   no_eagle.eagle = nullptr;
   expect_error("eagle", {{"nodes", "8"}}, no_eagle, "needs an EAGLE drafter (--eagle-drafter FILE");
   ModelSet no_table = m;
-  no_table.neighbours = nullptr;
-  expect_error("lantern", {}, no_table, "needs the codebook neighbour table");
+  no_table.neighbours = {};
+  expect_error("lantern", {}, no_table, "needs the codebook neighbour table with --metric l2");
   expect_error("scd-mc", {{"accept", "lantern"}}, no_table, "needs the codebook neighbour table");
+  // A table of another metric is not used in its place.
+  expect_error("lantern", {{"metric", "cosine"}}, m, "needs the codebook neighbour table with --metric cosine");
 }
 
 std::vector<std::string> option_names(const std::string& method) {
@@ -209,14 +213,22 @@ TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
                                                         "zipar", "mulo", "hawk", "ssd", "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
-  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
-  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
+  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric"}));
+  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric"}));
   EXPECT_TRUE(option_names("ar").empty());
   EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
   EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);
   EXPECT_TRUE(find_strategy("lantern").needs_for({{"drafter", "model"}}).drafter);
   EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"accept", "lantern"}}).neighbours);
   EXPECT_FALSE(find_strategy("scd-mc").needs_for({}).neighbours);
+  // The table's metric follows --metric, for every method whose acceptance reads the table.
+  EXPECT_EQ(find_strategy("lantern").needs_for({}).neighbour_metric, NeighbourMetric::L2);
+  EXPECT_EQ(find_strategy("lantern").needs_for({{"metric", "random"}}).neighbour_metric, NeighbourMetric::Random);
+  EXPECT_EQ(find_strategy("sd").needs_for({{"accept", "lantern"}, {"metric", "cosine"}}).neighbour_metric,
+            NeighbourMetric::Cosine);
+  EXPECT_EQ(find_strategy("mulo").needs_for({{"metric", "cosine"}}).neighbour_metric, NeighbourMetric::Cosine);
+  EXPECT_EQ(find_strategy("zipar").needs_for({{"verify", "lantern"}, {"metric", "cosine"}}).neighbour_metric,
+            NeighbourMetric::Cosine);
   EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"init", "heads"}}).heads);
   EXPECT_TRUE(find_strategy("mulo").needs_for({}).low_res);
   EXPECT_TRUE(find_strategy("scd-mc").lossless_for({}));

@@ -72,7 +72,7 @@ T2iModels& t2i_models(Context& ctx) {
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
-    r.set.neighbours = r.neighbours.get();
+    r.set.neighbours.add(r.neighbours.get());
     r.set.heads = r.heads.get();
     r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
     r.set.latent_heads = r.latent_heads.get();
@@ -138,7 +138,7 @@ TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
   m.target = &target;
   m.low_res = &low;
   m.tokenizer = tokenizer.get();
-  m.neighbours = &neighbours;
+  m.neighbours.add(&neighbours);
   for (const MethodOptions& o : {MethodOptions{}, MethodOptions{{"resample", "coupled"}}}) {
     const testing::Sample s =
         testing::run_images(ctx(), testing::by_name("mulo"), o, 3, 2, true, &m, caption);

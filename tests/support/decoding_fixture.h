@@ -69,7 +69,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
-    r.set.neighbours = r.neighbours.get();
+    r.set.neighbours.add(r.neighbours.get());
     r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
     r.set.heads = r.heads.get();
     r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
