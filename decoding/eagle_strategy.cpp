@@ -38,7 +38,19 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
                               "proposals per expanded node, and nodes expanded per level"),
           OptionSpec::integer("nodes", d.nodes, 1, 256,
                               "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
-                              "queries)")};
+                              "queries)"),
+          OptionSpec::choice("candidates", "top", {"top", "sampled"},
+                             "top: the drafter's most likely tokens, tested as point masses (EAGLE-2's); sampled: "
+                             "independent samples of its distribution, tested with min(1, p/q) (ours; static and "
+                             "chain trees)")};
+}
+
+bool parse_eagle_sampled(const OptionValues& o) {
+  const bool sampled = o.choice("candidates") == "sampled";
+  if (sampled && o.choice("tree") == "dynamic")
+    throw Error(o.method() + ": --candidates sampled needs --tree static or chain (a dynamic tree chooses among the "
+                             "samples by their probabilities, which biases them)");
+  return sampled;
 }
 
 EagleTreeOptions parse_eagle_tree_options(const OptionValues& o) {
@@ -74,6 +86,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
   last_logits_ = ctx.tensor(DType::F32, {rows, V}, name() + " catch-up logits");
   q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions", MemoryUsage::Readback);
+  if (opt_.sampled) q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
@@ -125,6 +138,7 @@ void EagleStrategy::record_catch_up(int64_t c) {
   s.copy(logits);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, last_logits_.view(), {}, none, q_.view().rows(0, 1), {});
+  if (opt_.sampled) s.copy(q_.view().rows(0, 1), q_store_.view().rows(0, 1));
   drafter_valid_ = c;
   ++draft_forwards_;
 }
@@ -173,13 +187,51 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   s.copy(g);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, q_.view().rows(0, m), {});
+  if (opt_.sampled) {
+    std::vector<CopyRegion> keep;
+    for (int64_t i = 0; i < m; ++i)
+      keep.push_back({q_.view().rows(i, 1), q_store_.view().rows(g_row_[static_cast<size_t>(frontier[static_cast<size_t>(i)])], 1)});
+    s.copy(keep);
+  }
   ++draft_forwards_;
+}
+
+void EagleStrategy::add_children(DraftTreeBuilder& b, int32_t parent, const float* q, int64_t c) {
+  const int64_t V = vocab();
+  if (!opt_.sampled) {
+    b.add_children(parent, q, V);
+    return;
+  }
+  // Independent draws from q by inverse CDF, keyed by the children's position, the step and the
+  // child's rank: the same q rows the GPU then tests them against (q_store_).
+  const int64_t position = c + b.nodes()[static_cast<size_t>(parent)].depth;
+  const int64_t n = b.shape_children(parent);
+  double total = 0;
+  for (int64_t v = 0; v < V; ++v) total += q[v];
+  std::vector<uint32_t> tokens;
+  for (int64_t r = 0; r < n; ++r) {
+    const double u = philox::uniform(in_.seed, static_cast<uint32_t>(position),
+                                     philox::purpose_word(philox::Purpose::Draft,
+                                                          static_cast<uint32_t>(step_) * kSiblings + static_cast<uint32_t>(r)),
+                                     0) * total;
+    double acc = 0;
+    int64_t x = -1;
+    for (int64_t v = 0; v < V; ++v) {
+      if (!(q[v] > 0.0f)) continue;
+      acc += q[v];
+      x = v;
+      if (u < acc) break;
+    }
+    if (x < 0) return;  // q is all zero: nothing to draft
+    tokens.push_back(static_cast<uint32_t>(x));
+  }
+  b.add_sampled_children(parent, tokens, q);
 }
 
 std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   TargetSession& t = target();
   const int64_t N = image_tokens(), V = vocab();
-  std::vector<Node> tree = {{-1, c - 1, c > 0 ? grid_[static_cast<size_t>(c - 1)] : 0, cls_ + c - 1, false}};
+  std::vector<Node> tree = {{-1, c - 1, c > 0 ? grid_[static_cast<size_t>(c - 1)] : 0, cls_ + c - 1, false, -1}};
   if (c == 0) return tree;  // the first token is the target's own sample: nothing to draft from yet
   DraftTreeBuilder b(opt_.tree, N - c);
   drafter_slot_.assign(1, -1);
@@ -190,12 +242,12 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   record_catch_up(c);
   t.submit_and_wait();
   t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);
-  b.add_children(0, q.data(), V);
+  add_children(b, 0, q.data(), c);
   for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
     record_level(b, f, c);
     t.submit_and_wait();
     t.ctx().download(q_, 0, q.data(), f.size() * static_cast<size_t>(V) * 4);
-    for (size_t i = 0; i < f.size(); ++i) b.add_children(f[i], q.data() + i * static_cast<size_t>(V), V);
+    for (size_t i = 0; i < f.size(); ++i) add_children(b, f[i], q.data() + i * static_cast<size_t>(V), c);
   }
   // The verified tree: the first node of each depth in its position's slot, the others in scratch.
   const std::vector<int32_t> sel = b.select();
@@ -210,7 +262,7 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
     const bool canonical = depth_seen.insert(nd.depth).second;
     index[static_cast<size_t>(sel[i])] = static_cast<int32_t>(tree.size());
     tree.push_back({index[static_cast<size_t>(nd.parent)], pos, static_cast<int32_t>(nd.token),
-                    canonical ? cls_ + pos : scratch++, !canonical});
+                    canonical ? cls_ + pos : scratch++, !canonical, g_row_[static_cast<size_t>(nd.parent)]});
   }
   return tree;
 }
@@ -336,7 +388,14 @@ void EagleStrategy::decode(StepEvent& e) {
   }
   t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
   CommandStream& s = t.stream();
-  if (M > 1) record_point_masses(s, q_tree_, masses);
+  if (opt_.sampled) {
+    std::vector<CopyRegion> q_rows;
+    for (int64_t i = 1; i < M; ++i)
+      q_rows.push_back({q_store_.view().rows(tree[static_cast<size_t>(i)].q_row, 1), q_tree_.view().rows(i, 1)});
+    if (!q_rows.empty()) s.copy(q_rows);
+  } else if (M > 1) {
+    record_point_masses(s, q_tree_, masses);
+  }
   const GptOutputs out = t.forward(batch);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
@@ -381,6 +440,7 @@ StrategyDescriptor eagle() {
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     EagleOptions e;
     e.tree = parse_eagle_tree_options(o);
+    e.sampled = parse_eagle_sampled(o);
     return std::make_unique<EagleStrategy>("eagle", m, in, e);
   };
   return d;

@@ -33,12 +33,19 @@ namespace vkspec {
 
 struct EagleOptions {
   EagleTreeOptions tree;
+  // Candidates: the drafter's most likely tokens tested as point masses (EAGLE-2's), or (ours)
+  // independent samples of its distribution q tested with min(1, p/q) against the running
+  // residual norm(max(r - q, 0)) (multi-draft speculative sampling; static and chain trees, whose
+  // shape does not depend on which tokens were drawn).
+  bool sampled = false;
   AcceptRule rule;
 };
 
 // Options of the tree, shared by `eagle` and `lantern --drafter eagle`.
 std::vector<OptionSpec> eagle_tree_option_specs();
 EagleTreeOptions parse_eagle_tree_options(const OptionValues& o);
+// --candidates sampled (checked against the tree kind).
+bool parse_eagle_sampled(const OptionValues& o);
 // Queries of the largest target forward: the root, the tree, the repairs of the previous step.
 int64_t eagle_max_queries(const EagleTreeOptions& o);
 
@@ -56,12 +63,15 @@ class EagleStrategy : public Strategy {
     int32_t token;
     int64_t slot;        // target KV slot
     bool alternate;      // in a scratch slot; re-fed next step when accepted
+    int64_t q_row;       // sampled candidates: the row of q_store_ it was drawn from
   };
   // Grows the draft tree from committed position c (several submits); returns the verified tree.
   std::vector<Node> draft_tree(int64_t c);
   // Records the drafter's catch-up on elements [drafter_valid_, c) and stores g(c - 1) as the
   // feature of tree node 0; q row 0 gets the root's draft distribution.
   void record_catch_up(int64_t c);
+  // Adds `parent`'s children from its draft distribution q (host copy): the top tokens, or samples.
+  void add_children(DraftTreeBuilder& b, int32_t parent, const float* q, int64_t c);
   // Records the drafter on frontier nodes (builder ids) whose features are stored by id.
   void record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c);
   GptQueries tree_queries(const std::vector<Node>& tree, int64_t c) const;
@@ -87,6 +97,7 @@ class EagleStrategy : public Strategy {
   Tensor g_;           // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
   Tensor last_logits_; // f32 [rows, V]: the catch-up's last element's logits
   Tensor q_;           // f32 [max_nodes, V]: draft distributions of a level (read back)
+  Tensor q_store_;     // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
   Tensor probs_, q_tree_, residuals_, relaxed_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
   std::vector<uint32_t> accept_host_, final_host_;

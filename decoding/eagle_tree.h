@@ -56,6 +56,12 @@ class DraftTreeBuilder {
   // Adds `parent`'s children from its draft distribution q[0 .. V): its most likely tokens with
   // q > 0 (ties to the smaller id), at most topk, those the tree kind keeps.
   void add_children(int32_t parent, const float* q, int64_t V);
+  // Sampled candidates (static and chain shapes): `parent`'s children are the given tokens, drawn
+  // independently from its q, in the order they are verified (ranks 0, 1, ... of the shape; the
+  // tokens may repeat). Only as many as the shape gives the parent are kept.
+  void add_sampled_children(int32_t parent, const std::vector<uint32_t>& tokens, const float* q);
+  // How many children the shape gives `parent` (static and chain).
+  int64_t shape_children(int32_t parent) const;
   // The nodes the drafter runs on next (children come from their distributions), at most topk;
   // empty when the tree has its last level.
   std::vector<int32_t> frontier() const;

@@ -57,7 +57,7 @@ StrategyDescriptor lantern() {
   };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     const bool eagle = drafts_with_eagle(o);
-    for (const char* key : {"tree", "depth", "topk", "nodes"})
+    for (const char* key : {"tree", "depth", "topk", "nodes", "candidates"})
       if (!eagle && o.given(key)) throw Error(std::string("lantern: --") + key + " applies to --drafter eagle only");
     if (eagle) {
       for (const char* key : {"window", "init", "alpha"})
@@ -65,6 +65,7 @@ StrategyDescriptor lantern() {
           throw Error(std::string("lantern: --") + key + " does not apply to --drafter eagle");
       EagleOptions e;
       e.tree = parse_eagle_tree_options(o);
+      e.sampled = parse_eagle_sampled(o);
       e.rule = parse_accept_options(o, AcceptRule::Kind::Lantern);
       return std::make_unique<EagleStrategy>("lantern", m, in, e);
     }

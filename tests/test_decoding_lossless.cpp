@@ -121,6 +121,18 @@ TEST_F(lossless_decoding, EagleChainMatchesAr) {
   expect_matches_ar("eagle --tree chain --depth 4", "eagle", {{"tree", "chain"}, {"depth", "4"}});
 }
 
+// Ours: candidates drawn from the drafter's q and tested with min(1, p/q); a static tree's siblings
+// are independent draws of one q, verified against the running residual norm(max(r - q, 0)).
+TEST_F(lossless_decoding, EagleSampledChainMatchesAr) {
+  expect_matches_ar("eagle --tree chain --candidates sampled --depth 5", "eagle",
+                    {{"tree", "chain"}, {"candidates", "sampled"}, {"depth", "5"}});
+}
+
+TEST_F(lossless_decoding, EagleSampledStaticTreeMatchesAr) {
+  expect_matches_ar("eagle --tree static --candidates sampled --depth 3 --topk 3 --nodes 8", "eagle",
+                    {{"tree", "static"}, {"candidates", "sampled"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}});
+}
+
 // The paper's Cartesian tree with three whole depths (40 nodes: the tiny target runs at most 64
 // queries), cut by a budget mid-depth, the earlier chain tree, and each direction alone (the
 // paper's ablation): every candidate a sample of its own q.

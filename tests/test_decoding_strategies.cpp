@@ -36,6 +36,7 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"ssd", {{"correct", "coupled"}}},
       {"eagle", {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}},
       {"eagle", {{"tree", "chain"}, {"depth", "2"}}},
+      {"eagle", {{"tree", "chain"}, {"candidates", "sampled"}, {"depth", "3"}}},
       {"lantern", {{"drafter", "eagle"}, {"tree", "static"}, {"depth", "3"}, {"topk", "2"}, {"nodes", "6"}}},
       {"ssd-coupled", {{"rows", "1"}, {"rounds", "2"}}},
       {"scd-mc", {{"window", "4"}, {"init", "heads"}}}};
@@ -189,6 +190,7 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   expect_error("lantern", {{"drafter", "eagle"}, {"window", "4"}, {"nodes", "8"}}, m,
                "--window does not apply to --drafter eagle");
   expect_error("eagle", {{"tree", "bushy"}}, m, "--tree must be one of dynamic, static, chain");
+  expect_error("eagle", {{"candidates", "sampled"}, {"nodes", "8"}}, m, "--candidates sampled needs --tree static or chain");
   expect_error("eagle", {}, m, "max_queries");  // the default tree (1 + 60 + 6 queries) exceeds the tiny target's 64
   ModelSet no_eagle = m;
   no_eagle.eagle = nullptr;
