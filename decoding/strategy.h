@@ -21,6 +21,8 @@ namespace vkspec {
 class CodebookNeighbours;
 class DraftHeads;
 class LatentHeads;
+class LatentUpsampler;
+class SrNet;
 class Tokenizer;
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
@@ -33,6 +35,8 @@ struct ModelSet {
   const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
   DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
   LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
+  SrNet* sr_net = nullptr;  // MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)
+  LatentUpsampler* latent_upsampler = nullptr;  // MuLo-SD's latent upsampler (mulo --upsampler latent)
 };
 
 struct StrategyInputs {

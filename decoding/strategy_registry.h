@@ -22,6 +22,7 @@ struct StrategyInputs;
 // What a method needs in its ModelSet besides the target, given its options.
 struct StrategyNeeds {
   bool drafter = false, low_res = false, tokenizer = false, neighbours = false, heads = false, latent_heads = false;
+  bool sr_net = false, latent_upsampler = false;  // MuLo-SD's trained upsamplers
 };
 
 struct StrategyDescriptor {

@@ -21,6 +21,10 @@ RoleAsset asset_of(ModelRole role) {
     case ModelRole::LowRes: return {"--low-res", "fmnist_gpt8.safetensors"};
     case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
     case ModelRole::LatentHeads: return {"--latent-heads", "fmnist_gpt16_latent_heads.safetensors"};
+    // MuLo-SD's trained upsamplers for the shipped r = 2 pair (fmnist_gpt8 -> fmnist_gpt16); the
+    // r = 4 ones (fmnist_sr4, fmnist_latent_up4, with fmnist_gpt4) are given by file
+    case ModelRole::SrNet: return {"--sr-net", "fmnist_sr2.safetensors"};
+    case ModelRole::LatentUpsampler: return {"--latent-upsampler", "fmnist_latent_up2.safetensors"};
     case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
     case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
   }
@@ -42,6 +46,8 @@ ModelFiles model_files(const ArgParser& ap) {
   f.low_res = ap.get_or("--low-res", "");
   f.heads = ap.get_or("--heads", "");
   f.latent_heads = ap.get_or("--latent-heads", "");
+  f.sr_net = ap.get_or("--sr-net", "");
+  f.latent_upsampler = ap.get_or("--latent-upsampler", "");
   f.tokenizer = ap.get_or("--vq", "");
   f.classifier = ap.get_or("--classifier", "");
   return f;
@@ -53,7 +59,9 @@ OptionTable model_file_option_table() {
           {"--drafter", "jacobi|model|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
           {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --head-kind token, --init heads)"},
-          {"--latent-heads", "FILE", "SSD's latent heads (ssd)"}};
+          {"--latent-heads", "FILE", "SSD's latent heads (ssd)"},
+          {"--sr-net", "FILE", "MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)"},
+          {"--latent-upsampler", "FILE", "MuLo-SD's latent upsampler (mulo --upsampler latent)"}};
 }
 
 std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
@@ -74,6 +82,8 @@ const std::string& ModelCatalog::given(ModelRole role) const {
     case ModelRole::LowRes: return given_.low_res;
     case ModelRole::Heads: return given_.heads;
     case ModelRole::LatentHeads: return given_.latent_heads;
+    case ModelRole::SrNet: return given_.sr_net;
+    case ModelRole::LatentUpsampler: return given_.latent_upsampler;
     case ModelRole::Tokenizer: return given_.tokenizer;
     case ModelRole::Classifier: return given_.classifier;
   }

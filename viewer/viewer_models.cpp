@@ -28,7 +28,7 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   frontend::ModelRequest request;
   request.needs.neighbours = true;  // relaxed acceptance (--accept lantern) from the panel
   request.companions.drafter = request.companions.low_res = request.companions.heads =
-      request.companions.latent_heads = true;
+      request.companions.latent_heads = request.companions.sr_net = request.companions.latent_upsampler = true;
   request.max_queries = kMaxQueries;
   loaded_ = frontend::load_models(ctx, catalog, request);
   grid_ = loaded_.target->config().grid_size;
