@@ -167,6 +167,9 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
   if (needs.latent_heads && loaded.latent_heads) models += ";latent_heads=" + identity(loaded.latent_heads->path());
   if (needs.eagle && loaded.eagle) models += ";eagle=" + identity(loaded.eagle->path());
+  if (needs.sr_net && loaded.sr_net) models += ";sr_net=" + identity(loaded.sr_net->path());
+  if (needs.latent_upsampler && loaded.latent_upsampler)
+    models += ";latent_upsampler=" + identity(loaded.latent_upsampler->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours); its
   // key stays "vq" so that sample files written before still resume.
   if (loaded.tokenizer && (!classifier.empty() || needs.tokenizer || needs.neighbours))

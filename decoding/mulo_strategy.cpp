@@ -50,6 +50,7 @@ MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
   r.band = o.integer_at_most("band", m.low_res->config().grid_size, o.integer("band"));
   r.sequential = o.choice("islands") == "sequential";
   r.coupled = o.choice("resample") == "coupled";
+  r.upsampler = upsampler_kind(o.choice("upsampler"));
   if (r.coupled && o.given("islands"))
     throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
   if (r.band * m.low_res->config().grid_size > m.low_res->options().max_queries)
@@ -73,7 +74,8 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
       w_(models.low_res->config().grid_size),
       cls_(models.target->config().cls_token_num),
       low_cache_(target().make_cache(*models.low_res, stage::kLowRes)),
-      resampler_(*models.ctx, *models.tokenizer, models.low_res->config().grid_size) {
+      resampler_(*models.ctx, *models.tokenizer, models.low_res->config().grid_size),
+      upsampler_(make_draft_upsampler(opt.upsampler, models, resampler_, w_, W_)) {
   const int64_t max_q = mulo_max_queries(band_rows_, W_);
   const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
   Context& ctx = *models.ctx;
@@ -168,7 +170,7 @@ void MuloStrategy::record_band_drafts(int64_t k, int64_t low_rows) {
   const int64_t last = (k * band_rows_ + low_rows - 1) * w_;
   target().set_stage(stage::kLowRes);
   for (int64_t r = k * band_rows_ + low_rows; r < w_; ++r) s.copy(lo_grid_.view().rows(last, w_), lo_grid_.view().rows(r * w_, w_));
-  resampler_.record_up(s, lo_grid_.view(), hi_draft_.view());
+  upsampler_->record_up(s, lo_grid_.view(), hi_draft_.view());
   target().set_stage(stage::kSampling);
 }
 
@@ -432,7 +434,8 @@ StrategyDescriptor mulo() {
   d.order = 70;
   d.summary = "MuLo-SD: a low-resolution model drafts, rejected tokens grow into islands resampled together";
   d.reference = "MuLo-SD, CVPR 2026 (multi-scale local speculative decoding); one low-res forward per token, "
-                "nearest 2x upsampler, --resample coupled is ours (docs/methods.md)";
+                "--upsampler nearest (default) and --resample coupled are ours, --upsampler pixel-sr|latent the "
+                "paper's (docs/methods.md)";
   d.options = {
       OptionSpec::number("tau", 0.05, 0.0, 1.0, "acceptance threshold on the pooled target probability"),
       OptionSpec::integer("k", 8, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
@@ -443,11 +446,16 @@ StrategyDescriptor mulo() {
                          "resample the islands in concurrent waves (the paper) or one after another"),
       OptionSpec::choice("resample", "fresh", {"fresh", "coupled"},
                          "islands resampled by fresh waves or by coupled speculative decoding (ours)"),
+      OptionSpec::choice("upsampler", "nearest", {"nearest", "pixel-sr", "latent"},
+                         "low-res drafts to high-res: pixels with nearest (ours), pixels with the SR net "
+                         "(the paper's default), the trained latent upsampler (the paper's)"),
   };
   d.lossless = [](const OptionValues&) { return false; };
-  d.needs = [](const OptionValues&) {
+  d.needs = [](const OptionValues& o) {
     StrategyNeeds n;
     n.low_res = n.tokenizer = n.neighbours = true;
+    n.sr_net = o.choice("upsampler") == "pixel-sr";
+    n.latent_upsampler = o.choice("upsampler") == "latent";
     return n;
   };
   d.max_queries = [](const OptionValues& o, const GptConfig& t) { return mulo_max_queries(o.integer("band"), t.grid_size); };

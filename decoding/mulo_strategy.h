@@ -32,10 +32,15 @@
 // the target given the final prefix (no holes, no keys and values of replaced tokens), drafts the
 // target agrees with survive, and a forward can settle many positions. The only relaxation left
 // is the pooled test of the verification forward. --islands does not apply.
+//
+// --upsampler (decoding/upsampler.h) picks the low-to-high draft mapping: nearest (the pixel path
+// above, default), pixel-sr (the pixel path with a trained super-resolution net, the paper's
+// default design) or latent (the paper's trained latent upsampler, no pixels on the way up).
 #include <memory>
 #include <vector>
 
 #include "decoding/pixel_resampler.h"
+#include "decoding/upsampler.h"
 #include "decoding/strategy.h"
 
 namespace vkspec {
@@ -49,6 +54,7 @@ struct MuloOptions {
   NeighbourMetric metric = NeighbourMetric::L2;  // --metric: which neighbour table is pooled over
   bool sequential = false;  // --islands sequential
   bool coupled = false;     // --resample coupled
+  UpsamplerKind upsampler = UpsamplerKind::Nearest;  // --upsampler
 };
 // The options checked against the models (band within the low-resolution grid, k clamped to the
 // neighbour table); throws naming the option or the missing model.
@@ -86,6 +92,7 @@ class MuloStrategy : public Strategy {
   int64_t W_, w_, cls_;
   KvCache low_cache_;
   PixelResampler resampler_;
+  std::unique_ptr<DraftUpsampler> upsampler_;  // --upsampler (nearest records through resampler_)
   int64_t band_ = 0;                            // the band being decoded
   std::vector<std::vector<int32_t>> islands_;   // pending, raster order; front = next to resample
   std::vector<int32_t> drafts_;                 // the current band's drafts by position

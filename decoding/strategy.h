@@ -23,6 +23,8 @@ class CodebookNeighbours;
 class DraftHeads;
 class LatentHeads;
 class EagleDrafter;
+class LatentUpsampler;
+class SrNet;
 class Tokenizer;
 
 // The codebook neighbour tables loaded, at most one per NeighbourMetric (a bench sweep over
@@ -44,6 +46,8 @@ struct ModelSet {
   DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
   LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
   EagleDrafter* eagle = nullptr;  // the EAGLE-style feature drafter on the target (eagle, lantern)
+  SrNet* sr_net = nullptr;  // MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)
+  LatentUpsampler* latent_upsampler = nullptr;  // MuLo-SD's latent upsampler (mulo --upsampler latent)
 };
 
 struct StrategyInputs {

@@ -22,6 +22,10 @@ RoleAsset asset_of(ModelRole role) {
     case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
     case ModelRole::LatentHeads: return {"--latent-heads", "fmnist_gpt16_latent_heads.safetensors"};
     case ModelRole::Eagle: return {"--eagle-drafter", "fmnist_eagle_drafter16.safetensors"};
+    // MuLo-SD's trained upsamplers for the shipped r = 2 pair (fmnist_gpt8 -> fmnist_gpt16); the
+    // r = 4 ones (fmnist_sr4, fmnist_latent_up4, with fmnist_gpt4) are given by file
+    case ModelRole::SrNet: return {"--sr-net", "fmnist_sr2.safetensors"};
+    case ModelRole::LatentUpsampler: return {"--latent-upsampler", "fmnist_latent_up2.safetensors"};
     case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
     case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
   }
@@ -44,6 +48,8 @@ ModelFiles model_files(const ArgParser& ap) {
   f.heads = ap.get_or("--heads", "");
   f.latent_heads = ap.get_or("--latent-heads", "");
   f.eagle = ap.get_or("--eagle-drafter", "");
+  f.sr_net = ap.get_or("--sr-net", "");
+  f.latent_upsampler = ap.get_or("--latent-upsampler", "");
   f.tokenizer = ap.get_or("--vq", "");
   f.classifier = ap.get_or("--classifier", "");
   return f;
@@ -56,7 +62,9 @@ OptionTable model_file_option_table() {
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
           {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --head-kind token, --init heads)"},
           {"--latent-heads", "FILE", "SSD's latent heads (ssd)"},
-          {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle)"}};
+          {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle)"},
+          {"--sr-net", "FILE", "MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)"},
+          {"--latent-upsampler", "FILE", "MuLo-SD's latent upsampler (mulo --upsampler latent)"}};
 }
 
 std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
@@ -78,6 +86,8 @@ const std::string& ModelCatalog::given(ModelRole role) const {
     case ModelRole::Heads: return given_.heads;
     case ModelRole::LatentHeads: return given_.latent_heads;
     case ModelRole::Eagle: return given_.eagle;
+    case ModelRole::SrNet: return given_.sr_net;
+    case ModelRole::LatentUpsampler: return given_.latent_upsampler;
     case ModelRole::Tokenizer: return given_.tokenizer;
     case ModelRole::Classifier: return given_.classifier;
   }

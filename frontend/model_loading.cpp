@@ -17,6 +17,8 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.heads = heads.get();
   m.latent_heads = latent_heads.get();
   m.eagle = eagle.get();
+  m.sr_net = sr_net.get();
+  m.latent_upsampler = latent_upsampler.get();
   return m;
 }
 
@@ -36,6 +38,8 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.heads |= n.heads;
     r.needs.latent_heads |= n.latent_heads;
     r.needs.eagle |= n.eagle;
+    r.needs.sr_net |= n.sr_net;
+    r.needs.latent_upsampler |= n.latent_upsampler;
     r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target));
   }
   return r;
@@ -78,6 +82,14 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
     m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);
   if (const std::string e = file(needs.eagle, request.companions.eagle, ModelRole::Eagle); !e.empty())
     m.eagle = std::make_unique<EagleDrafter>(ctx, e, *m.target, request.max_queries);
+  // MuLo-SD's trained upsamplers work on the tokenizer's pixels / codebook, for one image of the
+  // low-resolution model's grid (half the target's when there is none yet).
+  const int64_t low_grid = m.low_res ? m.low_res->config().grid_size : cfg.grid_size / 2;
+  if (const std::string f = file(needs.sr_net, request.companions.sr_net, ModelRole::SrNet); !f.empty() && m.tokenizer)
+    m.sr_net = std::make_unique<SrNet>(ctx, f, low_grid * m.tokenizer->downsample());
+  if (const std::string f = file(needs.latent_upsampler, request.companions.latent_upsampler, ModelRole::LatentUpsampler);
+      !f.empty() && m.tokenizer)
+    m.latent_upsampler = std::make_unique<LatentUpsampler>(ctx, f, *m.tokenizer, low_grid);
   return m;
 }
 

@@ -12,6 +12,8 @@
 #include "engine/model/draft_heads.h"
 #include "engine/model/eagle_drafter.h"
 #include "engine/model/latent_heads.h"
+#include "engine/model/latent_upsampler.h"
+#include "engine/model/sr_net.h"
 #include "engine/model/tokenizer.h"
 #include "frontend/model_catalog.h"
 
@@ -24,7 +26,9 @@ struct MethodRun {
 
 struct ModelRequest {
   StrategyNeeds needs;       // must load
-  StrategyNeeds companions;  // drafter, low_res, heads, latent_heads, eagle: load when the catalog has a companion file
+  // drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler: load when the catalog
+  // has a companion file
+  StrategyNeeds companions;
   bool tokenizer = false;    // the front end decodes images itself
   int64_t tokenizer_batch = 1;  // the most images per decode call
   int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
@@ -42,6 +46,8 @@ struct LoadedModels {
   std::unique_ptr<DraftHeads> heads;
   std::unique_ptr<LatentHeads> latent_heads;
   std::unique_ptr<EagleDrafter> eagle;
+  std::unique_ptr<SrNet> sr_net;
+  std::unique_ptr<LatentUpsampler> latent_upsampler;
   ModelSet set(Context& ctx) const;
 };
 

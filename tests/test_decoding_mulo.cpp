@@ -4,13 +4,17 @@
 // which is exactly ar (same visibility, same keys); in between, every event is consistent.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "decoding/islands.h"
 #include "tests/support/chi_square.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/tokenizer.h"
+#include "engine/model/latent_upsampler.h"
+#include "engine/model/sr_net.h"
 #include "tests/support/decoding_fixture.h"
+#include "tests/support/tiny_upsamplers.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {
@@ -36,6 +40,8 @@ struct MuloModels {
   std::unique_ptr<Gpt> target, low;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<CodebookNeighbours> neighbours;
+  std::unique_ptr<SrNet> sr2, sr4;  // random super-resolution nets, x2 (fits) and x4 (does not)
+  std::unique_ptr<LatentUpsampler> latent;  // a random r = 2 latent upsampler on the tokenizer's codebook
   ModelSet set;
 };
 
@@ -59,11 +65,21 @@ MuloModels& mulo_models(Context& ctx) {
     r.low = std::make_unique<Gpt>(ctx, dir + "/low.safetensors", opt);
     r.tokenizer = load_tokenizer(ctx, std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, kGrid);
     r.neighbours = std::make_unique<CodebookNeighbours>(ctx, *r.tokenizer, 16);
+    testing::write_tiny_sr_net(dir + "/sr2.safetensors", 2, 8, 3, 5);
+    testing::write_tiny_sr_net(dir + "/sr4.safetensors", 4, 8, 3, 6);
+    testing::write_tiny_latent_upsampler(dir + "/latent.safetensors", 1024, r.tokenizer->codebook().shape()[1], 2, 8,
+                                         2, 7);
+    const int64_t low_px = (kGrid / 2) * r.tokenizer->downsample();
+    r.sr2 = std::make_unique<SrNet>(ctx, dir + "/sr2.safetensors", low_px);
+    r.sr4 = std::make_unique<SrNet>(ctx, dir + "/sr4.safetensors", low_px);
+    r.latent = std::make_unique<LatentUpsampler>(ctx, dir + "/latent.safetensors", *r.tokenizer, kGrid / 2);
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.low_res = r.low.get();
     r.set.tokenizer = r.tokenizer.get();
     r.set.neighbours.add(r.neighbours.get());
+    r.set.sr_net = r.sr2.get();
+    r.set.latent_upsampler = r.latent.get();
     return r;
   }();
   return m;
@@ -247,6 +263,57 @@ TEST_F(decoding_mulo, CoupledResamplingAtTauOneSamplesTheTarget) {
     EXPECT_TRUE(c.fits()) << "position " << pos << ": " << c.str();
     std::printf("position %lld: %s\n", static_cast<long long>(pos), c.str().c_str());
   }
+}
+
+// --upsampler changes the drafts (what the target verifies), not the contract: events stay
+// consistent, tau = 1 is still ar, and the latent path's drafts differ from the pixel path's.
+TEST_F(decoding_mulo, UpsamplersChangeDraftsNotTheContract) {
+  const ModelSet& m = mulo_models(ctx()).set;
+  std::map<std::string, std::vector<int32_t>> first_drafts;
+  for (const char* up : {"nearest", "pixel-sr", "latent"}) {
+    for (uint64_t seed : {1u, 2u}) {
+      EXPECT_EQ(run("mulo", m, {{"tau", "1"}, {"radius", "0"}, {"upsampler", up}}, seed), run("ar", m, {}, seed))
+          << up << " seed " << seed;
+      run("mulo", m, {{"tau", "0.05"}, {"upsampler", up}}, seed);
+    }
+    std::vector<StepEvent> ev;
+    run("mulo", m, {{"tau", "0"}, {"upsampler", up}}, 5, &ev);
+    ASSERT_FALSE(ev.empty());
+    first_drafts[up] = ev[0].proposed_tokens;
+    EXPECT_EQ(first_drafts[up].size(), static_cast<size_t>(2 * kGrid)) << up;
+  }
+  // The same low-resolution band (same seed, same low-resolution model), other high-resolution drafts.
+  EXPECT_NE(first_drafts["latent"], first_drafts["nearest"]);
+  EXPECT_NE(first_drafts["pixel-sr"], first_drafts["nearest"]);
+}
+
+TEST_F(decoding_mulo, UpsamplerNeedsItsModelAtTheRatio) {
+  StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(0);
+  in.sampler = full_settings();
+  MuloModels& models = mulo_models(ctx());
+  ModelSet m = models.set;
+  auto message = [&](const MethodOptions& o) -> std::string {
+    in.options = o;
+    try {
+      make_strategy("mulo", m, in);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message({{"upsampler", "bicubic"}}), "no error");
+  m.sr_net = nullptr;
+  EXPECT_NE(message({{"upsampler", "pixel-sr"}}).find("--sr-net"), std::string::npos);
+  m.sr_net = models.sr4.get();  // x4 on an r = 2 pair
+  EXPECT_NE(message({{"upsampler", "pixel-sr"}}).find("x4"), std::string::npos);
+  m.latent_upsampler = nullptr;
+  EXPECT_NE(message({{"upsampler", "latent"}}).find("--latent-upsampler"), std::string::npos);
+  EXPECT_EQ(message({{"upsampler", "nearest"}}), "no error");  // nearest needs neither
+  EXPECT_TRUE(find_strategy("mulo").needs_for({{"upsampler", "latent"}}).latent_upsampler);
+  EXPECT_TRUE(find_strategy("mulo").needs_for({{"upsampler", "pixel-sr"}}).sr_net);
+  EXPECT_FALSE(find_strategy("mulo").needs_for({}).sr_net);
+  EXPECT_FALSE(find_strategy("mulo").needs_for({}).latent_upsampler);
 }
 
 TEST_F(decoding_mulo, NeedsItsModelsAndChecksOptions) {

@@ -167,7 +167,7 @@ def set_threads():
 
 
 def cmdline():
-    return "OMP_NUM_THREADS=2 /usr/bin/python3 " + " ".join(
+    return f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '2')} /usr/bin/python3 " + " ".join(
         [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
 
 

@@ -5,9 +5,21 @@ import torch
 import torch.nn.functional as F
 
 
-def lowres_to_32(x16):
-    """16x16 images -> 32x32 by nearest upsampling, how low-res samples are scored."""
-    return F.interpolate(x16, scale_factor=2.0, mode="nearest")
+def lowres_to_32(x):
+    """16x16 (or 8x8) images -> 32x32 by nearest upsampling, how low-res samples are scored."""
+    return F.interpolate(x, scale_factor=32.0 / x.shape[-1], mode="nearest")
+
+
+def write_reference_stats(clf, size, path):
+    """Feature statistics of the test set average-pooled to size x size and scored as low-res
+    samples are (train_classifier.py writes 32 and 16; the gpt4 export asks for 8)."""
+    import common as C
+    x, _ = C.load_fmnist("test")
+    x = C.to_unit(x)
+    if size != x.shape[-1]:
+        x = lowres_to_32(F.avg_pool2d(x, x.shape[-1] // size))
+    mu, sigma = stats(features(clf, x))
+    np.savez(path, mu=mu, sigma=sigma)
 
 
 @torch.no_grad()

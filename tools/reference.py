@@ -21,6 +21,12 @@
   reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
   reference.py make-classifier OUT.safetensors
   reference.py classify MODEL --pixels IN.safetensors --out OUT.safetensors  ->  features, logits
+  reference.py make-sr OUT.safetensors --scale 2 --ch 8 --depth 3   (random SRNet)
+  reference.py sr MODEL --pixels IN.safetensors --out OUT.safetensors  ->  pixels [N, 1, sH, sW]
+  reference.py make-latent-up OUT.safetensors --vocab 16 --embed 4 --ratio 2 --ch 8 --depth 2
+      (random LatentUpsampler, row-causal mask applied to the stored weights)
+  reference.py latent-up MODEL --vq VQ --tokens 1,2,3,4 --grid 2 --out OUT.safetensors
+      ->  latents [1, e_dim, rW, rW] (before quantisation), ids [1, (rW)^2] (nearest code of VQ)
 
 Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
 the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
@@ -38,8 +44,9 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import load_file, save_file  # noqa: E402
 from vkspec_models import (DRAFT_HEAD_NAMES, EAGLE_PREFIX, GPT, Classifier, DraftHeads, EagleDrafter,  # noqa: E402
-                           GPTConfig, VQConfig, VQModel, caption_attention_mask, eagle_metadata, draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
-                           vq_metadata)
+                           GPTConfig, LatentUpsampler, SRNet, VQConfig, VQModel, caption_attention_mask, draft_head_offsets,
+                           eagle_metadata, gpt_config_from_metadata, gpt_metadata, latent_upsampler_metadata, sr_metadata,
+                           vq_config_from_metadata, vq_metadata)
 
 
 def ints(text):
@@ -205,6 +212,45 @@ def classify(a):
     save_file({"features": f.contiguous(), "logits": logits.contiguous()}, a.out)
 
 
+def make_sr(a):
+    m = SRNet(a.scale, a.ch, a.depth)
+    randomise(m, a.seed, 0.2)
+    save_file({k: v.float().contiguous() for k, v in m.state_dict().items()}, a.out, sr_metadata(m))
+
+
+def sr(a):
+    t, meta = load_file(a.model)
+    m = SRNet(int(meta["scale"]), int(meta["channels"]), int(meta["depth"])).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    px, _ = load_file(a.pixels)
+    with torch.no_grad():
+        y = m(px["pixels"].float())
+    save_file({"pixels": y.contiguous()}, a.out)
+
+
+def make_latent_up(a):
+    m = LatentUpsampler(a.vocab, a.embed, a.ratio, a.ch, a.depth)
+    randomise(m, a.seed, 0.3)
+    sd = {k: v.float().contiguous() for k, v in m.state_dict().items()}
+    for k in sd:  # the mask as training exports it: zeros stored on the row below
+        if k.endswith(".weight") and sd[k].dim() == 4:
+            sd[k] = (sd[k] * m.out.mask).contiguous()
+    save_file(sd, a.out, latent_upsampler_metadata(m))
+
+
+def latent_up(a):
+    t, meta = load_file(a.model)
+    m = LatentUpsampler(int(meta["vocab_size"]), int(meta["embed_dim"]), int(meta["ratio"]), int(meta["channels"]),
+                        int(meta["depth"])).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    vq = load_vq(a.vq)
+    tok = torch.tensor(ints(a.tokens), dtype=torch.long).reshape(1, a.grid, a.grid)
+    with torch.no_grad():
+        z = m(tok)
+        _, _, idx, _ = vq.quantize(z)
+    save_file({"latents": z.contiguous(), "ids": idx.reshape(1, -1).to(torch.int32).contiguous()}, a.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -267,11 +313,30 @@ def main():
     p.add_argument("model")
     p.add_argument("--pixels", required=True)
     p.add_argument("--out", required=True)
+    p = sub.add_parser("make-sr")
+    p.add_argument("out")
+    for k, d in [("scale", 2), ("ch", 8), ("depth", 3), ("seed", 0)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("sr")
+    p.add_argument("model")
+    p.add_argument("--pixels", required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("make-latent-up")
+    p.add_argument("out")
+    for k, d in [("vocab", 16), ("embed", 4), ("ratio", 2), ("ch", 8), ("depth", 2), ("seed", 0)]:
+        p.add_argument("--" + k, type=int, default=d)
+    p = sub.add_parser("latent-up")
+    p.add_argument("model")
+    p.add_argument("--vq", required=True)
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--grid", type=int, required=True)
+    p.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.set_num_threads(1)
     {"make-gpt": make_gpt, "make-t2i": make_t2i, "make-caption": make_caption, "t2i-logits": t2i_logits,
-     "make-heads": make_heads, "make-eagle": make_eagle, "eagle-forward": eagle_forward, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
-     "vq-encode": vq_encode, "make-classifier": make_classifier, "classify": classify}[a.cmd](a)
+     "make-heads": make_heads, "make-eagle": make_eagle, "eagle-forward": eagle_forward, "gpt-logits": gpt_logits,
+     "make-vq": make_vq, "vq-decode": vq_decode, "vq-encode": vq_encode, "make-classifier": make_classifier,
+     "classify": classify, "make-sr": make_sr, "sr": sr, "make-latent-up": make_latent_up, "latent-up": latent_up}[a.cmd](a)
     return 0
 
 

@@ -58,6 +58,8 @@ run zipar_lantern --method zipar --verify lantern --k 16 --delta 0.1
 run mulo --method mulo
 run mulo_coupled --method mulo --resample coupled
 run mulo_tau --method mulo --tau 0.5 --radius 2 --band 2
+run mulo_pixel_sr --method mulo --upsampler pixel-sr
+run mulo_latent --method mulo --upsampler latent --band 2
 run hawk --method hawk
 run hawk_d2 --method hawk --depth 2
 run hawk_chain --method hawk --tree chain

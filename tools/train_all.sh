@@ -41,6 +41,14 @@ main() {
   OMP_NUM_THREADS=1 stage assets/fmnist_eagle_drafter16.safetensors train_eagle_drafter.py --budget-min 50 --wall-cap-min 70
   stage assets/fmnist_drafter16.safetensors   train_gpt.py --preset drafter16
   stage assets/fmnist_gpt8.safetensors        train_gpt.py --preset gpt8
+  # MuLo-SD r = 4 (issue 18): 4x4 tokens of 8x8-pooled images, then its low-resolution model
+  stage train_runs/tokens_4_test.npy          encode_dataset.py --grids 4
+  stage assets/fmnist_gpt4.safetensors        train_gpt.py --preset gpt4
+  # MuLo-SD's upsamplers: the pixel super-resolution nets (x2, x4) and the latent upsamplers
+  OMP_NUM_THREADS=1 stage assets/fmnist_sr2.safetensors        train_sr_net.py --scale 2
+  OMP_NUM_THREADS=1 stage assets/fmnist_sr4.safetensors        train_sr_net.py --scale 4 --steps 4000
+  OMP_NUM_THREADS=1 stage assets/fmnist_latent_up2.safetensors train_latent_upsampler.py --ratio 2
+  OMP_NUM_THREADS=1 stage assets/fmnist_latent_up4.safetensors train_latent_upsampler.py --ratio 4
   log "=== all stages done ==="
 }
 main "$@"; exit

@@ -3,6 +3,7 @@
 Presets (any field can be overridden on the command line):
   gpt16      main model, 16x16 tokens
   gpt8       low-resolution model, 8x8 tokens of 16x16-pooled images, same width/depth
+  gpt4       low-resolution model for MuLo-SD's r = 4: 4x4 tokens of 8x8-pooled images
   drafter16  small 2-layer GPT on the 16x16 grid, a draft model for speculative decoding
 AdamW + linear warmup + cosine; class dropout 0.1 (null class = num_classes) for CFG.
 """
@@ -25,6 +26,9 @@ PRESETS = {
                   budget_min=90, lr=1e-3, role="target"),
     "gpt8": dict(name="fmnist_gpt8", grid=8, dim=256, n_layer=6, batch=64, steps=2500,
                  budget_min=26, lr=1e-3, role="target-lowres"),
+    # 17-position sequences: a step costs about a quarter of gpt8's, so a bigger batch
+    "gpt4": dict(name="fmnist_gpt4", grid=4, dim=256, n_layer=6, batch=128, steps=1500,
+                 budget_min=15, lr=1e-3, role="target-lowres"),
     "drafter16": dict(name="fmnist_drafter16", grid=16, dim=256, n_layer=2, batch=32,
                       steps=2500, budget_min=22, lr=1.5e-3, role="drafter"),
 }
@@ -145,13 +149,15 @@ def export(args, run, model, tok_te, lab_te):
 
     vq = load_vq(os.path.join(args.assets_dir, "fmnist_vq.safetensors"))
     clf_path = os.path.join(args.assets_dir, "fmnist_classifier.safetensors")
-    stats_path = os.path.join(args.runs_dir, f"fid_stats_{32 if args.grid == 16 else 16}.npz")
+    stats_path = os.path.join(args.runs_dir, f"fid_stats_{2 * args.grid}.npz")
     to32 = (lambda x: x) if args.grid == 16 else fid.lowres_to_32
     results, best = [], (None, 2.0)
-    if os.path.exists(clf_path) and os.path.exists(stats_path):
+    if os.path.exists(clf_path):
         clf = Classifier()
         clf.load_state_dict(load_file(clf_path)[0])
         clf.eval()
+        if not os.path.exists(stats_path):
+            fid.write_reference_stats(clf, 2 * args.grid, stats_path)
         ref = fid.load_stats(stats_path)
         labels = torch.arange(args.n_eval_samples) % 10
         for s in [float(v) for v in args.cfg_grid.split(",")]:

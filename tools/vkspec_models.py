@@ -776,3 +776,102 @@ class Classifier(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.drop(self.features(x)))
+
+
+# ----------------------------------------------------------------------------------------------
+# MuLo-SD upsamplers (decoding/upsampler*.h runs them): a pixel super-resolution net and the
+# trained latent-space upsampler. Both are plain 3x3 convs + SiLU + pixel shuffle, ops the
+# engine has (conv2d, swish, pixel_shuffle, codebook_quantize).
+# ----------------------------------------------------------------------------------------------
+class SRNet(nn.Module):
+    """ESPCN-style pixel super-resolution, x`scale` (2 or 4): [B,1,h,w] in [-1,1] ->
+    [B,1,h*scale,w*scale] = nearest(x) + pixel_shuffle(body(x)) (the net learns the residual
+    over nearest upsampling). body: conv3x3(1->ch) SiLU, (depth-2) x [conv3x3(ch->ch) SiLU],
+    conv3x3(ch->scale^2). Stands in for the paper's off-the-shelf SR model (none offline)."""
+
+    def __init__(self, scale, ch=32, depth=4):
+        super().__init__()
+        self.scale, self.ch, self.depth = scale, ch, depth
+        cin = 1
+        self.convs = nn.ModuleList()
+        for _ in range(depth - 1):
+            self.convs.append(nn.Conv2d(cin, ch, 3, 1, 1))
+            cin = ch
+        self.convs.append(nn.Conv2d(cin, scale * scale, 3, 1, 1))
+
+    def forward(self, x):
+        h = x
+        for c in self.convs[:-1]:
+            h = F.silu(c(h))
+        up = F.interpolate(x, scale_factor=float(self.scale), mode="nearest")
+        return up + F.pixel_shuffle(self.convs[-1](h), self.scale)
+
+
+def sr_metadata(net: SRNet):
+    return {"vkspec.kind": "sr_net", "scale": str(net.scale), "channels": str(net.ch),
+            "depth": str(net.depth), "in_channels": "1", "activation": "silu",
+            "residual": "nearest", "pixel_range": "-1,1"}
+
+
+def row_causal_mask(k=3):
+    """1 where a 3x3 tap reads the same or an earlier row: the bottom row is masked, so output
+    row i depends on input rows <= i only."""
+    m = torch.ones(1, 1, k, k)
+    m[..., k // 2 + 1:, :] = 0
+    return m
+
+
+class MaskedConv2d(nn.Conv2d):
+    """3x3 conv whose taps on the rows below are zero (MuLo-SD's masked row-causal conv)."""
+
+    def __init__(self, cin, cout):
+        super().__init__(cin, cout, 3, 1, 1)
+        self.register_buffer("mask", row_causal_mask(3), persistent=False)
+        with torch.no_grad():
+            self.weight.mul_(self.mask)
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight * self.mask, self.bias, 1, 1)
+
+
+class LatentUpsampler(nn.Module):
+    """MuLo-SD's latent-space upsampler U_r: a low-resolution token grid [B,w,w] -> a
+    high-resolution latent grid [B,e_dim,r w,r w] (quantised to the VQ codebook afterwards).
+    embed (own table, vocab x ch) -> `depth` masked row-causal 3x3 convs with SiLU ->
+    masked conv to e_dim*r^2 -> pixel shuffle r. Row-causal end to end: high rows
+    r i..r i+r-1 depend on low rows <= i only, so a band can be upsampled before the rows
+    below it are drafted."""
+
+    def __init__(self, vocab, e_dim, ratio, ch=64, depth=3):
+        super().__init__()
+        self.vocab, self.e_dim, self.ratio, self.ch, self.depth = vocab, e_dim, ratio, ch, depth
+        self.embed = nn.Embedding(vocab, ch)
+        self.convs = nn.ModuleList([MaskedConv2d(ch, ch) for _ in range(depth)])
+        self.out = MaskedConv2d(ch, e_dim * ratio * ratio)
+
+    def forward(self, tok):
+        h = self.embed(tok).permute(0, 3, 1, 2)
+        for c in self.convs:
+            h = F.silu(c(h))
+        return F.pixel_shuffle(self.out(h), self.ratio)
+
+
+def latent_upsampler_metadata(net: LatentUpsampler):
+    return {"vkspec.kind": "latent_upsampler", "ratio": str(net.ratio), "vocab_size": str(net.vocab),
+            "embed_dim": str(net.e_dim), "channels": str(net.ch), "depth": str(net.depth),
+            "activation": "silu", "mask": "row_causal", "tokenizer": "fmnist_vq"}
+
+
+class PatchDiscriminator(nn.Module):
+    """Small PatchGAN (pix2pix/taming style) for 32x32 grayscale: 4x4 stride-2 convs with
+    LeakyReLU, one real/fake logit per 8x8-ish patch. Training only."""
+
+    def __init__(self, ch=32):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(1, ch, 4, 2, 1), nn.LeakyReLU(0.2),
+            nn.Conv2d(ch, 2 * ch, 4, 2, 1), nn.GroupNorm(8, 2 * ch), nn.LeakyReLU(0.2),
+            nn.Conv2d(2 * ch, 1, 3, 1, 1))
+
+    def forward(self, x):
+        return self.net(x)
