@@ -166,10 +166,15 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   if (needs.low_res && loaded.low_res) models += ";low_res=" + identity(loaded.low_res->path());
   if (needs.heads && loaded.heads) models += ";heads=" + identity(loaded.heads->path());
   if (needs.latent_heads && loaded.latent_heads) models += ";latent_heads=" + identity(loaded.latent_heads->path());
+  if (needs.eagle && loaded.eagle) models += ";eagle=" + identity(loaded.eagle->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours); its
   // key stays "vq" so that sample files written before still resume.
   if (loaded.tokenizer && (!classifier.empty() || needs.tokenizer || needs.neighbours))
     models += ";vq=" + identity(loaded.tokenizer->path());
+  // The neighbour table is the codebook's (vq) under a metric: another metric is another table.
+  // Absent means l2, the only metric before 2026-11-26, so those sample files still resume.
+  if (needs.neighbours && needs.neighbour_metric != NeighbourMetric::L2)
+    models += std::string(";neighbours=") + neighbour_metric_name(needs.neighbour_metric);
   return {{"method", run.method},
           {"options", frontend::format_method_options(run.options)},
           {"models", models},

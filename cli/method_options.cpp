@@ -41,8 +41,10 @@ MethodOptions given_method_options(const frontend::ArgParser& ap) {
   MethodOptions o;
   for (const std::string& flag : method_option_flags())
     if (auto v = ap.get(flag)) o[flag.substr(2)] = *v;
-  // --drafter names a model file for the CLI; a method only learns whether a model drafts.
-  if (auto it = o.find("drafter"); it != o.end() && it->second != "jacobi") it->second = "model";
+  // --drafter names a model file for the CLI; a method only learns whether a model drafts (the
+  // EAGLE drafter's file is --eagle-drafter).
+  if (auto it = o.find("drafter"); it != o.end() && it->second != "jacobi" && it->second != "eagle")
+    it->second = "model";
   return o;
 }
 

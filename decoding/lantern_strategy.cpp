@@ -6,9 +6,11 @@
 // token can still move further than delta from p (p' depends on the draft): AcceptRule states the
 // bound that holds.
 // Drafts come from Jacobi self-drafting (--drafter jacobi, the default, training-free: SJD's
-// window) or from the drafter model (--drafter model, or a file on the command line: draft-model
-// SD, decoding/sd_strategy.h, whose default window is 4).
+// window), from the drafter model (--drafter model, or a file on the command line: draft-model
+// SD, decoding/sd_strategy.h, whose default window is 4), or from the paper's own drafter
+// (--drafter eagle: the EAGLE-style feature drafter and its draft tree, decoding/eagle_strategy.h).
 #include "common/error.h"
+#include "decoding/eagle_strategy.h"
 #include "decoding/sd_strategy.h"
 #include "decoding/window_strategy.h"
 
@@ -16,6 +18,7 @@ namespace vkspec {
 namespace {
 
 bool drafts_with_model(const OptionValues& o) { return o.choice("drafter") == "model"; }
+bool drafts_with_eagle(const OptionValues& o) { return o.choice("drafter") == "eagle"; }
 
 StrategyDescriptor lantern() {
   StrategyDescriptor d;
@@ -28,21 +31,43 @@ StrategyDescriptor lantern() {
   d.options[0].help += "; default 16 with Jacobi drafts, " + std::to_string(kSdDefaultDrafts) + " with --drafter model";
   d.options[1].help += " (Jacobi drafts only)";
   for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
-  d.options.push_back(OptionSpec::choice("drafter", "jacobi", {"jacobi", "model"},
-                                         "who drafts: Jacobi iteration on the target, or the drafter model "
-                                         "(the CLI's --drafter FILE also selects it)"));
+  d.options.push_back(OptionSpec::choice("drafter", "jacobi", {"jacobi", "model", "eagle"},
+                                         "who drafts: Jacobi iteration on the target, the drafter model (the "
+                                         "CLI's --drafter FILE also selects it), or the EAGLE feature drafter with "
+                                         "a draft tree (the paper's)"));
+  for (OptionSpec& s : eagle_tree_option_specs()) {
+    s.help += " (--drafter eagle only)";
+    d.options.push_back(std::move(s));
+  }
   d.lossless = [](const OptionValues&) { return false; };
   d.needs = [](const OptionValues& o) {
     StrategyNeeds n = window_needs(o);  // the neighbour table; heads with --init heads
     n.drafter = drafts_with_model(o);
+    n.eagle = drafts_with_eagle(o);
     return n;
   };
-  d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
-  d.fixed_queries = [](const OptionValues& o) {
-    return drafts_with_model(o) || o.choice("init") == "heads" ? 0 : window_max_queries(o);
+  d.max_queries = [](const OptionValues& o, const GptConfig&) {
+    return drafts_with_eagle(o) ? eagle_max_queries(parse_eagle_tree_options(o)) : window_max_queries(o);
   };
-  d.jacobi_window = [](const OptionValues& o) { return drafts_with_model(o) ? int64_t{0} : o.integer("window"); };
+  d.fixed_queries = [](const OptionValues& o) {
+    return drafts_with_model(o) || drafts_with_eagle(o) || o.choice("init") == "heads" ? 0 : window_max_queries(o);
+  };
+  d.jacobi_window = [](const OptionValues& o) {
+    return drafts_with_model(o) || drafts_with_eagle(o) ? int64_t{0} : o.integer("window");
+  };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    const bool eagle = drafts_with_eagle(o);
+    for (const char* key : {"tree", "depth", "topk", "nodes"})
+      if (!eagle && o.given(key)) throw Error(std::string("lantern: --") + key + " applies to --drafter eagle only");
+    if (eagle) {
+      for (const char* key : {"window", "init", "alpha"})
+        if (o.declares(key) && o.given(key))
+          throw Error(std::string("lantern: --") + key + " does not apply to --drafter eagle");
+      EagleOptions e;
+      e.tree = parse_eagle_tree_options(o);
+      e.rule = parse_accept_options(o, AcceptRule::Kind::Lantern);
+      return std::make_unique<EagleStrategy>("lantern", m, in, e);
+    }
     if (!drafts_with_model(o))
       return std::make_unique<WindowStrategy>("lantern", m, in, DraftRule::Fresh,
                                               parse_window_options(o, AcceptRule::Kind::Lantern));

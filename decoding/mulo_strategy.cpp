@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "decoding/islands.h"
+#include "decoding/neighbour_options.h"
 #include "decoding/point_mass.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/ops/sampler.h"
@@ -21,7 +22,6 @@ const ModelSet& checked(const ModelSet& m) {
   if (!m.target) return m;  // Strategy's constructor names this error
   if (!m.low_res) throw Error("mulo: needs the low-resolution model (--low-res FILE, a GPT on a narrower grid)");
   if (!m.tokenizer) throw Error("mulo: needs the tokenizer (--vq FILE) for its pixel-space upsampler");
-  if (!m.neighbours) throw Error("mulo: needs the codebook neighbour table (built from the tokenizer)");
   const GptConfig &t = m.target->config(), &l = m.low_res->config();
   if (l.vocab_size != t.vocab_size || l.num_classes != t.num_classes || l.cls_token_num != t.cls_token_num)
     throw Error("mulo: low-resolution model " + m.low_res->path() + " (vocab " + std::to_string(l.vocab_size) +
@@ -37,7 +37,6 @@ const ModelSet& checked(const ModelSet& m) {
   if (m.tokenizer->codebook_size() != t.vocab_size)
     throw Error("mulo: tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
-  if (m.neighbours->entries() != t.vocab_size) throw Error("mulo: the neighbour table does not match the vocabulary");
   return m;
 }
 
@@ -49,7 +48,8 @@ MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
   checked(m);
   MuloOptions r;
   r.tau = o.number("tau");
-  r.k = std::min(o.integer("k"), m.neighbours->k_max());
+  r.metric = neighbour_metric_of(o);
+  r.k = std::min(o.integer("k"), neighbour_table(m, r.metric, "mulo").k_max());
   r.radius = o.integer_at_most("radius", m.target->config().grid_size, o.integer("radius"));
   r.band = o.integer_at_most("band", m.low_res->config().grid_size, o.integer("band"));
   r.sequential = o.choice("islands") == "sequential";
@@ -78,6 +78,7 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
       k_(opt.k),
       radius_(opt.radius),
       band_rows_(opt.band),
+      table_(&neighbour_table(models, opt.metric, "mulo")),
       sequential_(opt.sequential),
       coupled_(opt.coupled),
       raster_(opt.raster),
@@ -185,7 +186,7 @@ void MuloStrategy::record_band_verification(int64_t first, int64_t Q, bool sampl
     const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
     ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
   }
-  ops::pooled_prob(s, probs_.view().rows(0, Q), hi_draft_.view().rows(first, Q), models_.neighbours->table().view(),
+  ops::pooled_prob(s, probs_.view().rows(0, Q), hi_draft_.view().rows(first, Q), table_->table().view(),
                    static_cast<uint32_t>(k_), pooled_.view().rows(0, Q));
   s.copy(hi_draft_.view().rows(first, Q), draft_back_.view().rows(0, Q));
 }
@@ -481,6 +482,7 @@ StrategyDescriptor mulo() {
   d.options = {
       OptionSpec::number("tau", 0.05, 0.0, 1.0, "acceptance threshold on the pooled target probability"),
       OptionSpec::integer("k", 8, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
+      neighbour_metric_spec(),
       OptionSpec::integer("radius", 1, 0, 1 << 20, "rejections grow to their (2 radius + 1)^2 neighbourhood"),
       OptionSpec::integer("band", 1, 1, 1 << 20, "low-resolution rows drafted and verified per band"),
       OptionSpec::choice("islands", "concurrent", {"concurrent", "sequential"},

@@ -59,6 +59,7 @@ int64_t mulo_max_queries(int64_t band, int64_t ratio, int64_t grid);
 struct MuloOptions {
   double tau = 0.05;
   int64_t k = 8, radius = 1, band = 1;
+  NeighbourMetric metric = NeighbourMetric::L2;  // --metric: which neighbour table is pooled over
   bool sequential = false;  // --islands sequential
   bool coupled = false;     // --resample coupled
   bool raster = false;      // --backtrack raster
@@ -96,6 +97,7 @@ class MuloStrategy : public Strategy {
 
   double tau_;
   int64_t k_, radius_, band_rows_;
+  const CodebookNeighbours* table_;  // the --metric table
   bool sequential_ = false;  // --islands sequential
   bool coupled_ = false;     // --resample coupled
   bool raster_ = false;      // --backtrack raster

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 
+#include "decoding/neighbour_options.h"
 #include "engine/ops/speculative.h"
 #include "common/error.h"
 
@@ -66,7 +67,8 @@ std::vector<OptionSpec> lantern_option_specs() {
   return {OptionSpec::integer("k", d.k, 1, 65536, "LANTERN: nearest codebook entries pooled (clamped to the table)"),
           OptionSpec::number("delta", d.delta, 0.0, 1.0,
                              "LANTERN: the most probability mass moved onto a draft, TV(p', p) (a committed token can "
-                             "move further, docs/methods.md)")};
+                             "move further, docs/methods.md)"),
+          neighbour_metric_spec()};
 }
 
 AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback) {
@@ -75,8 +77,9 @@ AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback
   if (o.declares("accept")) r.kind = o.choice("accept") == "lantern" ? AcceptRule::Kind::Lantern : AcceptRule::Kind::Exact;
   r.k = o.integer("k");
   r.delta = o.number("delta");
-  if (r.kind == AcceptRule::Kind::Exact && (o.given("k") || o.given("delta")))
-    throw Error(o.method() + ": --k and --delta belong to --accept lantern");
+  r.metric = neighbour_metric_of(o);
+  if (r.kind == AcceptRule::Kind::Exact && (o.given("k") || o.given("delta") || o.given("metric")))
+    throw Error(o.method() + ": --k, --delta and --metric belong to --accept lantern");
   return r;
 }
 
@@ -84,20 +87,16 @@ const char* accept_kind_name(AcceptRule::Kind k) { return k == AcceptRule::Kind:
 
 AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method) {
   if (rule.kind == AcceptRule::Kind::Exact) return rule;
-  if (!models.neighbours)
-    throw Error(method + ": relaxed acceptance needs the codebook neighbour table (the VQ model)");
-  const int64_t vocab = models.target->config().vocab_size;
-  if (models.neighbours->entries() != vocab)
-    throw Error(method + ": the neighbour table has " + std::to_string(models.neighbours->entries()) +
-                " entries, the model's vocabulary is " + std::to_string(vocab));
-  rule.k = std::min(rule.k, models.neighbours->k_max());
+  rule.table = &neighbour_table(models, rule.metric, method);
+  rule.k = std::min(rule.k, rule.table->k_max());
   return rule;
 }
 
-TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const ModelSet& models, const TensorView& p,
-                                const TensorView& drafts, const TensorView& scratch) {
+TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const TensorView& p, const TensorView& drafts,
+                                const TensorView& scratch) {
   if (rule.kind == AcceptRule::Kind::Exact) return p;
-  ops::relax_neighbourhood(s, p, drafts, models.neighbours->table().view(), static_cast<uint32_t>(rule.k),
+  if (!rule.table) throw Error("record_accept_target: the relaxed rule is not bound (bind_accept_rule)");
+  ops::relax_neighbourhood(s, p, drafts, rule.table->table().view(), static_cast<uint32_t>(rule.k),
                            relax_delta(rule.delta), scratch);
   return scratch;
 }
@@ -123,7 +122,7 @@ void SpeculativeStrategy::record_resolution(const TensorView& p, const TensorVie
 void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
                                         int64_t c, int64_t q, uint32_t round) {
   const int64_t max_q = p_.shape()[0];
-  const TensorView p = record_accept_target(stream(), accept_, models_, p_in, drafts,
+  const TensorView p = record_accept_target(stream(), accept_, p_in, drafts,
                                             p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
   const TensorView flat = out_.view().reshape({kOutRows * max_q});
   record_resolution(p, q_rows, drafts, c, q, round, flat.rows(0, q), flat.rows(max_q, q));

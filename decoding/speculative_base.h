@@ -39,22 +39,24 @@ struct AcceptRule {
   Kind kind = Kind::Exact;
   int64_t k = 1000;     // neighbours considered (LANTERN), clamped to the neighbour table
   double delta = 0.2;   // LANTERN: the most mass moved onto a draft, TV(p', p) <= delta
+  NeighbourMetric metric = NeighbourMetric::L2;  // LANTERN: which neighbour table (--metric)
+  const CodebookNeighbours* table = nullptr;     // set by bind_accept_rule under a relaxed rule
 };
 
-// The option choosing the rule ("accept", default `fallback`) and LANTERN's "k" and "delta".
+// The option choosing the rule ("accept", default `fallback`) and LANTERN's "k", "delta" and "metric".
 OptionSpec accept_choice_spec(AcceptRule::Kind fallback);
 std::vector<OptionSpec> lantern_option_specs();
-// The rule the options give (`fallback` for a method without "accept"); --k and --delta only
-// under a relaxed rule.
+// The rule the options give (`fallback` for a method without "accept"); --k, --delta and --metric
+// only under a relaxed rule.
 AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback);
 const char* accept_kind_name(AcceptRule::Kind k);
-// A rule checked against the models (a relaxed rule needs the neighbour table of the target's
-// vocabulary) with k clamped to the table; throws naming the method.
+// A rule checked against the models (a relaxed rule needs the neighbour table of its metric for the
+// target's vocabulary, which it then holds) with k clamped to the table; throws naming the method.
 AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method);
 // Records the distribution drafts are tested against: p itself for an exact rule, LANTERN's
-// relaxed p' (written to `scratch`, rows like p) for a relaxed one.
-TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const ModelSet& models, const TensorView& p,
-                                const TensorView& drafts, const TensorView& scratch);
+// relaxed p' (written to `scratch`, rows like p) for a relaxed one (bound: bind_accept_rule).
+TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const TensorView& p, const TensorView& drafts,
+                                const TensorView& scratch);
 
 class SpeculativeStrategy : public Strategy {
  protected:

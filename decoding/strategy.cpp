@@ -30,10 +30,11 @@ StepEvent Strategy::step() {
   if (done()) throw Error(method_ + ": step() after the image is complete");
   const auto t0 = std::chrono::steady_clock::now();
   StepEvent e;
+  target_.begin_step();
   decode(e);
   e.device_ms = target_.device_ms();
-  e.device_ms_by_stage = target_.stream().ms_by_stage();
-  e.device_ms_by_kernel = target_.stream().ms_by_kernel();
+  e.device_ms_by_stage = target_.ms_by_stage();
+  e.device_ms_by_kernel = target_.ms_by_kernel();
   e.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   e.step = step_++;
   e.grid = grid_;

@@ -3,6 +3,7 @@
 // advanced by step(), which returns a StepEvent. Strategies never draw or print; they record
 // GPU work through their TargetSession and read back only what the step's event needs. Each
 // strategy registers a StrategyDescriptor (strategy_registry.h) beside its class.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,7 +22,16 @@ namespace vkspec {
 class CodebookNeighbours;
 class DraftHeads;
 class LatentHeads;
+class EagleDrafter;
 class Tokenizer;
+
+// The codebook neighbour tables loaded, at most one per NeighbourMetric (a bench sweep over
+// --metric loads several); a strategy takes the one its --metric names (decoding/neighbour_options.h).
+struct NeighbourTables {
+  std::array<const CodebookNeighbours*, kNeighbourMetricCount> by_metric{};
+  void add(const CodebookNeighbours* table);  // under its own metric; nullptr: nothing
+  const CodebookNeighbours* find(NeighbourMetric m) const { return by_metric[static_cast<size_t>(m)]; }
+};
 
 // The models a strategy may use; only `target` is required (StrategyDescriptor::needs says what else).
 struct ModelSet {
@@ -30,9 +40,10 @@ struct ModelSet {
   Gpt* drafter = nullptr;  // small GPT on the same token grid (draft-model SD, LANTERN)
   Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
   Tokenizer* tokenizer = nullptr;  // MuLo-SD's pixel path; not const: decode/encode write its buffers
-  const CodebookNeighbours* neighbours = nullptr;  // relaxed acceptance (LANTERN, MuLo-SD)
+  NeighbourTables neighbours;  // relaxed acceptance (LANTERN, MuLo-SD), one table per metric loaded
   DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
   LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
+  EagleDrafter* eagle = nullptr;  // the EAGLE-style feature drafter on the target (eagle, lantern)
 };
 
 struct StrategyInputs {

@@ -24,7 +24,10 @@ OptionValues StrategyDescriptor::lenient_values(const MethodOptions& given) cons
 }
 
 StrategyNeeds StrategyDescriptor::needs_for(const MethodOptions& given) const {
-  return needs ? needs(lenient_values(given)) : StrategyNeeds{};
+  const OptionValues o = lenient_values(given);
+  StrategyNeeds n = needs ? needs(o) : StrategyNeeds{};
+  if (n.neighbours && o.declares("metric")) n.neighbour_metric = parse_neighbour_metric(o.choice("metric"));
+  return n;
 }
 
 int64_t StrategyDescriptor::max_queries_for(const MethodOptions& given, const GptConfig& target,

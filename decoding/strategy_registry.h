@@ -12,6 +12,7 @@
 
 #include "decoding/option_spec.h"
 #include "engine/model/gpt_config.h"
+#include "engine/model/neighbour_metric.h"
 
 namespace vkspec {
 
@@ -21,7 +22,11 @@ struct StrategyInputs;
 
 // What a method needs in its ModelSet besides the target, given its options.
 struct StrategyNeeds {
-  bool drafter = false, low_res = false, tokenizer = false, neighbours = false, heads = false, latent_heads = false;
+  bool drafter = false, low_res = false, tokenizer = false, neighbours = false, heads = false, latent_heads = false,
+       eagle = false;
+  // With `neighbours`: the table's metric, the run's --metric (needs_for fills it in for every
+  // method that declares the option, so a method's own `needs` does not have to).
+  NeighbourMetric neighbour_metric = NeighbourMetric::L2;
 };
 
 struct StrategyDescriptor {

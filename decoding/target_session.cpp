@@ -90,8 +90,17 @@ GptOutputs TargetSession::forward_of(Gpt& model, const GptBatch& batch, const Kv
   return out;
 }
 
+void TargetSession::begin_step() {
+  step_ms_ = 0;
+  step_by_stage_.clear();
+  step_by_kernel_.clear();
+}
+
 void TargetSession::submit_and_wait() {
   stream_.submit_and_wait();
+  step_ms_ += stream_.total_ms();
+  for (const auto& [stage, ms] : stream_.ms_by_stage()) step_by_stage_[stage] += ms;
+  for (const auto& [key, t] : stream_.ms_by_kernel()) step_by_kernel_[key] += t;
   for (auto& [key, pool] : pools_) pool.used = 0;
 }
 

@@ -88,8 +88,14 @@ class TargetSession {
 
   // Submits everything recorded since the last submit, waits, and hands the step's batches back.
   void submit_and_wait();
-  // GPU time of the last submit (timestamps; 0 without profiling).
-  double device_ms() const { return stream_.total_ms(); }
+  // Starts a step: the GPU times below cover every submit from here on (a step may submit more
+  // than once, e.g. a draft tree grown level by level).
+  void begin_step();
+  // GPU time of the step's submits (timestamps; 0 without profiling), in total, per stage and
+  // per (stage, kernel).
+  double device_ms() const { return step_ms_; }
+  const std::map<std::string, double>& ms_by_stage() const { return step_by_stage_; }
+  const KernelTimes& ms_by_kernel() const { return step_by_kernel_; }
 
  private:
   Context& ctx_;
@@ -106,6 +112,9 @@ class TargetSession {
     size_t used = 0;
   };
   std::map<std::pair<const Gpt*, int64_t>, BatchPool> pools_;
+  double step_ms_ = 0;
+  std::map<std::string, double> step_by_stage_;
+  KernelTimes step_by_kernel_;
 
   // Records the forward of condition positions 0 .. cls_token_num - 2 of `model` into `cache`.
   void record_prefill(Gpt& model, const KvCache& cache, const char* stage_name);

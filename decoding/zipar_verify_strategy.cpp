@@ -139,7 +139,7 @@ void ZipArVerifyStrategy::record(const Plan& pl, uint32_t round) {
   ops::sampler(s, out.logits, positions_.view().rows(0, T), sp, p_.view().rows(0, T), fresh);
   if (Vq > D) s.fill(q_.view().rows(c + D, 1), 0u);  // the row without a draft: residual = p
   const TensorView q_rows = q_.view().rows(c, Vq), drafts = row_tokens_.view().rows(0, Vq);
-  const TensorView p_rows = record_accept_target(s, accept_, models_, p_.view().rows(0, Vq), drafts,
+  const TensorView p_rows = record_accept_target(s, accept_, p_.view().rows(0, Vq), drafts,
                                                  relaxed_.valid() ? relaxed_.view().rows(0, Vq) : TensorView{});
   ops::spec_accept(s, p_rows, q_rows, drafts, positions_.view().rows(0, Vq), in_.seed,
                    philox::purpose_word(philox::Purpose::Accept, round), acc);

@@ -1,6 +1,7 @@
 #pragma once
-// ZipAR with verification (`zipar --verify exact|lantern`): the adaptive variant the ZipAR paper
-// describes and its code lacks. Parallel rows draft as in plain zipar (zipar_strategy.h), but a
+// ZipAR with verification (`zipar --verify exact|lantern`): our rule toward the adaptive window
+// with rejection sampling that the ZipAR paper describes and its code lacks (not a transcription
+// of the paper's rule; docs/methods.md, `zipar`). Parallel rows draft as in plain zipar (zipar_strategy.h), but a
 // token sampled without its full raster context is a draft, kept with the distribution it was
 // sampled from; each forward also verifies the run of drafts at the raster frontier c under the
 // full causal context (queries for c .. c + D, fed the committed token and the drafts), with the

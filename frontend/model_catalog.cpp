@@ -21,6 +21,7 @@ RoleAsset asset_of(ModelRole role) {
     case ModelRole::LowRes: return {"--low-res", "fmnist_gpt8.safetensors"};
     case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
     case ModelRole::LatentHeads: return {"--latent-heads", "fmnist_gpt16_latent_heads.safetensors"};
+    case ModelRole::Eagle: return {"--eagle-drafter", "fmnist_eagle_drafter16.safetensors"};
     case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
     case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
   }
@@ -38,10 +39,11 @@ ModelFiles model_files(const ArgParser& ap) {
   ModelFiles f;
   f.target = ap.get_or("--model", "");
   f.drafter = ap.get_or("--drafter", "");
-  if (f.drafter == "jacobi" || f.drafter == "model") f.drafter.clear();
+  if (f.drafter == "jacobi" || f.drafter == "model" || f.drafter == "eagle") f.drafter.clear();
   f.low_res = ap.get_or("--low-res", "");
   f.heads = ap.get_or("--heads", "");
   f.latent_heads = ap.get_or("--latent-heads", "");
+  f.eagle = ap.get_or("--eagle-drafter", "");
   f.tokenizer = ap.get_or("--vq", "");
   f.classifier = ap.get_or("--classifier", "");
   return f;
@@ -50,10 +52,11 @@ ModelFiles model_files(const ArgParser& ap) {
 OptionTable model_file_option_table() {
   return {{"--model", "FILE", "the target GPT (default: the shipped fmnist_gpt16)"},
           {"--vq", "FILE", "the tokenizer that turns tokens into pixels (default: the shipped fmnist_vq)"},
-          {"--drafter", "jacobi|model|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
+          {"--drafter", "jacobi|model|eagle|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
           {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --head-kind token, --init heads)"},
-          {"--latent-heads", "FILE", "SSD's latent heads (ssd)"}};
+          {"--latent-heads", "FILE", "SSD's latent heads (ssd)"},
+          {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle)"}};
 }
 
 std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
@@ -74,6 +77,7 @@ const std::string& ModelCatalog::given(ModelRole role) const {
     case ModelRole::LowRes: return given_.low_res;
     case ModelRole::Heads: return given_.heads;
     case ModelRole::LatentHeads: return given_.latent_heads;
+    case ModelRole::Eagle: return given_.eagle;
     case ModelRole::Tokenizer: return given_.tokenizer;
     case ModelRole::Classifier: return given_.classifier;
   }

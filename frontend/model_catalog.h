@@ -11,15 +11,15 @@
 
 namespace vkspec::frontend {
 
-enum class ModelRole { Target, Drafter, LowRes, Heads, LatentHeads, Tokenizer, Classifier };
+enum class ModelRole { Target, Drafter, LowRes, Heads, LatentHeads, Eagle, Tokenizer, Classifier };
 
 // The files given on the command line; empty when not given.
 struct ModelFiles {
-  std::string target, drafter, low_res, heads, latent_heads, tokenizer, classifier;
+  std::string target, drafter, low_res, heads, latent_heads, eagle, tokenizer, classifier;
 };
 
-// --model, --vq, --drafter, --low-res, --heads, --latent-heads, --classifier. `--drafter jacobi|model` name a way
-// of drafting, not a file (the method options carry them), and `--classifier none` stays "none".
+// --model, --vq, --drafter, --low-res, --heads, --latent-heads, --eagle-drafter, --classifier.
+// `--drafter jacobi|model|eagle` name a way of drafting, not a file (the method options carry them), and `--classifier none` stays "none".
 ModelFiles model_files(const ArgParser& ap);
 // The options model_files reads, but --classifier (only `bench` judges images).
 OptionTable model_file_option_table();

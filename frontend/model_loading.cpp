@@ -13,9 +13,10 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.drafter = drafter.get();
   m.low_res = low_res.get();
   m.tokenizer = tokenizer.get();
-  m.neighbours = neighbours.get();
+  for (const auto& t : neighbours) m.neighbours.add(t.get());
   m.heads = heads.get();
   m.latent_heads = latent_heads.get();
+  m.eagle = eagle.get();
   return m;
 }
 
@@ -32,8 +33,12 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.low_res |= n.low_res;
     r.needs.tokenizer |= n.tokenizer;
     r.needs.neighbours |= n.neighbours;
+    if (n.neighbours && std::find(r.neighbour_metrics.begin(), r.neighbour_metrics.end(), n.neighbour_metric) ==
+                            r.neighbour_metrics.end())
+      r.neighbour_metrics.push_back(n.neighbour_metric);
     r.needs.heads |= n.heads;
     r.needs.latent_heads |= n.latent_heads;
+    r.needs.eagle |= n.eagle;
     r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target, n.low_res ? low_res.get() : nullptr));
   }
   return r;
@@ -63,11 +68,19 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
                   " codebook entries, the model " + m.target->path() + " a vocabulary of " +
                   std::to_string(cfg.vocab_size));
   }
-  if (needs.neighbours) m.neighbours = std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer);
+  if (needs.neighbours) {
+    std::vector<NeighbourMetric> metrics = request.neighbour_metrics;
+    if (metrics.empty()) metrics.push_back(NeighbourMetric::L2);
+    for (NeighbourMetric metric : metrics)
+      m.neighbours.push_back(
+          std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer, CodebookNeighbours::kDefaultMax, metric));
+  }
   if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
     m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
   if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads); !h.empty())
     m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);
+  if (const std::string e = file(needs.eagle, request.companions.eagle, ModelRole::Eagle); !e.empty())
+    m.eagle = std::make_unique<EagleDrafter>(ctx, e, *m.target, request.max_queries);
   return m;
 }
 

@@ -10,6 +10,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/eagle_drafter.h"
 #include "engine/model/latent_heads.h"
 #include "engine/model/tokenizer.h"
 #include "frontend/model_catalog.h"
@@ -23,10 +24,12 @@ struct MethodRun {
 
 struct ModelRequest {
   StrategyNeeds needs;       // must load
-  StrategyNeeds companions;  // drafter, low_res, heads, latent_heads: load when the catalog has a companion file
+  StrategyNeeds companions;  // drafter, low_res, heads, latent_heads, eagle: load when the catalog has a companion file
   bool tokenizer = false;    // the front end decodes images itself
   int64_t tokenizer_batch = 1;  // the most images per decode call
   int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
+  // With needs.neighbours: a table per metric listed (none listed: the default metric's).
+  std::vector<NeighbourMetric> neighbour_metrics;
 };
 
 // What `runs` need, with max_queries for the catalog's target (whose config is read here).
@@ -35,9 +38,10 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
 struct LoadedModels {
   std::unique_ptr<Gpt> target, drafter, low_res;
   std::unique_ptr<Tokenizer> tokenizer;
-  std::unique_ptr<CodebookNeighbours> neighbours;
+  std::vector<std::unique_ptr<CodebookNeighbours>> neighbours;  // one per metric requested
   std::unique_ptr<DraftHeads> heads;
   std::unique_ptr<LatentHeads> latent_heads;
+  std::unique_ptr<EagleDrafter> eagle;
   ModelSet set(Context& ctx) const;
 };
 

@@ -2,7 +2,7 @@
 // vocabulary 8; CFG 2, top-k 2, top-p 0.9) run on the device: over 2000 images per method, the
 // token frequencies at grid positions 0, 4 and 8 and the joint frequencies of positions 7 and 8
 // (hawk: tree verification with multi-draft residuals; its Cartesian and chain trees, each head
-// direction alone) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
+// direction alone; eagle: point-mass candidates of the feature drafter's trees) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
 // same test rejects a deliberately biased variant (drafts from the filtered distribution verified
 // against the unfiltered one, a known bug in other implementations). Fixed seeds make every
 // outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs
@@ -103,6 +103,22 @@ TEST_F(lossless_decoding, ScdPartialGumbelSharingMatchesAr) {
 
 TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
   expect_matches_ar("sd --window 3", "sd", {{"window", "3"}});
+}
+
+// EAGLE-2's draft trees: candidates are the feature drafter's most likely tokens, each tested as
+// a point mass against the running residual (sampling by elimination), so any tree is lossless.
+// Dynamic with a cut (topk 3 over 3 levels, 8 nodes), the static shape and the chain.
+TEST_F(lossless_decoding, EagleDynamicTreeMatchesAr) {
+  expect_matches_ar("eagle --depth 3 --topk 3 --nodes 8", "eagle", {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}});
+}
+
+TEST_F(lossless_decoding, EagleStaticTreeMatchesAr) {
+  expect_matches_ar("eagle --tree static --depth 4 --topk 3 --nodes 10", "eagle",
+                    {{"tree", "static"}, {"depth", "4"}, {"topk", "3"}, {"nodes", "10"}});
+}
+
+TEST_F(lossless_decoding, EagleChainMatchesAr) {
+  expect_matches_ar("eagle --tree chain --depth 4", "eagle", {{"tree", "chain"}, {"depth", "4"}});
 }
 
 // The paper's Cartesian tree with three whole depths (40 nodes: the tiny target runs at most 64

@@ -63,7 +63,7 @@ MuloModels& mulo_models(Context& ctx) {
     r.set.target = r.target.get();
     r.set.low_res = r.low.get();
     r.set.tokenizer = r.tokenizer.get();
-    r.set.neighbours = r.neighbours.get();
+    r.set.neighbours.add(r.neighbours.get());
     return r;
   }();
   return m;

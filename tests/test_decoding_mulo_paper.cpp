@@ -73,7 +73,7 @@ PaperModels& paper_models(Context& ctx) {
     r.r2.target = r.target.get();
     r.r2.low_res = r.low2.get();
     r.r2.tokenizer = r.tokenizer.get();
-    r.r2.neighbours = r.neighbours.get();
+    r.r2.neighbours.add(r.neighbours.get());
     r.r4 = r.r2;
     r.r4.low_res = r.low4.get();
     return r;

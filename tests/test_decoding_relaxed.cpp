@@ -4,6 +4,7 @@
 // coupled drafting under relaxation carries the exact successor forward.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -32,6 +33,93 @@ TEST(CodebookNeighboursTable, SelfFirstThenByDistanceTiesToLowerIndex) {
   EXPECT_EQ(std::vector<uint32_t>(t.begin() + 12, t.begin() + 16), (std::vector<uint32_t>{3, 1, 2, 0}));
   EXPECT_EQ(CodebookNeighbours::compute(cb, 5, 1, 99).size(), 25u);  // k clamped to the codebook
   EXPECT_THROW(CodebookNeighbours::compute(cb, 4, 2, 2), Error);
+}
+
+// A 2-d codebook where L2 and cosine disagree: 1 points like 0 but lies far from it, 2 lies near
+// 0 at 45 degrees, 3 points away from 0, 4 is orthogonal to 0, 5 is the zero vector.
+const std::vector<float> kTwoMetricCodebook = {1, 0, 10, 1, 0.5f, 0.5f, -1, 0, 0, 2, 0, 0};
+
+std::vector<uint32_t> row(const std::vector<uint32_t>& table, int64_t k, int64_t x) {
+  return std::vector<uint32_t>(table.begin() + x * k, table.begin() + (x + 1) * k);
+}
+
+TEST(CodebookNeighboursTable, L2OrdersByDistanceBetweenRawRows) {
+  const auto t = CodebookNeighbours::compute(kTwoMetricCodebook, 6, 2, 6, NeighbourMetric::L2);
+  // From 0: 2 (0.5), 5 (1), 3 (4), 4 (5), 1 (82) in squared distance.
+  EXPECT_EQ(row(t, 6, 0), (std::vector<uint32_t>{0, 2, 5, 3, 4, 1}));
+  EXPECT_EQ(t, CodebookNeighbours::compute(kTwoMetricCodebook, 6, 2, 6));  // L2 is the default
+}
+
+TEST(CodebookNeighboursTable, CosineOrdersByAngleWhateverTheLength) {
+  const auto t = CodebookNeighbours::compute(kTwoMetricCodebook, 6, 2, 6, NeighbourMetric::Cosine);
+  // The zero row has cos 0 with every row (ties: lower index first).
+  // From 0: 1 (cos 0.995), 2 (0.707), 4 and 5 (cos 0), 3 (cos -1).
+  EXPECT_EQ(row(t, 6, 0), (std::vector<uint32_t>{0, 1, 2, 4, 5, 3}));
+  // From 4 (0, 2): 2 (0.707), 1 (0.0995), then 0, 3 and 5 at cos 0.
+  EXPECT_EQ(row(t, 6, 4), (std::vector<uint32_t>{4, 2, 1, 0, 3, 5}));
+  // The zero row: itself, then every other entry by index.
+  EXPECT_EQ(row(t, 6, 5), (std::vector<uint32_t>{5, 0, 1, 2, 3, 4}));
+}
+
+TEST(CodebookNeighboursTable, RandomIsSeededAndListsEachOtherEntryOnce) {
+  constexpr int64_t V = 50, dim = 3;
+  std::vector<float> cb(V * dim), other(V * dim);
+  for (size_t i = 0; i < cb.size(); ++i) {
+    cb[i] = static_cast<float>((i * 7919) % 97) / 97.0f;
+    other[i] = -static_cast<float>(i);
+  }
+  const auto t = CodebookNeighbours::compute(cb, V, dim, V, NeighbourMetric::Random);
+  // The same table every time, whatever the codebook's values (only its size matters).
+  EXPECT_EQ(t, CodebookNeighbours::compute(cb, V, dim, V, NeighbourMetric::Random));
+  EXPECT_EQ(t, CodebookNeighbours::compute(other, V, dim, V, NeighbourMetric::Random));
+  int64_t in_place = 0;
+  for (int64_t x = 0; x < V; ++x) {
+    std::vector<uint32_t> r = row(t, V, x);
+    EXPECT_EQ(r[0], static_cast<uint32_t>(x));  // itself first, and never again
+    std::sort(r.begin(), r.end());
+    for (int64_t m = 0; m < V; ++m) ASSERT_EQ(r[static_cast<size_t>(m)], static_cast<uint32_t>(m)) << "row " << x;
+    for (int64_t m = 1; m < V; ++m) in_place += t[static_cast<size_t>(x * V + m)] == static_cast<uint32_t>(m);
+  }
+  EXPECT_LT(in_place, V * 5);  // shuffled: about one entry per row stays where identity order puts it
+  EXPECT_NE(t, CodebookNeighbours::compute(cb, V, dim, V, NeighbourMetric::L2));
+  // A shorter row is the longer row's prefix, so --k means the same set under every k_max.
+  const auto short_rows = CodebookNeighbours::compute(cb, V, dim, 8, NeighbourMetric::Random);
+  for (int64_t x = 0; x < V; ++x) {
+    const std::vector<uint32_t> r = row(t, V, x);
+    EXPECT_EQ(row(short_rows, 8, x), std::vector<uint32_t>(r.begin(), r.begin() + 8));
+  }
+}
+
+TEST(CodebookNeighboursTable, MetricNames) {
+  for (int m = 0; m < kNeighbourMetricCount; ++m)
+    EXPECT_EQ(parse_neighbour_metric(neighbour_metric_name(static_cast<NeighbourMetric>(m))),
+              static_cast<NeighbourMetric>(m));
+  try {
+    parse_neighbour_metric("manhattan");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("l2, cosine, random"), std::string::npos) << e.what();
+  }
+}
+
+// Each metric has its own cache entry: a table cached for one metric is never read for another.
+TEST_F(decoding_relaxed, NeighbourTableCacheIsPerMetric) {
+  std::vector<float> cb = kTwoMetricCodebook;
+  cb[11] = static_cast<float>(::testing::UnitTest::GetInstance()->random_seed());  // a fresh cache entry
+  std::vector<std::string> paths;
+  for (int m = 0; m < kNeighbourMetricCount; ++m) {
+    const NeighbourMetric metric = static_cast<NeighbourMetric>(m);
+    const CodebookNeighbours built(ctx(), cb, 6, 2, 6, "test", metric);
+    EXPECT_EQ(built.metric(), metric);
+    const CodebookNeighbours again(ctx(), cb, 6, 2, 6, "test", metric);
+    std::vector<uint32_t> got(36);
+    ctx().download(again.table(), got.data(), got.size() * 4);
+    EXPECT_EQ(got, CodebookNeighbours::compute(cb, 6, 2, 6, metric)) << neighbour_metric_name(metric);
+    if (!again.cache_path().empty()) paths.push_back(again.cache_path());
+  }
+  std::sort(paths.begin(), paths.end());
+  EXPECT_EQ(std::unique(paths.begin(), paths.end()), paths.end());
+  for (const std::string& p : paths) std::remove(p.c_str());
 }
 
 TEST_F(decoding_relaxed, NeighbourTableIsCachedAndADamagedCacheIsRebuilt) {
@@ -101,6 +189,30 @@ TEST_F(decoding_relaxed, FullDeltaOverTheWholeCodebookAcceptsEveryDraft) {
       for (const StepEvent& e : events) EXPECT_TRUE(e.rejected.empty()) << drafter;
     }
   }
+}
+
+// --metric picks the table the relaxed test reads, for LANTERN, sd --accept lantern and MuLo-SD's
+// pooling alike: a run reading the l2 table put in the random slot is the l2 run, and the real
+// random table changes what is accepted.
+TEST_F(decoding_relaxed, MetricPicksTheNeighbourTable) {
+  testing::TinyModels& tiny = testing::tiny_models(ctx());
+  std::vector<float> codebook(testing::kTinyVocab * 2);  // only the size matters to the random metric
+  const CodebookNeighbours random(ctx(), codebook, testing::kTinyVocab, 2, testing::kTinyVocab, "tiny codebook",
+                                  NeighbourMetric::Random);
+  ModelSet l2_as_random = tiny.set, with_random = tiny.set;
+  l2_as_random.neighbours.by_metric[static_cast<size_t>(NeighbourMetric::Random)] = tiny.neighbours.get();
+  with_random.neighbours.add(&random);
+  for (const MethodOptions& o : std::vector<MethodOptions>{{{"window", "6"}},
+                                                           {{"window", "3"}, {"drafter", "model"}}}) {
+    MethodOptions base = o;
+    base.insert({{"k", "3"}, {"delta", "0.5"}});
+    MethodOptions randomised = base;
+    randomised["metric"] = "random";
+    const testing::Sample l2 = run_images(ctx(), by_name("lantern"), base, 30, 12, true);
+    expect_same_run(l2, run_images(ctx(), by_name("lantern"), randomised, 30, 12, true, &l2_as_random), "lantern");
+    EXPECT_NE(l2.grids, run_images(ctx(), by_name("lantern"), randomised, 30, 12, false, &with_random).grids);
+  }
+  EXPECT_THROW(run_images(ctx(), by_name("lantern"), {{"metric", "random"}}, 30, 1), Error);  // not loaded
 }
 
 TEST_F(decoding_relaxed, RelaxationSavesForwards) {

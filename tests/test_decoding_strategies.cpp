@@ -34,6 +34,9 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"ssd", {}},
       {"ssd", {{"head-kind", "token"}, {"block-rows", "0"}}},
       {"ssd", {{"correct", "coupled"}}},
+      {"eagle", {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}},
+      {"eagle", {{"tree", "chain"}, {"depth", "2"}}},
+      {"lantern", {{"drafter", "eagle"}, {"tree", "static"}, {"depth", "3"}, {"topk", "2"}, {"nodes", "6"}}},
       {"ssd-coupled", {{"rows", "1"}, {"rounds", "2"}}},
       {"scd-mc", {{"window", "4"}, {"init", "heads"}}}};
   return c;
@@ -60,6 +63,22 @@ TEST_F(decoding_strategies, SameSeedSameTokens) {
   }
 }
 
+// LANTERN on EAGLE's tree relaxes nothing at delta = 0: the same tests with the same random
+// numbers, so the same images as the exact `eagle`; at delta = 1 it accepts more.
+TEST_F(decoding_strategies, LanternOnTheEagleTreeAtDeltaZeroIsEagle) {
+  const MethodOptions tree = {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}};
+  MethodOptions relaxed = tree;
+  relaxed["drafter"] = "eagle";
+  relaxed["k"] = "4";
+  relaxed["delta"] = "0";
+  const testing::Sample exact = run_images(ctx(), by_name("eagle"), tree, 11, 16);
+  const testing::Sample zero = run_images(ctx(), by_name("lantern"), relaxed, 11, 16);
+  EXPECT_EQ(exact.grids, zero.grids);
+  relaxed["delta"] = "1";
+  const testing::Sample one = run_images(ctx(), by_name("lantern"), relaxed, 11, 16);
+  EXPECT_LT(one.nfe_per_image, exact.nfe_per_image);
+}
+
 TEST_F(decoding_strategies, WindowLargerThanTheImage) {
   for (const std::string method : {"sjd", "scd-mc", "scd-gs", "sd"}) {
     const testing::Sample s = run_images(ctx(), by_name(method), {{"window", "16"}}, 3, 4);
@@ -68,14 +87,16 @@ TEST_F(decoding_strategies, WindowLargerThanTheImage) {
 }
 
 // Device time is split by what it was for: the stages add up to the step's time, and each method
-// spends it on the models it runs (sd's drafter, hawk's heads, counted in head_forwards).
+// spends it on the models it runs (sd's drafter, hawk's heads, counted in head_forwards); a step
+// that submits several times (eagle's tree, grown level by level) reports all of its submits.
 TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
   if (!ctx().caps().timestamps) GTEST_SKIP() << "the queue has no timestamps";
-  for (const std::string method : {"sjd", "sd", "hawk"}) {
+  for (const std::string method : {"sjd", "sd", "hawk", "eagle"}) {
     StrategyInputs in;
     in.condition = std::make_shared<ClassLabel>(0);
     in.sampler = testing::tiny_settings();
     in.profile = true;
+    if (method == "eagle") in.options = {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}};
     const auto s = make_strategy(method, tiny_models(ctx()).set, in);
     const StepEvent first = s->step();  // every command has a stage, those before the first forward too
     EXPECT_EQ(first.device_ms_by_stage.count(""), 0u) << method;
@@ -94,7 +115,12 @@ TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
     for (const auto& [stage_name, ms] : e.device_ms_by_stage)
       EXPECT_NEAR(kernel_sum[stage_name], ms, 1e-6 * ms) << method << " " << stage_name;
     EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0) << method;
-    if (method == "sd") EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u);
+    if (method == "sd" || method == "eagle") {
+      EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u) << method;
+    }
+    if (method == "eagle") {
+      EXPECT_EQ(e.draft_forwards, 3) << "the catch-up and two levels";
+    }
     if (method == "hawk") {
       EXPECT_GT(e.device_ms_by_stage.count(stage::kHeads), 0u);
       EXPECT_EQ(e.head_forwards, 1);
@@ -154,13 +180,25 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_heads = m;
   no_heads.heads = nullptr;
   expect_error("ssd", {{"head-kind", "token"}}, no_heads, "--head-kind token needs draft heads");
-  expect_error("sjd", {{"delta", "0.1"}}, m, "--k and --delta belong to --accept lantern");
+  expect_error("sjd", {{"delta", "0.1"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("sjd", {{"metric", "cosine"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("lantern", {{"metric", "manhattan"}}, m, "--metric must be one of");
   expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
   expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
+  expect_error("lantern", {{"nodes", "8"}}, m, "--nodes applies to --drafter eagle only");
+  expect_error("lantern", {{"drafter", "eagle"}, {"window", "4"}, {"nodes", "8"}}, m,
+               "--window does not apply to --drafter eagle");
+  expect_error("eagle", {{"tree", "bushy"}}, m, "--tree must be one of dynamic, static, chain");
+  expect_error("eagle", {}, m, "max_queries");  // the default tree (1 + 60 + 6 queries) exceeds the tiny target's 64
+  ModelSet no_eagle = m;
+  no_eagle.eagle = nullptr;
+  expect_error("eagle", {{"nodes", "8"}}, no_eagle, "needs an EAGLE drafter (--eagle-drafter FILE");
   ModelSet no_table = m;
-  no_table.neighbours = nullptr;
-  expect_error("lantern", {}, no_table, "needs the codebook neighbour table");
+  no_table.neighbours = {};
+  expect_error("lantern", {}, no_table, "needs the codebook neighbour table with --metric l2");
   expect_error("scd-mc", {{"accept", "lantern"}}, no_table, "needs the codebook neighbour table");
+  // A table of another metric is not used in its place.
+  expect_error("lantern", {{"metric", "cosine"}}, m, "needs the codebook neighbour table with --metric cosine");
 }
 
 std::vector<std::string> option_names(const std::string& method) {
@@ -172,17 +210,25 @@ std::vector<std::string> option_names(const std::string& method) {
 // The registry holds every method (a registration dropped by the linker would lose one) and what
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
-  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "lantern", "zipar",
-                                                        "mulo", "hawk", "ssd", "ssd-coupled"}));
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
+                                                        "zipar", "mulo", "hawk", "ssd", "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
-  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta"}));
-  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta"}));
+  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric"}));
+  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric"}));
   EXPECT_TRUE(option_names("ar").empty());
   EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
   EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);
   EXPECT_TRUE(find_strategy("lantern").needs_for({{"drafter", "model"}}).drafter);
   EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"accept", "lantern"}}).neighbours);
   EXPECT_FALSE(find_strategy("scd-mc").needs_for({}).neighbours);
+  // The table's metric follows --metric, for every method whose acceptance reads the table.
+  EXPECT_EQ(find_strategy("lantern").needs_for({}).neighbour_metric, NeighbourMetric::L2);
+  EXPECT_EQ(find_strategy("lantern").needs_for({{"metric", "random"}}).neighbour_metric, NeighbourMetric::Random);
+  EXPECT_EQ(find_strategy("sd").needs_for({{"accept", "lantern"}, {"metric", "cosine"}}).neighbour_metric,
+            NeighbourMetric::Cosine);
+  EXPECT_EQ(find_strategy("mulo").needs_for({{"metric", "cosine"}}).neighbour_metric, NeighbourMetric::Cosine);
+  EXPECT_EQ(find_strategy("zipar").needs_for({{"verify", "lantern"}, {"metric", "cosine"}}).neighbour_metric,
+            NeighbourMetric::Cosine);
   EXPECT_TRUE(find_strategy("scd-mc").needs_for({{"init", "heads"}}).heads);
   EXPECT_TRUE(find_strategy("mulo").needs_for({}).low_res);
   EXPECT_TRUE(find_strategy("scd-mc").lossless_for({}));

@@ -14,6 +14,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/eagle_drafter.h"
 #include "engine/model/latent_heads.h"
 #include "engine/model/tokenizer.h"
 #include "tests/support/chi_square.h"
@@ -32,6 +33,7 @@ struct T2iModels {
   std::unique_ptr<CodebookNeighbours> neighbours;
   std::unique_ptr<DraftHeads> heads;
   std::unique_ptr<LatentHeads> latent_heads;
+  std::unique_ptr<EagleDrafter> eagle;
   ModelSet set;
 };
 
@@ -56,6 +58,7 @@ T2iModels& t2i_models(Context& ctx) {
     testing::write_tiny_gpt(dir + "/drafter.safetensors", d);
     testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
+    testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
     T2iModels r;
     GptOptions opt;
     opt.weights = DType::F32;
@@ -69,10 +72,12 @@ T2iModels& t2i_models(Context& ctx) {
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
-    r.set.neighbours = r.neighbours.get();
+    r.set.neighbours.add(r.neighbours.get());
     r.set.heads = r.heads.get();
     r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
     r.set.latent_heads = r.latent_heads.get();
+    r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
+    r.set.eagle = r.eagle.get();
     return r;
   }();
   return m;
@@ -102,7 +107,9 @@ TEST_F(decoding_t2i, EveryMethodGeneratesFromACaption) {
   for (const std::string& method : strategy_names()) {
     if (find_strategy(method).needs_for({}).low_res) continue;
     SCOPED_TRACE(method);
-    const testing::Sample s = run(method, {}, 5, 4, true);
+    // eagle's default tree (1 + 60 + 6 queries) is larger than the tiny models' 64.
+    const MethodOptions options = method == "eagle" ? MethodOptions{{"nodes", "12"}} : MethodOptions{};
+    const testing::Sample s = run(method, options, 5, 4, true);
     ASSERT_EQ(s.grids.size(), 4u);
     for (const auto& g : s.grids)
       for (int32_t t : g) EXPECT_TRUE(t >= 0 && t < testing::kTinyVocab);
@@ -131,7 +138,7 @@ TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
   m.target = &target;
   m.low_res = &low;
   m.tokenizer = tokenizer.get();
-  m.neighbours = &neighbours;
+  m.neighbours.add(&neighbours);
   for (const MethodOptions& o : {MethodOptions{}, MethodOptions{{"resample", "coupled"}}}) {
     const testing::Sample s =
         testing::run_images(ctx(), testing::by_name("mulo"), o, 3, 2, true, &m, caption);

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "frontend/method_options_text.h"
 #include "frontend/model_catalog.h"
+#include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
 
 namespace vkspec::frontend {
@@ -58,6 +59,24 @@ TEST(ModelCatalog, AMissingShippedModelNamesTheOptionThatReplacesIt) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/fmnist_gpt8.safetensors"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--low-res"), std::string::npos) << e.what();
   }
+}
+
+// A sweep over --metric asks for one neighbour table per metric, each once; runs without a
+// relaxed rule ask for none.
+TEST(ModelRequest, OneNeighbourTablePerMetricRequested) {
+  AssetDir assets(VKSPEC_ASSETS_DIR);
+  const ModelCatalog c(ModelFiles{});
+  const ModelRequest none = request_for(c, {{"ar", {}}, {"sjd", {}}});
+  EXPECT_FALSE(none.needs.neighbours);
+  EXPECT_TRUE(none.neighbour_metrics.empty());
+  const ModelRequest r = request_for(c, {{"lantern", {}},
+                                         {"lantern", {{"metric", "cosine"}}},
+                                         {"sd", {{"accept", "lantern"}, {"metric", "cosine"}}},
+                                         {"mulo", {{"metric", "random"}}},
+                                         {"lantern", {{"metric", "l2"}}}});
+  EXPECT_TRUE(r.needs.neighbours);
+  EXPECT_EQ(r.neighbour_metrics,
+            (std::vector<NeighbourMetric>{NeighbourMetric::L2, NeighbourMetric::Cosine, NeighbourMetric::Random}));
 }
 
 TEST(SamplerOptions, OverrideOnlyWhatIsGiven) {

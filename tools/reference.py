@@ -12,6 +12,10 @@
       logits [2, cls + len(tokens), vocab] for the batch (caption, null caption), teacher-forced,
       caption right-aligned in the cls condition positions, padding hidden (LlamaGen's emb_masks)
   reference.py make-heads OUT.safetensors --gpt MODEL  (random draft heads h1..h4, v1, v2 on MODEL)
+  reference.py make-eagle OUT.safetensors --gpt MODEL --layers 1  (a random EAGLE drafter on MODEL)
+  reference.py eagle-forward DRAFTER --gpt MODEL --tokens 1,2,3 --features IN.safetensors --out OUT.safetensors
+      the drafter over elements 0 .. len(tokens) - 1 (element j reads token j and features[:, j]),
+      causal: hidden = g [B, T, dim], logits = MODEL's output(g) [B, T, vocab]
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
   reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
@@ -33,8 +37,8 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import load_file, save_file  # noqa: E402
-from vkspec_models import (DRAFT_HEAD_NAMES, GPT, Classifier, DraftHeads, GPTConfig, VQConfig, VQModel,  # noqa: E402
-                           caption_attention_mask, draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
+from vkspec_models import (DRAFT_HEAD_NAMES, EAGLE_PREFIX, GPT, Classifier, DraftHeads, EagleDrafter,  # noqa: E402
+                           GPTConfig, VQConfig, VQModel, caption_attention_mask, eagle_metadata, draft_head_offsets, gpt_config_from_metadata, gpt_metadata, vq_config_from_metadata,
                            vq_metadata)
 
 
@@ -110,6 +114,30 @@ def make_heads(a):
               {"vkspec.kind": "draft_heads", "dim": str(cfg.dim), "vocab_size": str(cfg.vocab_size),
                "grid_size": str(cfg.grid_size), "heads": ",".join(DRAFT_HEAD_NAMES),
                "offsets": ",".join(str(offs[n]) for n in DRAFT_HEAD_NAMES), "placement": "post_norm"})
+
+
+def make_eagle(a):
+    _, meta = load_file(a.gpt)
+    cfg = gpt_config_from_metadata(meta)
+    d = EagleDrafter(cfg, n_layer=a.layers)
+    randomise(d, a.seed, 0.08)
+    save_file({EAGLE_PREFIX + k: v.float() for k, v in d.state_dict().items()}, a.out,
+              eagle_metadata(cfg, a.layers))
+
+
+def eagle_forward(a):
+    gt, gmeta = load_file(a.gpt)
+    cfg = gpt_config_from_metadata(gmeta)
+    t, meta = load_file(a.drafter)
+    d = EagleDrafter(cfg, n_layer=int(meta["n_layer"]), embed_norm=meta["embed_norm"] == "rmsnorm").eval()
+    d.load_state_dict({k[len(EAGLE_PREFIX):]: v.float() for k, v in t.items()})
+    feats = load_file(a.features)[0]["features"].float()  # [B, T, D]
+    toks = torch.tensor(ints(a.tokens), dtype=torch.long)
+    emb = gt["tok_embeddings.weight"].float()[toks].unsqueeze(0).expand(feats.shape[0], -1, -1)
+    with torch.no_grad():
+        g = d(emb, feats, torch.arange(len(toks)) + cfg.cls_token_num)
+        logits = g @ gt["output.weight"].float().t()
+    save_file({"hidden": g.float().contiguous(), "logits": logits.float().contiguous()}, a.out)
 
 
 def gpt_logits(a):
@@ -202,6 +230,17 @@ def main():
     p.add_argument("out")
     p.add_argument("--gpt", required=True)
     p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("make-eagle")
+    p.add_argument("out")
+    p.add_argument("--gpt", required=True)
+    p.add_argument("--layers", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("eagle-forward")
+    p.add_argument("drafter")
+    p.add_argument("--gpt", required=True)
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--features", required=True)
+    p.add_argument("--out", required=True)
     p = sub.add_parser("gpt-logits")
     p.add_argument("model")
     p.add_argument("--label", type=int, required=True)
@@ -231,7 +270,7 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
     {"make-gpt": make_gpt, "make-t2i": make_t2i, "make-caption": make_caption, "t2i-logits": t2i_logits,
-     "make-heads": make_heads, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
+     "make-heads": make_heads, "make-eagle": make_eagle, "eagle-forward": eagle_forward, "gpt-logits": gpt_logits, "make-vq": make_vq, "vq-decode": vq_decode,
      "vq-encode": vq_encode, "make-classifier": make_classifier, "classify": classify}[a.cmd](a)
     return 0
 

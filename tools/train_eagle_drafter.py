@@ -510,11 +510,7 @@ def export(args, run, base, drafter, n_tr, n_va, tok_te, lab_te, samp, nparam):
 
 def export_metadata(args, base):
     meta = eagle_metadata(base.cfg, args.n_layer, bool(args.embed_norm))
-    meta.update({"base": args.base, "feature": "post_norm_hidden", "predicts": "post_norm_hidden",
-                 "input": "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))",
-                 "embedding": "shared_base_tok_embeddings", "output": "shared_base_output",
-                 "first_layer_attention_norm": "none", "final_norm": "none",
-                 "rope_index": "token_index_plus_cls_token_num", "cls_token_num": str(base.cfg.cls_token_num),
+    meta.update({"base": args.base,
                  "loss": f"smooth_l1_w{args.v_w:g}+soft_ce_w{args.p_w:g}",
                  "training_data": "self_distillation"})
     return meta

@@ -509,7 +509,13 @@ def eagle_metadata(cfg: GPTConfig, n_layer=1, embed_norm=True):
             "n_head": str(cfg.n_head), "n_kv_head": str(cfg.n_head), "head_dim": str(cfg.head_dim),
             "ffn_hidden": str(cfg.ffn_hidden), "vocab_size": str(cfg.vocab_size),
             "grid_size": str(cfg.grid_size), "rope_base": str(cfg.rope_base),
-            "norm_eps": str(cfg.norm_eps)}
+            "norm_eps": str(cfg.norm_eps), "cls_token_num": str(cfg.cls_token_num),
+            # the forward contract the engine checks (engine/model/eagle_drafter.cpp)
+            "feature": "post_norm_hidden", "predicts": "post_norm_hidden",
+            "input": "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))",
+            "embedding": "shared_base_tok_embeddings", "output": "shared_base_output",
+            "first_layer_attention_norm": "none", "final_norm": "none",
+            "rope_index": "token_index_plus_cls_token_num"}
 
 
 # ----------------------------------------------------------------------------------------------

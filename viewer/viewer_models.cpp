@@ -26,9 +26,11 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
     return;
   }
   frontend::ModelRequest request;
-  request.needs.neighbours = true;  // relaxed acceptance (--accept lantern) from the panel
+  request.needs.neighbours = true;  // relaxed acceptance (--accept lantern, any --metric) from the panel
+  for (int metric = 0; metric < kNeighbourMetricCount; ++metric)
+    request.neighbour_metrics.push_back(static_cast<NeighbourMetric>(metric));
   request.companions.drafter = request.companions.low_res = request.companions.heads =
-      request.companions.latent_heads = true;
+      request.companions.latent_heads = request.companions.eagle = true;
   request.max_queries = kMaxQueries;
   loaded_ = frontend::load_models(ctx, catalog, request);
   grid_ = loaded_.target->config().grid_size;

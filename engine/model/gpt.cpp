@@ -111,13 +111,7 @@ void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
   shape.heads = cfg_.n_head;
   shape.head_dim = cfg_.head_dim;
   shape.kv_len = cache.slots();
-  uint64_t bytes = 0;
-  for (int64_t t = 1; t <= opt_.max_queries; t *= 2) {
-    shape.tokens = t;
-    bytes = std::max(bytes, ops::attention_workspace_bytes(ctx_, shape));
-  }
-  shape.tokens = opt_.max_queries;
-  bytes = std::max(bytes, ops::attention_workspace_bytes(ctx_, shape));
+  const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
   attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "attention workspace");
   ws_slots_ = cache.slots();
 }

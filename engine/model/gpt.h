@@ -41,6 +41,8 @@ class Gpt {
   uint64_t weight_bytes() const { return weight_bytes_; }
   // The output projection [vocab, dim], shared with draft heads.
   const Tensor& output_weight() const { return output_; }
+  // The token embedding table [vocab, dim], shared with the EAGLE drafter.
+  const Tensor& token_embeddings() const { return tok_embeddings_; }
 
   // A KV cache for this model: slots = the sequence plus `scratch` spare slots; batch_rows up to
   // the model's (0 = the model's; 1 when sampling without CFG).

@@ -64,6 +64,16 @@ uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& sha
   return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
 }
 
+uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape) {
+  AttentionShape each = shape;
+  uint64_t bytes = 0;
+  for (int64_t t = 1; t <= shape.tokens; t *= 2) {
+    each.tokens = t;
+    bytes = std::max(bytes, attention_workspace_bytes(ctx, each));
+  }
+  return std::max(bytes, attention_workspace_bytes(ctx, shape));
+}
+
 void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
                int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
                const AttentionOptions& opt) {

@@ -61,6 +61,9 @@ struct AttentionOptions {
 // leave the device idle). Monotone in kv_len: sizing for the largest S and each T in use is
 // enough. A smaller (even empty) workspace is valid and only limits the splitting.
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt = {});
+// The workspace that serves every forward of 1 .. shape.tokens queries (a model's activations are
+// sized once for its largest batch).
+uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape);
 
 // kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
 // workspace: f32 scratch (any shape), or an empty view.

@@ -28,6 +28,7 @@ enum class Purpose : uint32_t {
   Draft = 6,        // a draft model's own categorical sample (draw 0)
   DraftHead = 7,    // a draft head's sample for a later position (round = step * 8 + head)
   Couple = 8,       // partial coupling's coin: coupled or independent next draft (round = step, draw 0)
+  Neighbours = 9,   // the random neighbour metric's order of a codebook row (host only; draw = rank)
   Test = 255,       // test-only streams
 };
 

@@ -15,6 +15,7 @@
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/eagle_drafter.h"
 #include "engine/model/latent_heads.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/tiny_gpt.h"
@@ -29,7 +30,7 @@ inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
 // The files tiny_models() writes into TinyModels::dir.
 inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors",
-                                                   "latent_heads.safetensors"};
+                                                   "latent_heads.safetensors", "eagle.safetensors"};
 
 struct TinyModels {
   std::string dir;
@@ -37,6 +38,7 @@ struct TinyModels {
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
   std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
   std::unique_ptr<LatentHeads> latent_heads;        // random SSD latent heads on the target
+  std::unique_ptr<EagleDrafter> eagle;              // a random EAGLE drafter on the target
   ModelSet set;
 };
 
@@ -54,6 +56,7 @@ inline TinyModels& tiny_models(Context& ctx) {
     write_tiny_gpt(dir + "/drafter.safetensors", d);
     write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
+    write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
     TinyModels r;
     r.dir = dir;
     GptOptions opt;
@@ -66,11 +69,13 @@ inline TinyModels& tiny_models(Context& ctx) {
     r.set.ctx = &ctx;
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
-    r.set.neighbours = r.neighbours.get();
+    r.set.neighbours.add(r.neighbours.get());
     r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
     r.set.heads = r.heads.get();
     r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
     r.set.latent_heads = r.latent_heads.get();
+    r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
+    r.set.eagle = r.eagle.get();
     return r;
   }();
   return m;

@@ -121,4 +121,64 @@ inline void write_tiny_latent_heads(const std::string& path, const TinyGptSpec& 
   w.write(path);
 }
 
+// A random EAGLE drafter for a tiny GPT (tools/vkspec_models.py EagleDrafter layout, one layer,
+// RMSNorm on the embedding): weights ~ scale * N(0, 1), fc's feature half plus the identity so the
+// predicted feature starts near the input one. `meta` overrides metadata (contract tests).
+inline void write_tiny_eagle_drafter(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed,
+                                     const std::vector<std::pair<std::string, std::string>>& meta_overrides = {}) {
+  TinyNormal rng(seed);
+  SafetensorsWriter w;
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = scale * rng.next();
+    return v;
+  };
+  auto norm = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = 1.0f + 0.1f * rng.next();
+    return v;
+  };
+  const int64_t D = s.dim, H = s.ffn_hidden;
+  const size_t d = static_cast<size_t>(D), h = static_cast<size_t>(H);
+  std::vector<float> fc = random(d * 2 * d);
+  for (size_t i = 0; i < d; ++i) fc[i * 2 * d + d + i] += 1.0f;
+  w.add_f32("eagle.embed_norm.weight", {D}, norm(d));
+  w.add_f32("eagle.fc.weight", {D, 2 * D}, fc);
+  w.add_f32("eagle.fc.bias", {D}, random(d));
+  const std::string p = "eagle.layers.0.";
+  w.add_f32(p + "attention.wqkv.weight", {3 * D, D}, random(3 * d * d));
+  w.add_f32(p + "attention.wo.weight", {D, D}, random(d * d));
+  w.add_f32(p + "feed_forward.w1.weight", {H, D}, random(h * d));
+  w.add_f32(p + "feed_forward.w3.weight", {H, D}, random(h * d));
+  w.add_f32(p + "feed_forward.w2.weight", {D, H}, random(d * h));
+  w.add_f32(p + "ffn_norm.weight", {D}, norm(d));
+  std::vector<std::pair<std::string, std::string>> meta = {
+      {"vkspec.kind", "eagle_drafter"},
+      {"dim", std::to_string(D)},
+      {"n_layer", "1"},
+      {"embed_norm", "rmsnorm"},
+      {"n_head", std::to_string(s.heads)},
+      {"n_kv_head", std::to_string(s.heads)},
+      {"head_dim", std::to_string(D / s.heads)},
+      {"ffn_hidden", std::to_string(H)},
+      {"vocab_size", std::to_string(s.vocab)},
+      {"grid_size", std::to_string(s.grid)},
+      {"feature", "post_norm_hidden"},
+      {"predicts", "post_norm_hidden"},
+      {"input", "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))"},
+      {"embedding", "shared_base_tok_embeddings"},
+      {"output", "shared_base_output"},
+      {"first_layer_attention_norm", "none"},
+      {"final_norm", "none"},
+      {"rope_index", "token_index_plus_cls_token_num"}};
+  for (const auto& [k, v] : meta_overrides) {
+    bool found = false;
+    for (auto& m : meta)
+      if (m.first == k) m.second = v, found = true;
+    if (!found) meta.emplace_back(k, v);
+  }
+  for (const auto& [k, v] : meta) w.set_metadata(k, v);
+  w.write(path);
+}
+
 }  // namespace vkspec::testing

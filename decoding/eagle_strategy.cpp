@@ -1,0 +1,392 @@
+#include "decoding/eagle_strategy.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "common/error.h"
+#include "decoding/point_mass.h"
+#include "engine/model/eagle_drafter.h"
+#include "engine/ops/sampler.h"
+#include "engine/ops/speculative.h"
+
+namespace vkspec {
+namespace {
+
+// Philox rounds of a node's children: step * kSiblings + rank.
+constexpr uint32_t kSiblings = 64;
+
+EagleDrafter& checked_eagle(const ModelSet& m, const std::string& method) {
+  if (!m.eagle)
+    throw Error(method + ": needs an EAGLE drafter (--eagle-drafter FILE, trained on the target by "
+                         "tools/train_eagle_drafter.py)");
+  return *m.eagle;
+}
+
+int64_t expanded_nodes(const EagleTreeOptions& o) { return eagle_max_expanded(o); }
+
+}  // namespace
+
+std::vector<OptionSpec> eagle_tree_option_specs() {
+  const EagleTreeOptions d;
+  return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
+                             "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
+                             "tree (LANTERN++'s idea; the shape is ours, docs/methods.md); chain: one path"),
+          OptionSpec::integer("depth", d.depth, 1, 32, "levels of the draft tree (drafter forwards per step, after "
+                                                       "its catch-up)"),
+          OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kSiblings),
+                              "proposals per expanded node, and nodes expanded per level"),
+          OptionSpec::integer("nodes", d.nodes, 1, 256,
+                              "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
+                              "queries)")};
+}
+
+EagleTreeOptions parse_eagle_tree_options(const OptionValues& o) {
+  EagleTreeOptions t;
+  t.kind = parse_eagle_tree_kind(o.choice("tree"));
+  t.depth = o.integer("depth");
+  t.topk = o.integer("topk");
+  t.nodes = o.integer("nodes");
+  if (t.kind == EagleTreeKind::Chain) t.nodes = std::min(t.nodes, t.depth);
+  return t;
+}
+
+int64_t eagle_max_queries(const EagleTreeOptions& o) { return 1 + o.nodes + o.depth; }
+
+EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const StrategyInputs& in,
+                             const EagleOptions& options)
+    : Strategy(method, models, in, eagle_max_queries(options.tree), options.tree.nodes),
+      eagle_(checked_eagle(models, method)),
+      opt_(options),
+      rule_(bind_accept_rule(options.rule, models, method)),
+      cls_(models.target->config().cls_token_num),
+      drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))) {
+  const EagleTreeOptions& o = opt_.tree;
+  const int64_t needed = std::max(o.depth + 1, eagle_max_frontier(o));
+  if (eagle_.max_queries() < needed)
+    throw Error(method + ": the EAGLE drafter was loaded for " + std::to_string(eagle_.max_queries()) +
+                " queries, the tree needs " + std::to_string(needed));
+  Context& ctx = *models.ctx;
+  const int64_t max_q = eagle_max_queries(o), V = vocab(), N = image_tokens(), rows = target().rows();
+  const int64_t D = models.target->config().dim, E = expanded_nodes(o);
+  hidden_ = ctx.tensor(DType::F32, {rows * max_q, D}, name() + " target features");
+  features_ = ctx.tensor(DType::F32, {rows * needed, D}, name() + " drafter input features");
+  g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
+  last_logits_ = ctx.tensor(DType::F32, {rows, V}, name() + " catch-up logits");
+  q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions", MemoryUsage::Readback);
+  probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
+  q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
+  residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
+  if (rule_.kind != AcceptRule::Kind::Exact) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, name() + " relaxed targets");
+  zeros_ = ctx.tensor(DType::F32, {1, V}, name() + " zero distribution");
+  positions_ = ctx.tensor(DType::U32, {N + 1}, name() + " positions");
+  std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
+  std::iota(iota.begin(), iota.end(), 0u);
+  ctx.upload(positions_, iota.data(), iota.size() * 4);
+  tokens_ = ctx.tensor(DType::U32, {max_q}, name() + " candidate tokens", MemoryUsage::Upload);
+  accept_ = ctx.tensor(DType::U32, {max_q}, name() + " acceptances", MemoryUsage::Readback);
+  final_ = ctx.tensor(DType::U32, {max_q}, name() + " next tokens", MemoryUsage::Readback);
+  drafter_batch_ = std::make_unique<GptBatch>(ctx, eagle_.config(), rows, needed, drafter_cache_.slots());
+  target().stream().fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+void EagleStrategy::record_catch_up(int64_t c) {
+  TargetSession& t = target();
+  CommandStream& s = t.stream();
+  const int64_t v = drafter_valid_, n = c - v, rows = t.rows(), E = expanded_nodes(opt_.tree);
+  if (n < 1 || static_cast<int64_t>(feature_rows_.size()) != n)
+    throw Error(name() + ": drafter catch-up of " + std::to_string(n) + " elements with " +
+                std::to_string(feature_rows_.size()) + " features");
+  std::vector<int64_t> positions;
+  std::vector<uint32_t> tokens;
+  for (int64_t m = v; m < c; ++m) {
+    positions.push_back(eagle_.element_position(m));
+    tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(m)]));
+  }
+  // Elements see the drafter's own earlier elements, never the condition slots it does not write.
+  drafter_batch_->assign(GptQueries::at_positions(eagle_.config(), positions, tokens, t.conditions(),
+                                                  drafter_cache_.slots(),
+                                                  [&](int64_t, int64_t slot) { return slot >= cls_; }));
+  std::vector<CopyRegion> in;
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      in.push_back({hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
+                    features_.view().rows(b * n + i, 1)});
+  s.copy(in);
+  t.set_stage(stage::kDrafter);
+  const GptOutputs out = eagle_.forward(s, *drafter_batch_, features_.view().rows(0, rows * n), drafter_cache_);
+  t.set_stage(stage::kSampling);
+  std::vector<CopyRegion> g, logits;
+  for (int64_t b = 0; b < rows; ++b) {
+    g.push_back({out.hidden.rows(b * n + n - 1, 1), g_.view().rows(b * E, 1)});
+    logits.push_back({out.logits.rows(b * n + n - 1, 1), last_logits_.view().rows(b, 1)});
+  }
+  s.copy(g);
+  s.copy(logits);
+  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, last_logits_.view(), {}, none, q_.view().rows(0, 1), {});
+  drafter_valid_ = c;
+  ++draft_forwards_;
+}
+
+void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c) {
+  TargetSession& t = target();
+  CommandStream& s = t.stream();
+  const std::vector<DraftTreeNode>& nodes = b.nodes();
+  const int64_t m = static_cast<int64_t>(frontier.size()), rows = t.rows(), E = expanded_nodes(opt_.tree);
+  const int64_t scratch0 = eagle_.config().seq_len();
+  if (drafter_slot_.size() < nodes.size()) drafter_slot_.resize(nodes.size(), -1);
+  if (g_row_.size() < nodes.size()) g_row_.resize(nodes.size(), -1);
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(m, drafter_cache_.slots());
+  std::vector<CopyRegion> in;
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t id = frontier[static_cast<size_t>(i)];
+    const DraftTreeNode& nd = nodes[static_cast<size_t>(id)];
+    const int64_t slot = scratch0 + next_drafter_slot_++;
+    drafter_slot_[static_cast<size_t>(id)] = slot;
+    q.positions.push_back(eagle_.element_position(c + nd.depth - 1));
+    q.slots.push_back(static_cast<uint32_t>(slot));
+    q.tokens.push_back(nd.token);
+    for (int64_t s2 = cls_; s2 < cls_ + c; ++s2) mb.see(i, s2);
+    for (int32_t a = nd.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent)
+      mb.see(i, drafter_slot_[static_cast<size_t>(a)]);
+    mb.see(i, slot);
+    const int32_t parent_row = g_row_[static_cast<size_t>(nd.parent)];
+    for (int64_t bb = 0; bb < rows; ++bb)
+      in.push_back({g_.view().rows(bb * E + parent_row, 1), features_.view().rows(bb * m + i, 1)});
+  }
+  q.mask = mb.pack();
+  q.conditions = t.conditions();
+  drafter_batch_->assign(q);
+  s.copy(in);
+  t.set_stage(stage::kDrafter);
+  const GptOutputs out = eagle_.forward(s, *drafter_batch_, features_.view().rows(0, rows * m), drafter_cache_);
+  t.set_stage(stage::kSampling);
+  std::vector<CopyRegion> g;
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t id = frontier[static_cast<size_t>(i)];
+    g_row_[static_cast<size_t>(id)] = static_cast<int32_t>(next_g_row_++);
+    for (int64_t bb = 0; bb < rows; ++bb)
+      g.push_back({out.hidden.rows(bb * m + i, 1), g_.view().rows(bb * E + g_row_[static_cast<size_t>(id)], 1)});
+  }
+  s.copy(g);
+  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, none, q_.view().rows(0, m), {});
+  ++draft_forwards_;
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
+  TargetSession& t = target();
+  const int64_t N = image_tokens(), V = vocab();
+  std::vector<Node> tree = {{-1, c - 1, c > 0 ? grid_[static_cast<size_t>(c - 1)] : 0, cls_ + c - 1, false}};
+  if (c == 0) return tree;  // the first token is the target's own sample: nothing to draft from yet
+  DraftTreeBuilder b(opt_.tree, N - c);
+  drafter_slot_.assign(1, -1);
+  g_row_.assign(1, 0);
+  next_drafter_slot_ = 0;
+  next_g_row_ = 1;
+  std::vector<float> q(static_cast<size_t>(q_.shape()[0] * V));
+  record_catch_up(c);
+  t.submit_and_wait();
+  t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);
+  b.add_children(0, q.data(), V);
+  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
+    record_level(b, f, c);
+    t.submit_and_wait();
+    t.ctx().download(q_, 0, q.data(), f.size() * static_cast<size_t>(V) * 4);
+    for (size_t i = 0; i < f.size(); ++i) b.add_children(f[i], q.data() + i * static_cast<size_t>(V), V);
+  }
+  // The verified tree: the first node of each depth in its position's slot, the others in scratch.
+  const std::vector<int32_t> sel = b.select();
+  const std::vector<DraftTreeNode>& nodes = b.nodes();
+  std::vector<int32_t> index(nodes.size(), -1);
+  index[0] = 0;
+  std::set<int32_t> depth_seen;
+  int64_t scratch = t.config().seq_len();
+  for (size_t i = 1; i < sel.size(); ++i) {
+    const DraftTreeNode& nd = nodes[static_cast<size_t>(sel[i])];
+    const int64_t pos = c + nd.depth - 1;
+    const bool canonical = depth_seen.insert(nd.depth).second;
+    index[static_cast<size_t>(sel[i])] = static_cast<int32_t>(tree.size());
+    tree.push_back({index[static_cast<size_t>(nd.parent)], pos, static_cast<int32_t>(nd.token),
+                    canonical ? cls_ + pos : scratch++, !canonical});
+  }
+  return tree;
+}
+
+GptQueries EagleStrategy::tree_queries(const std::vector<Node>& tree, int64_t c) const {
+  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(T, target().cache().slots());
+  const int64_t root_slot = cls_ + c - 1;
+  for (int64_t i = 0; i < M; ++i) {
+    const Node& n = tree[static_cast<size_t>(i)];
+    q.positions.push_back(i == 0 ? root_slot : cls_ + n.position);
+    q.slots.push_back(static_cast<uint32_t>(n.slot));
+    if (i > 0 || c > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
+    mb.see_prefix(i, root_slot + 1);
+    for (int32_t a = n.parent; a > 0; a = tree[static_cast<size_t>(a)].parent) mb.see(i, tree[static_cast<size_t>(a)].slot);
+    mb.see(i, n.slot);
+  }
+  // Each repair query sees the slots up to its own (an earlier repair's slot is written in this
+  // forward before attention reads it, as a tree node's ancestors are).
+  for (size_t r = 0; r < repairs_.size(); ++r) {
+    const int64_t p = repairs_[r];
+    q.positions.push_back(cls_ + p);
+    q.slots.push_back(static_cast<uint32_t>(cls_ + p));
+    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(p)]));
+    mb.see_prefix(M + static_cast<int64_t>(r), cls_ + p + 1);
+  }
+  q.mask = mb.pack();
+  q.conditions = target().conditions();
+  return q;
+}
+
+void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) {
+  CommandStream& s = target().stream();
+  const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
+  auto pos_view = [&](int64_t n) { return positions_.view().rows(std::min(n, N), 1); };
+  int64_t next_residual = 0, next_relaxed = 0;
+  for (int64_t p = 0; p < M; ++p) {
+    TensorView r = probs_.view().rows(p, 1);
+    uint32_t sibling = 0;
+    for (int64_t c = p + 1; c < M; ++c) {
+      if (tree[static_cast<size_t>(c)].parent != p) continue;
+      const TensorView qc = q_tree_.view().rows(c, 1), token = tokens_.view().rows(c, 1);
+      const TensorView target_row =
+          record_accept_target(s, rule_, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
+      ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
+                       philox::purpose_word(philox::Purpose::Accept, round * kSiblings + sibling),
+                       accept_.view().rows(c, 1));
+      const TensorView next = residuals_.view().rows(next_residual++, 1);
+      ops::residual_distribution(s, target_row, qc, next);
+      r = next;
+      ++sibling;
+    }
+    ops::spec_residual_sample(s, r, zeros_.view(), pos_view(tree[static_cast<size_t>(p)].position + 1), in_.seed,
+                              philox::purpose_word(philox::Purpose::Residual, round), final_.view().rows(p, 1));
+  }
+}
+
+std::vector<int32_t> EagleStrategy::walk_and_commit(const std::vector<Node>& tree, StepEvent& e) {
+  const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
+  int32_t cur = 0;
+  std::vector<int32_t> path = {0};
+  bool had_children = false;
+  for (;;) {
+    int32_t next = -1;
+    had_children = false;
+    for (int64_t c = cur + 1; c < M; ++c) {
+      if (tree[static_cast<size_t>(c)].parent != cur) continue;
+      had_children = true;
+      if (accept_host_[static_cast<size_t>(c)]) {
+        next = static_cast<int32_t>(c);
+        break;
+      }
+    }
+    if (next < 0) break;
+    path.push_back(next);
+    cur = next;
+  }
+  std::set<std::pair<int64_t, int32_t>> listed;  // a candidate repeated under another parent once
+  for (int64_t i = 1; i < M; ++i) {
+    const Node& n = tree[static_cast<size_t>(i)];
+    if (!listed.insert({n.position, n.token}).second) continue;
+    e.proposed.push_back(static_cast<int32_t>(n.position));
+    e.proposed_tokens.push_back(n.token);
+  }
+  for (size_t i = 1; i < path.size(); ++i) {
+    const Node& n = tree[static_cast<size_t>(path[i])];
+    grid_[static_cast<size_t>(n.position)] = n.token;
+    e.accepted.push_back(static_cast<int32_t>(n.position));
+  }
+  const int64_t f_pos = tree[static_cast<size_t>(cur)].position + 1;
+  if (f_pos < N) {
+    const int32_t f = checked_token(final_host_[static_cast<size_t>(cur)], f_pos);
+    grid_[static_cast<size_t>(f_pos)] = f;
+    if (had_children) {
+      e.rejected.push_back(static_cast<int32_t>(f_pos));
+      e.resampled.push_back(static_cast<int32_t>(f_pos));
+    } else {
+      e.accepted.push_back(static_cast<int32_t>(f_pos));
+      if (!listed.count({f_pos, f})) {
+        e.proposed.push_back(static_cast<int32_t>(f_pos));
+        e.proposed_tokens.push_back(f);
+      }
+    }
+  }
+  committed_ = std::min(f_pos + 1, N);
+  ++nfe_;
+  return path;
+}
+
+void EagleStrategy::decode(StepEvent& e) {
+  TargetSession& t = target();
+  const int64_t c = committed_, rows = t.rows();
+  const uint32_t round = static_cast<uint32_t>(step_);
+  const std::vector<Node> tree = draft_tree(c);
+  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
+  const GptBatch& batch = t.batch(tree_queries(tree, c));
+  std::vector<uint32_t> toks(static_cast<size_t>(M), ops::kNoToken);
+  std::vector<std::pair<int64_t, uint32_t>> masses;
+  for (int64_t i = 1; i < M; ++i) {
+    toks[static_cast<size_t>(i)] = static_cast<uint32_t>(tree[static_cast<size_t>(i)].token);
+    masses.push_back({i, toks[static_cast<size_t>(i)]});
+  }
+  t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
+  CommandStream& s = t.stream();
+  if (M > 1) record_point_masses(s, q_tree_, masses);
+  const GptOutputs out = t.forward(batch);
+  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
+  record_tests(tree, round);
+  // The next step's drafter catch-up reads the features of the root and the accepted path.
+  s.copy(out.hidden, hidden_.view().rows(0, rows * T));
+  t.submit_and_wait();
+  accept_host_.assign(static_cast<size_t>(M), 0);
+  final_host_.assign(static_cast<size_t>(M), 0);
+  t.ctx().download(accept_, 0, accept_host_.data(), accept_host_.size() * 4);
+  t.ctx().download(final_, 0, final_host_.data(), final_host_.size() * 4);
+  const std::vector<int32_t> path = walk_and_commit(tree, e);
+
+  hidden_queries_ = T;
+  feature_rows_.assign(path.begin(), path.end());
+  // Elements [drafter_valid_, committed_) are caught up next step: one feature per element.
+  feature_rows_.resize(static_cast<size_t>(std::max<int64_t>(0, committed_ - drafter_valid_)));
+  repairs_.clear();
+  for (size_t i = 1; i < path.size(); ++i)
+    if (tree[static_cast<size_t>(path[i])].alternate) repairs_.push_back(tree[static_cast<size_t>(path[i])].position);
+}
+
+namespace {
+
+StrategyDescriptor eagle() {
+  StrategyDescriptor d;
+  d.name = "eagle";
+  d.order = 45;
+  d.summary = "EAGLE-2: a one-layer feature drafter proposes a dynamic tree, verified at once (lossless)";
+  d.reference = "Li et al., EMNLP 2024, EAGLE-2: Faster Inference of Language Models with Dynamic Draft Trees "
+                "(drafter: Li et al. 2024, EAGLE)";
+  d.options = eagle_tree_option_specs();
+  d.lossless = [](const OptionValues&) { return true; };
+  d.needs = [](const OptionValues&) {
+    StrategyNeeds n;
+    n.eagle = true;
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) {
+    return eagle_max_queries(parse_eagle_tree_options(o));
+  };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    EagleOptions e;
+    e.tree = parse_eagle_tree_options(o);
+    return std::make_unique<EagleStrategy>("eagle", m, in, e);
+  };
+  return d;
+}
+
+const RegisterStrategy kEagle(eagle());
+
+}  // namespace
+}  // namespace vkspec

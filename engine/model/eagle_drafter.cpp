@@ -1,0 +1,211 @@
+#include "engine/model/eagle_drafter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "engine/model/weights.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/embedding.h"
+#include "engine/ops/kv_write.h"
+#include "engine/ops/matmul.h"
+#include "engine/ops/rms_norm.h"
+#include "engine/ops/rope.h"
+
+namespace vkspec {
+namespace {
+
+// Metadata the engine's contract depends on, with the one value it implements.
+struct Expect {
+  const char* key;
+  const char* value;
+};
+constexpr Expect kContract[] = {{"feature", "post_norm_hidden"},
+                                {"predicts", "post_norm_hidden"},
+                                {"input", "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))"},
+                                {"embedding", "shared_base_tok_embeddings"},
+                                {"output", "shared_base_output"},
+                                {"first_layer_attention_norm", "none"},
+                                {"final_norm", "none"},
+                                {"rope_index", "token_index_plus_cls_token_num"}};
+
+}  // namespace
+
+EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& base, int64_t max_queries)
+    : ctx_(ctx), path_(path), base_(base), cfg_(base.config()), max_queries_(max_queries),
+      batch_rows_(base.options().batch_rows) {
+  if (max_queries < 1) throw Error(path + ": an EAGLE drafter needs at least one query per forward");
+  WeightStore ws(ctx, path);
+  const SafetensorsFile& f = ws.file();
+  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "eagle_drafter")
+    throw Error(path + ": not an EAGLE drafter (metadata vkspec.kind != eagle_drafter)");
+  const GptConfig& b = base.config();
+  const auto mismatch = [&](const char* key, int64_t want) {
+    return !f.has_meta(key) || f.meta_int(key) != want;
+  };
+  for (const auto& [key, want] : std::vector<std::pair<const char*, int64_t>>{{"dim", b.dim},
+                                                                             {"n_head", b.n_head},
+                                                                             {"head_dim", b.head_dim},
+                                                                             {"ffn_hidden", b.ffn_hidden},
+                                                                             {"vocab_size", b.vocab_size},
+                                                                             {"grid_size", b.grid_size}})
+    if (mismatch(key, want))
+      throw Error(path + ": drafter " + key + " = " + (f.has_meta(key) ? f.meta(key) : std::string("(missing)")) +
+                  " does not fit the base model " + base.path() + " (" + key + " " + std::to_string(want) + ")");
+  for (const Expect& e : kContract)
+    if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
+      throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +
+                  "', the engine implements '" + e.value + "'");
+  const std::string embed_norm = f.has_meta("embed_norm") ? f.meta("embed_norm") : std::string();
+  if (embed_norm != "rmsnorm" && embed_norm != "none")
+    throw Error(path + ": metadata embed_norm = '" + embed_norm + "', the engine implements 'rmsnorm' or 'none'");
+  cfg_.n_layer = f.meta_int("n_layer");
+  if (cfg_.n_layer < 1 || cfg_.n_layer > 64)
+    throw Error(path + ": n_layer " + std::to_string(cfg_.n_layer) + " outside [1, 64]");
+
+  const int64_t D = cfg_.dim, H = cfg_.ffn_hidden;
+  const DType wt = base.options().weights;
+  const std::string from = "dim=" + std::to_string(D);
+  if (embed_norm == "rmsnorm") embed_norm_ = ws.load("eagle.embed_norm.weight", {D}, DType::F32, from);
+  // fc's weight [dim, 2 dim] is split into its two halves so the concatenated input never exists:
+  // x = fc_embedding @ e + fc_feature @ f + bias.
+  const std::string fc = "eagle.fc.weight";
+  const Shape fc_shape = ws.shape(fc);
+  if (fc_shape.rank != 2 || fc_shape[0] != D || fc_shape[1] != 2 * D)
+    throw Error(path + ": tensor " + fc + " has shape " + fc_shape.str() + ", expected [" + std::to_string(D) + ", " +
+                std::to_string(2 * D) + "] (dim=" + std::to_string(D) + ")");
+  const std::vector<float> fc_w = f.read_f32(fc);
+  fc_embedding_ = upload_half_of(fc_w, D, 2 * D, 0, D, "eagle fc (embedding half)");
+  fc_feature_ = upload_half_of(fc_w, D, 2 * D, D, D, "eagle fc (feature half)");
+  fc_bias_ = ws.load("eagle.fc.bias", {D}, DType::F32, from);
+  CommandStream copies(ctx);
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const std::string p = "eagle.layers." + std::to_string(l) + ".";
+    Layer L;
+    if (l > 0) L.attention_norm = ws.load(p + "attention_norm.weight", {D}, DType::F32, from);
+    L.ffn_norm = ws.load(p + "ffn_norm.weight", {D}, DType::F32, from);
+    L.wqkv = ws.load(p + "attention.wqkv.weight", {3 * D, D}, wt, from);
+    L.wo = ws.load(p + "attention.wo.weight", {D, D}, wt, from);
+    const std::string hf = "ffn hidden=" + std::to_string(H);
+    Tensor w1 = ws.load(p + "feed_forward.w1.weight", {H, D}, wt, hf);
+    Tensor w3 = ws.load(p + "feed_forward.w3.weight", {H, D}, wt, hf);
+    L.w2 = ws.load(p + "feed_forward.w2.weight", {D, H}, wt, hf);
+    L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
+    copies.copy(w1.view(), L.w13.view().rows(0, H));
+    copies.copy(w3.view(), L.w13.view().rows(H, H));
+    copies.submit_and_wait();
+    layers_.push_back(std::move(L));
+  }
+  std::vector<std::string> unused = ws.unused();
+  unused.erase(std::remove(unused.begin(), unused.end(), fc), unused.end());
+  if (!unused.empty())
+    throw Error(path + ": tensors the EAGLE drafter does not use (n_layer " + std::to_string(cfg_.n_layer) +
+                "): " + unused[0]);
+  weight_bytes_ = ws.uploaded_bytes() + fc_embedding_.bytes() + fc_feature_.bytes();
+  rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
+
+  const int64_t R = batch_rows_ * max_queries_;
+  embedded_ = ctx.tensor(DType::F32, {R, D}, "eagle embedded tokens");
+  x_ = ctx.tensor(DType::F32, {R, D}, "eagle residual");
+  xn_ = ctx.tensor(DType::F32, {R, D}, "eagle normed");
+  qkv_ = ctx.tensor(DType::F32, {R, 3 * D}, "eagle qkv");
+  attn_ = ctx.tensor(DType::F32, {R, D}, "eagle attention out");
+  ffn_in_ = ctx.tensor(DType::F32, {R, 2 * H}, "eagle ffn w1|w3 out");
+  ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "eagle ffn hidden");
+  out_ = ctx.tensor(DType::F32, {R, D}, "eagle predicted features");
+  logits_ = ctx.tensor(DType::F32, {R, cfg_.vocab_size}, "eagle draft logits");
+}
+
+Tensor EagleDrafter::upload_half_of(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t first_col,
+                                    int64_t n_cols, const std::string& name) const {
+  const DType dt = base_.options().weights;
+  Tensor t = ctx_.tensor(dt, {rows, n_cols}, name);
+  std::vector<float> part(static_cast<size_t>(rows * n_cols));
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(w.begin() + r * cols + first_col, n_cols, part.begin() + r * n_cols);
+  if (dt == DType::F32) {
+    ctx_.upload(t, part.data(), part.size() * sizeof(float));
+  } else if (dt == DType::F16) {
+    std::vector<uint16_t> h(part.size());
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (!std::isfinite(part[i]) || std::abs(part[i]) > 65504.0f)
+        throw Error(path_ + ": tensor eagle.fc.weight has a value f16 cannot hold");
+      h[i] = float_to_half(part[i]);
+    }
+    ctx_.upload(t, h.data(), h.size() * sizeof(uint16_t));
+  } else {
+    throw Error(path_ + ": the EAGLE drafter takes f32 or f16 weights, the base was loaded with " + dtype_name(dt));
+  }
+  return t;
+}
+
+KvCache EagleDrafter::make_cache(int64_t batch_rows, int64_t scratch) const {
+  if (batch_rows < 1 || batch_rows > batch_rows_)
+    throw Error(path_ + ": a KV cache for " + std::to_string(batch_rows) + " batch rows, drafter built for at most " +
+                std::to_string(batch_rows_));
+  return KvCache(ctx_, cfg_, batch_rows, cfg_.seq_len() + scratch, base_.options().kv);
+}
+
+GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const TensorView& features,
+                                 const KvCache& cache) {
+  const int64_t B = batch.batch_rows(), T = batch.tokens_per_row();
+  if (B < 1 || B > batch_rows_)
+    throw Error(path_ + ": batch has " + std::to_string(B) + " rows, drafter built for at most " +
+                std::to_string(batch_rows_));
+  if (T > max_queries_)
+    throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(max_queries_));
+  if (batch.condition_queries() != 0) throw Error(path_ + ": the drafter has no condition queries");
+  const int64_t R = B * T, D = cfg_.dim, nh = cfg_.n_head, hd = cfg_.head_dim;
+  if (features.shape.rank != 2 || features.shape[0] != R || features.shape[1] != D)
+    throw Error(path_ + ": features must be f32 [" + std::to_string(R) + ", " + std::to_string(D) + "], got " +
+                features.shape.str());
+  if (cache.batch() != B || cache.dtype() != base_.options().kv || cache.slots() < batch.kv_len())
+    throw Error(path_ + ": KV cache does not match the drafter");
+  if (!attn_ws_.valid() || ws_slots_ < cache.slots()) {
+    ops::AttentionShape shape;
+    shape.batch = batch_rows_;
+    shape.tokens = max_queries_;
+    shape.heads = nh;
+    shape.head_dim = hd;
+    shape.kv_len = cache.slots();
+    const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
+    attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "eagle attention workspace");
+    ws_slots_ = cache.slots();
+  }
+  const TensorView e = embedded_.view().rows(0, R), x = x_.view().rows(0, R), xn = xn_.view().rows(0, R);
+  const TensorView qkv = qkv_.view().rows(0, R), attn = attn_.view().rows(0, R);
+  const TensorView ffn_in = ffn_in_.view().rows(0, R), ffn_hidden = ffn_hidden_.view().rows(0, R);
+  const TensorView out = out_.view().rows(0, R), logits = logits_.view().rows(0, R);
+
+  // Every batch row reads the same tokens; each has its own features.
+  for (int64_t b = 0; b < B; ++b) ops::embedding(s, base_.token_embeddings(), batch.token_ids().rows(0, T), e.rows(b * T, T));
+  if (embed_norm_.valid()) ops::rms_norm(s, e, embed_norm_, e, cfg_.norm_eps);
+  ops::matmul(s, e, fc_embedding_, x);
+  ops::matmul(s, features, fc_feature_, xn);
+  ops::add(s, x, xn, x);
+  ops::bias_act(s, x, fc_bias_.view(), x, false);
+
+  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
+  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
+  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
+  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const Layer& L = layers_[static_cast<size_t>(l)];
+    // Layer 0 reads x itself (EAGLE: no input norm on the first layer).
+    if (L.attention_norm.valid()) ops::rms_norm(s, x, L.attention_norm, xn, cfg_.norm_eps);
+    ops::matmul(s, L.attention_norm.valid() ? xn : x, L.wqkv, qkv);
+    ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table_);
+    ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
+    ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws_);
+    ops::matmul(s, attn, L.wo, xn);
+    ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg_.norm_eps);
+    ops::matmul(s, xn, L.w13, ffn_in);
+    ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
+    ops::add(s, x, xn, l + 1 < cfg_.n_layer ? x : out);
+  }
+  ops::matmul(s, out, base_.output_weight(), logits);
+  return {logits, out};
+}
+
+}  // namespace vkspec
