@@ -53,4 +53,19 @@ std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& 
   return islands;
 }
 
+std::vector<int32_t> island_ready_positions(const std::vector<int32_t>& island, int64_t width, int64_t window) {
+  if (width < 1 || window < 1) throw Error("island waves: the grid width and the window must be at least 1");
+  std::vector<int32_t> ready;
+  // Scanning in raster order, the smallest column seen so far decides: p waits while an earlier
+  // undecided position sits at a column <= col(p) + window - 1.
+  int64_t min_col = width + window;  // none seen yet
+  for (size_t i = 0; i < island.size(); ++i) {
+    if (i > 0 && island[i] <= island[i - 1]) throw Error("island waves: positions must be in raster order");
+    const int64_t c = island[i] % width;
+    if (min_col > c + window - 1) ready.push_back(island[i]);
+    min_col = std::min(min_col, c);
+  }
+  return ready;
+}
+
 }  // namespace vkspec

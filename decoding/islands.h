@@ -11,4 +11,11 @@ namespace vkspec {
 std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& rejected, int64_t width,
                                                     int64_t radius, int64_t first, int64_t end);
 
+// The positions of an island (its undecided positions, raster order) that one ZipAR-style wave
+// resamples together: p is ready when no undecided position before it in raster order lies in a
+// column <= col(p) + window - 1, i.e. the island's part of the row above is `window` columns ahead
+// of p and p's left neighbours in the island are decided (ZipAR's rule, restricted to the island).
+// window >= width gives the front alone (raster order); window < 1 throws.
+std::vector<int32_t> island_ready_positions(const std::vector<int32_t>& island, int64_t width, int64_t window);
+
 }  // namespace vkspec

@@ -20,16 +20,20 @@ constexpr int32_t kNotFed = -1, kConditionFed = -2, kStaleContext = -3;
 
 const ModelSet& checked(const ModelSet& m) {
   if (!m.target) return m;  // Strategy's constructor names this error
-  if (!m.low_res) throw Error("mulo: needs the low-resolution model (--low-res FILE, a GPT on a grid half as wide)");
+  if (!m.low_res) throw Error("mulo: needs the low-resolution model (--low-res FILE, a GPT on a narrower grid)");
   if (!m.tokenizer) throw Error("mulo: needs the tokenizer (--vq FILE) for its pixel-space upsampler");
   const GptConfig &t = m.target->config(), &l = m.low_res->config();
-  if (l.vocab_size != t.vocab_size || l.num_classes != t.num_classes || 2 * l.grid_size != t.grid_size ||
-      l.cls_token_num != t.cls_token_num)
+  if (l.vocab_size != t.vocab_size || l.num_classes != t.num_classes || l.cls_token_num != t.cls_token_num)
     throw Error("mulo: low-resolution model " + m.low_res->path() + " (vocab " + std::to_string(l.vocab_size) +
-                ", grid " + std::to_string(l.grid_size) + ", classes " + std::to_string(l.num_classes) +
-                ") must share the target's vocabulary and classes on a grid half as wide (target: vocab " +
-                std::to_string(t.vocab_size) + ", grid " + std::to_string(t.grid_size) + ", classes " +
+                ", classes " + std::to_string(l.num_classes) + ") must share the target's vocabulary and classes " +
+                "(target " + m.target->path() + ": vocab " + std::to_string(t.vocab_size) + ", classes " +
                 std::to_string(t.num_classes) + ")");
+  const int64_t r = t.grid_size / l.grid_size;
+  if (t.grid_size % l.grid_size != 0 || r < 2 || (r & (r - 1)) != 0)
+    throw Error("mulo: the target's grid (" + std::to_string(t.grid_size) + " tokens, " + m.target->path() +
+                ") must be r = 2, 4, 8, ... times the low-resolution model's (" + std::to_string(l.grid_size) +
+                " tokens, " + m.low_res->path() + "): ratio " + std::to_string(t.grid_size) + " / " +
+                std::to_string(l.grid_size) + (t.grid_size % l.grid_size ? " is not a whole number" : " is not a power of two >= 2"));
   if (m.tokenizer->codebook_size() != t.vocab_size)
     throw Error("mulo: tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
@@ -38,7 +42,7 @@ const ModelSet& checked(const ModelSet& m) {
 
 }  // namespace
 
-int64_t mulo_max_queries(int64_t band, int64_t grid) { return 4 * band * grid; }
+int64_t mulo_max_queries(int64_t band, int64_t ratio, int64_t grid) { return 2 * ratio * band * grid; }
 
 MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
   checked(m);
@@ -51,6 +55,14 @@ MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
   r.sequential = o.choice("islands") == "sequential";
   r.coupled = o.choice("resample") == "coupled";
   r.upsampler = upsampler_kind(o.choice("upsampler"));
+  r.raster = o.choice("backtrack") == "raster";
+  r.ratio = m.target->config().grid_size / m.low_res->config().grid_size;
+  if (o.choice("parallel") == "zipar") r.zipar_window = o.integer("zipar-window");
+  else if (o.given("zipar-window")) throw Error("mulo: --zipar-window applies to --parallel zipar");
+  if (r.raster)
+    for (const char* key : {"radius", "islands", "resample"})
+      if (o.given(key))
+        throw Error(std::string("mulo: --") + key + " applies to --backtrack local (raster backtracking has no islands)");
   if (r.coupled && o.given("islands"))
     throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
   if (r.band * m.low_res->config().grid_size > m.low_res->options().max_queries)
@@ -62,7 +74,7 @@ MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
 }
 
 MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, const MuloOptions& opt)
-    : Strategy("mulo", checked(models), in, mulo_max_queries(opt.band, models.target->config().grid_size)),
+    : Strategy("mulo", checked(models), in, mulo_max_queries(opt.band, opt.ratio, models.target->config().grid_size)),
       tau_(opt.tau),
       k_(opt.k),
       radius_(opt.radius),
@@ -70,28 +82,25 @@ MuloStrategy::MuloStrategy(const ModelSet& models, const StrategyInputs& in, con
       table_(&neighbour_table(models, opt.metric, "mulo")),
       sequential_(opt.sequential),
       coupled_(opt.coupled),
+      raster_(opt.raster),
+      zipar_window_(opt.zipar_window),
+      ratio_(opt.ratio),
       W_(models.target->config().grid_size),
       w_(models.low_res->config().grid_size),
       cls_(models.target->config().cls_token_num),
-      low_cache_(target().make_cache(*models.low_res, stage::kLowRes)),
-      resampler_(*models.ctx, *models.tokenizer, models.low_res->config().grid_size),
+      drafter_(target(), *models.low_res, opt.band, opt.zipar_window),
+      resampler_(*models.ctx, *models.tokenizer, models.low_res->config().grid_size, opt.ratio),
       upsampler_(make_draft_upsampler(opt.upsampler, models, resampler_, w_, W_)) {
-  const int64_t max_q = mulo_max_queries(band_rows_, W_);
+  if (W_ != ratio_ * w_) throw Error("mulo: the options' resolution ratio does not match the models");
+  const int64_t max_q = mulo_max_queries(band_rows_, ratio_, W_);
   const int64_t N = image_tokens(), n = w_ * w_, V = models.target->config().vocab_size;
   Context& ctx = *models.ctx;
   drafts_.assign(static_cast<size_t>(N), kUndecided);
   slot_fed_.assign(static_cast<size_t>(target().cache().slots()), kNotFed);
   std::fill(slot_fed_.begin(), slot_fed_.begin() + (cls_ - 1), kConditionFed);  // prefilled (TargetSession)
   hi_grid_ = ctx.tensor(DType::U32, {N}, "mulo committed grid", MemoryUsage::Upload);
-  lo_grid_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution grid");
   lo_derived_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution prefix");
   hi_draft_ = ctx.tensor(DType::U32, {N}, "mulo drafts");
-  lo_positions_ = ctx.tensor(DType::U32, {n}, "mulo low-resolution positions");
-  std::vector<uint32_t> iota(static_cast<size_t>(n));
-  std::iota(iota.begin(), iota.end(), 0u);
-  ctx.upload(lo_positions_, iota.data(), iota.size() * 4);
-  lo_probs_ = ctx.tensor(DType::F32, {band_rows_ * w_, V}, "mulo low-resolution probabilities");
-  lo_tokens_ = ctx.tensor(DType::U32, {band_rows_ * w_}, "mulo low-resolution samples");
   probs_ = ctx.tensor(DType::F32, {max_q, V}, "mulo target probabilities");
   positions_ = ctx.tensor(DType::U32, {max_q}, "mulo sample positions", MemoryUsage::Upload);
   out_tokens_ = ctx.tensor(DType::U32, {max_q}, "mulo resampled tokens", MemoryUsage::Readback);
@@ -121,60 +130,32 @@ std::vector<int64_t> MuloStrategy::stale_slots(int64_t end) const {
   return out;
 }
 
-void MuloStrategy::record_low_res_band(int64_t k, int64_t rows) {
-  Gpt& low = *models_.low_res;
-  const GptConfig& lc = low.config();
+void MuloStrategy::record_band_drafts(int64_t row, int64_t low_rows, int64_t prev_row, uint32_t round) {
   CommandStream& s = target().stream();
-  const int64_t P1 = k * band_rows_ * w_, count = rows * w_;  // first sampled position, samples
-  const ops::SamplerParams sp = in_.sampler.op_params(lc.vocab_size, in_.seed, ops::SampleMode::Categorical,
-                                                      philox::purpose_word(philox::Purpose::Draft, 0));
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t m = P1 + t;  // the low-resolution position sampled by this forward
-    // The first forward of a band re-feeds the previous band's rows as derived from the
-    // high-resolution prefix (the slots of positions P0 .. P1 - 1), then predicts P1.
-    const int64_t P0 = t == 0 && k > 0 ? (k - 1) * band_rows_ * w_ : m - 1;
-    const int64_t first_slot = t == 0 && k == 0 ? cls_ - 1 : cls_ + P0, n = t == 0 && k == 0 ? 1 : m - P0;
-    const GptBatch& b = target().batch_for(
-        low, low_cache_,
-        GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                           target().conditions(), low_cache_.slots()));
-    if (first_slot >= cls_) {
-      const Tensor& src = t == 0 ? lo_derived_ : lo_grid_;
-      s.copy(src.view().rows(P0, n), b.token_ids().rows(0, n));
-    }
-    const GptOutputs out = target().forward_of(low, b, low_cache_, stage::kLowRes);
-    ops::sampler(s, out.logits, lo_positions_.view().rows(m - n + 1, n), sp, lo_probs_.view().rows(0, n),
-                 lo_tokens_.view().rows(0, n));
-    s.copy(lo_tokens_.view().rows(n - 1, 1), lo_grid_.view().rows(m, 1));
-  }
-  draft_forwards_ += count;
-}
-
-void MuloStrategy::record_band_drafts(int64_t k, int64_t low_rows) {
-  CommandStream& s = target().stream();
-  const int64_t R = 2 * k * band_rows_;
+  const TensorView lo_grid = drafter_.grid().view();
+  const int64_t R = ratio_ * row;  // high rows before the band's
   // The low-resolution prefix from the committed high-resolution rows (undecided rows repeat the
   // last committed one, so the decoder sees no made-up content below the prefix).
   target().set_stage(stage::kLowRes);  // the pixel path is part of low-resolution drafting
-  if (k > 0) {
+  if (row > 0) {
     std::vector<uint32_t> host(static_cast<size_t>(image_tokens()));
     for (int64_t r = 0; r < W_; ++r)
       for (int64_t c = 0; c < W_; ++c)
         host[static_cast<size_t>(r * W_ + c)] = static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
     target().ctx().upload(hi_grid_, 0, host.data(), host.size() * 4);
     resampler_.record_down(s, hi_grid_.view(), lo_derived_.view());
-    s.copy(lo_derived_.view().rows(0, k * band_rows_ * w_), lo_grid_.view().rows(0, k * band_rows_ * w_));
+    s.copy(lo_derived_.view().rows(0, row * w_), lo_grid.rows(0, row * w_));
   }
-  record_low_res_band(k, low_rows);
+  draft_forwards_ += drafter_.record_band(in_, lo_derived_.view(), row, low_rows, prev_row, round);
   // Rows below the band repeat its last row for the decoder.
-  const int64_t last = (k * band_rows_ + low_rows - 1) * w_;
+  const int64_t last = (row + low_rows - 1) * w_;
   target().set_stage(stage::kLowRes);
-  for (int64_t r = k * band_rows_ + low_rows; r < w_; ++r) s.copy(lo_grid_.view().rows(last, w_), lo_grid_.view().rows(r * w_, w_));
-  upsampler_->record_up(s, lo_grid_.view(), hi_draft_.view());
+  for (int64_t r = row + low_rows; r < w_; ++r) s.copy(lo_grid.rows(last, w_), lo_grid.rows(r * w_, w_));
+  upsampler_->record_up(s, lo_grid, hi_draft_.view());
   target().set_stage(stage::kSampling);
 }
 
-void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {
+void MuloStrategy::record_band_verification(int64_t first, int64_t Q, bool sample) {
   TargetSession& t = target();
   CommandStream& s = t.stream();
   // Queries predicting [first, first + Q), fed the last committed token (the condition at
@@ -197,8 +178,16 @@ void MuloStrategy::record_band_verification(int64_t first, int64_t Q) {
   if (Q > 1) s.copy(hi_draft_.view().rows(first, Q - 1), batch.token_ids().rows(first > 0 ? 1 : 0, Q - 1));
   const int64_t T = static_cast<int64_t>(slots.size());
   const GptOutputs out = t.forward(batch);
-  const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
-  ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
+  if (sample) {
+    // Raster backtracking: each query's own sample, keyed like ar's, for the first rejection.
+    if (T != Q) throw Error("mulo: raster backtracking left a stale slot before the frontier");
+    const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
+                                                        philox::purpose_word(philox::Purpose::Sample));
+    ops::sampler(s, out.logits, t.positions(first, Q), sp, probs_.view().rows(0, T), out_tokens_.view().rows(0, T));
+  } else {
+    const ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+    ops::sampler(s, out.logits, {}, sp, probs_.view().rows(0, T), {});
+  }
   ops::pooled_prob(s, probs_.view().rows(0, Q), hi_draft_.view().rows(first, Q), table_->table().view(),
                    static_cast<uint32_t>(k_), pooled_.view().rows(0, Q));
   s.copy(hi_draft_.view().rows(first, Q), draft_back_.view().rows(0, Q));
@@ -239,9 +228,10 @@ void MuloStrategy::commit_band(int64_t first, int64_t Q, StepEvent& e) {
 }
 
 void MuloStrategy::band_step(StepEvent& e) {
-  const int64_t k = band_, low_rows = std::min(band_rows_, w_ - k * band_rows_);
-  const int64_t first = 2 * k * band_rows_ * W_, Q = 2 * low_rows * W_;
-  record_band_drafts(k, low_rows);
+  const int64_t row = band_ * band_rows_, low_rows = std::min(band_rows_, w_ - row);
+  const int64_t first = ratio_ * row * W_, Q = ratio_ * low_rows * W_;
+  record_band_drafts(row, low_rows, prev_row_, 0);
+  prev_row_ = row;
   record_band_verification(first, Q);
   target().submit_and_wait();
   commit_band(first, Q, e);
@@ -261,6 +251,50 @@ void MuloStrategy::band_step(StepEvent& e) {
     return;
   }
   if (islands_.empty()) ++band_;
+}
+
+void MuloStrategy::raster_step(StepEvent& e) {
+  const int64_t N = image_tokens();
+  int64_t u = 0;  // the frontier: everything before it is final
+  while (grid_[static_cast<size_t>(u)] != kUndecided) ++u;
+  const int64_t row = (u / W_) / ratio_, low_rows = std::min(band_rows_, w_ - row);
+  const int64_t Q = std::min<int64_t>(N, ratio_ * (row + low_rows) * W_) - u;
+  // A band redrafted after a rejection inside it takes fresh draws (the low-resolution model's
+  // context is the same: with the same numbers it would repeat its draft).
+  redrafts_ = row == raster_row_ ? redrafts_ + 1 : 0;
+  raster_row_ = row;
+  record_band_drafts(row, low_rows, prev_row_, static_cast<uint32_t>(redrafts_));
+  prev_row_ = row;
+  record_band_verification(u, Q, true);
+  target().submit_and_wait();
+  std::vector<float> pooled(static_cast<size_t>(Q));
+  std::vector<uint32_t> drafts(static_cast<size_t>(Q)), sampled(static_cast<size_t>(Q));
+  target().ctx().download(pooled_, 0, pooled.data(), pooled.size() * 4);
+  target().ctx().download(draft_back_, 0, drafts.data(), drafts.size() * 4);
+  target().ctx().download(out_tokens_, 0, sampled.data(), sampled.size() * 4);
+  for (int64_t t = 0; t < Q; ++t) {
+    const int64_t n = u + t;
+    drafts_[static_cast<size_t>(n)] = checked_token(drafts[static_cast<size_t>(t)], n);
+    e.proposed.push_back(static_cast<int32_t>(n));
+    e.proposed_tokens.push_back(drafts_[static_cast<size_t>(n)]);
+    if (t > 0) slot_fed_[static_cast<size_t>(cls_ + n - 1)] = drafts_[static_cast<size_t>(n - 1)];
+  }
+  if (u > 0) slot_fed_[static_cast<size_t>(cls_ + u - 1)] = grid_[static_cast<size_t>(u - 1)];
+  // Accept up to the first rejection, which takes the target's own sample; the rest is dropped.
+  for (int64_t t = 0; t < Q; ++t) {
+    const int32_t n = static_cast<int32_t>(u + t);
+    ++committed_;
+    if (pooled[static_cast<size_t>(t)] >= tau_) {
+      grid_[static_cast<size_t>(n)] = drafts_[static_cast<size_t>(n)];
+      e.accepted.push_back(n);
+      continue;
+    }
+    grid_[static_cast<size_t>(n)] = checked_token(sampled[static_cast<size_t>(t)], n);
+    e.rejected.push_back(n);
+    e.resampled.push_back(n);
+    break;
+  }
+  ++nfe_;
 }
 
 int64_t MuloStrategy::record_coupled_forward(int64_t u, int64_t band_end) {
@@ -307,7 +341,7 @@ int64_t MuloStrategy::record_coupled_forward(int64_t u, int64_t band_end) {
 }
 
 void MuloStrategy::coupled_step(StepEvent& e) {
-  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
+  const int64_t band_end = std::min<int64_t>(image_tokens(), (ratio_ * (band_ + 1) * band_rows_) * W_);
   // The first position to predict: after a rejection, the one after it, since the keys and values
   // from there on were computed next to the replaced draft; else the first undecided one (what
   // comes before it was verified with exactly its final tokens).
@@ -367,8 +401,15 @@ void MuloStrategy::wave_step(StepEvent& e) {
   std::sort(islands_.begin(), islands_.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
   const size_t waving = sequential_ ? 1 : islands_.size();
   std::vector<int32_t> heads;
-  for (size_t i = 0; i < waving; ++i) heads.push_back(islands_[i].front());
-  const int64_t band_end = std::min<int64_t>(image_tokens(), (2 * (band_ + 1) * band_rows_) * W_);
+  for (size_t i = 0; i < waving; ++i) {
+    if (zipar_window_ > 0 && !sequential_) {
+      // ZipAR inside the island: every position whose part of the row above is far enough ahead.
+      for (int32_t n : island_ready_positions(islands_[i], W_, zipar_window_)) heads.push_back(n);
+    } else {
+      heads.push_back(islands_[i].front());
+    }
+  }
+  const int64_t band_end = std::min<int64_t>(image_tokens(), (ratio_ * (band_ + 1) * band_rows_) * W_);
   std::vector<int64_t> slots;
   std::vector<uint32_t> fed, pos;
   for (int32_t n : heads) {
@@ -409,7 +450,10 @@ void MuloStrategy::wave_step(StepEvent& e) {
     e.proposed_tokens.push_back(static_cast<int32_t>(toks[i]));
     e.resampled.push_back(n);
   }
-  for (size_t i = 0; i < waving; ++i) islands_[i].erase(islands_[i].begin());
+  for (size_t i = 0; i < waving; ++i)
+    islands_[i].erase(std::remove_if(islands_[i].begin(), islands_[i].end(),
+                                     [&](int32_t n) { return grid_[static_cast<size_t>(n)] != kUndecided; }),
+                      islands_[i].end());
   islands_.erase(std::remove_if(islands_.begin(), islands_.end(), [](const auto& i) { return i.empty(); }),
                  islands_.end());
   committed_ += static_cast<int64_t>(heads.size());
@@ -418,7 +462,9 @@ void MuloStrategy::wave_step(StepEvent& e) {
 }
 
 void MuloStrategy::decode(StepEvent& e) {
-  if (pending_count_ > 0)
+  if (raster_)
+    raster_step(e);
+  else if (pending_count_ > 0)
     coupled_step(e);
   else if (islands_.empty())
     band_step(e);
@@ -433,9 +479,9 @@ StrategyDescriptor mulo() {
   d.name = "mulo";
   d.order = 70;
   d.summary = "MuLo-SD: a low-resolution model drafts, rejected tokens grow into islands resampled together";
-  d.reference = "MuLo-SD, CVPR 2026 (multi-scale local speculative decoding); one low-res forward per token, "
-                "--upsampler nearest (default) and --resample coupled are ours, --upsampler pixel-sr|latent the "
-                "paper's (docs/methods.md)";
+  d.reference = "MuLo-SD, CVPR 2026 (multi-scale local speculative decoding); --upsampler nearest (default), "
+                "--islands sequential and --resample coupled are ours, --upsampler pixel-sr|latent the paper's "
+                "(docs/methods.md)";
   d.options = {
       OptionSpec::number("tau", 0.05, 0.0, 1.0, "acceptance threshold on the pooled target probability"),
       OptionSpec::integer("k", 8, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
@@ -449,6 +495,14 @@ StrategyDescriptor mulo() {
       OptionSpec::choice("upsampler", "nearest", {"nearest", "pixel-sr", "latent"},
                          "low-res drafts to high-res: pixels with nearest (ours), pixels with the SR net "
                          "(the paper's default), the trained latent upsampler (the paper's)"),
+      OptionSpec::choice("parallel", "zipar", {"none", "zipar"},
+                         "low-res drafting and island waves one token per row and forward (none) or ZipAR's "
+                         "parallel rows (the paper); --islands sequential keeps one position per wave"),
+      OptionSpec::integer("zipar-window", 4, 1, 1 << 20,
+                          "--parallel zipar: tokens a row stays behind the row above (clamped to the grid width)"),
+      OptionSpec::choice("backtrack", "local", {"local", "raster"},
+                         "rejections resampled in islands (the paper) or raster SD: keep up to the first "
+                         "rejection, redraft the rest (the paper's baseline)"),
   };
   d.lossless = [](const OptionValues&) { return false; };
   d.needs = [](const OptionValues& o) {
@@ -458,7 +512,11 @@ StrategyDescriptor mulo() {
     n.latent_upsampler = o.choice("upsampler") == "latent";
     return n;
   };
-  d.max_queries = [](const OptionValues& o, const GptConfig& t) { return mulo_max_queries(o.integer("band"), t.grid_size); };
+  d.max_queries = [](const OptionValues& o, const GptConfig& t) { return mulo_max_queries(o.integer("band"), 2, t.grid_size); };
+  d.max_queries_with_low_res = [](const OptionValues& o, const GptConfig& t, const GptConfig& l) {
+    const int64_t ratio = l.grid_size > 0 ? std::max<int64_t>(t.grid_size / l.grid_size, 2) : 2;
+    return mulo_max_queries(o.integer("band"), ratio, t.grid_size);
+  };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<MuloStrategy>(m, in, parse_mulo_options(o, m));
   };

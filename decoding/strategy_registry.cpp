@@ -30,7 +30,9 @@ StrategyNeeds StrategyDescriptor::needs_for(const MethodOptions& given) const {
   return n;
 }
 
-int64_t StrategyDescriptor::max_queries_for(const MethodOptions& given, const GptConfig& target) const {
+int64_t StrategyDescriptor::max_queries_for(const MethodOptions& given, const GptConfig& target,
+                                            const GptConfig* low_res) const {
+  if (low_res && max_queries_with_low_res) return max_queries_with_low_res(lenient_values(given), target, *low_res);
   return max_queries ? max_queries(lenient_values(given), target) : 1;
 }
 

@@ -25,9 +25,12 @@ ModelSet LoadedModels::set(Context& ctx) const {
 ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRun>& runs) {
   const GptConfig target = GptConfig::from_file(SafetensorsFile(catalog.path(ModelRole::Target)));
   ModelRequest r;
+  std::unique_ptr<GptConfig> low_res;  // read once, when a method needs it
   for (const MethodRun& run : runs) {
     const StrategyDescriptor& d = find_strategy(run.method);
     const StrategyNeeds n = d.needs_for(run.options);
+    if (n.low_res && !low_res)
+      low_res = std::make_unique<GptConfig>(GptConfig::from_file(SafetensorsFile(catalog.path(ModelRole::LowRes))));
     r.needs.drafter |= n.drafter;
     r.needs.low_res |= n.low_res;
     r.needs.tokenizer |= n.tokenizer;
@@ -40,7 +43,7 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.eagle |= n.eagle;
     r.needs.sr_net |= n.sr_net;
     r.needs.latent_upsampler |= n.latent_upsampler;
-    r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target));
+    r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target, n.low_res ? low_res.get() : nullptr));
   }
   return r;
 }
