@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "decoding/candidate_tree.h"
 #include "decoding/point_mass.h"
 #include "engine/model/eagle_drafter.h"
 #include "engine/ops/sampler.h"
@@ -268,31 +269,7 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
 }
 
 GptQueries EagleStrategy::tree_queries(const std::vector<Node>& tree, int64_t c) const {
-  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(T, target().cache().slots());
-  const int64_t root_slot = cls_ + c - 1;
-  for (int64_t i = 0; i < M; ++i) {
-    const Node& n = tree[static_cast<size_t>(i)];
-    q.positions.push_back(i == 0 ? root_slot : cls_ + n.position);
-    q.slots.push_back(static_cast<uint32_t>(n.slot));
-    if (i > 0 || c > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
-    mb.see_prefix(i, root_slot + 1);
-    for (int32_t a = n.parent; a > 0; a = tree[static_cast<size_t>(a)].parent) mb.see(i, tree[static_cast<size_t>(a)].slot);
-    mb.see(i, n.slot);
-  }
-  // Each repair query sees the slots up to its own (an earlier repair's slot is written in this
-  // forward before attention reads it, as a tree node's ancestors are).
-  for (size_t r = 0; r < repairs_.size(); ++r) {
-    const int64_t p = repairs_[r];
-    q.positions.push_back(cls_ + p);
-    q.slots.push_back(static_cast<uint32_t>(cls_ + p));
-    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(p)]));
-    mb.see_prefix(M + static_cast<int64_t>(r), cls_ + p + 1);
-  }
-  q.mask = mb.pack();
-  q.conditions = target().conditions();
-  return q;
+  return candidate_tree_queries(target(), tree, c, repairs_, grid_);
 }
 
 void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) {

@@ -6,6 +6,7 @@
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 #include "common/error.h"
+#include "decoding/candidate_tree.h"
 
 namespace vkspec {
 namespace {
@@ -201,32 +202,7 @@ HawkStrategy::Tree HawkStrategy::build_tree(int64_t e) const {
 }
 
 GptQueries HawkStrategy::tree_queries(const Tree& tree, int64_t e) const {
-  const int64_t M = static_cast<int64_t>(tree.nodes.size()), T = M + static_cast<int64_t>(repairs_.size());
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(T, target().cache().slots());
-  const int64_t root_slot = cls_ + e - 1;
-  for (int64_t i = 0; i < M; ++i) {
-    const Node& n = tree.nodes[static_cast<size_t>(i)];
-    q.positions.push_back(i == 0 ? root_slot : cls_ + n.position);
-    q.slots.push_back(static_cast<uint32_t>(n.slot));
-    if (i > 0 || e > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
-    mb.see_prefix(i, root_slot + 1);
-    for (int32_t a = n.parent; a > 0; a = tree.nodes[static_cast<size_t>(a)].parent)
-      mb.see(i, tree.nodes[static_cast<size_t>(a)].slot);
-    mb.see(i, n.slot);
-  }
-  // Each repair query sees the slots up to its own; an earlier repair's slot is written in this
-  // forward before attention reads it, as a tree node's ancestors are.
-  for (size_t r = 0; r < repairs_.size(); ++r) {
-    const int64_t p = repairs_[r];
-    q.positions.push_back(cls_ + p);
-    q.slots.push_back(static_cast<uint32_t>(cls_ + p));
-    q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(p)]));
-    mb.see_prefix(M + static_cast<int64_t>(r), cls_ + p + 1);
-  }
-  q.mask = mb.pack();
-  q.conditions = target().conditions();
-  return q;
+  return candidate_tree_queries(target(), tree.nodes, e, repairs_, grid_);
 }
 
 void HawkStrategy::record_candidates(const Tree& tree, const GptBatch& batch, int64_t e) {

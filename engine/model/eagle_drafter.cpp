@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "engine/model/gpt_block.h"
 #include "engine/model/weights.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/elementwise.h"
@@ -79,24 +80,9 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   fc_embedding_ = upload_half_of(fc_w, D, 2 * D, 0, D, "eagle fc (embedding half)");
   fc_feature_ = upload_half_of(fc_w, D, 2 * D, D, D, "eagle fc (feature half)");
   fc_bias_ = ws.load("eagle.fc.bias", {D}, DType::F32, from);
-  CommandStream copies(ctx);
-  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    const std::string p = "eagle.layers." + std::to_string(l) + ".";
-    Layer L;
-    if (l > 0) L.attention_norm = ws.load(p + "attention_norm.weight", {D}, DType::F32, from);
-    L.ffn_norm = ws.load(p + "ffn_norm.weight", {D}, DType::F32, from);
-    L.wqkv = ws.load(p + "attention.wqkv.weight", {3 * D, D}, wt, from);
-    L.wo = ws.load(p + "attention.wo.weight", {D, D}, wt, from);
-    const std::string hf = "ffn hidden=" + std::to_string(H);
-    Tensor w1 = ws.load(p + "feed_forward.w1.weight", {H, D}, wt, hf);
-    Tensor w3 = ws.load(p + "feed_forward.w3.weight", {H, D}, wt, hf);
-    L.w2 = ws.load(p + "feed_forward.w2.weight", {D, H}, wt, hf);
-    L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
-    copies.copy(w1.view(), L.w13.view().rows(0, H));
-    copies.copy(w3.view(), L.w13.view().rows(H, H));
-    copies.submit_and_wait();
-    layers_.push_back(std::move(L));
-  }
+  // EAGLE's first block has no input norm.
+  for (int64_t l = 0; l < cfg_.n_layer; ++l)
+    layers_.push_back(load_gpt_block(ctx, ws, "eagle.layers." + std::to_string(l) + ".", cfg_, wt, l > 0));
   std::vector<std::string> unused = ws.unused();
   unused.erase(std::remove(unused.begin(), unused.end(), fc), unused.end());
   if (!unused.empty())

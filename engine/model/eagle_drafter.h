@@ -43,10 +43,7 @@ class EagleDrafter {
   GptOutputs forward(CommandStream& s, const GptBatch& batch, const TensorView& features, const KvCache& cache);
 
  private:
-  struct Layer {
-    Tensor attention_norm;  // empty for the first layer (EAGLE's layer 0 has no input norm)
-    Tensor ffn_norm, wqkv, wo, w13, w2;
-  };
+  using Layer = GptBlockWeights;  // the first has no attention_norm (EAGLE's layer 0)
   Tensor upload_half_of(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t first_col, int64_t n_cols,
                         const std::string& name) const;
 

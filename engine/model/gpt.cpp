@@ -1,5 +1,7 @@
 #include "engine/model/gpt.h"
 
+#include "engine/model/gpt_block.h"
+
 #include "engine/ops/attention.h"
 #include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
@@ -29,25 +31,8 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
                             from + ", num_classes=" + std::to_string(cfg_.num_classes) + " (+1 null class)");
   norm_ = w.load("norm.weight", {D}, DType::F32, from);
   output_ = w.load("output.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
-  // w1 and w3 are fused into one [2H, D] matrix so the FFN input is one matmul.
-  CommandStream copies(ctx);
-  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    Layer L;
-    L.attention_norm = w.load(p + "attention_norm.weight", {D}, DType::F32, from);
-    L.ffn_norm = w.load(p + "ffn_norm.weight", {D}, DType::F32, from);
-    L.wqkv = w.load(p + "attention.wqkv.weight", {3 * D, D}, wt, from);
-    L.wo = w.load(p + "attention.wo.weight", {D, D}, wt, from);
-    const std::string hf = "ffn hidden=" + std::to_string(H);
-    Tensor w1 = w.load(p + "feed_forward.w1.weight", {H, D}, wt, hf);
-    Tensor w3 = w.load(p + "feed_forward.w3.weight", {H, D}, wt, hf);
-    L.w2 = w.load(p + "feed_forward.w2.weight", {D, H}, wt, hf);
-    L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
-    copies.copy(w1.view(), L.w13.view().rows(0, H));
-    copies.copy(w3.view(), L.w13.view().rows(H, H));
-    copies.submit_and_wait();
-    layers_.push_back(std::move(L));
-  }
+  for (int64_t l = 0; l < cfg_.n_layer; ++l)
+    layers_.push_back(load_gpt_block(ctx, w, "layers." + std::to_string(l) + ".", cfg_, wt));
   if (cfg_.model_type == ModelType::t2i) load_caption_embedder(w);
   const auto unused = w.unused();
   if (!unused.empty()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/gpt_batch.h"
+#include "engine/model/gpt_block.h"
 #include "engine/model/gpt_config.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/weights.h"
@@ -53,9 +54,7 @@ class Gpt {
   GptOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& cache);
 
  private:
-  struct Layer {
-    Tensor attention_norm, ffn_norm, wqkv, wo, w13, w2;
-  };
+  using Layer = GptBlockWeights;
   void ensure_workspace(int64_t rows, const KvCache& cache);
   void load_caption_embedder(WeightStore& w);
   // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.

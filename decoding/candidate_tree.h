@@ -1,0 +1,48 @@
+#pragma once
+// The target's queries for a candidate tree verified in one forward (hawk, eagle): the root is
+// the query fed the last committed token (the condition's at c = 0), every other node is fed its
+// candidate at its own KV slot (its position's, or a scratch slot for a depth's later nodes) and
+// sees the committed slots, the root, its ancestors and itself; then one repair query per position
+// whose accepted candidate sat in a scratch slot last step, re-fed in its own slot.
+#include <cstdint>
+#include <vector>
+
+#include "decoding/target_session.h"
+#include "engine/ops/attention_mask.h"
+
+namespace vkspec {
+
+// Node: any struct with parent (index, -1 for the root), position (image position of its token),
+// token and slot. grid: the committed tokens (repairs re-feed them).
+template <typename Node>
+GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node>& nodes, int64_t c,
+                                  const std::vector<int64_t>& repairs, const std::vector<int32_t>& grid) {
+  const int64_t cls = t.config().cls_token_num, M = static_cast<int64_t>(nodes.size());
+  const int64_t T = M + static_cast<int64_t>(repairs.size());
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(T, t.cache().slots());
+  const int64_t root_slot = cls + c - 1;
+  for (int64_t i = 0; i < M; ++i) {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    q.positions.push_back(i == 0 ? root_slot : cls + n.position);
+    q.slots.push_back(static_cast<uint32_t>(n.slot));
+    if (i > 0 || c > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
+    mb.see_prefix(i, root_slot + 1);
+    for (int32_t a = n.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent) mb.see(i, nodes[static_cast<size_t>(a)].slot);
+    mb.see(i, n.slot);
+  }
+  // Each repair query sees the slots up to its own (an earlier repair's slot is written in this
+  // forward before attention reads it, as a tree node's ancestors are).
+  for (size_t r = 0; r < repairs.size(); ++r) {
+    const int64_t p = repairs[r];
+    q.positions.push_back(cls + p);
+    q.slots.push_back(static_cast<uint32_t>(cls + p));
+    q.tokens.push_back(static_cast<uint32_t>(grid[static_cast<size_t>(p)]));
+    mb.see_prefix(M + static_cast<int64_t>(r), cls + p + 1);
+  }
+  q.mask = mb.pack();
+  q.conditions = t.conditions();
+  return q;
+}
+
+}  // namespace vkspec
