@@ -1,36 +1,79 @@
 #!/usr/bin/env bash
-# The GPU performance run in one command (docs/perf.md, "Synthetic LlamaGen shapes and dispatch
-# counts"): on the default Vulkan device (VKSPEC_DEVICE to choose), the capability record, the op
-# benchmarks, `vkspec bench --synthetic` for LlamaGen-B/L/XL at 16x16 and 24x24 tokens each next
-# to tools/torch_bench.py on the same GPU (ratio printed), and the shipped model's methods with
-# wall-clock latency. Everything lands in OUT (default docs/bench/gpu), .txt and .json per step.
+# The GPU performance run in one command (docs/perf.md, "On a GPU"): on the default Vulkan device
+# (VKSPEC_DEVICE to choose), most important first, so that a run cut short by a device lease still
+# brings back what matters: the capability record, the op checks at this device's subgroup width
+# (lavapipe cannot test 32 or 64), every method on the shipped model in wall-clock against ar in
+# the same run, the EAGLE chains, `vkspec bench --synthetic` for LlamaGen-B/L/XL next to
+# tools/torch_bench.py on the same GPU (ratio printed), the op benchmarks, then the 24x24 grids.
+# Everything lands in OUT (default docs/bench/gpu), .txt and .json per step.
 #
-#   tools/gpu_bench.sh [OUT]      PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL"
-set -euo pipefail
+#   tools/gpu_bench.sh [OUT]   PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL";
+#                              GRIDS="16 24"; IMAGES=20 per method; COMPILE_SHAPES="B" (eager and
+#                              torch.compile, at the first grid, last: it compiles once per window); STEP_TIMEOUT=0
+#                              seconds per step (0: none; a step that runs out is named and skipped)
+set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VKSPEC_BUILD_DIR:-build}
 out=${1:-docs/bench/gpu}
 python=${PYTHON:-python3}
 repeat=${REPEAT:-20}
 shapes=${SHAPES:-B L XL}
+grids=${GRIDS:-16 24}
+images=${IMAGES:-20}
+compile_shapes=${COMPILE_SHAPES:-B}
+step_timeout=${STEP_TIMEOUT:-0}
 vkspec="$build/cli/vkspec"
-[ -x "$vkspec" ] || tools/build.sh
+[ -x "$vkspec" ] || tools/build.sh || exit 1
 mkdir -p "$out"
-"$vkspec" devices | tee "$out/devices.txt"
-"$vkspec" bench-ops --repeat "$repeat" --json "$out/ops.json" | tee "$out/ops.txt"
-for shape in $shapes; do
-  for grid in 16 24; do
+failed=()
+
+# step NAME CMD...: runs CMD with its output in OUT/NAME.txt; a failure or timeout is recorded and
+# the run goes on, so one broken step never loses the others' numbers.
+step() {
+  local name=$1
+  shift
+  echo "== $name: $*" | tee "$out/$name.txt"
+  local t0=$SECONDS rc=0
+  if [ "$step_timeout" -gt 0 ]; then
+    timeout --kill-after=5 "$step_timeout" "$@" 2>&1 | tee -a "$out/$name.txt"
+  else
+    "$@" 2>&1 | tee -a "$out/$name.txt"
+  fi
+  rc=${PIPESTATUS[0]}
+  echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$out/$name.txt"
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+}
+
+step devices "$vkspec" devices
+step selftest "$vkspec" selftest
+step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
+  --images "$images" --classifier none --json "$out/methods.json"
+step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
+  --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
+step window_sweep "$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,64 --images "$images" \
+  --classifier none --json "$out/window_sweep.json"
+for grid in $grids; do
+  for shape in $shapes; do
     name="${shape}_${grid}"
-    "$vkspec" bench --synthetic "$shape" --grid "$grid" --repeat "$repeat" --json "$out/vkspec_$name.json" \
-      | tee "$out/vkspec_$name.txt"
+    step "vkspec_$name" "$vkspec" bench --synthetic "$shape" --grid "$grid" --repeat "$repeat" \
+      --json "$out/vkspec_$name.json"
     # A failing PyTorch (no CUDA build, out of memory) must not lose the vkspec numbers.
-    "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
-      --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json" 2>&1 | tee "$out/torch_$name.txt" || true
+    step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
+      --no-compile --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json"
   done
+  if [ -z "${ops_done:-}" ]; then
+    step ops "$vkspec" bench-ops --repeat "$repeat" --json "$out/ops.json"
+    ops_done=1
+  fi
 done
-"$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,zipar --images 20 --classifier none \
-  --json "$out/methods_fmnist.json" | tee "$out/methods_fmnist.txt"
-"$vkspec" bench --methods lantern --k 16 --images 20 --classifier none \
-  --json "$out/lantern_fmnist.json" | tee "$out/lantern_fmnist.txt"
-"$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,64 --images 20 --classifier none \
-  --json "$out/window_sweep_fmnist.json" | tee "$out/window_sweep_fmnist.txt"
+# Last, since torch.compile compiles once per window size (minutes per shape).
+first_grid=${grids%% *}
+for shape in $compile_shapes; do
+  name="${shape}_${first_grid}"
+  step "torch_compiled_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$first_grid" \
+    --repeat "$repeat" --compare "$out/vkspec_$name.json" --json "$out/torch_compiled_$name.json"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'gpu_bench: failed: %s\n' "${failed[@]}" | tee "$out/failed.txt"
+  exit 1
+fi
