@@ -30,5 +30,11 @@ void main() {
     from_p = true;
     total = total_weight(true);
   }
-  for (uint i = tid; i < p.vocab; i += wg) outv[p.out_off + row * p.vocab + i] = total > 0.0 ? weight(i, from_p) / total : 0.0;
+  // A multiply by recip_det, not a division: GPUs may divide with 2.5 ulp of error, and the
+  // result must equal the CPU's bit for bit on every device (as the sampler's normalisation).
+  const float inv = total > 0.0 ? recip_det(total) : 0.0;
+  for (uint i = tid; i < p.vocab; i += wg) {
+    precise float v = weight(i, from_p) * inv;
+    outv[p.out_off + row * p.vocab + i] = v;
+  }
 }

@@ -40,8 +40,7 @@ TEST_F(MatmulTest, RejectsBadShapesAndDtypes) {
     EXPECT_NE(msg.find("matmul"), std::string::npos) << msg;
     EXPECT_NE(msg.find("x ["), std::string::npos) << "message should name the shapes: " << msg;
   }
-  Tensor x9 = ctx().tensor(DType::F32, {9, 8}, "x9"), y9 = ctx().tensor(DType::F32, {9, 5}, "y9");
-  EXPECT_NE(error_of(x9, w, y9, MatmulPath::Gemv), "") << "GEMV takes at most 8 rows";
+
 }
 
 TEST_F(MatmulTest, OutputMayNotOverlapInputs) {

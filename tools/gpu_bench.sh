@@ -3,13 +3,15 @@
 # (VKSPEC_DEVICE to choose), most important first, so that a run cut short by a device lease still
 # brings back what matters: the capability record, the op checks at this device's subgroup width
 # (lavapipe cannot test 32 or 64), every method on the shipped model in wall-clock against ar in
-# the same run, the EAGLE chains, `vkspec bench --synthetic` for LlamaGen-B/L/XL next to
-# tools/torch_bench.py on the same GPU (ratio printed), the op benchmarks, then the 24x24 grids.
+# the same run, a per-kernel profile of ar, sjd and scd-mc, the EAGLE chains, `vkspec bench
+# --synthetic` for LlamaGen-B/L/XL next to tools/torch_bench.py on the same GPU (ratio printed),
+# the op benchmarks, then the 24x24 grids.
 # Everything lands in OUT (default docs/bench/gpu), .txt and .json per step.
 #
 #   tools/gpu_bench.sh [OUT]   PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL";
 #                              GRIDS="16 24"; IMAGES=20 per method; COMPILE_SHAPES="B" (eager and
-#                              torch.compile, at the first grid, last: it compiles once per window); STEP_TIMEOUT=0
+#                              torch.compile, at the first grid, last: it compiles once per window;
+#                              empty: none); TORCH=0 leaves PyTorch out; STEP_TIMEOUT=0
 #                              seconds per step (0: none; a step that runs out is named and skipped)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,8 @@ repeat=${REPEAT:-20}
 shapes=${SHAPES:-B L XL}
 grids=${GRIDS:-16 24}
 images=${IMAGES:-20}
-compile_shapes=${COMPILE_SHAPES:-B}
+compile_shapes=${COMPILE_SHAPES-B}
+torch=${TORCH:-1}
 step_timeout=${STEP_TIMEOUT:-0}
 vkspec="$build/cli/vkspec"
 [ -x "$vkspec" ] || tools/build.sh || exit 1
@@ -48,6 +51,8 @@ step devices "$vkspec" devices
 step selftest "$vkspec" selftest
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
+step profile "$vkspec" bench --methods ar,sjd,scd-mc --images 4 --classifier none --profile \
+  --json "$out/profile.json"
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
   --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
 step window_sweep "$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,64 --images "$images" \
@@ -58,7 +63,7 @@ for grid in $grids; do
     step "vkspec_$name" "$vkspec" bench --synthetic "$shape" --grid "$grid" --repeat "$repeat" \
       --json "$out/vkspec_$name.json"
     # A failing PyTorch (no CUDA build, out of memory) must not lose the vkspec numbers.
-    step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
+    [ "$torch" = 1 ] && step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
       --no-compile --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json"
   done
   if [ -z "${ops_done:-}" ]; then
@@ -68,6 +73,7 @@ for grid in $grids; do
 done
 # Last, since torch.compile compiles once per window size (minutes per shape).
 first_grid=${grids%% *}
+[ "$torch" = 1 ] || compile_shapes=
 for shape in $compile_shapes; do
   name="${shape}_${first_grid}"
   step "torch_compiled_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$first_grid" \

@@ -67,17 +67,21 @@ struct Dispatch {
   bool swiglu;  // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b (broadcast only)
 };
 
+// The rows the GEMV pipeline is compiled for: exact up to 8 (decoding), else the next multiple of 8,
+// so a run with windows of every size builds at most 15 pipelines per weight type, not 64.
+uint32_t gemv_compiled_rows(uint32_t m) { return m <= 8 ? m : ceil_div(m, 8u) * 8; }
+
 void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
   const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
   const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
-  const Pipeline& p = ctx.pipeline(
-      shaders::matmul_gemv, {wg, d.m, t.gemv_outputs, max_subgroups, d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups,
+                                                          d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
-    uint32_t n, k, ldy, y_col0;
-  } push{d.n, d.k, d.ldy, d.y_col0};
+    uint32_t m, n, k, ldy, y_col0;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0};
   // One grid_1d "invocation" per workgroup: the spill into y keeps the count within limits.
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.gemv_outputs), 1);
   s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
@@ -103,7 +107,7 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
     tm = 8;
     tn = 8;
   }
-  if (d.m <= t.gemv_max_rows) {
+  if (d.m <= std::min(t.gemv_max_rows, 8u)) {
     tm = d.m;  // decoding: one subgroup tile holds every activation row
     tn = t.bcast_gemv_tn ? t.bcast_gemv_tn : tn;
   } else {
@@ -151,7 +155,7 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
   switch (path) {
     case MatmulPath::Auto:
     case MatmulPath::Gemm: return true;
-    case MatmulPath::Gemv: return m <= 8 && ctx.caps().subgroup_reduce;
+    case MatmulPath::Gemv: return m > 0 && ctx.caps().subgroup_reduce;
     case MatmulPath::CoopMat: return ctx.caps().coopmat_f16_16x16x16;
     case MatmulPath::Broadcast: return has_broadcast(ctx.caps(), w) && broadcast_aligned(k, w);
   }
@@ -210,7 +214,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
   const uint64_t x_row = static_cast<uint64_t>(swiglu ? 2 * K : K) * 4;
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
-  const int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
+  int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
+  if (path == MatmulPath::Gemv) m_step = std::min<int64_t>(m_step, kGemvMaxRows);
   for (int64_t m0 = 0; m0 < M; m0 += m_step) {
     const int64_t mc = std::min(m_step, M - m0);
     for (int64_t n0 = 0; n0 < N; n0 += n_step) {

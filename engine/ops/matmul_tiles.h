@@ -7,9 +7,13 @@
 
 namespace vkspec::ops {
 
+// The most activation rows one GEMV dispatch takes (its sums live in registers); more rows are
+// split into dispatches of at most this many, each streaming the weights again.
+inline constexpr uint32_t kGemvMaxRows = 64;
+
 struct MatmulTiles {
   const char* name;           // the table row, for logs and benchmarks
-  uint32_t gemv_max_rows;     // M up to this counts as decoding (at most 8)
+  uint32_t gemv_max_rows;     // M up to this takes the GEMV kernel (in dispatches of kGemvMaxRows)
   uint32_t gemv_workgroup;    // GEMV: invocations sharing one K-reduction
   uint32_t gemv_outputs;      // GEMV: weight rows per workgroup
   uint32_t gemm_workgroup;    // GEMM: invocations per workgroup

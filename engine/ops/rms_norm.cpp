@@ -29,10 +29,26 @@ struct Push {
   float eps;
 };
 
-// One subgroup per row; the grid strides over rows (see the shaders).
-Grid row_grid(Context& ctx, int64_t rows, uint32_t wg) {
-  const uint32_t per_group = std::max<uint32_t>(1, wg / std::max<uint32_t>(ctx.caps().max_subgroup_size, 1));
-  return grid_1d(ctx, static_cast<uint64_t>(rows), per_group);
+// How the shaders split rows: on a CPU device one subgroup per row, on a GPU one workgroup per
+// row (a lone subgroup walking a long row is latency-bound there); the grid strides over rows.
+struct RowLayout {
+  uint32_t wg;
+  bool row_per_workgroup;
+  uint32_t max_subgroups;
+  Grid grid;
+};
+
+RowLayout row_layout(Context& ctx, int64_t rows) {
+  const DeviceCaps& caps = ctx.caps();
+  RowLayout l;
+  l.wg = ctx.default_workgroup_size();
+  l.row_per_workgroup = !caps.cpu_driver;
+  const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
+  l.max_subgroups = (l.wg + min_sg - 1) / min_sg;
+  const uint32_t per_group =
+      l.row_per_workgroup ? 1 : std::max<uint32_t>(1, l.wg / std::max<uint32_t>(caps.max_subgroup_size, 1));
+  l.grid = grid_1d(ctx, static_cast<uint64_t>(rows), per_group);
+  return l;
 }
 
 }  // namespace
@@ -41,11 +57,11 @@ void rms_norm(CommandStream& s, const TensorView& x, const TensorView& weight, c
   Context& ctx = s.context();
   const int64_t rows = check_shapes("rms_norm", x, weight, y, eps, ctx);
   if (rows == 0) return;
-  const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& p = ctx.pipeline(shaders::rms_norm, {wg, weight.dtype == DType::F16 ? 1u : 0u});
-  const Grid g = row_grid(ctx, rows, wg);
-  s.dispatch(p, {x, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps}, g.x,
-             g.y);
+  const RowLayout l = row_layout(ctx, rows);
+  const Pipeline& p = ctx.pipeline(
+      shaders::rms_norm, {l.wg, weight.dtype == DType::F16 ? 1u : 0u, l.row_per_workgroup ? 1u : 0u, l.max_subgroups});
+  s.dispatch(p, {x, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps},
+             l.grid.x, l.grid.y);
 }
 
 void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta, const TensorView& weight,
@@ -57,11 +73,11 @@ void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta
           "delta must be f32 of the size of x " + x.shape.str() + ", got " + delta.shape.str());
   require(!overlap(x, y) && !overlap(x, delta), op, "y and delta must not overlap x");
   if (rows == 0) return;
-  const uint32_t wg = ctx.default_workgroup_size();
-  const Pipeline& p = ctx.pipeline(shaders::add_rms_norm, {wg, weight.dtype == DType::F16 ? 1u : 0u});
-  const Grid g = row_grid(ctx, rows, wg);
+  const RowLayout l = row_layout(ctx, rows);
+  const Pipeline& p = ctx.pipeline(shaders::add_rms_norm, {l.wg, weight.dtype == DType::F16 ? 1u : 0u,
+                                                           l.row_per_workgroup ? 1u : 0u, l.max_subgroups});
   s.dispatch(p, {x, delta, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps},
-             g.x, g.y);
+             l.grid.x, l.grid.y);
 }
 
 }  // namespace vkspec::ops

@@ -92,8 +92,10 @@ std::vector<float> residual_distribution(const std::vector<float>& p, const std:
   for (size_t j = 0; j < p.size() / vocab; ++j) {
     const std::vector<float> w = residual_weights(&p[j * vocab], &q[j * vocab], vocab);
     const float total = det::chunk_tree(vocab, [&](uint32_t i) { return w[i]; }).total();
-    if (total > 0.0f)
-      for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = w[i] / total;
+    if (total > 0.0f) {
+      const float inv = det::recip_det(total);
+      for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = w[i] * inv;
+    }
   }
   return out;
 }

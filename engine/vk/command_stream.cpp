@@ -167,8 +167,12 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
         throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " +
                     std::to_string(v.offset) + " is not aligned to " +
                     std::to_string(caps.min_storage_buffer_offset_alignment));
-      // Ranges are rounded up to whole 32-bit words: shaders address f16 data as packed uints.
-      range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
+      // Ranges are rounded up to whole 16-byte vectors: shaders load f16 data as packed uvec4 and
+      // f32 data as vec4, and a device with robust buffer access may return zero for a whole
+      // vector that crosses the end of the range (NVIDIA does: a 65x36 f16 weight ends mid-vector).
+      // The Allocator hands out 16-byte aligned ranges padded to 16 bytes, and views start on the
+      // storage offset alignment, so the rounded range stays inside the buffer.
+      range = (std::max<VkDeviceSize>(v.bytes, 4) + 15) / 16 * 16;
       if (range > caps.max_storage_buffer_range)
         throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " +
                     std::to_string(range >> 20) + " MiB, over the device's maxStorageBufferRange; the op must split it");
