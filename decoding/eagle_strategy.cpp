@@ -75,7 +75,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
       cls_(models.target->config().cls_token_num),
       drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))) {
   const EagleTreeOptions& o = opt_.tree;
-  const int64_t needed = std::max(o.depth + 1, eagle_max_frontier(o));
+  const int64_t needed = drafter_queries_ = std::max(o.depth + 1, eagle_max_frontier(o));
   if (eagle_.max_queries() < needed)
     throw Error(method + ": the EAGLE drafter was loaded for " + std::to_string(eagle_.max_queries()) +
                 " queries, the tree needs " + std::to_string(needed));
@@ -87,7 +87,10 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
   last_logits_ = ctx.tensor(DType::F32, {rows, V}, name() + " catch-up logits");
   q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions", MemoryUsage::Readback);
-  if (opt_.sampled) q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
+  if (opt_.sampled) {
+    q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
+    draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " drawn candidates", MemoryUsage::Readback);
+  }
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
@@ -144,7 +147,8 @@ void EagleStrategy::record_catch_up(int64_t c) {
   ++draft_forwards_;
 }
 
-void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c) {
+void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c,
+                                 GptBatch& batch, bool drawn) {
   TargetSession& t = target();
   CommandStream& s = t.stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
@@ -173,10 +177,16 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   }
   q.mask = mb.pack();
   q.conditions = t.conditions();
-  drafter_batch_->assign(q);
+  batch.assign(q);
+  if (drawn) {
+    std::vector<CopyRegion> toks;
+    for (int64_t i = 0; i < m; ++i)
+      toks.push_back({draft_tokens_.view().rows(frontier[static_cast<size_t>(i)], 1), batch.token_ids().rows(i, 1)});
+    s.copy(toks);
+  }
   s.copy(in);
   t.set_stage(stage::kDrafter);
-  const GptOutputs out = eagle_.forward(s, *drafter_batch_, features_.view().rows(0, rows * m), drafter_cache_);
+  const GptOutputs out = eagle_.forward(s, batch, features_.view().rows(0, rows * m), drafter_cache_);
   t.set_stage(stage::kSampling);
   std::vector<CopyRegion> g;
   for (int64_t i = 0; i < m; ++i) {
@@ -197,43 +207,27 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   ++draft_forwards_;
 }
 
-void EagleStrategy::add_children(DraftTreeBuilder& b, int32_t parent, const float* q, int64_t c) {
-  const int64_t V = vocab();
-  if (!opt_.sampled) {
-    b.add_children(parent, q, V);
-    return;
+void EagleStrategy::record_draws(const DraftTreeBuilder& b, size_t first, int64_t c) {
+  CommandStream& s = target().stream();
+  const std::vector<DraftTreeNode>& nodes = b.nodes();
+  // Independent draws from the parent's q by inverse CDF, keyed by the child's position, the step
+  // and the child's rank: the q rows the target's tests then use (q_store_, by the parent's g row).
+  for (size_t id = first; id < nodes.size(); ++id) {
+    const DraftTreeNode& n = nodes[id];
+    const int64_t position = c + n.depth - 1;
+    ops::spec_residual_sample(
+        s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
+        positions_.view().rows(position, 1), in_.seed,
+        philox::purpose_word(philox::Purpose::Draft,
+                             static_cast<uint32_t>(step_) * kSiblings + static_cast<uint32_t>(n.rank)),
+        draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
   }
-  // Independent draws from q by inverse CDF, keyed by the children's position, the step and the
-  // child's rank: the same q rows the GPU then tests them against (q_store_).
-  const int64_t position = c + b.nodes()[static_cast<size_t>(parent)].depth;
-  const int64_t n = b.shape_children(parent);
-  double total = 0;
-  for (int64_t v = 0; v < V; ++v) total += q[v];
-  std::vector<uint32_t> tokens;
-  for (int64_t r = 0; r < n; ++r) {
-    const double u = philox::uniform(in_.seed, static_cast<uint32_t>(position),
-                                     philox::purpose_word(philox::Purpose::Draft,
-                                                          static_cast<uint32_t>(step_) * kSiblings + static_cast<uint32_t>(r)),
-                                     0) * total;
-    double acc = 0;
-    int64_t x = -1;
-    for (int64_t v = 0; v < V; ++v) {
-      if (!(q[v] > 0.0f)) continue;
-      acc += q[v];
-      x = v;
-      if (u < acc) break;
-    }
-    if (x < 0) return;  // q is all zero: nothing to draft
-    tokens.push_back(static_cast<uint32_t>(x));
-  }
-  b.add_sampled_children(parent, tokens, q);
 }
 
 std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   TargetSession& t = target();
   const int64_t N = image_tokens(), V = vocab();
-  std::vector<Node> tree = {{-1, c - 1, c > 0 ? grid_[static_cast<size_t>(c - 1)] : 0, cls_ + c - 1, false, -1}};
-  if (c == 0) return tree;  // the first token is the target's own sample: nothing to draft from yet
+  if (c == 0) return {root_node(c)};  // the first token is the target's own sample: nothing to draft from yet
   DraftTreeBuilder b(opt_.tree, N - c);
   drafter_slot_.assign(1, -1);
   g_row_.assign(1, 0);
@@ -243,13 +237,47 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
   record_catch_up(c);
   t.submit_and_wait();
   t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);
-  add_children(b, 0, q.data(), c);
+  b.add_children(0, q.data(), V);
   for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
-    record_level(b, f, c);
+    record_level(b, f, c, *drafter_batch_, false);
     t.submit_and_wait();
     t.ctx().download(q_, 0, q.data(), f.size() * static_cast<size_t>(V) * 4);
-    for (size_t i = 0; i < f.size(); ++i) add_children(b, f[i], q.data() + i * static_cast<size_t>(V), c);
+    for (size_t i = 0; i < f.size(); ++i) b.add_children(f[i], q.data() + i * static_cast<size_t>(V), V);
   }
+  return verified_tree(b, c, false);
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::record_sampled_tree(int64_t c) {
+  const int64_t N = image_tokens();
+  if (c == 0) return {root_node(c)};  // the first token is the target's own sample
+  DraftTreeBuilder b(opt_.tree, N - c);
+  drafter_slot_.assign(1, -1);
+  g_row_.assign(1, 0);
+  next_drafter_slot_ = 0;
+  next_g_row_ = 1;
+  record_catch_up(c);
+  b.add_shape_children(0);
+  record_draws(b, 1, c);
+  size_t level = 0;
+  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier(), ++level) {
+    if (level_batches_.size() <= level)
+      level_batches_.push_back(std::make_unique<GptBatch>(target().ctx(), eagle_.config(), target().rows(),
+                                                          drafter_queries_, drafter_cache_.slots()));
+    record_level(b, f, c, *level_batches_[level], true);
+    const size_t first = b.nodes().size();
+    for (int32_t id : f) b.add_shape_children(id);
+    record_draws(b, first, c);
+  }
+  return verified_tree(b, c, true);
+}
+
+EagleStrategy::Node EagleStrategy::root_node(int64_t c) const {
+  return {-1, c - 1, c > 0 ? grid_[static_cast<size_t>(c - 1)] : 0, cls_ + c - 1, false, -1, -1};
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::verified_tree(const DraftTreeBuilder& b, int64_t c, bool drawn) const {
+  std::vector<Node> tree = {root_node(c)};
+  const TargetSession& t = target();
   // The verified tree: the first node of each depth in its position's slot, the others in scratch.
   const std::vector<int32_t> sel = b.select();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
@@ -263,7 +291,8 @@ std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
     const bool canonical = depth_seen.insert(nd.depth).second;
     index[static_cast<size_t>(sel[i])] = static_cast<int32_t>(tree.size());
     tree.push_back({index[static_cast<size_t>(nd.parent)], pos, static_cast<int32_t>(nd.token),
-                    canonical ? cls_ + pos : scratch++, !canonical, g_row_[static_cast<size_t>(nd.parent)]});
+                    canonical ? cls_ + pos : scratch++, !canonical, g_row_[static_cast<size_t>(nd.parent)],
+                    drawn ? sel[i] : -1});
   }
   return tree;
 }
@@ -354,7 +383,7 @@ void EagleStrategy::decode(StepEvent& e) {
   TargetSession& t = target();
   const int64_t c = committed_, rows = t.rows();
   const uint32_t round = static_cast<uint32_t>(step_);
-  const std::vector<Node> tree = draft_tree(c);
+  std::vector<Node> tree = opt_.sampled ? record_sampled_tree(c) : draft_tree(c);
   const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
   const GptBatch& batch = t.batch(tree_queries(tree, c));
   std::vector<uint32_t> toks(static_cast<size_t>(M), ops::kNoToken);
@@ -365,6 +394,16 @@ void EagleStrategy::decode(StepEvent& e) {
   }
   t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
   CommandStream& s = t.stream();
+  // Tokens drawn on the GPU reach the target's batch and the tests in the stream (node i is query i:
+  // the root is fed the last committed token).
+  std::vector<CopyRegion> drawn;
+  for (int64_t i = 1; i < M; ++i) {
+    const int32_t id = tree[static_cast<size_t>(i)].draft_id;
+    if (id < 0) continue;
+    drawn.push_back({draft_tokens_.view().rows(id, 1), batch.token_ids().rows(i, 1)});
+    drawn.push_back({draft_tokens_.view().rows(id, 1), tokens_.view().rows(i, 1)});
+  }
+  if (!drawn.empty()) s.copy(drawn);
   if (opt_.sampled) {
     std::vector<CopyRegion> q_rows;
     for (int64_t i = 1; i < M; ++i)
@@ -384,6 +423,14 @@ void EagleStrategy::decode(StepEvent& e) {
   final_host_.assign(static_cast<size_t>(M), 0);
   t.ctx().download(accept_, 0, accept_host_.data(), accept_host_.size() * 4);
   t.ctx().download(final_, 0, final_host_.data(), final_host_.size() * 4);
+  if (!drawn.empty()) {
+    drawn_host_.resize(static_cast<size_t>(draft_tokens_.shape()[0]));
+    t.ctx().download(draft_tokens_, 0, drawn_host_.data(), drawn_host_.size() * 4);
+    for (int64_t i = 1; i < M; ++i)
+      if (tree[static_cast<size_t>(i)].draft_id >= 0)
+        tree[static_cast<size_t>(i)].token = checked_token(drawn_host_[static_cast<size_t>(tree[static_cast<size_t>(i)].draft_id)],
+                                                           tree[static_cast<size_t>(i)].position);
+  }
   const std::vector<int32_t> path = walk_and_commit(tree, e);
 
   hidden_queries_ = T;

@@ -64,16 +64,27 @@ class EagleStrategy : public Strategy {
     int64_t slot;        // target KV slot
     bool alternate;      // in a scratch slot; re-fed next step when accepted
     int64_t q_row;       // sampled candidates: the row of q_store_ it was drawn from
+    int32_t draft_id;    // sampled candidates: its row of draft_tokens_, where the GPU drew its token
   };
-  // Grows the draft tree from committed position c (several submits); returns the verified tree.
+  // Grows the draft tree from committed position c by the drafter's top tokens, a submit per
+  // level (the host picks the children); returns the verified tree.
   std::vector<Node> draft_tree(int64_t c);
+  // Sampled candidates: records the whole tree, whose shape does not depend on the tokens, with
+  // every token drawn on the GPU (draft_tokens_), for the same submit as the target's forward.
+  std::vector<Node> record_sampled_tree(int64_t c);
+  Node root_node(int64_t c) const;
+  // The verified tree from a grown builder: the first node of each depth in its position's slot,
+  // the others in scratch slots; drawn: the tokens are the GPU's, by builder id.
+  std::vector<Node> verified_tree(const DraftTreeBuilder& b, int64_t c, bool drawn) const;
+  // Records the GPU's draws of builder nodes [first, end) from their parents' stored q.
+  void record_draws(const DraftTreeBuilder& b, size_t first, int64_t c);
   // Records the drafter's catch-up on elements [drafter_valid_, c) and stores g(c - 1) as the
   // feature of tree node 0; q row 0 gets the root's draft distribution.
   void record_catch_up(int64_t c);
-  // Adds `parent`'s children from its draft distribution q (host copy): the top tokens, or samples.
-  void add_children(DraftTreeBuilder& b, int32_t parent, const float* q, int64_t c);
-  // Records the drafter on frontier nodes (builder ids) whose features are stored by id.
-  void record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c);
+  // Records the drafter on frontier nodes (builder ids) whose features are stored by id, with
+  // `batch`; drawn: their tokens are in draft_tokens_ (GPU draws), not in the builder.
+  void record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c, GptBatch& batch,
+                    bool drawn);
   GptQueries tree_queries(const std::vector<Node>& tree, int64_t c) const;
   void record_tests(const std::vector<Node>& tree, uint32_t round);
   // Walks the tree with the read-back tests, commits, and returns the accepted path (root first).
@@ -91,7 +102,9 @@ class EagleStrategy : public Strategy {
   std::vector<int64_t> drafter_slot_;  // per builder node: its drafter scratch slot (-1: none)
   std::vector<int32_t> g_row_;         // per builder node: its row of g_ (-1: not run)
   int64_t next_drafter_slot_ = 0, next_g_row_ = 0;
-  std::unique_ptr<GptBatch> drafter_batch_;  // one drafter forward per submit
+  int64_t drafter_queries_ = 0;  // the most queries of a drafter forward
+  std::unique_ptr<GptBatch> drafter_batch_;  // the catch-up, and each level of a top-token tree
+  std::vector<std::unique_ptr<GptBatch>> level_batches_;  // a sampled tree's levels, one submit
   Tensor hidden_;      // f32 [rows * max_q, dim]: the last target forward's final hidden states
   Tensor features_;    // f32 [rows * max_nodes, dim]: the drafter's input features of a forward
   Tensor g_;           // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
@@ -100,6 +113,8 @@ class EagleStrategy : public Strategy {
   Tensor q_store_;     // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
   Tensor probs_, q_tree_, residuals_, relaxed_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
+  Tensor draft_tokens_;  // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)
+  std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;
 };
 

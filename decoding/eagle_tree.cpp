@@ -135,21 +135,21 @@ int64_t DraftTreeBuilder::shape_children(int32_t parent) const {
   return n;
 }
 
-void DraftTreeBuilder::add_sampled_children(int32_t parent, const std::vector<uint32_t>& tokens, const float* q) {
+void DraftTreeBuilder::add_shape_children(int32_t parent) {
   if (o_.kind == EagleTreeKind::Dynamic)
     throw Error("draft tree: sampled candidates need a static or chain shape (a dynamic tree would choose among "
                 "the samples by their values, which biases them)");
   if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size())) throw Error("draft tree: no node " + std::to_string(parent));
   const DraftTreeNode pn = nodes_[static_cast<size_t>(parent)];
   if (pn.depth >= depth_) throw Error("draft tree: node " + std::to_string(parent) + " is on the last level");
-  const int64_t n = std::min<int64_t>(shape_children(parent), static_cast<int64_t>(tokens.size()));
+  const int64_t n = shape_children(parent);
   for (int64_t r = 0; r < n; ++r) {
     DraftTreeNode c;
     c.parent = parent;
     c.depth = pn.depth + 1;
     c.rank = static_cast<int32_t>(r);
-    c.token = tokens[static_cast<size_t>(r)];
-    c.value = pn.value * static_cast<double>(q[c.token]);
+    c.token = 0;
+    c.value = pn.value;
     nodes_.push_back(c);
   }
   level_ = std::max(level_, pn.depth + 1);

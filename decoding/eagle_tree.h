@@ -56,12 +56,11 @@ class DraftTreeBuilder {
   // Adds `parent`'s children from its draft distribution q[0 .. V): its most likely tokens with
   // q > 0 (ties to the smaller id), at most topk, those the tree kind keeps.
   void add_children(int32_t parent, const float* q, int64_t V);
-  // Sampled candidates (static and chain shapes): `parent`'s children are the given tokens, drawn
-  // independently from its q, in the order they are verified (ranks 0, 1, ... of the shape; the
-  // tokens may repeat). Only as many as the shape gives the parent are kept.
-  void add_sampled_children(int32_t parent, const std::vector<uint32_t>& tokens, const float* q);
-  // How many children the shape gives `parent` (static and chain).
-  int64_t shape_children(int32_t parent) const;
+  // Sampled candidates (static and chain shapes): the children the shape gives `parent`, ranks 0,
+  // 1, ... in the order they are verified, with token 0 in place of the tokens the GPU draws
+  // independently from the parent's q (they may repeat). The shape alone fixes which nodes exist
+  // and select() keeps them all, so the tree is known before any token is.
+  void add_shape_children(int32_t parent);
   // The nodes the drafter runs on next (children come from their distributions), at most topk;
   // empty when the tree has its last level.
   std::vector<int32_t> frontier() const;
@@ -71,6 +70,7 @@ class DraftTreeBuilder {
 
  private:
   bool in_static_shape(int32_t parent, int32_t rank) const;
+  int64_t shape_children(int32_t parent) const;
   std::vector<int32_t> path_of(int32_t node) const;
 
   EagleTreeOptions o_;

@@ -29,6 +29,45 @@ TEST(eagle_tree, StaticPathsFollowThePriorParentsFirst) {
   }
 }
 
+// Sampled candidates are drawn on the GPU after the whole tree is recorded, so the builder must
+// know every node from the shape alone, and select() must keep them all, breadth first by rank.
+TEST(eagle_tree, ShapeChildrenBuildTheWholeStaticTreeWithoutTokens) {
+  EagleTreeOptions o;
+  o.kind = EagleTreeKind::Static;
+  o.depth = 3;
+  o.topk = 3;
+  o.nodes = 6;  // paths (0) (1) (0,0) (2) (0,1) (1,0)
+  DraftTreeBuilder b(o, 10);
+  size_t levels = 0;
+  b.add_shape_children(0);
+  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier(), ++levels)
+    for (int32_t id : f) b.add_shape_children(id);
+  EXPECT_EQ(levels, 1u) << "only depth-1 nodes have children in this shape";
+  ASSERT_EQ(b.nodes().size(), 7u);
+  const std::vector<int32_t> sel = b.select();
+  ASSERT_EQ(sel.size(), 7u);
+  std::vector<std::vector<int32_t>> paths;
+  for (size_t i = 1; i < sel.size(); ++i) {
+    std::vector<int32_t> p;
+    for (int32_t n = sel[i]; n > 0; n = b.nodes()[static_cast<size_t>(n)].parent)
+      p.insert(p.begin(), b.nodes()[static_cast<size_t>(n)].rank);
+    paths.push_back(p);
+    EXPECT_EQ(b.nodes()[static_cast<size_t>(sel[i])].token, 0u);
+  }
+  EXPECT_EQ(paths, (Paths{{0}, {1}, {2}, {0, 0}, {0, 1}, {1, 0}}));
+
+  o.kind = EagleTreeKind::Chain;
+  DraftTreeBuilder chain(o, 2);  // two positions left: the chain stops at depth 2
+  chain.add_shape_children(0);
+  for (std::vector<int32_t> f = chain.frontier(); !f.empty(); f = chain.frontier())
+    for (int32_t id : f) chain.add_shape_children(id);
+  EXPECT_EQ(chain.select(), (std::vector<int32_t>{0, 1, 2}));
+
+  o.kind = EagleTreeKind::Dynamic;
+  DraftTreeBuilder dynamic(o, 10);
+  EXPECT_THROW(dynamic.add_shape_children(0), Error) << "a dynamic tree's shape depends on the tokens";
+}
+
 // A distribution over 6 tokens with the given probabilities (the rest 0).
 std::vector<float> dist(std::vector<float> q) {
   q.resize(6, 0.0f);
