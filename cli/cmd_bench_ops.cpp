@@ -23,7 +23,8 @@ double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amou
 
 frontend::OptionTable bench_ops_options() {
   return {{"--json", "FILE", "also write every row as JSON"},
-          {"--op", "NAME", "time only this op"},
+          {"--op", "NAME", "time only this op (the *-sweep ops, grids of kernel variants for tuning a device, run "
+                           "only when named)"},
           {"--repeat", "N", "runs per case, the median is shown (default 10)"}};
 }
 
@@ -33,8 +34,12 @@ int cmd_bench_ops(const Args& args) {
   const int repeat = static_cast<int>(ap.get_int("--repeat", 10, 1, 100000));
   const std::string only = ap.get_or("--op", "");
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
+  auto wanted = [&](const OpBench& b) {
+    const bool sweep = b.op.size() > 6 && b.op.compare(b.op.size() - 6, 6, "-sweep") == 0;
+    return only.empty() ? !sweep : b.op == only;
+  };
   size_t selected = 0;
-  for (const auto& b : op_benches()) selected += only.empty() || b.op == only;
+  for (const auto& b : op_benches()) selected += wanted(b);
   if (!selected) throw Error("bench-ops: no benchmark for op '" + only + "'");
 
   auto ctx = frontend::open_device();
@@ -51,7 +56,7 @@ int cmd_bench_ops(const Args& args) {
               "GB/s", "busy ms", "CPU ms", "GFLOP/s", "GPU/CPU", "CPU runs");
   int failed = 0;
   for (const auto& b : op_benches()) {
-    if (!only.empty() && b.op != only) continue;
+    if (!wanted(b)) continue;
     BenchResult r;
     try {
       r = b.run(*ctx, repeat);

@@ -11,8 +11,10 @@
 #   tools/gpu_bench.sh [OUT]   PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL";
 #                              GRIDS="16 24"; IMAGES=20 per method; COMPILE_SHAPES="B" (eager and
 #                              torch.compile, at the first grid, last: it compiles once per window;
-#                              empty: none); TORCH=0 leaves PyTorch out; STEP_TIMEOUT=0
-#                              seconds per step (0: none; a step that runs out is named and skipped)
+#                              empty: none); TORCH=0 leaves PyTorch out; OPS=0 the op benchmarks;
+#                              SWEEPS=1 adds bench-ops' kernel-variant grids (attention-sweep,
+#                              matmul-sweep) after the EAGLE chains; STEP_TIMEOUT=0 seconds per
+#                              step (0: none; a step that runs out is named and skipped)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VKSPEC_BUILD_DIR:-build}
@@ -24,6 +26,8 @@ grids=${GRIDS:-16 24}
 images=${IMAGES:-20}
 compile_shapes=${COMPILE_SHAPES-B}
 torch=${TORCH:-1}
+ops=${OPS:-1}
+sweeps=${SWEEPS:-0}
 step_timeout=${STEP_TIMEOUT:-0}
 vkspec="$build/cli/vkspec"
 [ -x "$vkspec" ] || tools/build.sh || exit 1
@@ -55,6 +59,11 @@ step profile "$vkspec" bench --methods ar,sjd,scd-mc --images 4 --classifier non
   --json "$out/profile.json"
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
   --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
+if [ "$sweeps" = 1 ]; then
+  for op in attention-sweep matmul-sweep; do
+    step "$op" "$vkspec" bench-ops --op "$op" --repeat "$repeat" --json "$out/$op.json"
+  done
+fi
 step window_sweep "$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,64 --images "$images" \
   --classifier none --json "$out/window_sweep.json"
 for grid in $grids; do
@@ -66,7 +75,7 @@ for grid in $grids; do
     [ "$torch" = 1 ] && step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
       --no-compile --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json"
   done
-  if [ -z "${ops_done:-}" ]; then
+  if [ "$ops" = 1 ] && [ -z "${ops_done:-}" ]; then
     step ops "$vkspec" bench-ops --repeat "$repeat" --json "$out/ops.json"
     ops_done=1
   fi

@@ -13,7 +13,7 @@ namespace vkspec {
 namespace {
 
 BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int64_t kv, int64_t H, int64_t Dh,
-                            DType dt) {
+                            DType dt, const ops::AttentionOptions& opt = {}) {
   const int64_t S = kv, width = H * Dh;
   const auto q = random_floats(static_cast<size_t>(B * T * width), 71);
   const auto k = random_floats(static_cast<size_t>(B * S * width), 72), v = random_floats(k.size(), 73);
@@ -27,7 +27,7 @@ BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int6
   Tensor tq = upload_floats(ctx, q, DType::F32, {B * T, width}, "q");
   Tensor tk = upload_floats(ctx, k, dt, {B, S, H, Dh}, "k"), tv = upload_floats(ctx, v, dt, {B, S, H, Dh}, "v");
   Tensor out = ctx.tensor(DType::F32, {B * T, width}, "out");
-  const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv});
+  const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv}, opt);
   Tensor ws = ws_bytes ? ctx.tensor(DType::F32, {static_cast<int64_t>(ws_bytes / 4)}, "ws") : Tensor();
   BenchResult r;
   r.kernel = ws_bytes ? "split+combine" : "flash";
@@ -37,7 +37,7 @@ BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int6
   r.bytes = static_cast<double>(tq.bytes() + tk.bytes() + tv.bytes() + out.bytes());
   const auto qv = ops::HeadRows::packed(tq, B * T, H, Dh);
   r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) {
-    ops::attention(s, qv, B, tk, tv, kv, mask.view(), out, ws.valid() ? ws.view() : TensorView{});
+    ops::attention(s, qv, B, tk, tv, kv, mask.view(), out, ws.valid() ? ws.view() : TensorView{}, opt);
   });
   r.cpu = "ref (double, 1 thread)";
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
@@ -57,6 +57,26 @@ struct Register {
             std::string(dtype_name(dt)) + " B" + std::to_string(s.B) + " T" + std::to_string(s.T) + " S" +
                 std::to_string(s.kv),
             [s, dt](Context& c, int repeat) { return bench_attention(c, repeat, s.B, s.T, s.kv, 16, 64, dt); });
+    // attention-sweep (run only when named): queries per pass x splits on the shipped model's AR
+    // step and window-16 forward (4 heads) and LlamaGen-L's (16 heads), for choosing a device's
+    // plan; 0 is the plan's own choice.
+    struct W {
+      int64_t T, kv, H;
+    };
+    for (const W& w : {W{1, 145, 4}, W{17, 145, 4}, W{17, 145, 16}, W{33, 161, 16}})
+      for (uint32_t qg : {0u, 1u, 4u, 16u})
+        for (uint32_t splits : {0u, 5u, 10u, 20u}) {
+          if (w.T == 1 && qg > 1) continue;
+          ops::AttentionOptions opt;
+          opt.queries_per_pass = qg;
+          opt.splits = splits;
+          RegisterOpBench("attention-sweep",
+                          "B2 T" + std::to_string(w.T) + " S" + std::to_string(w.kv) + " H" + std::to_string(w.H) +
+                              " qg" + std::to_string(qg) + " sp" + std::to_string(splits),
+                          [w, opt](Context& c, int repeat) {
+                            return bench_attention(c, repeat, 2, w.T, w.kv, w.H, 64, DType::F16, opt);
+                          });
+        }
   }
 } register_attention_benches;
 

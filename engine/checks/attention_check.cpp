@@ -67,7 +67,8 @@ std::string describe(const Case& c) {
          " kv=" + std::to_string(c.kv_len) + " H=" + std::to_string(c.H) + " Dh=" + std::to_string(c.Dh) + " " +
          dtype_name(c.cache) + " " + kinds[static_cast<int>(c.mask)] +
          (c.opt.loads == ops::AttentionLoads::Narrow ? " narrow" : "") +
-         (c.opt.splits ? " splits " + std::to_string(c.opt.splits) : "");
+         (c.opt.splits ? " splits " + std::to_string(c.opt.splits) : "") +
+         (c.opt.queries_per_pass ? " qg " + std::to_string(c.opt.queries_per_pass) : "");
 }
 
 // Caches hold NaN in every slot the batch row's queries cannot see, so a leak shows as NaN.
@@ -154,6 +155,13 @@ const bool registered = [] {
     c = make(1, 6, 200, 180, 2, 64, F32, MaskKind::Random);  // some splits see nothing for some queries
     c.opt.splits = 9;
     reg("random 9 splits B=1 T=6 kv=180 H=2 Dh=64 f32", c);
+    // Fewer queries per pass than the plan would take (a window of 17 leaves a partial group).
+    for (uint32_t g : {1u, 2u, 4u}) {
+      c = make(2, 17, 160, 145, 4, 64, F16, MaskKind::Tree);
+      c.opt.queries_per_pass = g;
+      c.opt.splits = g == 2 ? 18 : 0;
+      reg("window tree qg " + std::to_string(g) + (g == 2 ? " 18 splits" : "") + " B=2 T=17 kv=145 H=4 Dh=64 f16", c);
+    }
   }
   reg("decode B=2 T=1 kv=1025 H=32 Dh=100 f16", make(2, 1, 1025, 1025, 32, 100, F16, MaskKind::Causal));
   reg("decode B=1 T=2 kv=77 H=3 Dh=128 f32", make(1, 2, 80, 77, 3, 128, F32, MaskKind::Causal));

@@ -31,11 +31,11 @@ BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t
   return r;
 }
 
-void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath::Auto) {
+void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath::Auto, const char* op = "matmul") {
   std::string name = std::string(dtype_name(wt)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                      std::to_string(k);
   if (path != MatmulPath::Auto) name += std::string(" ") + ops::matmul_path_name(path);
-  RegisterOpBench("matmul", name, [=](Context& c, int repeat) { return bench_matmul(c, repeat, m, n, k, wt, path); });
+  RegisterOpBench(op, name, [=](Context& c, int repeat) { return bench_matmul(c, repeat, m, n, k, wt, path); });
 }
 
 struct Register {
@@ -54,6 +54,16 @@ struct Register {
     add(1, 4096, 4096, DType::F16, MatmulPath::Gemv);
     add(256, 768, 768, DType::F16);
     add(256, 768, 768, DType::F16, MatmulPath::Gemm);
+    // matmul-sweep (run only when named): where GEMV stops paying against the tiled kernels, at
+    // verification-window rows (window + 1, times 2 for CFG) on the shipped model's, LlamaGen-B's
+    // and -XL's projections.
+    struct P {
+      int64_t n, k;
+    };
+    for (const P& pr : {P{768, 256}, P{2304, 768}, P{3840, 1280}})
+      for (int64_t m : {10, 18, 34, 66, 130})
+        for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
+          add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
   }
 } register_matmul_benches;
 

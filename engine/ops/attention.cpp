@@ -21,7 +21,8 @@ uint64_t split_bytes(const AttentionShape& sh, uint64_t splits) {
 }
 
 // max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
-Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_splits, uint64_t max_workspace) {
+Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOptions& opt, uint64_t max_workspace) {
+  const uint32_t forced_splits = opt.splits;
   const DeviceCaps& caps = ctx.caps();
   const bool cpu = caps.cpu_driver;
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
@@ -34,7 +35,15 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_spl
   const uint32_t pairs_per_lane = static_cast<uint32_t>((sh.head_dim / 2 + p.min_sg - 1) / p.min_sg);
   const uint32_t cap = std::min<uint32_t>({16u, p.min_sg, cpu ? 16u : std::max<uint32_t>(16u / pairs_per_lane, 1)});
   p.qg = 1;
-  while (p.qg < sh.tokens && p.qg * 2 <= cap) p.qg <<= 1;
+  if (opt.queries_per_pass) {
+    const uint32_t g = opt.queries_per_pass;
+    require((g & (g - 1)) == 0 && g <= 16 && g <= p.min_sg, kOp,
+            "queries_per_pass must be a power of two <= 16 and <= the smallest subgroup size " +
+                std::to_string(p.min_sg) + ", got " + std::to_string(g));
+    p.qg = g;
+  } else {
+    while (p.qg < sh.tokens && p.qg * 2 <= cap) p.qg <<= 1;
+  }
   // lavapipe runs a workgroup's subgroups one after another on one thread, so several subgroups
   // per workgroup buy nothing there; GPUs get a few warps per workgroup when the queries allow.
   const int64_t groups = (sh.tokens + p.qg - 1) / p.qg;
@@ -60,7 +69,7 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, uint32_t forced_spl
 }  // namespace
 
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
-  const Plan p = make_plan(ctx, shape, opt.splits, UINT64_MAX);
+  const Plan p = make_plan(ctx, shape, opt, UINT64_MAX);
   return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
 }
 
@@ -135,7 +144,7 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
               " == 0 and 8-byte aligned caches");
   const bool wide = opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok);
   const AttentionShape sh{batch, T, H, Dh, kv_len};
-  const Plan p = make_plan(ctx, sh, opt.splits, has_ws ? workspace.bytes : 0);
+  const Plan p = make_plan(ctx, sh, opt, has_ws ? workspace.bytes : 0);
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
           kOp, "grid exceeds the device's workgroup count limits for q " + q.str());

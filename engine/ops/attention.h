@@ -55,6 +55,9 @@ struct AttentionOptions {
   // Workgroups the slots are split across (then combined); 0: chosen from the device and shape.
   // Either way no more than the workspace holds.
   uint32_t splits = 0;
+  // Queries a subgroup takes per pass over the slots (QG): 0 chosen from the device and shape,
+  // else a power of two up to 16 and the smallest subgroup size (kernel tuning, tests).
+  uint32_t queries_per_pass = 0;
 };
 
 // Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
