@@ -30,10 +30,14 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   Plan p;
   p.min_sg = std::max<uint32_t>(std::min(caps.min_subgroup_size ? caps.min_subgroup_size : sg, sg), 1);
   // More queries per pass reuse each loaded cache element more often. The butterfly needs
-  // QG <= subgroup size; on GPUs QG * pairs-per-lane stays <= 16 to bound the registers that
-  // queries and accumulators take (arrays sized for the smallest subgroup size).
+  // QG <= subgroup size; on GPUs QG * pairs-per-lane stays <= 4, which also bounds the registers
+  // that queries and accumulators take (arrays sized for the smallest subgroup size): a pass's
+  // per-slot work (butterfly, broadcasts) grows with QG while the slots wait on memory anyway; an
+  // H200 ran a window of 17 over 145 slots (4 heads) in 0.072 ms at QG 16, 0.030 at 4 and 0.021
+  // at 1, and 33 queries with 16 heads in 0.141 / 0.053 / 0.075 (bench-ops --op attention-sweep,
+  // docs/perf.md).
   const uint32_t pairs_per_lane = static_cast<uint32_t>((sh.head_dim / 2 + p.min_sg - 1) / p.min_sg);
-  const uint32_t cap = std::min<uint32_t>({16u, p.min_sg, cpu ? 16u : std::max<uint32_t>(16u / pairs_per_lane, 1)});
+  const uint32_t cap = std::min<uint32_t>({16u, p.min_sg, cpu ? 16u : std::max<uint32_t>(4u / pairs_per_lane, 1)});
   p.qg = 1;
   if (opt.queries_per_pass) {
     const uint32_t g = opt.queries_per_pass;
@@ -52,13 +56,13 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   p.qblock = std::max<uint32_t>(1, p.wg / sg) * p.qg;
   p.qblocks = ceil_div(static_cast<uint64_t>(sh.tokens), p.qblock);
   // Split the slots until there are enough workgroups to fill the device, keeping chunks long
-  // enough to amortise the combine pass: 32 slots on a CPU, 16 on a GPU, where a subgroup walks its
-  // chunk one slot after another, each waiting on its cache loads (an H200 took 24 us for one
-  // query over 145 slots in 5 chunks of 29).
+  // enough to amortise the combine pass: 32 slots on a CPU, 8 on a GPU, where a subgroup walks its
+  // chunk one slot after another, each waiting on its cache loads (an H200: one query over 145
+  // slots 0.029 ms in 5 chunks, 0.019 in 10, 0.015 in 20).
   const uint64_t units = static_cast<uint64_t>(sh.batch * sh.heads) * p.qblocks;
   // lavapipe runs one workgroup per CPU thread at a time.
   const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
-  const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 16;
+  const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 8;
   uint64_t splits = forced_splits ? forced_splits : std::min<uint64_t>((target + units - 1) / units, (kv + min_chunk - 1) / min_chunk);
   splits = std::min<uint64_t>(splits, caps.max_workgroup_count[0] / p.qblocks);
   if (splits > 1 && split_bytes(sh, splits) > max_workspace) splits = max_workspace / split_bytes(sh, 1);
