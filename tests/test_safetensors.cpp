@@ -525,6 +525,45 @@ TEST_F(WeightStoreTest, ConvertsEveryFloatPair) {
   EXPECT_EQ(ws.uploaded_bytes(), 3u * 67 * (4 + 2 + 4 + 2 + 4 + 2));
 }
 
+// A weight multiplied in parts (the EAGLE drafter's fc): each part is its columns, converted as a
+// whole load would be, and asking past the tensor fails naming it.
+TEST_F(WeightStoreTest, LoadsColumnParts) {
+  const std::string p = path();
+  const std::vector<float> v = random_floats(3 * 10, 2.f, 5);
+  SafetensorsWriter w;
+  w.add_f32("fc", {3, 10}, v, StDType::BF16);
+  w.write(p);
+  WeightStore ws(ctx(), p);
+  const Tensor left = ws.load_columns("fc", {3, 10}, 0, 4, DType::F32, "fc left");
+  const Tensor right = ws.load_columns("fc", {3, 10}, 4, 6, DType::F16, "fc right");
+  ASSERT_EQ(left.shape(), Shape({3, 4}));
+  ASSERT_EQ(right.shape(), Shape({3, 6}));
+  EXPECT_EQ(right.name(), "fc right");
+  const std::vector<float> l = download_f32(left), r = download_f32(right);
+  for (int64_t row = 0; row < 3; ++row)
+    for (int64_t c = 0; c < 10; ++c) {
+      const float x = bf16_to_float(float_to_bf16(v[static_cast<size_t>(row * 10 + c)]));
+      if (c < 4)
+        EXPECT_EQ(l[static_cast<size_t>(row * 4 + c)], x) << row << "," << c;
+      else
+        EXPECT_EQ(r[static_cast<size_t>(row * 6 + c - 4)], half_to_float(float_to_half(x))) << row << "," << c;
+    }
+  EXPECT_TRUE(ws.unused().empty());
+  EXPECT_EQ(ws.uploaded_bytes(), 3u * 4 * 4 + 3u * 6 * 2);
+  try {
+    ws.load_columns("fc", {3, 10}, 8, 4, DType::F32, "past the end");
+    ADD_FAILURE() << "columns past the tensor loaded";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "tensor fc columns [8, 12)");
+  }
+  try {
+    ws.load_columns("fc", {10, 3}, 0, 1, DType::F32, "wrong shape");
+    ADD_FAILURE() << "a wrongly shaped tensor loaded";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "has shape [3, 10], expected [10, 3]");
+  }
+}
+
 TEST_F(WeightStoreTest, LoadsI32AndReportsUnused) {
   const std::string p = path();
   const int32_t ids[5] = {0, 1, -7, 16383, 42};

@@ -71,24 +71,18 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   if (embed_norm == "rmsnorm") embed_norm_ = ws.load("eagle.embed_norm.weight", {D}, DType::F32, from);
   // fc's weight [dim, 2 dim] is split into its two halves so the concatenated input never exists:
   // x = fc_embedding @ e + fc_feature @ f + bias.
-  const std::string fc = "eagle.fc.weight";
-  const Shape fc_shape = ws.shape(fc);
-  if (fc_shape.rank != 2 || fc_shape[0] != D || fc_shape[1] != 2 * D)
-    throw Error(path + ": tensor " + fc + " has shape " + fc_shape.str() + ", expected [" + std::to_string(D) + ", " +
-                std::to_string(2 * D) + "] (dim=" + std::to_string(D) + ")");
-  const std::vector<float> fc_w = f.read_f32(fc);
-  fc_embedding_ = upload_half_of(fc_w, D, 2 * D, 0, D, "eagle fc (embedding half)");
-  fc_feature_ = upload_half_of(fc_w, D, 2 * D, D, D, "eagle fc (feature half)");
+  const std::string fc = "eagle.fc.weight", fc_from = "dim=" + std::to_string(D) + ": [dim, 2 dim]";
+  fc_embedding_ = ws.load_columns(fc, {D, 2 * D}, 0, D, wt, "eagle fc (embedding half)", fc_from);
+  fc_feature_ = ws.load_columns(fc, {D, 2 * D}, D, D, wt, "eagle fc (feature half)", fc_from);
   fc_bias_ = ws.load("eagle.fc.bias", {D}, DType::F32, from);
   // EAGLE's first block has no input norm.
   for (int64_t l = 0; l < cfg_.n_layer; ++l)
     layers_.push_back(load_gpt_block(ctx, ws, "eagle.layers." + std::to_string(l) + ".", cfg_, wt, l > 0));
-  std::vector<std::string> unused = ws.unused();
-  unused.erase(std::remove(unused.begin(), unused.end(), fc), unused.end());
+  const std::vector<std::string> unused = ws.unused();
   if (!unused.empty())
     throw Error(path + ": tensors the EAGLE drafter does not use (n_layer " + std::to_string(cfg_.n_layer) +
                 "): " + unused[0]);
-  weight_bytes_ = ws.uploaded_bytes() + fc_embedding_.bytes() + fc_feature_.bytes();
+  weight_bytes_ = ws.uploaded_bytes();
   rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
 
   const int64_t R = batch_rows_ * max_queries_;
@@ -101,29 +95,6 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "eagle ffn hidden");
   out_ = ctx.tensor(DType::F32, {R, D}, "eagle predicted features");
   logits_ = ctx.tensor(DType::F32, {R, cfg_.vocab_size}, "eagle draft logits");
-}
-
-Tensor EagleDrafter::upload_half_of(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t first_col,
-                                    int64_t n_cols, const std::string& name) const {
-  const DType dt = base_.options().weights;
-  Tensor t = ctx_.tensor(dt, {rows, n_cols}, name);
-  std::vector<float> part(static_cast<size_t>(rows * n_cols));
-  for (int64_t r = 0; r < rows; ++r)
-    std::copy_n(w.begin() + r * cols + first_col, n_cols, part.begin() + r * n_cols);
-  if (dt == DType::F32) {
-    ctx_.upload(t, part.data(), part.size() * sizeof(float));
-  } else if (dt == DType::F16) {
-    std::vector<uint16_t> h(part.size());
-    for (size_t i = 0; i < part.size(); ++i) {
-      if (!std::isfinite(part[i]) || std::abs(part[i]) > 65504.0f)
-        throw Error(path_ + ": tensor eagle.fc.weight has a value f16 cannot hold");
-      h[i] = float_to_half(part[i]);
-    }
-    ctx_.upload(t, h.data(), h.size() * sizeof(uint16_t));
-  } else {
-    throw Error(path_ + ": the EAGLE drafter takes f32 or f16 weights, the base was loaded with " + dtype_name(dt));
-  }
-  return t;
 }
 
 KvCache EagleDrafter::make_cache(int64_t batch_rows, int64_t scratch) const {

@@ -44,8 +44,6 @@ class EagleDrafter {
 
  private:
   using Layer = GptBlockWeights;  // the first has no attention_norm (EAGLE's layer 0)
-  Tensor upload_half_of(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t first_col, int64_t n_cols,
-                        const std::string& name) const;
 
   Context& ctx_;
   std::string path_;

@@ -60,8 +60,8 @@ Shape WeightStore::shape(const std::string& name) const {
   return s;
 }
 
-Tensor WeightStore::load(const std::string& name, const Shape& expected, DType device_dtype,
-                         const std::string& expected_from) {
+const StTensorInfo& WeightStore::checked(const std::string& name, const Shape& expected, DType device_dtype,
+                                         const std::string& expected_from) const {
   if (!file_.has(name))
     fail(name, "is missing" + (expected_from.empty() ? std::string() : " (expected " + expected.str() + " from " +
                                                                            expected_from + ")"));
@@ -76,35 +76,72 @@ Tensor WeightStore::load(const std::string& name, const Shape& expected, DType d
   if (!(to_float && is_float(t.dtype)) && !(device_dtype == DType::I32 && t.dtype == StDType::I32))
     fail(name, std::string("is ") + st_dtype_name(t.dtype) + " and cannot be loaded as " + dtype_name(device_dtype) +
                    " (F32/F16/BF16 load as f32 or f16, I32 as i32)");
-
-  Tensor out = ctx_.tensor(device_dtype, expected, name);
-  const uint8_t* src = file_.data(name);
   const size_t n = static_cast<size_t>(t.numel);
   if (is_float(t.dtype))
-    if (const size_t bad = first_non_finite(t.dtype, src, n); bad < n)
+    if (const size_t bad = first_non_finite(t.dtype, file_.data(name), n); bad < n)
       fail(name, "element " + std::to_string(bad) + " is NaN or Inf (corrupt or badly converted file?)");
-  const bool verbatim = (t.dtype == StDType::F32 && device_dtype == DType::F32) ||
-                        (t.dtype == StDType::F16 && device_dtype == DType::F16) || t.dtype == StDType::I32;
-  if (verbatim) {
-    ctx_.upload(out, src, t.bytes());
-  } else if (device_dtype == DType::F32) {
+  return t;
+}
+
+template <typename Value>
+Tensor WeightStore::upload_converted(const std::string& name, const Shape& shape, DType device_dtype, size_t n,
+                                     const std::string& tensor_name, Value value) {
+  Tensor out = ctx_.tensor(device_dtype, shape, tensor_name);
+  if (device_dtype == DType::F32) {
     std::vector<float> buf(n);
-    for (size_t i = 0; i < n; ++i) buf[i] = load_float(t.dtype, src, i);
+    for (size_t i = 0; i < n; ++i) buf[i] = value(i);
     ctx_.upload(out, buf.data(), buf.size() * 4);
   } else {
     std::vector<uint16_t> buf(n);
     for (size_t i = 0; i < n; ++i) {
-      const float f = load_float(t.dtype, src, i);
+      const float f = value(i);
       buf[i] = float_to_half(f);
-      // bf16 and f32 reach far past f16's 65504 (non-finite inputs were rejected above); a silent
-      // inf would poison every later layer.
+      // bf16 and f32 reach far past f16's 65504 (non-finite inputs were rejected); a silent inf
+      // would poison every later layer.
       if ((buf[i] & 0x7c00u) == 0x7c00u)
         fail(name, "element " + std::to_string(i) + " = " + std::to_string(f) + " overflows f16");
     }
     ctx_.upload(out, buf.data(), buf.size() * 2);
   }
-  loaded_.insert(name);
   uploaded_bytes_ += out.bytes();
+  return out;
+}
+
+Tensor WeightStore::load(const std::string& name, const Shape& expected, DType device_dtype,
+                         const std::string& expected_from) {
+  const StTensorInfo& t = checked(name, expected, device_dtype, expected_from);
+  const uint8_t* src = file_.data(name);
+  const size_t n = static_cast<size_t>(t.numel);
+  const bool verbatim = (t.dtype == StDType::F32 && device_dtype == DType::F32) ||
+                        (t.dtype == StDType::F16 && device_dtype == DType::F16) || t.dtype == StDType::I32;
+  Tensor out;
+  if (verbatim) {
+    out = ctx_.tensor(device_dtype, expected, name);
+    ctx_.upload(out, src, t.bytes());
+    uploaded_bytes_ += out.bytes();
+  } else {
+    out = upload_converted(name, expected, device_dtype, n, name, [&](size_t i) { return load_float(t.dtype, src, i); });
+  }
+  loaded_.insert(name);
+  return out;
+}
+
+Tensor WeightStore::load_columns(const std::string& name, const Shape& expected, int64_t first_col, int64_t n_cols,
+                                 DType device_dtype, const std::string& tensor_name,
+                                 const std::string& expected_from) {
+  if (expected.rank != 2 || first_col < 0 || n_cols < 1 || first_col + n_cols > expected[1])
+    fail(name, "columns [" + std::to_string(first_col) + ", " + std::to_string(first_col + n_cols) +
+                   ") asked of a tensor expected as " + expected.str());
+  if (device_dtype != DType::F32 && device_dtype != DType::F16)
+    fail(name, std::string("cannot be loaded in column parts as ") + dtype_name(device_dtype) + " (f32 or f16)");
+  const StTensorInfo& t = checked(name, expected, device_dtype, expected_from);
+  const uint8_t* src = file_.data(name);
+  const uint64_t cols = static_cast<uint64_t>(expected[1]), part = static_cast<uint64_t>(n_cols);
+  Tensor out = upload_converted(name, {expected[0], n_cols}, device_dtype, static_cast<size_t>(expected[0] * n_cols),
+                                tensor_name, [&](size_t i) {
+                                  return load_float(t.dtype, src, (i / part) * cols + static_cast<uint64_t>(first_col) + i % part);
+                                });
+  loaded_.insert(name);
   return out;
 }
 

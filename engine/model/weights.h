@@ -30,6 +30,12 @@ class WeightStore {
   // I32 -> I32. Anything else throws naming the file, the tensor and both dtypes.
   Tensor load(const std::string& name, const Shape& expected, DType device_dtype,
               const std::string& expected_from = {});
+  // Columns [first_col, first_col + n_cols) of the 2-D float tensor `name` (file shape `expected`)
+  // as a new [rows, n_cols] device tensor of device_dtype (f32 or f16, converted as load does):
+  // one part of a weight that the model multiplies in pieces. Marks `name` loaded; call it once
+  // per part.
+  Tensor load_columns(const std::string& name, const Shape& expected, int64_t first_col, int64_t n_cols,
+                      DType device_dtype, const std::string& tensor_name, const std::string& expected_from = {});
 
   // Tensors never passed to load(), in file order. Leftovers usually mean the checkpoint and the
   // model config disagree (a converter that renamed keys, a head the model does not build).
@@ -38,6 +44,13 @@ class WeightStore {
 
  private:
   [[noreturn]] void fail(const std::string& name, const std::string& what) const;
+  // The checks load and load_columns share: present, of shape `expected`, finite, convertible.
+  const StTensorInfo& checked(const std::string& name, const Shape& expected, DType device_dtype,
+                              const std::string& expected_from) const;
+  // n values value(i) as a new f32 or f16 tensor; a value f16 cannot hold fails naming element i.
+  template <typename Value>
+  Tensor upload_converted(const std::string& name, const Shape& shape, DType device_dtype, size_t n,
+                          const std::string& tensor_name, Value value);
 
   Context& ctx_;
   SafetensorsFile file_;
