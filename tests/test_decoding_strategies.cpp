@@ -80,6 +80,15 @@ TEST_F(decoding_strategies, LanternOnTheEagleTreeAtDeltaZeroIsEagle) {
   EXPECT_LT(one.nfe_per_image, exact.nfe_per_image);
 }
 
+// ar with several forwards per submit (each fed the previous sample by a device copy) draws the
+// same tokens with the same forwards, whatever K leaves over at the image's end.
+TEST_F(decoding_strategies, ArTokensPerSubmitGivesTheSameTokens) {
+  const testing::Sample one = run_images(ctx(), by_name("ar"), {}, 3, 5);
+  const testing::Sample seven = run_images(ctx(), by_name("ar"), {{"tokens-per-submit", "7"}}, 3, 5);
+  EXPECT_EQ(one.grids, seven.grids);
+  EXPECT_EQ(one.nfe_per_image, seven.nfe_per_image);
+}
+
 TEST_F(decoding_strategies, WindowLargerThanTheImage) {
   for (const std::string method : {"sjd", "scd-mc", "scd-gs", "sd"}) {
     const testing::Sample s = run_images(ctx(), by_name(method), {{"window", "16"}}, 3, 4);

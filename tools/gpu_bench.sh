@@ -55,6 +55,9 @@ step devices "$vkspec" devices
 step selftest "$vkspec" selftest
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
+# ar without the host's round trip per token against the methods that beat ar with it.
+step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \
+  --images "$images" --classifier none --json "$out/ar_pipelined.json"
 step profile "$vkspec" bench --methods ar,sjd,scd-mc --images 4 --classifier none --profile \
   --json "$out/profile.json"
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
