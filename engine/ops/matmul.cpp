@@ -53,8 +53,8 @@ int64_t rows_per_dispatch(int64_t rows, std::initializer_list<uint64_t> row_byte
     step = std::lcm(step, align / std::gcd(b, align));
     widest = std::max(widest, b);
   }
-  // Ranges are rounded up to whole words when bound, hence the slack of 4 bytes.
-  const uint64_t fit = (caps.max_storage_buffer_range - 4) / widest / step * step;
+  // Ranges are rounded up to whole 16-byte vectors when bound, hence the slack of 16 bytes.
+  const uint64_t fit = (caps.max_storage_buffer_range - 16) / widest / step * step;
   if (fit == 0)
     throw Error("matmul: one row of " + std::to_string(widest) + " bytes exceeds maxStorageBufferRange");
   return static_cast<int64_t>(std::min<uint64_t>(fit, static_cast<uint64_t>(rows)));

@@ -173,6 +173,8 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
       // The Allocator hands out 16-byte aligned ranges padded to 16 bytes, and views start on the
       // storage offset alignment, so the rounded range stays inside the buffer.
       range = (std::max<VkDeviceSize>(v.bytes, 4) + 15) / 16 * 16;
+      // A device whose limit is no multiple of 16 (0xFFFFFFFF) keeps whole words at the limit.
+      if (range > caps.max_storage_buffer_range) range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
       if (range > caps.max_storage_buffer_range)
         throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " +
                     std::to_string(range >> 20) + " MiB, over the device's maxStorageBufferRange; the op must split it");
