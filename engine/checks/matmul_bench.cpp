@@ -12,7 +12,8 @@ namespace {
 
 using ops::MatmulPath;
 
-BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path) {
+BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path,
+                         uint32_t gemv_workgroup = 0, uint32_t gemv_outputs = 0) {
   const auto x = random_floats(static_cast<size_t>(m * k), 21);
   const auto w = random_floats(static_cast<size_t>(n * k), 22);
   Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
@@ -23,7 +24,14 @@ BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t
   r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   r.bytes = static_cast<double>(tx.bytes() + tw.bytes() + ty.bytes());
   r.gpu_ms = median_gpu_ms(
-      ctx, repeat, [&](CommandStream& s) { ops::matmul(s, tx, tw, ty, path); }, &r.gpu_process_cpu_ms);
+      ctx, repeat,
+      [&](CommandStream& s) {
+        if (gemv_workgroup || gemv_outputs)
+          ops::matmul_with_gemv_shape(s, tx, tw, ty, gemv_workgroup, gemv_outputs);
+        else
+          ops::matmul(s, tx, tw, ty, path);
+      },
+      &r.gpu_process_cpu_ms);
   // OpenBLAS has no f16 GEMM; it gets the same values as f32 (so it reads twice the weight bytes).
   std::vector<float> y(static_cast<size_t>(m * n));
   r.cpu = wt == DType::F16 ? "OpenBLAS sgemm, f32 weights" : "OpenBLAS sgemm";
@@ -64,6 +72,19 @@ struct Register {
       for (int64_t m : {10, 18, 34, 66, 130})
         for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
           add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
+    // The GEMV's own shape for decoding (2 rows: CFG) on LlamaGen-XL's projections: invocations
+    // per workgroup (one K-reduction) x weight rows per workgroup.
+    for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
+      for (uint32_t wg : {32u, 64u, 128u, 256u})
+        for (uint32_t rows : {1u, 2u, 4u, 8u}) {
+          const int64_t n = pr.n, k = pr.k;
+          RegisterOpBench("matmul-sweep",
+                          "f16 2x" + std::to_string(n) + "x" + std::to_string(k) + " gemv wg" + std::to_string(wg) +
+                              " r" + std::to_string(rows),
+                          [=](Context& c, int repeat) {
+                            return bench_matmul(c, repeat, 2, n, k, DType::F16, MatmulPath::Gemv, wg, rows);
+                          });
+        }
   }
 } register_matmul_benches;
 

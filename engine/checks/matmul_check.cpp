@@ -36,6 +36,26 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
           std::string(ops::matmul_path_name(taken)) + " " + shape};
 }
 
+// The GEMV with a workgroup shape other than the device's table row (bench-ops' matmul-sweep
+// times these; here they must compute the same product).
+CheckResult check_gemv_shape(Context& ctx, int64_t m, int64_t n, int64_t k, uint32_t wg, uint32_t rows) {
+  const std::string what = "gemv wg " + std::to_string(wg) + " rows " + std::to_string(rows) + " M=" +
+                           std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w f16";
+  if (!ops::matmul_path_supported(ctx, MatmulPath::Gemv, m, k, DType::F16) || wg > ctx.caps().max_workgroup_invocations)
+    return {0, 0, "gemv kernel not available here, " + what};
+  const auto x = random_floats(static_cast<size_t>(m * k), 16);
+  auto w = random_floats(static_cast<size_t>(n * k), 17);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
+  Tensor tw = upload_floats(ctx, w, DType::F16, {n, k}, "w");
+  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y");
+  w = round_to_half(w);
+  CommandStream s(ctx);
+  ops::matmul_with_gemv_shape(s, tx, tw, ty, wg, rows);
+  s.submit_and_wait();
+  return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)),
+          2e-6 * std::max(1.0, std::sqrt(k / 1024.0)), what};
+}
+
 // The FFN's gate and down projection in one call: fused into the matmul where the broadcast kernel
 // runs, swiglu_fused + matmul elsewhere; either way against the references of both.
 CheckResult check_matmul_swiglu(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt) {
@@ -95,6 +115,9 @@ struct Register {
     register_cases("gemm", MatmulPath::Gemm,
                    {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
                     {257, 1024, 256}});
+    for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
+      RegisterOpCheck("matmul", "gemv wg" + std::to_string(wg) + " r" + std::to_string(rows) + " f16 2x301x136",
+                      [wg = wg, rows = rows](Context& c) { return check_gemv_shape(c, 2, 301, 136, wg, rows); });
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},

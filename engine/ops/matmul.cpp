@@ -181,7 +181,7 @@ std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView
 
 // Validates y = x' w^T for x' [M, K] (x itself is [M, 2K] when swiglu) and records it.
 void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
-                   bool swiglu) {
+                   bool swiglu, uint32_t gemv_workgroup = 0, uint32_t gemv_outputs = 0) {
   const char* op = swiglu ? "matmul_swiglu" : "matmul";
   // Built once: every check below names the shapes when it fails.
   const std::string shapes = shapes_of(x, w, y);
@@ -198,7 +198,9 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
-  const MatmulTiles tiles = matmul_tiles(caps);
+  MatmulTiles tiles = matmul_tiles(caps);
+  if (gemv_workgroup) tiles.gemv_workgroup = gemv_workgroup;
+  if (gemv_outputs) tiles.gemv_outputs = gemv_outputs;
   if (path == MatmulPath::Auto) {
     path = choose_matmul_path(ctx, M, K, w.dtype);
     // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
@@ -237,6 +239,12 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
 
 void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path) {
   record_matmul(s, x, w, y, path, false);
+}
+
+void matmul_with_gemv_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+                            uint32_t gemv_workgroup, uint32_t gemv_outputs) {
+  require(gemv_outputs <= 16, "matmul", "at most 16 GEMV outputs per workgroup, got " + std::to_string(gemv_outputs));
+  record_matmul(s, x, w, y, MatmulPath::Gemv, false, gemv_workgroup, gemv_outputs);
 }
 
 bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
