@@ -3,7 +3,7 @@
 # (VKSPEC_DEVICE to choose), most important first, so that a run cut short by a device lease still
 # brings back what matters: the capability record, the op checks at this device's subgroup width
 # (lavapipe cannot test 32 or 64), every method on the shipped model in wall-clock against ar in
-# the same run, a per-kernel profile of ar, sjd and scd-mc, the EAGLE chains, `vkspec bench
+# the same run, a per-kernel profile of ar and six methods, the EAGLE chains, `vkspec bench
 # --synthetic` for LlamaGen-B/L/XL next to tools/torch_bench.py on the same GPU (ratio printed),
 # the op benchmarks, then the 24x24 grids.
 # Everything lands in OUT (default docs/bench/gpu), .txt and .json per step.
@@ -58,7 +58,7 @@ step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,la
 # ar without the host's round trip per token against the methods that beat ar with it.
 step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \
   --images "$images" --classifier none --json "$out/ar_pipelined.json"
-step profile "$vkspec" bench --methods ar,sjd,scd-mc --images 4 --classifier none --profile \
+step profile "$vkspec" bench --methods ar,sjd,scd-mc,sd,hawk,ssd,mulo --images 4 --classifier none --profile \
   --json "$out/profile.json"
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
   --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
