@@ -24,7 +24,7 @@ GptBench::GptBench(Context& ctx, Gpt& gpt) : ctx_(ctx), gpt_(gpt), cache_(gpt.ma
   s.submit_and_wait();
 }
 
-ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat) {
+ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat, int per_submit) {
   const GptConfig& cfg = gpt_.config();
   Context& ctx = ctx_;
   if (queries < 1 || queries > gpt_.options().max_queries)
@@ -33,7 +33,7 @@ ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat) {
   if (first < cfg.cls_token_num || first + queries > cfg.seq_len())
     throw Error("GPT bench: " + std::to_string(queries) + " queries from sequence position " + std::to_string(first) +
                 " do not fit a sequence of " + std::to_string(cfg.seq_len()) + " positions");
-  if (repeat < 1) throw Error("GPT bench: repeat must be >= 1");
+  if (repeat < 1 || per_submit < 1) throw Error("GPT bench: repeat and forwards per submit must be >= 1");
 
   // Token ids and conditions do not change the work; these are valid ones.
   const std::vector<uint32_t> tokens(static_cast<size_t>(queries), 0u);
@@ -58,13 +58,20 @@ ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat) {
   std::vector<double> gpu, wall, busy;
   std::map<std::string, double> kernel_ms;
   auto run_once = [&] {
-    const GptOutputs out = gpt_.forward(s, batch, cache_);
-    const uint32_t forward_dispatches = s.dispatch_count();
-    ops::sampler(s, out.logits, positions_.view().rows(0, queries), sp, probs_.view().rows(0, queries),
-                 tokens_.view().rows(0, queries));
-    t.forward_dispatches = forward_dispatches;
-    t.sampler_dispatches = s.dispatch_count() - forward_dispatches;
-    t.barriers = s.barrier_count();
+    // The stream's counts restart with the first command after a submit: per forward, the
+    // difference from where the previous forward of this submit ended.
+    uint32_t d0 = 0, b0 = 0;
+    for (int k = 0; k < per_submit; ++k) {
+      const GptOutputs out = gpt_.forward(s, batch, cache_);
+      const uint32_t forward_dispatches = s.dispatch_count() - d0;
+      ops::sampler(s, out.logits, positions_.view().rows(0, queries), sp, probs_.view().rows(0, queries),
+                   tokens_.view().rows(0, queries));
+      t.forward_dispatches = forward_dispatches;
+      t.sampler_dispatches = s.dispatch_count() - d0 - forward_dispatches;
+      t.barriers = s.barrier_count() - b0;
+      d0 = s.dispatch_count();
+      b0 = s.barrier_count();
+    }
     s.submit_and_wait();
   };
   // Untimed: pipelines are built on first use, and a GPU that idled before runs at a fraction of
@@ -78,10 +85,11 @@ ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = process_cpu_seconds();
     run_once();
-    busy.push_back((process_cpu_seconds() - c0) * 1e3);
-    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    gpu.push_back(s.total_ms());
-    for (const CommandTiming& c : s.timings()) kernel_ms[c.label] += c.ms / repeat;
+    busy.push_back((process_cpu_seconds() - c0) * 1e3 / per_submit);
+    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                   per_submit);
+    gpu.push_back(s.total_ms() / per_submit);
+    for (const CommandTiming& c : s.timings()) kernel_ms[c.label] += c.ms / repeat / per_submit;
   }
   t.gpu_ms = median(gpu);
   t.wall_ms = median(wall);

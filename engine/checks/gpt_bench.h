@@ -35,8 +35,10 @@ class GptBench {
   // The forward over `queries` causal queries per batch row at sequence positions
   // [first, first + queries) (first = 1 + image tokens already in the cache), then the CFG
   // sampler over every query; once untimed (pipelines get built), then `repeat` times.
-  // Throws when the window does not fit the sequence or the model's max_queries.
-  ForwardTiming time(int64_t first, int64_t queries, int repeat);
+  // Throws when the window does not fit the sequence or the model's max_queries. per_submit
+  // forwards (each with its sampler) share one submit and the times are per forward: with 16, an
+  // AR step without the host's round trip (ar --tokens-per-submit).
+  ForwardTiming time(int64_t first, int64_t queries, int repeat, int per_submit = 1);
 
  private:
   Context& ctx_;
