@@ -4,11 +4,14 @@
 // candidate at its own KV slot (its position's, or a scratch slot for a depth's later nodes) and
 // sees the committed slots, the root, its ancestors and itself; then one repair query per position
 // whose accepted candidate sat in a scratch slot last step, re-fed in its own slot.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "decoding/target_session.h"
 #include "engine/ops/attention_mask.h"
+#include "engine/ops/speculative.h"
 
 namespace vkspec {
 
@@ -43,6 +46,41 @@ GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node
   q.mask = mb.pack();
   q.conditions = t.conditions();
   return q;
+}
+
+// The host-written rows ops::tree_tests reads: each node's parent and its (accept, final) Philox
+// positions, for trees of up to max_nodes.
+struct TreeTestRows {
+  TreeTestRows(Context& ctx, int64_t max_nodes, const std::string& owner)
+      : parents(ctx.tensor(DType::I32, {max_nodes}, owner + " tree parents", MemoryUsage::Upload)),
+        positions(ctx.tensor(DType::U32, {max_nodes, 2}, owner + " tree test positions", MemoryUsage::Upload)) {}
+  Tensor parents, positions;
+};
+
+// Records every multi-draft test of a candidate tree (Node as above; n.position the image position
+// of its token) in one dispatch: node p's children tried in index order against its running
+// residual, accepted with Philox (seed, child's position, accept_purpose + sibling), p's next
+// token drawn from what remains with (seed, p's position + 1, residual_purpose); positions past
+// the image clamp to N. probs, q, tokens, scratch, accept, final_token: rows 0 .. nodes - 1.
+template <typename Node>
+void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& nodes, int64_t N, TreeTestRows& rows,
+                       const TensorView& probs, const TensorView& q, const TensorView& tokens, uint64_t seed,
+                       uint32_t accept_purpose, uint32_t residual_purpose, const TensorView& scratch,
+                       const TensorView& accept, const TensorView& final_token) {
+  const int64_t M = static_cast<int64_t>(nodes.size());
+  std::vector<int32_t> parents(static_cast<size_t>(M));
+  std::vector<uint32_t> pos(static_cast<size_t>(2 * M));
+  for (int64_t i = 0; i < M; ++i) {
+    const Node& n = nodes[static_cast<size_t>(i)];
+    parents[static_cast<size_t>(i)] = static_cast<int32_t>(n.parent);
+    pos[static_cast<size_t>(2 * i)] = i > 0 ? static_cast<uint32_t>(std::min<int64_t>(n.position, N)) : 0u;
+    pos[static_cast<size_t>(2 * i + 1)] = static_cast<uint32_t>(std::min<int64_t>(n.position + 1, N));
+  }
+  ctx.upload(rows.parents, 0, parents.data(), parents.size() * 4);
+  ctx.upload(rows.positions, 0, pos.data(), pos.size() * 4);
+  ops::tree_tests(s, probs.rows(0, M), q.rows(0, M), tokens.rows(0, M), rows.parents.view().rows(0, M),
+                  rows.positions.view().rows(0, M), seed, accept_purpose, residual_purpose, scratch.rows(0, M),
+                  accept.rows(0, M), final_token.rows(0, M));
 }
 
 }  // namespace vkspec

@@ -73,7 +73,8 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
       opt_(options),
       rule_(bind_accept_rule(options.rule, models, method)),
       cls_(models.target->config().cls_token_num),
-      drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))) {
+      drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))),
+      tree_rows_(*models.ctx, eagle_max_queries(options.tree), name()) {
   const EagleTreeOptions& o = opt_.tree;
   const int64_t needed = drafter_queries_ = std::max(o.depth + 1, eagle_max_frontier(o));
   if (eagle_.max_queries() < needed)
@@ -304,6 +305,13 @@ GptQueries EagleStrategy::tree_queries(const std::vector<Node>& tree, int64_t c)
 void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) {
   CommandStream& s = target().stream();
   const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
+  if (rule_.kind == AcceptRule::Kind::Exact) {  // the loop below in one dispatch, the same numbers
+    record_tree_tests(s, target().ctx(), tree, N, tree_rows_, probs_.view(), q_tree_.view(), tokens_.view(), in_.seed,
+                      philox::purpose_word(philox::Purpose::Accept, round * kSiblings),
+                      philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
+                      final_.view());
+    return;
+  }
   auto pos_view = [&](int64_t n) { return positions_.view().rows(std::min(n, N), 1); };
   int64_t next_residual = 0, next_relaxed = 0;
   for (int64_t p = 0; p < M; ++p) {

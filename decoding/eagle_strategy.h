@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "decoding/eagle_tree.h"
+#include "decoding/candidate_tree.h"
 #include "decoding/speculative_base.h"
 
 namespace vkspec {
@@ -113,6 +114,7 @@ class EagleStrategy : public Strategy {
   Tensor q_store_;     // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
   Tensor probs_, q_tree_, residuals_, relaxed_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
+  TreeTestRows tree_rows_;  // exact rule: ops::tree_tests' parent and position rows
   Tensor draft_tokens_;  // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)
   std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;

@@ -50,7 +50,8 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, con
       opt_(options),
       use_h_(options.directions != HawkDirections::Vertical),
       use_v_(options.directions != HawkDirections::Horizontal),
-      heads_(checked_heads(models)) {
+      heads_(checked_heads(models)),
+      tree_rows_(*models.ctx, hawk_max_queries(options), "hawk") {
   if (opt_.depth < 1 || opt_.depth > kMaxDepth || opt_.nodes < 1 || opt_.nodes > kMaxNodes)
     throw Error("hawk: depth " + std::to_string(opt_.depth) + " or node budget " + std::to_string(opt_.nodes) +
                 " out of range (1.." + std::to_string(kMaxDepth) + ", 1.." + std::to_string(kMaxNodes) + ")");
@@ -75,12 +76,7 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, con
   probs_ = ctx.tensor(DType::F32, {max_q, V}, "hawk target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, "hawk candidate distributions");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, "hawk residual distributions");
-  zeros_ = ctx.tensor(DType::F32, {1, V}, "hawk zero distribution");
   vcache_q_ = ctx.tensor(DType::F32, {2 * N, V}, "hawk speculation cache");
-  positions_ = ctx.tensor(DType::U32, {N + 1}, "hawk positions");
-  std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
-  std::iota(iota.begin(), iota.end(), 0u);
-  ctx.upload(positions_, iota.data(), iota.size() * 4);
   tokens_ = ctx.tensor(DType::U32, {max_q}, "hawk candidate tokens", MemoryUsage::Readback);
   accept_ = ctx.tensor(DType::U32, {max_q}, "hawk acceptances", MemoryUsage::Readback);
   final_ = ctx.tensor(DType::U32, {max_q}, "hawk next tokens", MemoryUsage::Readback);
@@ -90,7 +86,6 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, con
   head_pos_ = ctx.tensor(DType::U32, {groups}, "hawk head positions", MemoryUsage::Upload);
   head_q_ = ctx.tensor(DType::F32, {groups, V}, "hawk head distributions");
   head_tok_ = ctx.tensor(DType::U32, {groups}, "hawk head tokens");
-  target().stream().fill(zeros_.view(), 0u);  // runs with the first step
 }
 
 std::vector<HawkStrategy::HeadGroup> HawkStrategy::head_groups() const {
@@ -225,28 +220,12 @@ void HawkStrategy::record_candidates(const Tree& tree, const GptBatch& batch, in
 }
 
 void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {
-  CommandStream& s = target().stream();
-  const int64_t M = static_cast<int64_t>(tree.nodes.size()), N = image_tokens();
-  auto pos_view = [&](int64_t n) { return positions_.view().rows(std::min(n, N), 1); };
-  int64_t next_residual = 0;
-  for (int64_t p = 0; p < M; ++p) {
-    TensorView r = probs_.view().rows(p, 1);
-    int sibling = 0;
-    for (int64_t c = p + 1; c < M; ++c) {
-      if (tree.nodes[static_cast<size_t>(c)].parent != p) continue;
-      const TensorView qc = q_tree_.view().rows(c, 1);
-      ops::spec_accept(s, r, qc, tokens_.view().rows(c, 1), pos_view(tree.nodes[static_cast<size_t>(c)].position),
-                       in_.seed, philox::purpose_word(philox::Purpose::Accept, round * 8u + static_cast<uint32_t>(sibling)),
-                       accept_.view().rows(c, 1));
-      const TensorView next = residuals_.view().rows(next_residual++, 1);
-      ops::residual_distribution(s, r, qc, next);
-      r = next;
-      ++sibling;
-    }
-    const int64_t after = tree.nodes[static_cast<size_t>(p)].position + 1;
-    ops::spec_residual_sample(s, r, zeros_.view(), pos_view(after), in_.seed,
-                              philox::purpose_word(philox::Purpose::Residual, round), final_.view().rows(p, 1));
-  }
+  // Each node's children in index order against its running residual, then its next token from
+  // what remains (vertical candidates first, as the tree puts them): ops::tree_tests.
+  record_tree_tests(target().stream(), target().ctx(), tree.nodes, image_tokens(), tree_rows_, probs_.view(),
+                    q_tree_.view(), tokens_.view(), in_.seed, philox::purpose_word(philox::Purpose::Accept, round * 8u),
+                    philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
+                    final_.view());
 }
 
 std::vector<int32_t> HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& e) {

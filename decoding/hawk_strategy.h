@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "decoding/candidate_tree.h"
 #include "decoding/hawk_tree.h"
 #include "decoding/strategy.h"
 #include "engine/model/draft_heads.h"
@@ -115,6 +116,7 @@ class HawkStrategy : public Strategy {
   HawkOptions opt_;
   bool use_h_, use_v_;
   DraftHeads& heads_;
+  TreeTestRows tree_rows_;  // ops::tree_tests' parent and position rows
   std::vector<int> horizontal_;        // head index of h1..h_depth (-1 when absent)
   std::array<int, 2> vertical_{-1, -1};
   // Rows of the previous forward whose nodes the walk committed, the one it ended on last (empty
@@ -126,7 +128,7 @@ class HawkStrategy : public Strategy {
   std::vector<int> last_group_;        // per head: its group on the last row (-1: not run)
   std::vector<std::array<bool, 2>> vcached_;  // per position: a vertical proposal in the cache
   std::vector<int64_t> repairs_;       // positions whose canonical slot to re-feed (accepted alternates)
-  Tensor probs_, q_tree_, residuals_, zeros_, vcache_q_, positions_, accept_, final_;
+  Tensor probs_, q_tree_, residuals_, vcache_q_, accept_, final_;
   Tensor tokens_;      // u32 [max_q] (read back): each node's token, copied in on the GPU
   Tensor vcache_tok_;  // u32 [2N]: the speculation cache's tokens
   Tensor hidden_;      // f32 [batch rows * max_q, dim]: the last forward's hidden states

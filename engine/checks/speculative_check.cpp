@@ -235,3 +235,52 @@ VKSPEC_OP_CHECK("pooled_prob", "N=9 V=16384 k=1 of 4", [](Context& c) { return c
 
 }  // namespace
 }  // namespace vkspec
+
+namespace vkspec {
+namespace {
+
+// A tree of `nodes` with random parents (each before its child), children drawn from their own q,
+// some children's q equal to the residual they meet (accepted unless p is 0 there), one q row of
+// zeros at the token (always rejected): accept flags and final tokens must equal the references'.
+CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
+  std::mt19937 rng(nodes * 31 + vocab);
+  const auto probs = random_probs(nodes, vocab, 41);
+  auto q = random_probs(nodes, vocab, 42);
+  std::vector<int32_t> parent(nodes, -1);
+  for (uint32_t c = 1; c < nodes; ++c) parent[c] = static_cast<int32_t>(rng() % c);
+  if (nodes > 2) std::copy(probs.begin(), probs.begin() + vocab, q.begin() + 1 * vocab);  // q == p for node 1
+  auto draft = draw_from(q, nodes, vocab, 43);
+  if (nodes > 3) draft[3] = vocab;  // out of the vocabulary: rejected
+  std::vector<uint32_t> positions(2 * size_t{nodes});
+  for (auto& x : positions) x = rng() % 4096;
+  const uint64_t seed = 0x1234567890abULL;
+  const uint32_t accept_purpose = purpose_word(Purpose::Accept, 5 * 16), residual_purpose = purpose_word(Purpose::Residual, 5);
+  const ref::TreeTestResult want =
+      ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose);
+
+  Tensor tp = upload_floats(ctx, probs, DType::F32, {nodes, vocab}, "probs");
+  Tensor tq = upload_floats(ctx, q, DType::F32, {nodes, vocab}, "q");
+  Tensor tdraft = upload_u32(ctx, draft, "draft");
+  Tensor tparent = ctx.tensor(DType::I32, {nodes}, "parent");
+  ctx.upload(tparent, parent.data(), parent.size() * 4);
+  Tensor tpos = ctx.tensor(DType::U32, {nodes, 2}, "positions");
+  ctx.upload(tpos, positions.data(), positions.size() * 4);
+  Tensor scratch = ctx.tensor(DType::F32, {nodes, vocab}, "residuals");
+  Tensor acc = upload_u32(ctx, std::vector<uint32_t>(nodes, 0), "accept");
+  Tensor fin = ctx.tensor(DType::U32, {nodes}, "final");
+  CommandStream s(ctx);
+  ops::tree_tests(s, tp, tq, tdraft, tparent, tpos, seed, accept_purpose, residual_purpose, scratch, acc, fin);
+  s.submit_and_wait();
+  std::vector<uint32_t> got = download_u32(ctx, acc), got_final = download_u32(ctx, fin);
+  got.insert(got.end(), got_final.begin(), got_final.end());
+  std::vector<uint32_t> all = want.accept;
+  all.insert(all.end(), want.final_token.begin(), want.final_token.end());
+  return compare(got, all, std::to_string(nodes) + " nodes V=" + std::to_string(vocab) + " accept + final tokens");
+}
+
+VKSPEC_OP_CHECK("tree_tests", "9 nodes V=1000", [](Context& c) { return check_tree_tests(c, 9, 1000); });
+VKSPEC_OP_CHECK("tree_tests", "30 nodes V=16384", [](Context& c) { return check_tree_tests(c, 30, 16384); });
+VKSPEC_OP_CHECK("tree_tests", "5 nodes V=7", [](Context& c) { return check_tree_tests(c, 5, 7); });
+
+}  // namespace
+}  // namespace vkspec

@@ -169,6 +169,39 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
   }
 }
 
+void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
+                const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
+                uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
+                const TensorView& final_token) {
+  const char* op = "tree_tests";
+  require_probs(op, "probs", probs);
+  const int64_t M = probs.shape[0];
+  require(q.dtype == DType::F32 && q.shape == probs.shape, op,
+          "q must be f32 like probs " + probs.shape.str() + ", got " + q.shape.str());
+  require(scratch.dtype == DType::F32 && scratch.shape == probs.shape, op,
+          "scratch must be f32 like probs " + probs.shape.str() + ", got " + scratch.shape.str());
+  require(!overlap(scratch, probs) && !overlap(scratch, q), op, "scratch must not overlap probs or q");
+  require_index(op, "draft", draft, M);
+  require(parent.dtype == DType::I32 && parent.numel() == M, op, "parent must be i32 [" + std::to_string(M) + "]");
+  require(positions.dtype == DType::U32 && positions.numel() == 2 * M, op,
+          "positions must be u32 [" + std::to_string(M) + ", 2]");
+  require_index(op, "accept", accept, M);
+  require_index(op, "final_token", final_token, M);
+  if (M == 0) return;
+  Context& ctx = s.context();
+  require(static_cast<uint64_t>(probs.bytes) <= ctx.caps().max_storage_buffer_range, op,
+          "a tree of " + std::to_string(M) + " rows of " + std::to_string(probs.shape[1]) +
+              " exceeds one binding; verify it in parts");
+  const uint32_t V = static_cast<uint32_t>(probs.shape[1]);
+  const Pipeline& pipe = ctx.pipeline(shaders::tree_tests, {chunk_workgroup_size(ctx, V)});
+  struct {
+    uint32_t nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose;
+  } push{static_cast<uint32_t>(M), V, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), accept_purpose,
+         residual_purpose};
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(M), 1);
+  s.dispatch(pipe, {probs, q, draft, parent, positions, scratch, accept, final_token}, push, g.x, g.y);
+}
+
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
                          uint32_t k, float delta, const TensorView& out) {
   const char* op = "relax_neighbourhood";

@@ -49,6 +49,21 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
 // sampling after candidate j's rejection. p, q, out: f32 [N, V]; out may not overlap p or q.
 void residual_distribution(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& out);
 
+// Every test of a candidate tree of M nodes in one dispatch (exact acceptance): for each node p,
+// r = p's row of probs; for each child c of p (parent[c] == p, in index order, sibling s = 0, 1,
+// ...): accept[c] = spec_accept's rule on r and q[c] at token draft[c] with
+// philox::uniform(seed, positions[c].x, accept_purpose + (s << 8), 0), then r = norm(max(r - q[c],
+// 0)) as residual_distribution; finally final_token[p] = spec_residual_sample of r against a zero
+// q with philox::uniform(seed, positions[p].y, residual_purpose, 0). Bit-equal to that sequence
+// of ops (the strategies' multi-draft tests) at one dispatch instead of three per node.
+// probs, q, scratch: f32 [M, V] (scratch holds the running residuals); draft: u32 [M]; parent:
+// i32 [M] (-1 for the root, else < the node's index); positions: u32 [M, 2]; accept,
+// final_token: u32 [M], written (accept of the root is left as it was).
+void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
+                const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
+                uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
+                const TensorView& final_token);
+
 // LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
 // latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],
 // m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass

@@ -100,6 +100,30 @@ std::vector<float> residual_distribution(const std::vector<float>& p, const std:
   return out;
 }
 
+TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<float>& q, uint32_t vocab,
+                          const std::vector<uint32_t>& draft, const std::vector<int32_t>& parent,
+                          const std::vector<uint32_t>& positions, uint64_t seed, uint32_t accept_purpose,
+                          uint32_t residual_purpose) {
+  const size_t M = draft.size();
+  TreeTestResult out{std::vector<uint32_t>(M, 0), std::vector<uint32_t>(M, 0)};
+  const std::vector<float> zeros(vocab, 0.0f);
+  for (size_t p = 0; p < M; ++p) {
+    std::vector<float> r(probs.begin() + static_cast<std::ptrdiff_t>(p * vocab),
+                         probs.begin() + static_cast<std::ptrdiff_t>((p + 1) * vocab));
+    uint32_t sibling = 0;
+    for (size_t c = p + 1; c < M; ++c) {
+      if (parent[c] != static_cast<int32_t>(p)) continue;
+      const std::vector<float> qc(q.begin() + static_cast<std::ptrdiff_t>(c * vocab),
+                                  q.begin() + static_cast<std::ptrdiff_t>((c + 1) * vocab));
+      out.accept[c] = spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed, accept_purpose + (sibling << 8))[0];
+      r = residual_distribution(r, qc, vocab);
+      ++sibling;
+    }
+    out.final_token[p] = spec_residual_sample(r, zeros, vocab, {positions[2 * p + 1]}, seed, residual_purpose)[0];
+  }
+  return out;
+}
+
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
                                        const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
                                        float delta) {
