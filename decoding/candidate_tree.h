@@ -83,4 +83,34 @@ void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& 
                   accept.rows(0, M), final_token.rows(0, M));
 }
 
+// The walk after record_tree_tests: from the root, each node's first accepted child in index
+// order, until a node has none. path: node indices, root first; had_children: whether the last
+// node of the path had children (all rejected: its next token is a resample, not a bonus).
+struct AcceptedPath {
+  std::vector<int32_t> path;
+  bool had_children = false;
+};
+
+template <typename Node>
+AcceptedPath accepted_path(const std::vector<Node>& nodes, const std::vector<uint32_t>& accept) {
+  const int64_t M = static_cast<int64_t>(nodes.size());
+  AcceptedPath a;
+  a.path = {0};
+  for (int32_t cur = 0;;) {
+    int32_t next = -1;
+    a.had_children = false;
+    for (int64_t c = cur + 1; c < M; ++c) {
+      if (nodes[static_cast<size_t>(c)].parent != cur) continue;
+      a.had_children = true;
+      if (accept[static_cast<size_t>(c)]) {
+        next = static_cast<int32_t>(c);
+        break;
+      }
+    }
+    if (next < 0) return a;
+    a.path.push_back(next);
+    cur = next;
+  }
+}
+
 }  // namespace vkspec

@@ -337,24 +337,8 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
 
 std::vector<int32_t> EagleStrategy::walk_and_commit(const std::vector<Node>& tree, StepEvent& e) {
   const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
-  int32_t cur = 0;
-  std::vector<int32_t> path = {0};
-  bool had_children = false;
-  for (;;) {
-    int32_t next = -1;
-    had_children = false;
-    for (int64_t c = cur + 1; c < M; ++c) {
-      if (tree[static_cast<size_t>(c)].parent != cur) continue;
-      had_children = true;
-      if (accept_host_[static_cast<size_t>(c)]) {
-        next = static_cast<int32_t>(c);
-        break;
-      }
-    }
-    if (next < 0) break;
-    path.push_back(next);
-    cur = next;
-  }
+  const auto [path, had_children] = accepted_path(tree, accept_host_);
+  const int32_t cur = path.back();
   std::set<std::pair<int64_t, int32_t>> listed;  // a candidate repeated under another parent once
   for (int64_t i = 1; i < M; ++i) {
     const Node& n = tree[static_cast<size_t>(i)];

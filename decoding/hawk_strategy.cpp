@@ -231,31 +231,15 @@ void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {
 std::vector<int32_t> HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& e) {
   std::vector<Node>& nodes = tree.nodes;
   const int64_t M = static_cast<int64_t>(nodes.size()), N = image_tokens();
-  int32_t cur = 0;
-  std::vector<int32_t> path;
-  bool had_children = false;
-  for (;;) {
-    int32_t next = -1;
-    had_children = false;
-    for (int64_t c = cur + 1; c < M; ++c) {
-      if (nodes[static_cast<size_t>(c)].parent != cur) continue;
-      had_children = true;
-      if (r.accept[static_cast<size_t>(c)]) {
-        next = static_cast<int32_t>(c);
-        break;
-      }
-    }
-    if (next < 0) break;
-    path.push_back(next);
-    cur = next;
-  }
+  const auto [path, had_children] = accepted_path(nodes, r.accept);
+  const int32_t cur = path.back();
   for (int64_t i = 1; i < M; ++i) {
     if (!tree.shown[static_cast<size_t>(i)]) continue;  // a candidate repeated under another parent
     e.proposed.push_back(static_cast<int32_t>(nodes[static_cast<size_t>(i)].position));
     e.proposed_tokens.push_back(nodes[static_cast<size_t>(i)].token);
   }
-  for (int32_t n : path) {
-    const Node& nd = nodes[static_cast<size_t>(n)];
+  for (size_t i = 1; i < path.size(); ++i) {
+    const Node& nd = nodes[static_cast<size_t>(path[i])];
     grid_[static_cast<size_t>(nd.position)] = nd.token;
     e.accepted.push_back(static_cast<int32_t>(nd.position));
   }
@@ -278,9 +262,8 @@ std::vector<int32_t> HawkStrategy::walk_and_commit(Tree& tree, const Readback& r
   committed_ = std::min(f_pos + 1, N);
   ++nfe_;
   repairs_.clear();
-  for (int32_t n : path)
-    if (nodes[static_cast<size_t>(n)].alternate) repairs_.push_back(nodes[static_cast<size_t>(n)].position);
-  path.insert(path.begin(), 0);
+  for (size_t i = 1; i < path.size(); ++i)
+    if (nodes[static_cast<size_t>(path[i])].alternate) repairs_.push_back(nodes[static_cast<size_t>(path[i])].position);
   return path;
 }
 
