@@ -37,6 +37,11 @@ const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
                            "checks them; slower there; in CI ar gives the same tokens, sampled drafts may "
                            "differ by rounding",
                            "0 or 1"};
+const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
+                            "the GEMV matmul takes up to N activation rows, the tiled kernels more (a tuning "
+                            "diagnostic: the device's tile table otherwise; `bench --synthetic` shows the "
+                            "crossover in whole forwards)",
+                            "a row count from 1 to 256"};
 const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
                        "where the CLI and the viewer find the shipped models (default: the source tree's "
                        "`assets/`)",
@@ -46,6 +51,7 @@ const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {&kDevice,          &kValidation,     &kSyncValidation,
                                                    &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
                                                    &kCacheDir,        &kDisableCoopmat, &kGpuKernels,
+                                                   &kGemvMaxRows,
                                                    &kAssets};
   return all;
 }

@@ -28,6 +28,7 @@ extern const Variable kFenceTimeoutMs;
 extern const Variable kCacheDir;
 extern const Variable kDisableCoopmat;
 extern const Variable kGpuKernels;
+extern const Variable kGemvMaxRows;
 extern const Variable kAssets;
 
 // Every variable above, in the order of README.md's table.

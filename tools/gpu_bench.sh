@@ -14,7 +14,10 @@
 #                              empty: none); TORCH=0 leaves PyTorch out; OPS=0 the op benchmarks;
 #                              SWEEPS=1 adds bench-ops' kernel-variant grids (attention-sweep,
 #                              matmul-sweep) after the EAGLE chains; STEP_TIMEOUT=0 seconds per
-#                              step (0: none; a step that runs out is named and skipped)
+#                              step (0: none; a step that runs out is named and skipped);
+#                              GEMV_ROWS="24 40 72" repeats the synthetic forwards with each
+#                              VKSPEC_GEMV_MAX_ROWS (the GEMV / tiled-matmul crossover in whole
+#                              forwards; empty: the device's table only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VKSPEC_BUILD_DIR:-build}
@@ -28,6 +31,7 @@ compile_shapes=${COMPILE_SHAPES-B}
 torch=${TORCH:-1}
 ops=${OPS:-1}
 sweeps=${SWEEPS:-0}
+gemv_rows=${GEMV_ROWS:-}
 step_timeout=${STEP_TIMEOUT:-0}
 vkspec="$build/cli/vkspec"
 [ -x "$vkspec" ] || tools/build.sh || exit 1
@@ -74,6 +78,10 @@ for grid in $grids; do
     name="${shape}_${grid}"
     step "vkspec_$name" "$vkspec" bench --synthetic "$shape" --grid "$grid" --repeat "$repeat" \
       --json "$out/vkspec_$name.json"
+    for rows in $gemv_rows; do
+      step "vkspec_${name}_gemv$rows" env VKSPEC_GEMV_MAX_ROWS="$rows" "$vkspec" bench --synthetic "$shape" \
+        --grid "$grid" --repeat "$repeat" --windows 1,16,32 --json "$out/vkspec_${name}_gemv$rows.json"
+    done
     # A failing PyTorch (no CUDA build, out of memory) must not lose the vkspec numbers.
     [ "$torch" = 1 ] && step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
       --no-compile --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json"

@@ -13,7 +13,7 @@ namespace {
 using ops::MatmulPath;
 
 BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path,
-                         uint32_t gemv_workgroup = 0, uint32_t gemv_outputs = 0) {
+                         const ops::MatmulShape& shape = {}) {
   const auto x = random_floats(static_cast<size_t>(m * k), 21);
   const auto w = random_floats(static_cast<size_t>(n * k), 22);
   Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
@@ -26,10 +26,7 @@ BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t
   r.gpu_ms = median_gpu_ms(
       ctx, repeat,
       [&](CommandStream& s) {
-        if (gemv_workgroup || gemv_outputs)
-          ops::matmul_with_gemv_shape(s, tx, tw, ty, gemv_workgroup, gemv_outputs);
-        else
-          ops::matmul(s, tx, tw, ty, path);
+        ops::matmul_with_shape(s, tx, tw, ty, path, shape);
       },
       &r.gpu_process_cpu_ms);
   // OpenBLAS has no f16 GEMM; it gets the same values as f32 (so it reads twice the weight bytes).
@@ -82,7 +79,19 @@ struct Register {
                           "f16 2x" + std::to_string(n) + "x" + std::to_string(k) + " gemv wg" + std::to_string(wg) +
                               " r" + std::to_string(rows),
                           [=](Context& c, int repeat) {
-                            return bench_matmul(c, repeat, 2, n, k, DType::F16, MatmulPath::Gemv, wg, rows);
+                            return bench_matmul(c, repeat, 2, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
+                          });
+        }
+    // The cooperative-matrix kernel's K slice at verification-window rows (34: window 16 with CFG).
+    for (const P& pr : {P{2304, 768}, P{3840, 1280}})
+      for (int64_t m : {34, 66})
+        for (uint32_t bk : {16u, 32u, 64u, 128u}) {
+          const int64_t n = pr.n, k = pr.k;
+          RegisterOpBench("matmul-sweep",
+                          "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                              " coopmat bk" + std::to_string(bk),
+                          [=](Context& c, int repeat) {
+                            return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
                           });
         }
   }

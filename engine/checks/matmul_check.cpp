@@ -36,13 +36,16 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
           std::string(ops::matmul_path_name(taken)) + " " + shape};
 }
 
-// The GEMV with a workgroup shape other than the device's table row (bench-ops' matmul-sweep
-// times these; here they must compute the same product).
-CheckResult check_gemv_shape(Context& ctx, int64_t m, int64_t n, int64_t k, uint32_t wg, uint32_t rows) {
-  const std::string what = "gemv wg " + std::to_string(wg) + " rows " + std::to_string(rows) + " M=" +
-                           std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w f16";
-  if (!ops::matmul_path_supported(ctx, MatmulPath::Gemv, m, k, DType::F16) || wg > ctx.caps().max_workgroup_invocations)
-    return {0, 0, "gemv kernel not available here, " + what};
+// A kernel shape other than the device's table row (bench-ops' matmul-sweep times these; here they
+// must compute the same product).
+CheckResult check_shape(Context& ctx, int64_t m, int64_t n, int64_t k, MatmulPath path, const ops::MatmulShape& sh) {
+  std::string what = path == MatmulPath::Gemv ? "gemv wg " + std::to_string(sh.gemv_workgroup) + " rows " +
+                                                    std::to_string(sh.gemv_outputs)
+                                              : std::string(ops::matmul_path_name(path)) + " bk " +
+                                                    std::to_string(sh.coop_bk);
+  what += " M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w f16";
+  if (!ops::matmul_path_supported(ctx, path, m, k, DType::F16) || sh.gemv_workgroup > ctx.caps().max_workgroup_invocations)
+    return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + what};
   const auto x = random_floats(static_cast<size_t>(m * k), 16);
   auto w = random_floats(static_cast<size_t>(n * k), 17);
   Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
@@ -50,10 +53,10 @@ CheckResult check_gemv_shape(Context& ctx, int64_t m, int64_t n, int64_t k, uint
   Tensor ty = ctx.tensor(DType::F32, {m, n}, "y");
   w = round_to_half(w);
   CommandStream s(ctx);
-  ops::matmul_with_gemv_shape(s, tx, tw, ty, wg, rows);
+  ops::matmul_with_shape(s, tx, tw, ty, path, sh);
   s.submit_and_wait();
   return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)),
-          2e-6 * std::max(1.0, std::sqrt(k / 1024.0)), what};
+          (path == MatmulPath::CoopMat ? 2e-3 : 2e-6) * std::max(1.0, std::sqrt(k / 1024.0)), what};
 }
 
 // The FFN's gate and down projection in one call: fused into the matmul where the broadcast kernel
@@ -117,12 +120,22 @@ struct Register {
                     {257, 1024, 256}});
     for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
       RegisterOpCheck("matmul", "gemv wg" + std::to_string(wg) + " r" + std::to_string(rows) + " f16 2x301x136",
-                      [wg = wg, rows = rows](Context& c) { return check_gemv_shape(c, 2, 301, 136, wg, rows); });
+                      [wg = wg, rows = rows](Context& c) {
+                        return check_shape(c, 2, 301, 136, MatmulPath::Gemv, {wg, rows, 0});
+                      });
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
                     {40, 65, 1000}, {257, 1024, 256}});
     register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
+    // Every K slice the table may choose, with K not a multiple of it (a partial last slice) and
+    // K not a multiple of 4 (element loads).
+    for (uint32_t bk : {16u, 32u, 128u})
+      for (const Shape3& sh : std::initializer_list<Shape3>{{34, 300, 200}, {17, 65, 129}})
+        RegisterOpCheck("matmul",
+                        "coopmat bk" + std::to_string(bk) + " f16 " + std::to_string(sh.m) + "x" +
+                            std::to_string(sh.n) + "x" + std::to_string(sh.k),
+                        [sh, bk](Context& c) { return check_shape(c, sh.m, sh.n, sh.k, MatmulPath::CoopMat, {0, 0, bk}); });
     for (const Shape3& sh : std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}})
       for (DType wt : {DType::F16, DType::F32})
         RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +

@@ -127,7 +127,8 @@ void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
   const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat,
-                                   {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u, d.k % 4 == 0 ? 4u : 1u});
+                                   {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u, d.k % 4 == 0 ? 4u : 1u,
+                                    t.coop_bk});
   struct {
     uint32_t m, n, k, ldy, y_col0;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0};
@@ -162,8 +163,17 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
   return false;
 }
 
+namespace {
+// The device's table row with the context's overrides.
+MatmulTiles tiles_of(Context& ctx) {
+  MatmulTiles t = matmul_tiles(ctx.caps());
+  if (ctx.options().gemv_max_rows) t.gemv_max_rows = ctx.options().gemv_max_rows;
+  return t;
+}
+}  // namespace
+
 MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
-  const MatmulTiles t = matmul_tiles(ctx.caps());
+  const MatmulTiles t = tiles_of(ctx);
   if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
   if (m <= t.gemv_max_rows && ctx.caps().subgroup_reduce) return MatmulPath::Gemv;
   if (!ctx.options().disable_coopmat && ctx.caps().coopmat_f16_16x16x16)
@@ -181,7 +191,7 @@ std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView
 
 // Validates y = x' w^T for x' [M, K] (x itself is [M, 2K] when swiglu) and records it.
 void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
-                   bool swiglu, uint32_t gemv_workgroup = 0, uint32_t gemv_outputs = 0) {
+                   bool swiglu, const MatmulShape& shape = {}) {
   const char* op = swiglu ? "matmul_swiglu" : "matmul";
   // Built once: every check below names the shapes when it fails.
   const std::string shapes = shapes_of(x, w, y);
@@ -198,9 +208,10 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
-  MatmulTiles tiles = matmul_tiles(caps);
-  if (gemv_workgroup) tiles.gemv_workgroup = gemv_workgroup;
-  if (gemv_outputs) tiles.gemv_outputs = gemv_outputs;
+  MatmulTiles tiles = tiles_of(ctx);
+  if (shape.gemv_workgroup) tiles.gemv_workgroup = shape.gemv_workgroup;
+  if (shape.gemv_outputs) tiles.gemv_outputs = shape.gemv_outputs;
+  if (shape.coop_bk) tiles.coop_bk = shape.coop_bk;
   if (path == MatmulPath::Auto) {
     path = choose_matmul_path(ctx, M, K, w.dtype);
     // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
@@ -241,10 +252,13 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
   record_matmul(s, x, w, y, path, false);
 }
 
-void matmul_with_gemv_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
-                            uint32_t gemv_workgroup, uint32_t gemv_outputs) {
-  require(gemv_outputs <= 16, "matmul", "at most 16 GEMV outputs per workgroup, got " + std::to_string(gemv_outputs));
-  record_matmul(s, x, w, y, MatmulPath::Gemv, false, gemv_workgroup, gemv_outputs);
+void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+                       MatmulPath path, const MatmulShape& shape) {
+  require(shape.gemv_outputs <= 16, "matmul",
+          "at most 16 GEMV outputs per workgroup, got " + std::to_string(shape.gemv_outputs));
+  require(shape.coop_bk % 16 == 0 && shape.coop_bk <= 128, "matmul",
+          "the cooperative-matrix slice must be a multiple of 16 up to 128, got " + std::to_string(shape.coop_bk));
+  record_matmul(s, x, w, y, path, false, shape);
 }
 
 bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {

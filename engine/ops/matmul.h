@@ -31,10 +31,16 @@ bool matmul_path_supported(Context& ctx, MatmulPath path, int64_t m, int64_t k, 
 // dispatches. Forcing a path the device or shape cannot take throws Error.
 void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
             MatmulPath path = MatmulPath::Auto);
-// The same with the GEMV's workgroup size and outputs per workgroup given instead of the device's
-// tile table (bench-ops' matmul-sweep: how a device's table row is chosen). 0 keeps the table's.
-void matmul_with_gemv_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
-                            uint32_t gemv_workgroup, uint32_t gemv_outputs);
+// Kernel shapes given instead of the device's tile table (bench-ops' matmul-sweep: how a device's
+// table row is chosen; the op checks: that every shape is correct). 0 keeps the table's.
+struct MatmulShape {
+  uint32_t gemv_workgroup = 0;  // GEMV: invocations sharing one K-reduction
+  uint32_t gemv_outputs = 0;    // GEMV: weight rows per workgroup, at most 16
+  uint32_t coop_bk = 0;         // cooperative matrix: K per slice, a multiple of 16 up to 128
+};
+// The same as matmul() with the given kernel shape.
+void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+                       MatmulPath path, const MatmulShape& shape);
 
 // y = (silu(a) * b) w^T for ab f32 [M, 2K] holding a | b (the FFN's fused w1|w3 output) and w
 // [N, K]: LlamaGen's SwiGLU gate and down projection. Where the broadcast kernel runs

@@ -24,6 +24,9 @@ struct MatmulTiles {
   uint32_t bcast_gemv_tn;                // weight rows per lane when M <= gemv_max_rows
   uint32_t bcast_tm_f16, bcast_tn_f16;   // activation rows per subgroup, weight rows per lane
   uint32_t bcast_tm_f32, bcast_tn_f32;
+  // Cooperative matrix: K per shared-memory slice (a multiple of 16). Fewer, longer slices: the
+  // loop's latency is what small-M GEMMs pay on GPUs.
+  uint32_t coop_bk = 64;
 };
 
 MatmulTiles matmul_tiles(const DeviceCaps& caps);

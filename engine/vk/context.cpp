@@ -28,6 +28,10 @@ ContextOptions ContextOptions::from_environment() {
   }
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
   o.gpu_kernels = env::flag(env::kGpuKernels);
+  if (const auto rows = env::unsigned_integer(env::kGemvMaxRows, 256)) {
+    if (*rows == 0) throw Error("VKSPEC_GEMV_MAX_ROWS=0 is not a row count from 1 to 256");
+    o.gemv_max_rows = static_cast<uint32_t>(*rows);
+  }
   return o;
 }
 

@@ -42,6 +42,9 @@ struct ContextOptions {
   // On a CPU device, kernels choose the variants a GPU would (caps().cpu_driver reads false), so
   // that the GPU paths are checked where only lavapipe runs. Default: VKSPEC_GPU_KERNELS.
   bool gpu_kernels = false;
+  // 0: the tile table's; otherwise the most activation rows the GEMV matmul takes. Default:
+  // VKSPEC_GEMV_MAX_ROWS.
+  uint32_t gemv_max_rows = 0;
   static ContextOptions from_environment();
 };
 
