@@ -69,19 +69,22 @@ struct Register {
       for (int64_t m : {10, 18, 34, 66, 130})
         for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
           add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
-    // The GEMV's own shape for decoding (2 rows: CFG) on LlamaGen-XL's projections: invocations
-    // per workgroup (one K-reduction) x weight rows per workgroup.
-    for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
-      for (uint32_t wg : {32u, 64u, 128u, 256u})
-        for (uint32_t rows : {1u, 2u, 4u, 8u}) {
-          const int64_t n = pr.n, k = pr.k;
-          RegisterOpBench("matmul-sweep",
-                          "f16 2x" + std::to_string(n) + "x" + std::to_string(k) + " gemv wg" + std::to_string(wg) +
-                              " r" + std::to_string(rows),
-                          [=](Context& c, int repeat) {
-                            return bench_matmul(c, repeat, 2, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
-                          });
-        }
+    // The GEMV's own shape on LlamaGen-XL's projections: invocations per workgroup (one
+    // K-reduction) x weight rows per workgroup, for decoding (2 rows: CFG) and for the windows it
+    // takes on GPUs (18, 34 rows: windows 8 and 16 with CFG), where each loaded activation vector
+    // serves more weight rows the more a workgroup owns.
+    for (int64_t m : {2, 18, 34})
+      for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
+        for (uint32_t wg : {32u, 64u, 128u, 256u})
+          for (uint32_t rows : {1u, 2u, 4u, 8u}) {
+            const int64_t n = pr.n, k = pr.k;
+            RegisterOpBench("matmul-sweep",
+                            "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                                " gemv wg" + std::to_string(wg) + " r" + std::to_string(rows),
+                            [=](Context& c, int repeat) {
+                              return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
+                            });
+          }
     // The cooperative-matrix kernel's K slice at verification-window rows (34: window 16 with CFG).
     for (const P& pr : {P{2304, 768}, P{3840, 1280}})
       for (int64_t m : {34, 66})
