@@ -13,8 +13,9 @@
 #                              torch.compile, at the first grid, last: it compiles once per window;
 #                              empty: none); TORCH=0 leaves PyTorch out; OPS=0 the op benchmarks;
 #                              SWEEPS=1 adds bench-ops' kernel-variant grids (attention-sweep,
-#                              matmul-sweep) after the EAGLE chains; STEP_TIMEOUT=0 seconds per
-#                              step (0: none; a step that runs out is named and skipped);
+#                              matmul-sweep, conv2d-sweep) after the EAGLE chains; STEP_TIMEOUT=0
+#                              seconds per step (0: none; a step that runs out is named and
+#                              skipped);
 #                              GEMV_ROWS="24 40 72" repeats the synthetic forwards with each
 #                              VKSPEC_GEMV_MAX_ROWS (the GEMV / tiled-matmul crossover in whole
 #                              forwards; empty: the device's table only)
@@ -67,7 +68,7 @@ step profile "$vkspec" bench --methods ar,sjd,scd-mc,sd,hawk,ssd,mulo --images 4
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
   --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
 if [ "$sweeps" = 1 ]; then
-  for op in attention-sweep matmul-sweep; do
+  for op in attention-sweep matmul-sweep conv2d-sweep; do
     step "$op" "$vkspec" bench-ops --op "$op" --repeat "$repeat" --json "$out/$op.json"
   done
 fi

@@ -9,7 +9,8 @@
 namespace vkspec {
 namespace {
 
-BenchResult bench_conv(Context& ctx, int repeat, ref::Conv2dShape c, DType wt) {
+// kernel: the device's default where null.
+BenchResult bench_conv(Context& ctx, int repeat, ref::Conv2dShape c, DType wt, const ops::Conv2dKernel* kernel = nullptr) {
   const auto x = random_floats(static_cast<size_t>(c.n * c.h * c.w * c.ci), 1);
   const auto w = random_floats(static_cast<size_t>(c.co * c.ci * c.kh * c.kw), 2, -0.1f, 0.1f);
   const auto b = random_floats(static_cast<size_t>(c.co), 3);
@@ -20,7 +21,7 @@ BenchResult bench_conv(Context& ctx, int repeat, ref::Conv2dShape c, DType wt) {
   const ops::Conv2dParams p{static_cast<uint32_t>(c.stride), static_cast<uint32_t>(c.pad_top),
                             static_cast<uint32_t>(c.pad_left), static_cast<uint32_t>(c.pad_bottom),
                             static_cast<uint32_t>(c.pad_right)};
-  const ops::Conv2dKernel k = ops::conv2d_default_kernel(ctx, tw.shape());
+  const ops::Conv2dKernel k = kernel ? *kernel : ops::conv2d_default_kernel(ctx, tw.shape(), ty.shape());
   BenchResult r;
   r.kernel = std::to_string(k.co_block) + "x" + std::to_string(k.px_block) + (k.subgroup_weights ? " sg" : "");
   r.flops = 2.0 * static_cast<double>(ty.numel()) * static_cast<double>(c.ci * c.kh * c.kw);
@@ -37,6 +38,26 @@ VKSPEC_OP_BENCH("conv2d", "3x3 64->64 32x32 f16", [](Context& c, int r) { return
 VKSPEC_OP_BENCH("conv2d", "down 64 32x32", [](Context& c, int r) { return bench_conv(c, r, {1, 32, 32, 64, 64, 3, 3, 2, 0, 0, 1, 1}, DType::F32); });
 VKSPEC_OP_BENCH("conv2d", "1x1 64->64 32x32", [](Context& c, int r) { return bench_conv(c, r, {1, 32, 32, 64, 64, 1, 1, 1, 0, 0, 0, 0}, DType::F32); });
 VKSPEC_OP_BENCH("conv2d", "3x3 128->128 64x64 f16", [](Context& c, int r) { return bench_conv(c, r, {1, 64, 64, 128, 128, 3, 3, 1, 1, 1, 1, 1}, DType::F16); });
+
+// conv2d-sweep (run only when named): output channels x pixels per invocation on a small layer
+// (our tokenizer's, which MuLo's pixel upsampler runs every step) and LlamaGen VQ-16's, the grid
+// a device's default blocking (conv2d_default_kernel) is chosen from.
+struct RegisterSweep {
+  RegisterSweep() {
+    const std::pair<const char*, ref::Conv2dShape> shapes[] = {
+        {"3x3 64->64 32x32 f16", {1, 32, 32, 64, 64, 3, 3, 1, 1, 1, 1, 1}},
+        {"3x3 128->128 64x64 f16", {1, 64, 64, 128, 128, 3, 3, 1, 1, 1, 1, 1}}};
+    for (const auto& [name, shape] : shapes)
+      for (uint32_t co : {1u, 2u, 4u, 8u, 16u})
+        for (uint32_t px : {1u, 2u, 4u, 8u}) {
+          ops::Conv2dKernel k;
+          k.co_block = co;
+          k.px_block = px;
+          RegisterOpBench("conv2d-sweep", std::string(name) + " co" + std::to_string(co) + " px" + std::to_string(px),
+                          [shape = shape, k](Context& c, int r) { return bench_conv(c, r, shape, DType::F16, &k); });
+        }
+  }
+} register_conv2d_sweep;
 
 }  // namespace
 }  // namespace vkspec

@@ -41,8 +41,8 @@ struct Conv2dKernel {
   bool x_pairs = false;
 };
 
-// The kernel conv2d() uses for this weight shape on this device.
-Conv2dKernel conv2d_default_kernel(const Context& ctx, const Shape& weight);
+// The kernel conv2d() uses for this weight shape and output shape [N, Ho, Wo, Co] on this device.
+Conv2dKernel conv2d_default_kernel(const Context& ctx, const Shape& weight, const Shape& out);
 
 // y must not overlap x. residual may be y itself (in-place accumulate) or a separate tensor.
 void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, const TensorView& bias,
