@@ -18,7 +18,9 @@ BenchResult bench_attn(Context& ctx, int repeat, int64_t h, int64_t c) {
   Tensor tv = upload_floats(ctx, v, DType::F32, shape, "v"), to = ctx.tensor(DType::F32, shape, "out");
   const auto kern = ops::spatial_attention_default_kernel(ctx);
   BenchResult r;
-  r.kernel = std::to_string(kern.queries) + "x" + std::to_string(kern.keys) + (kern.subgroup_kv ? " sg" : "");
+  r.kernel = kern.per_query && ctx.caps().subgroup_reduce
+                 ? "per query"
+                 : std::to_string(kern.queries) + "x" + std::to_string(kern.keys) + (kern.subgroup_kv ? " sg" : "");
   r.flops = 4.0 * static_cast<double>(h * h) * static_cast<double>(h * h) * static_cast<double>(c);
   r.bytes = 4.0 * static_cast<double>(tq.bytes());
   r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) { ops::spatial_attention(s, tq, tk, tv, to, 0.0f, kern); },

@@ -20,6 +20,10 @@ struct SpatialAttentionKernel {
   uint32_t queries = 4;  // 1 to 8
   uint32_t keys = 16;    // 1 to 32
   bool subgroup_kv = false;
+  // GPUs: one workgroup per query (spatial_attention_rows.comp), where the device reduces across
+  // subgroups and the scores of one query fit in shared memory; queries / keys / subgroup_kv are
+  // then unused. Elsewhere the kernel above runs.
+  bool per_query = false;
 };
 
 SpatialAttentionKernel spatial_attention_default_kernel(const Context& ctx);
