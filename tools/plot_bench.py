@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Speed-quality trade-off plots from `vkspec bench --json` files (docs/methods.md).
 
-Each run is a point at (target forwards relative to ar, quality metric); runs of the same method
-that differ in one option (a --sweep) are joined by a line in sweep order and labelled with the
-option's values. ar is the reference point at x = 1.
+Each run is a point at (forwards relative to ar, quality metric): target forwards, or with
+--forwards all every model's (drafter, low-res model, heads: the honest cost); class accuracy gets
+its 95 % interval as an error bar. Runs of the same method that differ in one option (a --sweep)
+are joined by a line in sweep order and labelled with the option's values. ar is the reference
+point at x = 1.
 
   /usr/bin/python3 tools/plot_bench.py docs/tradeoff_fid.png bench.json [more.json ...] --metric fid
 Needs matplotlib (tools/install-deps.sh --plots).
 """
 import argparse
 import json
+import os
 from collections import defaultdict
 
 import matplotlib
@@ -38,6 +41,8 @@ def main():
     ap.add_argument("bench", nargs="+")
     ap.add_argument("--metric", choices=sorted(LABELS), default="fid")
     ap.add_argument("--title", default="")
+    ap.add_argument("--forwards", choices=["target", "all"], default="target",
+                    help="x axis: target forwards, or the forwards of every model")
     ap.add_argument("--points", action="store_true",
                     help="one labelled point per run instead of one line per method and file "
                          "(for `bench --report` files, which hold many unrelated settings)")
@@ -46,7 +51,8 @@ def main():
     ar = [r for r in runs if r["method"] == "ar"]
     if not ar:
         raise SystemExit("plot_bench: no ar run to normalise forwards against")
-    ar_nfe = ar[0]["nfe_mean"]
+    fwd = "all_forwards_mean" if args.forwards == "all" else "nfe_mean"
+    ar_nfe = ar[0][fwd]
     # One line per method and file (a file is one bench run, so one sweep); ar once.
     groups = defaultdict(list)
     for i, r in enumerate(runs):
@@ -54,8 +60,9 @@ def main():
         if r["method"] != "ar" or not groups[key]:
             groups[key].append(r)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    used_labels = set()
     for (method, _), rs in groups.items():
-        pts = [(r["nfe_mean"] / ar_nfe, r.get(args.metric), r) for r in rs if r.get(args.metric) is not None]
+        pts = [(r[fwd] / ar_nfe, r.get(args.metric), r) for r in rs if r.get(args.metric) is not None]
         if not pts:
             continue
         scale = 100.0 if args.metric == "class_accuracy" else 1.0
@@ -71,7 +78,16 @@ def main():
         label = method + (f" ({fixed})" if fixed else "") + swept
         if args.points and method != "ar":
             label = method + " " + ",".join(f"{k}={v}" for k, v in sorted(pts[0][2]["options"].items()))
-        ax.plot(xs, ys, style, label=label, markersize=5)
+            # Settings outside the method's options (another model file) show as the file's name.
+            if label in used_labels:
+                label += f" ({os.path.splitext(os.path.basename(pts[0][2]['_file']))[0]})"
+            used_labels.add(label)
+        line = ax.plot(xs, ys, style, label=label, markersize=5)[0]
+        cis = [r.get(args.metric + "_ci") for _, _, r in pts]
+        if all(ci and len(ci) == 2 for ci in cis):
+            lo = [y - ci[0] * scale for y, ci in zip(ys, cis)]
+            hi = [ci[1] * scale - y for y, ci in zip(ys, cis)]
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="none", ecolor=line.get_color(), elinewidth=0.8, capsize=2)
         for x, y, (_, _, r) in zip(xs, ys, pts):
             if varying:
                 # One swept option: its value alone (the legend names the line); else key=value.
@@ -79,7 +95,8 @@ def main():
                         ",".join(f"{k}={r['options'].get(k, '-')}" for k in varying))
                 ax.annotate(text, (x, y), fontsize=6,
                             xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("target forwards relative to ar (lower is faster)")
+    ax.set_xlabel(("forwards of every model" if args.forwards == "all" else "target forwards") +
+                  " relative to ar (lower is cheaper)")
     ax.set_ylabel(LABELS[args.metric])
     ax.axvline(1.0, color="grey", lw=0.5)
     ax.grid(alpha=0.3)
