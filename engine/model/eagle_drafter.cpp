@@ -65,7 +65,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   if (cfg_.n_layer < 1 || cfg_.n_layer > 64)
     throw Error(path + ": n_layer " + std::to_string(cfg_.n_layer) + " outside [1, 64]");
 
-  const int64_t D = cfg_.dim, H = cfg_.ffn_hidden;
+  const int64_t D = cfg_.dim;
   const DType wt = base.options().weights;
   const std::string from = "dim=" + std::to_string(D);
   if (embed_norm == "rmsnorm") embed_norm_ = ws.load("eagle.embed_norm.weight", {D}, DType::F32, from);
@@ -87,12 +87,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
 
   const int64_t R = batch_rows_ * max_queries_;
   embedded_ = ctx.tensor(DType::F32, {R, D}, "eagle embedded tokens");
-  x_ = ctx.tensor(DType::F32, {R, D}, "eagle residual");
-  xn_ = ctx.tensor(DType::F32, {R, D}, "eagle normed");
-  qkv_ = ctx.tensor(DType::F32, {R, 3 * D}, "eagle qkv");
-  attn_ = ctx.tensor(DType::F32, {R, D}, "eagle attention out");
-  ffn_in_ = ctx.tensor(DType::F32, {R, 2 * H}, "eagle ffn w1|w3 out");
-  ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "eagle ffn hidden");
+  act_ = make_block_activations(ctx, R, cfg_, "eagle");
   out_ = ctx.tensor(DType::F32, {R, D}, "eagle predicted features");
   logits_ = ctx.tensor(DType::F32, {R, cfg_.vocab_size}, "eagle draft logits");
 }
@@ -130,9 +125,7 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
     attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "eagle attention workspace");
     ws_slots_ = cache.slots();
   }
-  const TensorView e = embedded_.view().rows(0, R), x = x_.view().rows(0, R), xn = xn_.view().rows(0, R);
-  const TensorView qkv = qkv_.view().rows(0, R), attn = attn_.view().rows(0, R);
-  const TensorView ffn_in = ffn_in_.view().rows(0, R), ffn_hidden = ffn_hidden_.view().rows(0, R);
+  const TensorView e = embedded_.view().rows(0, R), x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);
   const TensorView out = out_.view().rows(0, R), logits = logits_.view().rows(0, R);
 
   // Every batch row reads the same tokens; each has its own features.
@@ -143,22 +136,11 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   ops::add(s, x, xn, x);
   ops::bias_act(s, x, fc_bias_.view(), x, false);
 
-  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
-  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
-  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
-  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {
     const Layer& L = layers_[static_cast<size_t>(l)];
     // Layer 0 reads x itself (EAGLE: no input norm on the first layer).
     if (L.attention_norm.valid()) ops::rms_norm(s, x, L.attention_norm, xn, cfg_.norm_eps);
-    ops::matmul(s, L.attention_norm.valid() ? xn : x, L.wqkv, qkv);
-    ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table_);
-    ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
-    ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws_);
-    ops::matmul(s, attn, L.wo, xn);
-    ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg_.norm_eps);
-    ops::matmul(s, xn, L.w13, ffn_in);
-    ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
+    record_gpt_block(s, L, cfg_, l, L.attention_norm.valid() ? xn : x, act_, R, batch, cache, rope_table_, attn_ws_);
     ops::add(s, x, xn, l + 1 < cfg_.n_layer ? x : out);
   }
   ops::matmul(s, out, base_.output_weight(), logits);

@@ -57,7 +57,8 @@ class EagleDrafter {
   Tensor fc_bias_;         // f32 [dim]
   std::vector<Layer> layers_;
   Tensor rope_table_;
-  Tensor embedded_, x_, xn_, qkv_, attn_, ffn_in_, ffn_hidden_, out_, logits_, attn_ws_;
+  GptBlockActivations act_;
+  Tensor embedded_, out_, logits_, attn_ws_;
   int64_t ws_slots_ = 0;
 };
 

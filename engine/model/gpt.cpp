@@ -22,7 +22,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
   cfg_ = GptConfig::from_file(w.file());
   if (opt_.batch_rows < 1 || opt_.batch_rows > 2) throw Error(path_ + ": batch_rows must be 1 or 2");
   if (opt_.max_queries < 1) throw Error(path_ + ": max_queries must be >= 1");
-  const int64_t D = cfg_.dim, H = cfg_.ffn_hidden, V = cfg_.vocab_size;
+  const int64_t D = cfg_.dim, V = cfg_.vocab_size;
   const std::string from = "dim=" + std::to_string(D);
   const DType wt = opt_.weights;
   tok_embeddings_ = w.load("tok_embeddings.weight", {V, D}, wt, from + ", vocab_size=" + std::to_string(V));
@@ -44,12 +44,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
   rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
 
   const int64_t R = opt_.batch_rows * opt_.max_queries;
-  x_ = ctx.tensor(DType::F32, {R, D}, "gpt residual");
-  xn_ = ctx.tensor(DType::F32, {R, D}, "gpt normed");
-  qkv_ = ctx.tensor(DType::F32, {R, 3 * D}, "gpt qkv");
-  attn_ = ctx.tensor(DType::F32, {R, D}, "gpt attention out");
-  ffn_in_ = ctx.tensor(DType::F32, {R, 2 * H}, "gpt ffn w1|w3 out");
-  ffn_hidden_ = ctx.tensor(DType::F32, {R, H}, "gpt ffn hidden");
+  act_ = make_block_activations(ctx, R, cfg_, "gpt");
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
 }
 
@@ -109,11 +104,9 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   if (T > opt_.max_queries)
     throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(opt_.max_queries));
   if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len()) throw Error(path_ + ": KV cache does not match the model");
-  const int64_t R = B * T, D = cfg_.dim, nh = cfg_.n_head, hd = cfg_.head_dim;
+  const int64_t R = B * T;
   ensure_workspace(R, cache);
-  const TensorView x = x_.view().rows(0, R), xn = xn_.view().rows(0, R), qkv = qkv_.view().rows(0, R);
-  const TensorView attn = attn_.view().rows(0, R), ffn_in = ffn_in_.view().rows(0, R);
-  const TensorView ffn_hidden = ffn_hidden_.view().rows(0, R), logits = logits_.view().rows(0, R);
+  const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
 
   // Embeddings: each batch row's condition queries embed its condition, the rest share token ids.
   for (int64_t b = 0; b < B; ++b) {
@@ -130,23 +123,11 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
     }
   }
-  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
-  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
-  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
-  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
   // Each residual add travels with the norm that follows it (the next sublayer's, or the final
   // one): x += xn, xn = norm(x) in one dispatch, two per layer fewer than add then rms_norm.
   ops::rms_norm(s, x, layers_[0].attention_norm, xn, cfg_.norm_eps);
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    const Layer& L = layers_[static_cast<size_t>(l)];
-    ops::matmul(s, xn, L.wqkv, qkv);
-    ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table_);
-    ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
-    ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws_);
-    ops::matmul(s, attn, L.wo, xn);
-    ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg_.norm_eps);
-    ops::matmul(s, xn, L.w13, ffn_in);
-    ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
+    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, xn, act_, R, batch, cache, rope_table_, attn_ws_);
     const Tensor& next_norm = l + 1 < cfg_.n_layer ? layers_[static_cast<size_t>(l + 1)].attention_norm : norm_;
     ops::add_rms_norm(s, x, xn, next_norm, xn, cfg_.norm_eps);
   }

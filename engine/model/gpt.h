@@ -71,7 +71,8 @@ class Gpt {
   Tensor null_caption_;              // t2i: the MLP of the learned null caption, f32 [cls_token_num, dim]
   std::vector<Layer> layers_;
   // Activations sized for batch_rows * max_queries rows.
-  Tensor x_, xn_, qkv_, attn_, ffn_in_, ffn_hidden_, logits_, attn_ws_, caption_hidden_;
+  GptBlockActivations act_;
+  Tensor logits_, attn_ws_, caption_hidden_;
   int64_t ws_slots_ = 0;
 };
 

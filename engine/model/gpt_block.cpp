@@ -1,5 +1,10 @@
 #include "engine/model/gpt_block.h"
 
+#include "engine/ops/attention.h"
+#include "engine/ops/kv_write.h"
+#include "engine/ops/matmul.h"
+#include "engine/ops/rms_norm.h"
+#include "engine/ops/rope.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -22,6 +27,39 @@ GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& 
   copies.copy(w3.view(), L.w13.view().rows(H, H));
   copies.submit_and_wait();
   return L;
+}
+
+GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner) {
+  const int64_t D = cfg.dim, H = cfg.ffn_hidden;
+  GptBlockActivations a;
+  a.x = ctx.tensor(DType::F32, {rows, D}, owner + " residual");
+  a.xn = ctx.tensor(DType::F32, {rows, D}, owner + " normed");
+  a.qkv = ctx.tensor(DType::F32, {rows, 3 * D}, owner + " qkv");
+  a.attn = ctx.tensor(DType::F32, {rows, D}, owner + " attention out");
+  a.ffn_in = ctx.tensor(DType::F32, {rows, 2 * H}, owner + " ffn w1|w3 out");
+  a.ffn_hidden = ctx.tensor(DType::F32, {rows, H}, owner + " ffn hidden");
+  return a;
+}
+
+void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfig& cfg, int64_t l,
+                      const TensorView& in, const GptBlockActivations& a, int64_t R, const GptBatch& batch,
+                      const KvCache& cache, const Tensor& rope_table, const Tensor& attn_ws) {
+  const int64_t D = cfg.dim, nh = cfg.n_head, hd = cfg.head_dim, B = batch.batch_rows();
+  const TensorView x = a.x.view().rows(0, R), xn = a.xn.view().rows(0, R), qkv = a.qkv.view().rows(0, R);
+  const TensorView attn = a.attn.view().rows(0, R), ffn_in = a.ffn_in.view().rows(0, R);
+  const TensorView ffn_hidden = a.ffn_hidden.view().rows(0, R);
+  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
+  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
+  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
+  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
+  ops::matmul(s, in, L.wqkv, qkv);
+  ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table);
+  ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
+  ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws);
+  ops::matmul(s, attn, L.wo, xn);
+  ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg.norm_eps);
+  ops::matmul(s, xn, L.w13, ffn_in);
+  ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
 }
 
 }  // namespace vkspec
