@@ -41,9 +41,10 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   p.qg = 1;
   if (opt.queries_per_pass) {
     const uint32_t g = opt.queries_per_pass;
-    require((g & (g - 1)) == 0 && g <= 16 && g <= p.min_sg, kOp,
-            "queries_per_pass must be a power of two <= 16 and <= the smallest subgroup size " +
-                std::to_string(p.min_sg) + ", got " + std::to_string(g));
+    require((g & (g - 1)) == 0 && g <= 16 && g <= p.min_sg, kOp, [&] {
+      return "queries_per_pass must be a power of two <= 16 and <= the smallest subgroup size " +
+             std::to_string(p.min_sg) + ", got " + std::to_string(g);
+    });
     p.qg = g;
   } else {
     while (p.qg < sh.tokens && p.qg * 2 <= cap) p.qg <<= 1;
@@ -97,44 +98,50 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
   require(caps.subgroup_shuffle && caps.subgroup_ballot && caps.subgroup_in_compute, kOp,
           "device lacks subgroup shuffle and ballot in compute shaders");
   q.validate(kOp, "q");
-  require(batch > 0 && q.tokens % batch == 0, kOp,
-          "q has " + std::to_string(q.tokens) + " tokens, not a multiple of batch " + std::to_string(batch));
+  require(batch > 0 && q.tokens % batch == 0, kOp, [&] {
+    return "q has " + std::to_string(q.tokens) + " tokens, not a multiple of batch " + std::to_string(batch);
+  });
   const int64_t T = q.tokens / batch, H = q.heads, Dh = q.head_dim;
-  require(Dh % 2 == 0 && Dh <= 256, kOp, "head_dim must be even and <= 256, got " + std::to_string(Dh));
+  require(Dh % 2 == 0 && Dh <= 256, kOp, [&] { return "head_dim must be even and <= 256, got " + std::to_string(Dh); });
   const Shape cache_shape = k_cache.shape;
   require(k_cache.dtype == v_cache.dtype && (k_cache.dtype == DType::F32 || k_cache.dtype == DType::F16), kOp,
           "caches must both be f32 or both f16");
   require(cache_shape == v_cache.shape && cache_shape.rank == 4 && cache_shape[0] == batch && cache_shape[2] == H &&
               cache_shape[3] == Dh,
-          kOp,
-          "caches " + cache_shape.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) + ", S, " +
-              std::to_string(H) + ", " + std::to_string(Dh) + "] for q " + q.str());
+          kOp, [&] {
+            return "caches " + cache_shape.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) +
+                   ", S, " + std::to_string(H) + ", " + std::to_string(Dh) + "] for q " + q.str();
+          });
   const int64_t S = cache_shape[1];
   // The kernel reads cache elements in pairs (vec2 / one word of halves).
   const uint64_t cache_align = k_cache.dtype == DType::F32 ? 8 : 4;
   require(k_cache.offset % cache_align == 0 && v_cache.offset % cache_align == 0, kOp,
-          "cache views must start at a multiple of " + std::to_string(cache_align) + " bytes");
+          [&] { return "cache views must start at a multiple of " + std::to_string(cache_align) + " bytes"; });
   require(kv_len >= 0 && kv_len <= S, kOp,
-          "kv_len " + std::to_string(kv_len) + " outside [0, " + std::to_string(S) + "]");
-  require(out.dtype == DType::F32 && out.numel() == batch * T * H * Dh, kOp,
-          "out " + out.shape.str() + " must be f32 with " + std::to_string(batch * T * H * Dh) + " elements");
+          [&] { return "kv_len " + std::to_string(kv_len) + " outside [0, " + std::to_string(S) + "]"; });
+  require(out.dtype == DType::F32 && out.numel() == batch * T * H * Dh, kOp, [&] {
+    return "out " + out.shape.str() + " must be f32 with " + std::to_string(batch * T * H * Dh) + " elements";
+  });
   require(!overlap(out, q.data) && !overlap(out, k_cache) && !overlap(out, v_cache), kOp,
           "out must not overlap q or the caches");
 
   const TensorView& r = mask.ranges;
   require(r.dtype == DType::U32 && r.shape.rank >= 1 && r.shape[r.shape.rank - 1] == 2 &&
               (r.numel() == T * 2 || r.numel() == batch * T * 2),
-          kOp, "ranges must be u32 [T, 2] or [B, T, 2] for T=" + std::to_string(T) + ", got " + r.shape.str());
+          kOp, [&] {
+            return "ranges must be u32 [T, 2] or [B, T, 2] for T=" + std::to_string(T) + ", got " + r.shape.str();
+          });
   const int64_t meta_rows = r.numel() / 2;
   const bool has_bits = mask.bits.buffer != VK_NULL_HANDLE;
   int64_t words = 0;
   if (has_bits) {
     const TensorView& m = mask.bits;
-    require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, "bits must be u32, got " + m.shape.str());
+    require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, [&] { return "bits must be u32, got " + m.shape.str(); });
     words = m.shape[m.shape.rank - 1];
-    require(m.numel() == meta_rows * words && words * 32 >= kv_len, kOp,
-            "bits " + m.shape.str() + " must hold " + std::to_string(meta_rows) +
-                " rows of >= " + std::to_string((kv_len + 31) / 32) + " words");
+    require(m.numel() == meta_rows * words && words * 32 >= kv_len, kOp, [&] {
+      return "bits " + m.shape.str() + " must hold " + std::to_string(meta_rows) +
+             " rows of >= " + std::to_string((kv_len + 31) / 32) + " words";
+    });
   }
   const bool has_ws = workspace.buffer != VK_NULL_HANDLE;
   require(!has_ws || workspace.dtype == DType::F32, kOp, "workspace must be f32");
@@ -145,15 +152,16 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
   const bool f16 = k_cache.dtype == DType::F16;
   const bool wide_ok =
       caps.shader_int64 && Dh % (f16 ? 4 : 2) == 0 && k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
-  require(opt.loads != AttentionLoads::Wide || wide_ok, kOp,
-          "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
-              " == 0 and 8-byte aligned caches");
+  require(opt.loads != AttentionLoads::Wide || wide_ok, kOp, [&] {
+    return "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
+           " == 0 and 8-byte aligned caches";
+  });
   const bool wide = opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok);
   const AttentionShape sh{batch, T, H, Dh, kv_len};
   const Plan p = make_plan(ctx, sh, opt, has_ws ? workspace.bytes : 0);
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
-          kOp, "grid exceeds the device's workgroup count limits for q " + q.str());
+          kOp, [&] { return "grid exceeds the device's workgroup count limits for q " + q.str(); });
   const ShaderId shader = f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
                               : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
   const uint32_t fixed_sg = caps.subgroup_broadcast ? caps.subgroup_size : 0;

@@ -7,27 +7,30 @@ namespace vkspec::ops {
 AttentionMaskBuilder::AttentionMaskBuilder(int64_t queries, int64_t slots)
     : queries_(queries), slots_(slots), visible_(static_cast<size_t>(queries * slots), 0) {
   require(queries > 0 && slots >= 0 && slots < (int64_t{1} << 32), "attention mask",
-          "bad size " + std::to_string(queries) + " x " + std::to_string(slots));
+          [&] { return "bad size " + std::to_string(queries) + " x " + std::to_string(slots); });
 }
 
 void AttentionMaskBuilder::see_prefix(int64_t q, int64_t len) {
-  require(q >= 0 && q < queries_ && len >= 0 && len <= slots_, "attention mask",
-          "prefix " + std::to_string(len) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
-              " x " + std::to_string(slots_));
+  require(q >= 0 && q < queries_ && len >= 0 && len <= slots_, "attention mask", [&] {
+    return "prefix " + std::to_string(len) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
+           " x " + std::to_string(slots_);
+  });
   std::fill_n(visible_.begin() + q * slots_, len, uint8_t{1});
 }
 
 void AttentionMaskBuilder::see(int64_t q, int64_t slot) {
-  require(q >= 0 && q < queries_ && slot >= 0 && slot < slots_, "attention mask",
-          "slot " + std::to_string(slot) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
-              " x " + std::to_string(slots_));
+  require(q >= 0 && q < queries_ && slot >= 0 && slot < slots_, "attention mask", [&] {
+    return "slot " + std::to_string(slot) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
+           " x " + std::to_string(slots_);
+  });
   visible_[static_cast<size_t>(q * slots_ + slot)] = 1;
 }
 
 void AttentionMaskBuilder::hide(int64_t q, int64_t slot) {
-  require(q >= 0 && q < queries_ && slot >= 0 && slot < slots_, "attention mask",
-          "slot " + std::to_string(slot) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
-              " x " + std::to_string(slots_));
+  require(q >= 0 && q < queries_ && slot >= 0 && slot < slots_, "attention mask", [&] {
+    return "slot " + std::to_string(slot) + " of query " + std::to_string(q) + " outside " + std::to_string(queries_) +
+           " x " + std::to_string(slots_);
+  });
   visible_[static_cast<size_t>(q * slots_ + slot)] = 0;
 }
 
@@ -35,8 +38,9 @@ AttentionMaskBuilder AttentionMaskBuilder::unpack(const PackedAttentionMask& m, 
   AttentionMaskBuilder b(m.queries, slots);
   for (int64_t q = 0; q < m.queries; ++q) {
     const int64_t dense = m.ranges[static_cast<size_t>(2 * q)], end = m.ranges[static_cast<size_t>(2 * q + 1)];
-    require(dense <= end && end <= slots, "attention mask", "packed ranges of query " + std::to_string(q) +
-                                                                " outside " + std::to_string(slots) + " slots");
+    require(dense <= end && end <= slots, "attention mask", [&] {
+      return "packed ranges of query " + std::to_string(q) + " outside " + std::to_string(slots) + " slots";
+    });
     b.see_prefix(q, dense);
     for (int64_t s = dense; s < end; ++s)
       if (m.bits[static_cast<size_t>(q * m.words + s / 32)] >> (s % 32) & 1u) b.see(q, s);

@@ -15,15 +15,18 @@ std::string shapes(const Shape& x, const Shape& w, const Conv2dParams& p) {
 }  // namespace
 
 Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& p) {
-  require(x.rank == 4 && w.rank == 4, "conv2d", "x must be [N, H, W, Ci] and weight [Co, Ci, kh, kw]: " + shapes(x, w, p));
-  require(x[3] == w[1], "conv2d", "input channels differ: " + shapes(x, w, p));
-  require((w[2] == 1 || w[2] == 3) && (w[3] == 1 || w[3] == 3), "conv2d", "kernel must be 1 or 3 per side: " + shapes(x, w, p));
-  require(p.stride == 1 || p.stride == 2, "conv2d", "stride must be 1 or 2: " + shapes(x, w, p));
+  require(x.rank == 4 && w.rank == 4, "conv2d",
+          [&] { return "x must be [N, H, W, Ci] and weight [Co, Ci, kh, kw]: " + shapes(x, w, p); });
+  require(x[3] == w[1], "conv2d", [&] { return "input channels differ: " + shapes(x, w, p); });
+  require((w[2] == 1 || w[2] == 3) && (w[3] == 1 || w[3] == 3), "conv2d",
+          [&] { return "kernel must be 1 or 3 per side: " + shapes(x, w, p); });
+  require(p.stride == 1 || p.stride == 2, "conv2d", [&] { return "stride must be 1 or 2: " + shapes(x, w, p); });
   require(p.pad_top < w[2] && p.pad_bottom < w[2] && p.pad_left < w[3] && p.pad_right < w[3], "conv2d",
-          "padding must be below the kernel size: " + shapes(x, w, p));
+          [&] { return "padding must be below the kernel size: " + shapes(x, w, p); });
   const int64_t hp = x[1] + p.pad_top + p.pad_bottom, wp = x[2] + p.pad_left + p.pad_right;
-  require(x[0] >= 1 && x[1] >= 1 && x[2] >= 1 && x[3] >= 1 && w[0] >= 1, "conv2d", "empty tensor: " + shapes(x, w, p));
-  require(hp >= w[2] && wp >= w[3], "conv2d", "input smaller than the kernel: " + shapes(x, w, p));
+  require(x[0] >= 1 && x[1] >= 1 && x[2] >= 1 && x[3] >= 1 && w[0] >= 1, "conv2d",
+          [&] { return "empty tensor: " + shapes(x, w, p); });
+  require(hp >= w[2] && wp >= w[3], "conv2d", [&] { return "input smaller than the kernel: " + shapes(x, w, p); });
   return {x[0], (hp - w[2]) / p.stride + 1, (wp - w[3]) / p.stride + 1, w[0]};
 }
 
@@ -70,20 +73,22 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
             const TensorView& y, const Conv2dParams& params, const TensorView* residual,
             const Conv2dKernel& kernel) {
   const Shape out = conv2d_output_shape(x.shape, weight.shape, params);
-  const std::string what = shapes(x.shape, weight.shape, params);
+  const auto what = [&] { return shapes(x.shape, weight.shape, params); };
   require(x.dtype == DType::F32 && bias.dtype == DType::F32 && y.dtype == DType::F32, "conv2d",
-          "x, bias and y must be f32: " + what);
-  require(weight.dtype == DType::F32 || weight.dtype == DType::F16, "conv2d", "weight must be f16 or f32: " + what);
+          [&] { return "x, bias and y must be f32: " + what(); });
+  require(weight.dtype == DType::F32 || weight.dtype == DType::F16, "conv2d",
+          [&] { return "weight must be f16 or f32: " + what(); });
   require(bias.shape.rank == 1 && bias.shape[0] == weight.shape[0], "conv2d",
-          "bias " + bias.shape.str() + " does not match " + what);
-  require(y.shape == out, "conv2d", "y is " + y.shape.str() + ", expected " + out.str() + " for " + what);
-  require(!overlap(x, y), "conv2d", "y overlaps x: " + what);
+          [&] { return "bias " + bias.shape.str() + " does not match " + what(); });
+  require(y.shape == out, "conv2d",
+          [&] { return "y is " + y.shape.str() + ", expected " + out.str() + " for " + what(); });
+  require(!overlap(x, y), "conv2d", [&] { return "y overlaps x: " + what(); });
   if (residual) {
     require(residual->dtype == DType::F32 && residual->shape == out, "conv2d",
-            "residual " + residual->shape.str() + " must be f32 " + out.str() + " for " + what);
-    require(!overlap(*residual, x), "conv2d", "residual overlaps x: " + what);
+            [&] { return "residual " + residual->shape.str() + " must be f32 " + out.str() + " for " + what(); });
+    require(!overlap(*residual, x), "conv2d", [&] { return "residual overlaps x: " + what(); });
     require(!overlap(*residual, y) || (residual->buffer == y.buffer && residual->offset == y.offset), "conv2d",
-            "residual partially overlaps y: " + what);
+            [&] { return "residual partially overlaps y: " + what(); });
   }
 
   Context& ctx = s.context();
@@ -119,14 +124,14 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
   const uint64_t total = static_cast<uint64_t>(out[0]) * push.Ho * push.row_blocks;
   require(total < (1ull << 32) && static_cast<uint64_t>(out.numel()) < (1ull << 32) &&
               static_cast<uint64_t>(x.numel()) < (1ull << 32),
-          "conv2d", "tensors too large for 32-bit indexing: " + what);
+          "conv2d", [&] { return "tensors too large for 32-bit indexing: " + what(); });
   push.total_blocks = static_cast<uint32_t>(total);
   push.weight_f16 = f16 ? 1 : 0;
   push.residual = residual ? 1 : 0;
   const Grid g = grid_1d(ctx, total, wg);
   const uint32_t co_groups = ceil_div(push.Co, co_block);
   require(co_groups <= ctx.caps().max_workgroup_count[1] && g.y <= ctx.caps().max_workgroup_count[2], "conv2d",
-          "grid exceeds the device's workgroup count limits: " + what);
+          [&] { return "grid exceeds the device's workgroup count limits: " + what(); });
   // Without a residual, x stands in for the unused binding (push.residual = 0: never read).
   s.dispatch(p, {x, weight, bias, residual ? *residual : x, y}, push, g.x, co_groups, g.y);
 }

@@ -2,10 +2,11 @@
 // Helpers every op uses to size its grid and check its arguments.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
+#include "common/error.h"
 #include "engine/vk/command_stream.h"
 #include "engine/vk/context.h"
-#include "common/error.h"
 
 namespace vkspec::ops {
 
@@ -24,9 +25,17 @@ inline bool overlap(const TensorView& a, const TensorView& b) {
   return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
-// Throws Error("<op>: <what>") when cond is false.
-inline void require(bool cond, const char* op, const std::string& what) {
+// Throws Error("<op>: <what>") when cond is false. Ops check their arguments on every call, and a
+// message built before the check would allocate on every dispatch (host time a GPU waits for), so
+// a message is either a literal or a callable that builds it only on failure:
+//   require(ok, op, "x must be f32");
+//   require(ok, op, [&] { return "x is " + x.shape.str(); });
+inline void require(bool cond, const char* op, const char* what) {
   if (!cond) throw Error(std::string(op) + ": " + what);
+}
+template <typename Message, typename = std::enable_if_t<std::is_invocable_v<Message>>>
+void require(bool cond, const char* op, Message&& what) {
+  if (!cond) throw Error(std::string(op) + ": " + what());
 }
 
 }  // namespace vkspec::ops

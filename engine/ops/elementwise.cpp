@@ -8,7 +8,7 @@ namespace vkspec::ops {
 void add(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y) {
   require(a.dtype == DType::F32 && b.dtype == DType::F32 && y.dtype == DType::F32, "add", "tensors must be f32");
   require(a.numel() == b.numel() && a.numel() == y.numel(), "add",
-          "sizes differ: " + a.shape.str() + " + " + b.shape.str() + " -> " + y.shape.str());
+          [&] { return "sizes differ: " + a.shape.str() + " + " + b.shape.str() + " -> " + y.shape.str(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Pipeline& p = ctx.pipeline(shaders::add, {wg});
@@ -25,12 +25,13 @@ namespace vkspec::ops {
 
 void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, bool relu) {
   require(x.dtype == DType::F32 && y.dtype == DType::F32, "bias_act", "x and y must be f32");
-  require(x.numel() == y.numel() && x.shape.rank >= 1, "bias_act", "sizes differ: " + x.shape.str() + " -> " + y.shape.str());
+  require(x.numel() == y.numel() && x.shape.rank >= 1, "bias_act",
+          [&] { return "sizes differ: " + x.shape.str() + " -> " + y.shape.str(); });
   const int64_t c = x.shape[x.shape.rank - 1];
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   if (has_bias)
     require(bias.dtype == DType::F32 && bias.numel() == c, "bias_act",
-            "bias " + bias.shape.str() + " does not match the last dimension of " + x.shape.str());
+            [&] { return "bias " + bias.shape.str() + " does not match the last dimension of " + x.shape.str(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(x.numel()), wg);
@@ -44,9 +45,10 @@ namespace {
 
 void pool_2x2(CommandStream& s, const TensorView& x, const TensorView& y, bool average, const char* op) {
   require(x.dtype == DType::F32 && y.dtype == DType::F32 && x.shape.rank == 4, op,
-          "x must be f32 [N, H, W, C], got " + x.shape.str());
+          [&] { return "x must be f32 [N, H, W, C], got " + x.shape.str(); });
   const Shape want{x.shape[0], x.shape[1] / 2, x.shape[2] / 2, x.shape[3]};
-  require(y.shape == want && want.numel() > 0, op, "y must be " + want.str() + ", got " + y.shape.str());
+  require(y.shape == want && want.numel() > 0, op,
+          [&] { return "y must be " + want.str() + ", got " + y.shape.str(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(y.numel()), wg);

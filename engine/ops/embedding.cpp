@@ -12,14 +12,17 @@ void embedding(CommandStream& s, const TensorView& table, const TensorView& ids,
   require(table.dtype == DType::F32 || table.dtype == DType::F16, op, "table must be f32 or f16");
   require(ids.dtype == DType::I32 || ids.dtype == DType::U32, op, "ids must be i32 or u32");
   require(out.dtype == DType::F32, op, "out must be f32");
-  require(table.shape.rank == 2 && table.shape[0] > 0, op, "table must be [V, D], got " + table.shape.str());
+  require(table.shape.rank == 2 && table.shape[0] > 0, op,
+          [&] { return "table must be [V, D], got " + table.shape.str(); });
   const int64_t vocab = table.shape[0], dim = table.shape[1], tokens = ids.numel();
-  require(out.numel() == tokens * dim && out.shape.rank >= 1 && out.shape[out.shape.rank - 1] == dim, op,
-          "out " + out.shape.str() + " must be [" + std::to_string(tokens) + ", " + std::to_string(dim) + "] for " +
-              std::to_string(tokens) + " ids and table " + table.shape.str());
-  require(vocab < (int64_t{1} << 31), op, "table has too many rows: " + table.shape.str());
+  require(out.numel() == tokens * dim && out.shape.rank >= 1 && out.shape[out.shape.rank - 1] == dim, op, [&] {
+    return "out " + out.shape.str() + " must be [" + std::to_string(tokens) + ", " + std::to_string(dim) + "] for " +
+           std::to_string(tokens) + " ids and table " + table.shape.str();
+  });
+  require(vocab < (int64_t{1} << 31), op, [&] { return "table has too many rows: " + table.shape.str(); });
   if (tokens == 0 || dim == 0) return;
-  require(static_cast<uint64_t>(tokens) * dim <= 0xffffffffu, op, "too many outputs: " + out.shape.str());
+  require(static_cast<uint64_t>(tokens) * dim <= 0xffffffffu, op,
+          [&] { return "too many outputs: " + out.shape.str(); });
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
@@ -28,7 +31,7 @@ void embedding(CommandStream& s, const TensorView& table, const TensorView& ids,
   const uint64_t align = std::max<uint64_t>(caps.min_storage_buffer_offset_alignment, 4);
   const uint64_t align_rows = align / std::gcd(row_bytes, align);
   uint64_t chunk_rows = caps.max_storage_buffer_range / row_bytes / align_rows * align_rows;
-  require(chunk_rows > 0, op, "one table row " + table.shape.str() + " exceeds maxStorageBufferRange");
+  require(chunk_rows > 0, op, [&] { return "one table row " + table.shape.str() + " exceeds maxStorageBufferRange"; });
   chunk_rows = std::min<uint64_t>(chunk_rows, static_cast<uint64_t>(vocab));
 
   const uint32_t wg = ctx.default_workgroup_size();

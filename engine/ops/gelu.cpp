@@ -7,8 +7,10 @@ namespace vkspec::ops {
 
 void gelu_tanh(CommandStream& s, const TensorView& x, const TensorView& y) {
   require(x.dtype == DType::F32 && y.dtype == DType::F32, "gelu_tanh", "tensors must be f32");
-  require(x.numel() == y.numel(), "gelu_tanh", "sizes differ: " + x.shape.str() + " -> " + y.shape.str());
-  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "gelu_tanh", "tensor too large: " + x.shape.str());
+  require(x.numel() == y.numel(), "gelu_tanh",
+          [&] { return "sizes differ: " + x.shape.str() + " -> " + y.shape.str(); });
+  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "gelu_tanh",
+          [&] { return "tensor too large: " + x.shape.str(); });
   if (x.numel() == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();

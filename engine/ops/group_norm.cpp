@@ -14,23 +14,28 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
 
 void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, const TensorView& beta,
                 const TensorView& y, const GroupNormParams& params, const GroupNormKernel& kernel) {
-  const std::string what = "x " + x.shape.str() + ", gamma " + gamma.shape.str() + ", beta " + beta.shape.str() +
-                           ", y " + y.shape.str() + ", groups " + std::to_string(params.groups);
+  const auto what = [&] {
+    return "x " + x.shape.str() + ", gamma " + gamma.shape.str() + ", beta " + beta.shape.str() + ", y " +
+           y.shape.str() + ", groups " + std::to_string(params.groups);
+  };
   require(x.dtype == DType::F32 && gamma.dtype == DType::F32 && beta.dtype == DType::F32 && y.dtype == DType::F32,
-          "group_norm", "tensors must be f32: " + what);
-  require(x.shape.rank == 4 && y.shape == x.shape, "group_norm", "x and y must be the same [N, H, W, C]: " + what);
+          "group_norm", [&] { return "tensors must be f32: " + what(); });
+  require(x.shape.rank == 4 && y.shape == x.shape, "group_norm",
+          [&] { return "x and y must be the same [N, H, W, C]: " + what(); });
   const int64_t c = x.shape[3], hw = x.shape[1] * x.shape[2];
-  require(params.groups >= 1 && c % params.groups == 0, "group_norm", "C must be a multiple of groups: " + what);
+  require(params.groups >= 1 && c % params.groups == 0, "group_norm",
+          [&] { return "C must be a multiple of groups: " + what(); });
   require(gamma.shape.rank == 1 && gamma.shape[0] == c && beta.shape == gamma.shape, "group_norm",
-          "gamma and beta must be [C]: " + what);
-  require(x.shape.numel() > 0, "group_norm", "empty tensor: " + what);
+          [&] { return "gamma and beta must be [C]: " + what(); });
+  require(x.shape.numel() > 0, "group_norm", [&] { return "empty tensor: " + what(); });
   require(std::isfinite(params.eps) && params.eps >= 0, "group_norm", "eps must be finite and >= 0");
-  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "group_norm", "tensor too large for 32-bit indexing: " + what);
+  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "group_norm",
+          [&] { return "tensor too large for 32-bit indexing: " + what(); });
   // In place is fine (each element is read then written by the same invocation); any other
   // overlap is not.
   const bool alias = x.buffer == y.buffer && x.offset == y.offset;
   require(alias || x.buffer != y.buffer || x.offset + x.bytes <= y.offset || y.offset + y.bytes <= x.offset,
-          "group_norm", "y partially overlaps x: " + what);
+          "group_norm", [&] { return "y partially overlaps x: " + what(); });
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
@@ -45,7 +50,9 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
     wg = std::max(wg, caps.subgroup_size);
   }
   require((wg & (wg - 1)) == 0 && wg >= caps.subgroup_size && wg <= 1024 && wg <= caps.max_workgroup_invocations,
-          "group_norm", "workgroup size " + std::to_string(wg) + " is not a power of two from the subgroup size to 1024");
+          "group_norm", [&] {
+            return "workgroup size " + std::to_string(wg) + " is not a power of two from the subgroup size to 1024";
+          });
   const Pipeline& p = ctx.pipeline(subgroup ? shaders::group_norm : shaders::group_norm_tree, {wg});
   struct {
     uint32_t hw, c, cpg, groups;
@@ -54,7 +61,8 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
   } push{static_cast<uint32_t>(hw), static_cast<uint32_t>(c), static_cast<uint32_t>(c / params.groups),
          params.groups, params.eps, params.swish ? 1u : 0u};
   const uint64_t groups = static_cast<uint64_t>(x.shape[0]) * params.groups;
-  require(groups <= caps.max_workgroup_count[0], "group_norm", "too many (image, group) pairs: " + what);
+  require(groups <= caps.max_workgroup_count[0], "group_norm",
+          [&] { return "too many (image, group) pairs: " + what(); });
   s.dispatch(p, {x, gamma, beta, y}, push, static_cast<uint32_t>(groups));
 }
 

@@ -35,12 +35,14 @@ struct HeadRows {
   }
   // Throws naming op unless this is an f32 layout that stays inside data.
   void validate(const char* op, const char* what) const {
-    require(data.dtype == DType::F32, op, std::string(what) + " must be f32, got " + dtype_name(data.dtype));
+    require(data.dtype == DType::F32, op,
+            [&] { return std::string(what) + " must be f32, got " + dtype_name(data.dtype); });
     require(tokens > 0 && heads > 0 && head_dim > 0 && col_offset >= 0 && row_stride >= width(), op,
-            std::string(what) + ": bad layout " + str());
+            [&] { return std::string(what) + ": bad layout " + str(); });
     require(col_offset + (tokens - 1) * row_stride + width() <= data.numel(), op,
-            std::string(what) + ": layout " + str() + " runs past the tensor");
-    require(tokens * row_stride <= (int64_t{1} << 32) - 1, op, std::string(what) + ": too large for 32-bit indexing");
+            [&] { return std::string(what) + ": layout " + str() + " runs past the tensor"; });
+    require(tokens * row_stride <= (int64_t{1} << 32) - 1, op,
+            [&] { return std::string(what) + ": too large for 32-bit indexing"; });
   }
 };
 

@@ -10,19 +10,20 @@ void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t ba
   k.validate(op, "k");
   v.validate(op, "v");
   require(k.tokens == v.tokens && k.heads == v.heads && k.head_dim == v.head_dim, op,
-          "k " + k.str() + " and v " + v.str() + " differ");
+          [&] { return "k " + k.str() + " and v " + v.str() + " differ"; });
   require(batch > 0 && k.tokens % batch == 0, op,
-          std::to_string(k.tokens) + " tokens are not a multiple of batch " + std::to_string(batch));
-  require(k.head_dim % 2 == 0, op, "head_dim must be even, got " + std::to_string(k.head_dim));
+          [&] { return std::to_string(k.tokens) + " tokens are not a multiple of batch " + std::to_string(batch); });
+  require(k.head_dim % 2 == 0, op, [&] { return "head_dim must be even, got " + std::to_string(k.head_dim); });
   const int64_t T = k.tokens / batch;
   require(k_cache.dtype == v_cache.dtype && (k_cache.dtype == DType::F32 || k_cache.dtype == DType::F16), op,
           "caches must both be f32 or both f16");
   const Shape& cs = k_cache.shape;
-  require(cs == v_cache.shape && cs.rank == 4 && cs[0] == batch && cs[2] == k.heads && cs[3] == k.head_dim, op,
-          "caches " + cs.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) + ", S, " +
-              std::to_string(k.heads) + ", " + std::to_string(k.head_dim) + "] for k " + k.str());
+  require(cs == v_cache.shape && cs.rank == 4 && cs[0] == batch && cs[2] == k.heads && cs[3] == k.head_dim, op, [&] {
+    return "caches " + cs.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) + ", S, " +
+           std::to_string(k.heads) + ", " + std::to_string(k.head_dim) + "] for k " + k.str();
+  });
   require(slots.dtype == DType::U32 && (slots.numel() == T || slots.numel() == batch * T), op,
-          "slots must be u32 [T] or [B, T] for T=" + std::to_string(T) + ", got " + slots.shape.str());
+          [&] { return "slots must be u32 [T] or [B, T] for T=" + std::to_string(T) + ", got " + slots.shape.str(); });
   require(k_cache.buffer != v_cache.buffer || k_cache.offset + k_cache.bytes <= v_cache.offset ||
               v_cache.offset + v_cache.bytes <= k_cache.offset,
           op, "k and v caches overlap");

@@ -135,7 +135,7 @@ void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const uint32_t bm = 32 * t.coop_warps_m, bn = 32 * t.coop_warps_n;  // 2 x 2 fragments of 16 per subgroup
   const uint32_t gy = ceil_div(d.m, bm);
   require(gy <= ctx.caps().max_workgroup_count[1], "matmul",
-          "M = " + std::to_string(d.m) + " needs too many workgroups");
+          [&] { return "M = " + std::to_string(d.m) + " needs too many workgroups"; });
   s.dispatch(p, {d.x, d.w, d.y}, push, ceil_div(d.n, bn), gy);
 }
 
@@ -193,18 +193,19 @@ std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView
 void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
                    bool swiglu, const MatmulShape& shape = {}) {
   const char* op = swiglu ? "matmul_swiglu" : "matmul";
-  // Built once: every check below names the shapes when it fails.
-  const std::string shapes = shapes_of(x, w, y);
+  // Every check below names the shapes when it fails (built only then).
+  const auto shapes = [&] { return shapes_of(x, w, y); };
   require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, op,
-          "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes);
+          [&] { return "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes(); });
   require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32), op,
-          "x and y must be f32, w f16 or f32: " + shapes);
+          [&] { return "x and y must be f32, w f16 or f32: " + shapes(); });
   const int64_t M = x.shape[0], K = w.shape[1], N = w.shape[0];
   require(x.shape[1] == (swiglu ? 2 * K : K) && y.shape[0] == M && y.shape[1] == N, op,
-          "shapes do not match: " + shapes);
-  require(M > 0 && N > 0 && K > 0, op, "empty matrix: " + shapes);
-  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op, "too large: " + shapes);
-  require(!overlap(y, x) && !overlap(y, w), op, "y must not overlap x or w: " + shapes);
+          [&] { return "shapes do not match: " + shapes(); });
+  require(M > 0 && N > 0 && K > 0, op, [&] { return "empty matrix: " + shapes(); });
+  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op,
+          [&] { return "too large: " + shapes(); });
+  require(!overlap(y, x) && !overlap(y, w), op, [&] { return "y must not overlap x or w: " + shapes(); });
 
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
@@ -220,8 +221,10 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   }
   require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)) &&
               (!swiglu || path == MatmulPath::Broadcast),
-          op, std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
-                  shapes);
+          op, [&] {
+            return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
+                   shapes();
+          });
 
   const bool f16 = w.dtype == DType::F16;
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
@@ -255,9 +258,10 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
 void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
                        MatmulPath path, const MatmulShape& shape) {
   require(shape.gemv_outputs <= 16, "matmul",
-          "at most 16 GEMV outputs per workgroup, got " + std::to_string(shape.gemv_outputs));
-  require(shape.coop_bk % 16 == 0 && shape.coop_bk <= 128, "matmul",
-          "the cooperative-matrix slice must be a multiple of 16 up to 128, got " + std::to_string(shape.coop_bk));
+          [&] { return "at most 16 GEMV outputs per workgroup, got " + std::to_string(shape.gemv_outputs); });
+  require(shape.coop_bk % 16 == 0 && shape.coop_bk <= 128, "matmul", [&] {
+    return "the cooperative-matrix slice must be a multiple of 16 up to 128, got " + std::to_string(shape.coop_bk);
+  });
   record_matmul(s, x, w, y, path, false, shape);
 }
 
@@ -268,7 +272,7 @@ bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
 
 void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
                    const TensorView& hidden) {
-  require(ab.shape.rank == 2, "matmul_swiglu", "ab must be [M, 2K], got " + ab.shape.str());
+  require(ab.shape.rank == 2, "matmul_swiglu", [&] { return "ab must be [M, 2K], got " + ab.shape.str(); });
   if (matmul_swiglu_fuses(s.context(), ab.shape[0], w)) {
     record_matmul(s, ab, w, y, MatmulPath::Broadcast, true);
     return;

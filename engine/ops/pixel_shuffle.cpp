@@ -6,21 +6,25 @@
 namespace vkspec::ops {
 
 void pixel_shuffle(CommandStream& s, const TensorView& x, const TensorView& y, int64_t r) {
-  const std::string what = "x " + x.shape.str() + " -> y " + y.shape.str() + ", r " + std::to_string(r);
-  require(r >= 1 && r <= 16, "pixel_shuffle", "r must be 1..16: " + what);
-  require(x.dtype == DType::F32 && y.dtype == DType::F32, "pixel_shuffle", "tensors must be f32: " + what);
-  require(x.shape.rank == 4 && x.numel() > 0, "pixel_shuffle", "x must be a non-empty [N, H, W, C r^2]: " + what);
-  require(x.shape[3] % (r * r) == 0, "pixel_shuffle", "x's channels must be a multiple of r^2: " + what);
+  const auto what = [&] { return "x " + x.shape.str() + " -> y " + y.shape.str() + ", r " + std::to_string(r); };
+  require(r >= 1 && r <= 16, "pixel_shuffle", [&] { return "r must be 1..16: " + what(); });
+  require(x.dtype == DType::F32 && y.dtype == DType::F32, "pixel_shuffle",
+          [&] { return "tensors must be f32: " + what(); });
+  require(x.shape.rank == 4 && x.numel() > 0, "pixel_shuffle",
+          [&] { return "x must be a non-empty [N, H, W, C r^2]: " + what(); });
+  require(x.shape[3] % (r * r) == 0, "pixel_shuffle",
+          [&] { return "x's channels must be a multiple of r^2: " + what(); });
   const Shape want{x.shape[0], r * x.shape[1], r * x.shape[2], x.shape[3] / (r * r)};
-  require(y.shape == want, "pixel_shuffle", "y must be " + want.str() + ": " + what);
-  require(x.buffer != y.buffer || x.offset + x.bytes <= y.offset || y.offset + y.bytes <= x.offset,
-          "pixel_shuffle", "y overlaps x: " + what);
-  require(static_cast<uint64_t>(y.numel()) < (1ull << 32), "pixel_shuffle", "tensor too large: " + what);
+  require(y.shape == want, "pixel_shuffle", [&] { return "y must be " + want.str() + ": " + what(); });
+  require(x.buffer != y.buffer || x.offset + x.bytes <= y.offset || y.offset + y.bytes <= x.offset, "pixel_shuffle",
+          [&] { return "y overlaps x: " + what(); });
+  require(static_cast<uint64_t>(y.numel()) < (1ull << 32), "pixel_shuffle",
+          [&] { return "tensor too large: " + what(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const uint64_t rows = static_cast<uint64_t>(x.shape[0] * x.shape[1]), row_elems = static_cast<uint64_t>(x.shape[2] * x.shape[3]);
   const uint64_t gx = (row_elems + wg - 1) / wg;
-  require(gx <= ctx.caps().max_workgroup_count[0], "pixel_shuffle", "rows too long: " + what);
+  require(gx <= ctx.caps().max_workgroup_count[0], "pixel_shuffle", [&] { return "rows too long: " + what(); });
   const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>(rows, ctx.caps().max_workgroup_count[1]));
   struct {
     uint32_t rows, row_elems, c, r;

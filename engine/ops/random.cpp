@@ -12,10 +12,11 @@ void philox_fill(CommandStream& s, const TensorView& positions, uint64_t seed, u
                  RandomKind kind, const TensorView& out) {
   const char* op = "philox_fill";
   require(positions.dtype == DType::U32 || positions.dtype == DType::I32, op, "positions must be u32/i32");
-  require(out.shape.rank == 2 && out.shape[0] == positions.numel(), op,
-          "out must be [positions, draws], got " + out.shape.str() + " for " + positions.shape.str() + " positions");
+  require(out.shape.rank == 2 && out.shape[0] == positions.numel(), op, [&] {
+    return "out must be [positions, draws], got " + out.shape.str() + " for " + positions.shape.str() + " positions";
+  });
   require(out.dtype == (kind == RandomKind::Bits ? DType::U32 : DType::F32), op,
-          std::string("out must be ") + (kind == RandomKind::Bits ? "u32" : "f32") + " for this kind");
+          [&] { return std::string("out must be ") + (kind == RandomKind::Bits ? "u32" : "f32") + " for this kind"; });
   const uint64_t rows = static_cast<uint64_t>(out.shape[0]), draws = static_cast<uint64_t>(out.shape[1]);
   require(first_draw + draws <= (uint64_t{1} << 32), op, "draw indices pass 2^32");
   if (rows == 0 || draws == 0) return;

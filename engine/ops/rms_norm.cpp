@@ -15,8 +15,9 @@ int64_t check_shapes(const char* op, const TensorView& x, const TensorView& weig
   require(x.dtype == DType::F32 && y.dtype == DType::F32, op, "x and y must be f32");
   require(weight.dtype == DType::F32 || weight.dtype == DType::F16, op, "weight must be f32 or f16");
   require(weight.shape.rank == 1 && x.shape.rank >= 1 && weight.shape[0] == x.shape[x.shape.rank - 1], op,
-          "weight " + weight.shape.str() + " does not match the last dim of x " + x.shape.str());
-  require(x.numel() == y.numel(), op, "x " + x.shape.str() + " and y " + y.shape.str() + " differ in size");
+          [&] { return "weight " + weight.shape.str() + " does not match the last dim of x " + x.shape.str(); });
+  require(x.numel() == y.numel(), op,
+          [&] { return "x " + x.shape.str() + " and y " + y.shape.str() + " differ in size"; });
   require(eps >= 0, op, "eps must be >= 0");
   require(ctx.caps().subgroup_arithmetic && ctx.caps().subgroup_in_compute, op,
           "device lacks subgroup arithmetic in compute shaders");
@@ -70,7 +71,7 @@ void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta
   Context& ctx = s.context();
   const int64_t rows = check_shapes(op, x, weight, y, eps, ctx);
   require(delta.dtype == DType::F32 && delta.numel() == x.numel(), op,
-          "delta must be f32 of the size of x " + x.shape.str() + ", got " + delta.shape.str());
+          [&] { return "delta must be f32 of the size of x " + x.shape.str() + ", got " + delta.shape.str(); });
   require(!overlap(x, y) && !overlap(x, delta), op, "y and delta must not overlap x");
   if (rows == 0) return;
   const RowLayout l = row_layout(ctx, rows);

@@ -14,7 +14,7 @@ RopePosition llamagen_position(int64_t index, int64_t cls_tokens, int64_t grid) 
 
 std::vector<float> rope_2d_cos_sin(int64_t head_dim, int64_t n_pos, float base) {
   require(head_dim > 0 && head_dim % 4 == 0, "rope_2d",
-          "head_dim must be a positive multiple of 4, got " + std::to_string(head_dim));
+          [&] { return "head_dim must be a positive multiple of 4, got " + std::to_string(head_dim); });
   const int64_t half = head_dim / 2, quarter = head_dim / 4;
   std::vector<float> t(static_cast<size_t>(n_pos * quarter * 2));
   for (int64_t j = 0; j < quarter; ++j) {
@@ -44,17 +44,21 @@ void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const Tenso
   x.validate(op, "x");
   y.validate(op, "y");
   require(x.tokens == y.tokens && x.heads == y.heads && x.head_dim == y.head_dim, op,
-          "x " + x.str() + " and y " + y.str() + " differ");
-  require(x.head_dim % 4 == 0, op, "head_dim must be a multiple of 4, got " + std::to_string(x.head_dim));
+          [&] { return "x " + x.str() + " and y " + y.str() + " differ"; });
+  require(x.head_dim % 4 == 0, op,
+          [&] { return "head_dim must be a multiple of 4, got " + std::to_string(x.head_dim); });
   require(positions.dtype == DType::I32 || positions.dtype == DType::U32, op, "positions must be i32 or u32");
-  require(
-      positions.shape.rank == 2 && positions.shape[1] == 3 && positions.shape[0] > 0 &&
-          x.tokens % positions.shape[0] == 0,
-      op,
-      "positions must be [P, 3] with P dividing " + std::to_string(x.tokens) + " tokens, got " + positions.shape.str());
+  require(positions.shape.rank == 2 && positions.shape[1] == 3 && positions.shape[0] > 0 &&
+              x.tokens % positions.shape[0] == 0,
+          op, [&] {
+            return "positions must be [P, 3] with P dividing " + std::to_string(x.tokens) + " tokens, got " +
+                   positions.shape.str();
+          });
   require(table.dtype == DType::F32 && table.shape.rank == 3 && table.shape[0] > 0 &&
               table.shape[1] == x.head_dim / 4 && table.shape[2] == 2,
-          op, "table must be f32 [n_pos, " + std::to_string(x.head_dim / 4) + ", 2], got " + table.shape.str());
+          op, [&] {
+            return "table must be f32 [n_pos, " + std::to_string(x.head_dim / 4) + ", 2], got " + table.shape.str();
+          });
   const bool same_buffer = x.data.buffer == y.data.buffer;
   require(!same_buffer ||
               (x.data.offset == y.data.offset && x.row_stride == y.row_stride && x.col_offset == y.col_offset) ||

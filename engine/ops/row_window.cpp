@@ -23,7 +23,7 @@ uint32_t rows_per_dispatch(const Context& ctx, uint64_t row_bytes, uint64_t rows
   const uint64_t align = std::max<uint64_t>(ctx.caps().min_storage_buffer_offset_alignment, 4);
   const uint64_t limit = ctx.caps().max_storage_buffer_range;
   require(row_bytes + align <= limit, op,
-          "one row of " + std::to_string(row_bytes) + " bytes exceeds maxStorageBufferRange");
+          [&] { return "one row of " + std::to_string(row_bytes) + " bytes exceeds maxStorageBufferRange"; });
   const uint64_t n = (limit - align) / std::max<uint64_t>(row_bytes, 1);
   return static_cast<uint32_t>(std::min<uint64_t>({n, rows, 0xFFFFFFFFull}));
 }

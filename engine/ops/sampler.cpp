@@ -17,21 +17,26 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
              const TensorView& probs, const TensorView& tokens) {
   const char* op = "sampler";
   require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
-          "logits must be f32 [rows, vocab], got " + logits.shape.str());
+          [&] { return "logits must be f32 [rows, vocab], got " + logits.shape.str(); });
   const int64_t in_rows = logits.shape[0], vocab = logits.shape[1];
   const int64_t rows = params.cfg ? in_rows / 2 : in_rows;
-  require(!params.cfg || in_rows % 2 == 0, op, "CFG logits need an even row count, got " + logits.shape.str());
-  require(vocab >= 1 && vocab < (int64_t{1} << 24), op, "vocab must be in [1, 2^24), got " + logits.shape.str());
-  require(probs.dtype == DType::F32 && probs.shape == Shape({rows, vocab}), op,
-          "probs must be f32 " + Shape({rows, vocab}).str() + ", got " + probs.shape.str());
+  require(!params.cfg || in_rows % 2 == 0, op,
+          [&] { return "CFG logits need an even row count, got " + logits.shape.str(); });
+  require(vocab >= 1 && vocab < (int64_t{1} << 24), op,
+          [&] { return "vocab must be in [1, 2^24), got " + logits.shape.str(); });
+  require(probs.dtype == DType::F32 && probs.shape == Shape({rows, vocab}), op, [&] {
+    return "probs must be f32 " + Shape({rows, vocab}).str() + ", got " + probs.shape.str();
+  });
   const bool wants_tokens = params.mode != SampleMode::None;
   const bool wants_positions = params.mode == SampleMode::Categorical || params.mode == SampleMode::GumbelMax;
   if (wants_tokens)
-    require(tokens.buffer && is_index_type(tokens.dtype) && tokens.numel() == rows, op,
-            "tokens must be u32/i32 with " + std::to_string(rows) + " elements, got " + tokens.shape.str());
+    require(tokens.buffer && is_index_type(tokens.dtype) && tokens.numel() == rows, op, [&] {
+      return "tokens must be u32/i32 with " + std::to_string(rows) + " elements, got " + tokens.shape.str();
+    });
   if (wants_positions)
-    require(positions.buffer && is_index_type(positions.dtype) && positions.numel() == rows, op,
-            "positions must be u32/i32 with " + std::to_string(rows) + " elements, got " + positions.shape.str());
+    require(positions.buffer && is_index_type(positions.dtype) && positions.numel() == rows, op, [&] {
+      return "positions must be u32/i32 with " + std::to_string(rows) + " elements, got " + positions.shape.str();
+    });
   require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
           "temperature, top_p and cfg_scale must be finite");
   if (rows == 0) return;

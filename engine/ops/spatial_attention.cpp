@@ -28,16 +28,18 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
 
 void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& k, const TensorView& v,
                        const TensorView& out, float scale, const SpatialAttentionKernel& kernel) {
-  const std::string what =
-      "q " + q.shape.str() + ", k " + k.shape.str() + ", v " + v.shape.str() + ", out " + out.shape.str();
+  const auto what = [&] {
+    return "q " + q.shape.str() + ", k " + k.shape.str() + ", v " + v.shape.str() + ", out " + out.shape.str();
+  };
   require(q.dtype == DType::F32 && k.dtype == DType::F32 && v.dtype == DType::F32 && out.dtype == DType::F32,
-          "spatial_attention", "tensors must be f32: " + what);
+          "spatial_attention", [&] { return "tensors must be f32: " + what(); });
   require(q.shape.rank >= 2 && q.shape == k.shape && q.shape == v.shape && q.shape == out.shape, "spatial_attention",
-          "q, k, v and out must share one shape [N, HW, C], [N, H, W, C] or [HW, C]: " + what);
-  require(q.numel() > 0, "spatial_attention", "empty tensors: " + what);
+          [&] { return "q, k, v and out must share one shape [N, HW, C], [N, H, W, C] or [HW, C]: " + what(); });
+  require(q.numel() > 0, "spatial_attention", [&] { return "empty tensors: " + what(); });
   require(!overlap(out, q) && !overlap(out, k) && !overlap(out, v), "spatial_attention",
-          "out overlaps an input: " + what);
-  require(static_cast<uint64_t>(q.numel()) < (1ull << 32), "spatial_attention", "tensors too large: " + what);
+          [&] { return "out overlaps an input: " + what(); });
+  require(static_cast<uint64_t>(q.numel()) < (1ull << 32), "spatial_attention",
+          [&] { return "tensors too large: " + what(); });
   require(kernel.queries >= 1 && kernel.queries <= 8 && kernel.keys >= 1 && kernel.keys <= 32, "spatial_attention",
           "kernel blocks out of range");
   const int rank = q.shape.rank;
@@ -83,7 +85,7 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
          scale * 1.4426950408889634f};
   const uint32_t gx = ceil_div(push.query_blocks, wg);
   require(gx <= ctx.caps().max_workgroup_count[0] && n <= ctx.caps().max_workgroup_count[1], "spatial_attention",
-          "grid exceeds the device's workgroup count limits: " + what);
+          [&] { return "grid exceeds the device's workgroup count limits: " + what(); });
   s.dispatch(p, {q, k, v, out}, push, gx, static_cast<uint32_t>(n));
 }
 

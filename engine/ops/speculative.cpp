@@ -11,22 +11,24 @@ namespace vkspec::ops {
 namespace {
 
 void require_index(const char* op, const char* what, const TensorView& v, int64_t n) {
-  require(v.buffer && (v.dtype == DType::U32 || v.dtype == DType::I32) && v.numel() == n, op,
-          std::string(what) + " must be u32/i32 with " + std::to_string(n) + " elements, got " + v.shape.str());
+  require(v.buffer && (v.dtype == DType::U32 || v.dtype == DType::I32) && v.numel() == n, op, [&] {
+    return std::string(what) + " must be u32/i32 with " + std::to_string(n) + " elements, got " + v.shape.str();
+  });
 }
 
 void require_probs(const char* op, const char* what, const TensorView& v) {
   require(v.dtype == DType::F32 && v.shape.rank == 2 && v.shape[1] >= 1, op,
-          std::string(what) + " must be f32 [N, V], got " + v.shape.str());
+          [&] { return std::string(what) + " must be f32 [N, V], got " + v.shape.str(); });
 }
 
 void require_neighbours(const char* op, const Context& ctx, const TensorView& neighbours, int64_t V, uint32_t k) {
   require(neighbours.dtype == DType::U32 && neighbours.shape.rank == 2 && neighbours.shape[0] == V, op,
-          "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str());
+          [&] { return "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str(); });
   const int64_t k_max = neighbours.shape[1];
-  require(k >= 1 && k <= k_max, op, "k = " + std::to_string(k) + " outside [1, " + std::to_string(k_max) + "]");
+  require(k >= 1 && k <= k_max, op,
+          [&] { return "k = " + std::to_string(k) + " outside [1, " + std::to_string(k_max) + "]"; });
   require(static_cast<uint64_t>(neighbours.bytes) <= ctx.caps().max_storage_buffer_range, op,
-          "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange");
+          [&] { return "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange"; });
 }
 
 // Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
@@ -60,7 +62,7 @@ void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, con
   const char* op = "spec_accept";
   require_probs(op, "p", p);
   require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str());
+          [&] { return "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str(); });
   const int64_t n = p.shape[0];
   require_index(op, "draft", draft, n);
   require_index(op, "positions", positions, n);
@@ -74,7 +76,7 @@ void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorVie
   const char* op = "spec_accept_values";
   const int64_t n = p_x.numel();
   require(p_x.dtype == DType::F32 && q_x.dtype == DType::F32 && q_x.numel() == n, op,
-          "p_x and q_x must be f32 of equal size, got " + p_x.shape.str() + " and " + q_x.shape.str());
+          [&] { return "p_x and q_x must be f32 of equal size, got " + p_x.shape.str() + " and " + q_x.shape.str(); });
   require_index(op, "positions", positions, n);
   require_index(op, "accept", accept, n);
   accept_dispatch(s, p_x, q_x, positions, false, positions, seed, purpose, accept, static_cast<uint32_t>(n), 1, op);
@@ -86,7 +88,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
   const char* op = "spec_residual_sample";
   require_probs(op, "p", p);
   require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str());
+          [&] { return "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str(); });
   const int64_t n = p.shape[0];
   require_index(op, "positions", positions, n);
   require_index(op, "tokens", tokens, n);
@@ -126,7 +128,7 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
   require_neighbours(op, s.context(), neighbours, V, k);
   const int64_t k_max = neighbours.shape[1];
   require(out.dtype == DType::F32 && out.numel() == n, op,
-          "out must be f32 with " + std::to_string(n) + " elements, got " + out.shape.str());
+          [&] { return "out must be f32 with " + std::to_string(n) + " elements, got " + out.shape.str(); });
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
@@ -147,9 +149,10 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
 void residual_distribution(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& out) {
   const char* op = "residual_distribution";
   require_probs(op, "p", p);
-  require(q.dtype == DType::F32 && q.shape == p.shape, op, "q must be f32 " + p.shape.str() + ", got " + q.shape.str());
+  require(q.dtype == DType::F32 && q.shape == p.shape, op,
+          [&] { return "q must be f32 " + p.shape.str() + ", got " + q.shape.str(); });
   require(out.dtype == DType::F32 && out.shape == p.shape, op,
-          "out must be f32 " + p.shape.str() + ", got " + out.shape.str());
+          [&] { return "out must be f32 " + p.shape.str() + ", got " + out.shape.str(); });
   const int64_t n = p.shape[0];
   if (n == 0) return;
   Context& ctx = s.context();
@@ -177,21 +180,23 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
   require_probs(op, "probs", probs);
   const int64_t M = probs.shape[0];
   require(q.dtype == DType::F32 && q.shape == probs.shape, op,
-          "q must be f32 like probs " + probs.shape.str() + ", got " + q.shape.str());
+          [&] { return "q must be f32 like probs " + probs.shape.str() + ", got " + q.shape.str(); });
   require(scratch.dtype == DType::F32 && scratch.shape == probs.shape, op,
-          "scratch must be f32 like probs " + probs.shape.str() + ", got " + scratch.shape.str());
+          [&] { return "scratch must be f32 like probs " + probs.shape.str() + ", got " + scratch.shape.str(); });
   require(!overlap(scratch, probs) && !overlap(scratch, q), op, "scratch must not overlap probs or q");
   require_index(op, "draft", draft, M);
-  require(parent.dtype == DType::I32 && parent.numel() == M, op, "parent must be i32 [" + std::to_string(M) + "]");
+  require(parent.dtype == DType::I32 && parent.numel() == M, op,
+          [&] { return "parent must be i32 [" + std::to_string(M) + "]"; });
   require(positions.dtype == DType::U32 && positions.numel() == 2 * M, op,
-          "positions must be u32 [" + std::to_string(M) + ", 2]");
+          [&] { return "positions must be u32 [" + std::to_string(M) + ", 2]"; });
   require_index(op, "accept", accept, M);
   require_index(op, "final_token", final_token, M);
   if (M == 0) return;
   Context& ctx = s.context();
-  require(static_cast<uint64_t>(probs.bytes) <= ctx.caps().max_storage_buffer_range, op,
-          "a tree of " + std::to_string(M) + " rows of " + std::to_string(probs.shape[1]) +
-              " exceeds one binding; verify it in parts");
+  require(static_cast<uint64_t>(probs.bytes) <= ctx.caps().max_storage_buffer_range, op, [&] {
+    return "a tree of " + std::to_string(M) + " rows of " + std::to_string(probs.shape[1]) +
+           " exceeds one binding; verify it in parts";
+  });
   const uint32_t V = static_cast<uint32_t>(probs.shape[1]);
   const Pipeline& pipe = ctx.pipeline(shaders::tree_tests, {chunk_workgroup_size(ctx, V)});
   struct {
@@ -209,11 +214,12 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   const int64_t n = p.shape[0], V = p.shape[1];
   require_index(op, "draft", draft, n);
   require_neighbours(op, s.context(), neighbours, V, k);
-  require(out.dtype == DType::F32 && out.shape == p.shape, op, "out must be f32 " + p.shape.str() + ", got " +
-                                                                   out.shape.str());
+  require(out.dtype == DType::F32 && out.shape == p.shape, op,
+          [&] { return "out must be f32 " + p.shape.str() + ", got " + out.shape.str(); });
   require(out.buffer != p.buffer || out.offset + out.bytes <= p.offset || p.offset + p.bytes <= out.offset, op,
           "out must not overlap p");
-  require(std::isfinite(delta) && delta >= 0.0f, op, "delta must be finite and >= 0, got " + std::to_string(delta));
+  require(std::isfinite(delta) && delta >= 0.0f, op,
+          [&] { return "delta must be finite and >= 0, got " + std::to_string(delta); });
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);

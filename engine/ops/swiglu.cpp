@@ -17,7 +17,7 @@ void record(CommandStream& s, const TensorView& a, const TensorView& b, const Te
   const uint64_t n = static_cast<uint64_t>(push.rows) * push.hidden;
   if (n == 0) return;
   require(static_cast<uint64_t>(push.rows) * std::max(push.a_stride, push.b_stride) <= 0xffffffffu, "swiglu",
-          "too many elements for 32-bit indexing: " + y.shape.str());
+          [&] { return "too many elements for 32-bit indexing: " + y.shape.str(); });
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, n, wg);
   s.dispatch(ctx.pipeline(shaders::swiglu, {wg}), {a, b, y}, push, g.x, g.y);
@@ -28,7 +28,7 @@ void record(CommandStream& s, const TensorView& a, const TensorView& b, const Te
 void swiglu(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y) {
   require(a.dtype == DType::F32 && b.dtype == DType::F32 && y.dtype == DType::F32, "swiglu", "tensors must be f32");
   require(a.shape == b.shape && a.numel() == y.numel() && a.shape.rank >= 1, "swiglu",
-          "shapes differ: silu(" + a.shape.str() + ") * " + b.shape.str() + " -> " + y.shape.str());
+          [&] { return "shapes differ: silu(" + a.shape.str() + ") * " + b.shape.str() + " -> " + y.shape.str(); });
   const int64_t hidden = a.shape[a.shape.rank - 1];
   const uint32_t h = static_cast<uint32_t>(hidden);
   record(s, a, b, y, {static_cast<uint32_t>(hidden ? a.numel() / hidden : 0), h, h, 0, h, 0});
@@ -37,8 +37,10 @@ void swiglu(CommandStream& s, const TensorView& a, const TensorView& b, const Te
 void swiglu_fused(CommandStream& s, const TensorView& ab, const TensorView& y) {
   require(ab.dtype == DType::F32 && y.dtype == DType::F32, "swiglu_fused", "tensors must be f32");
   require(ab.shape.rank == 2 && y.shape.rank == 2 && ab.shape[0] == y.shape[0] && ab.shape[1] == 2 * y.shape[1],
-          "swiglu_fused",
-          "expected ab [rows, 2 * hidden] and y [rows, hidden], got " + ab.shape.str() + " -> " + y.shape.str());
+          "swiglu_fused", [&] {
+            return "expected ab [rows, 2 * hidden] and y [rows, hidden], got " + ab.shape.str() + " -> " +
+                   y.shape.str();
+          });
   require(ab.buffer != y.buffer || ab.offset + ab.bytes <= y.offset || y.offset + y.bytes <= ab.offset, "swiglu_fused",
           "y must not overlap ab");
   const uint32_t h = static_cast<uint32_t>(y.shape[1]);

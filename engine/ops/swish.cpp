@@ -7,8 +7,9 @@ namespace vkspec::ops {
 
 void swish(CommandStream& s, const TensorView& x, const TensorView& y) {
   require(x.dtype == DType::F32 && y.dtype == DType::F32, "swish", "tensors must be f32");
-  require(x.numel() == y.numel(), "swish", "sizes differ: " + x.shape.str() + " -> " + y.shape.str());
-  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "swish", "tensor too large: " + x.shape.str());
+  require(x.numel() == y.numel(), "swish", [&] { return "sizes differ: " + x.shape.str() + " -> " + y.shape.str(); });
+  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "swish",
+          [&] { return "tensor too large: " + x.shape.str(); });
   if (x.numel() == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
