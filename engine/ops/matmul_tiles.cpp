@@ -11,9 +11,10 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // GPUs: coalesced K-split GEMV, many small workgroups in flight, up to 40 rows (decoding, and
   // verification windows up to 19 with CFG); the tiled kernels beyond. Chosen from whole forwards
   // (bench --synthetic on H100 / H200, docs/perf.md), not from bench-ops' matmul-sweep: timed
-  // alone, the cooperative-matrix kernel matches GEMV at 34 rows (0.061 against 0.073 ms for
-  // 2304x768), yet a LlamaGen window-16 forward (34 rows) takes 3.55 ms (B) and 15.4 ms (XL) with
-  // GEMV against 5.8 and 27.5 with it; at 66 rows the tiled kernel wins (B 6.0 against 7.2 ms).
+  // alone, the cooperative-matrix kernel matches GEMV at 34 rows (0.050 against 0.073 ms for
+  // 2304x768), yet on one H200 a LlamaGen window-16 forward (34 rows) took 2.88 ms (B) and 13.5 ms
+  // (XL) with GEMV against 5.68 and 27.1 with it; at 66 rows the tiled kernel wins (B 5.93 against
+  // 6.57 ms). VKSPEC_GEMV_MAX_ROWS overrides this row's limit to repeat the comparison.
   // No broadcast kernel (it makes every lane stream its own weight rows, which defeats coalescing).
   static constexpr MatmulTiles kNvidia{"nvidia", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
   static constexpr MatmulTiles kAmd{"amd", 40, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
