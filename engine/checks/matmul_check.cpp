@@ -12,11 +12,17 @@ namespace {
 
 using ops::MatmulPath;
 
-CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path) {
-  const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
-                            " w " + dtype_name(wt);
+// path Auto: the device's choice. shape: a kernel shape other than the device's table row
+// (bench-ops' matmul-sweep times these; here they must compute the same product).
+CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path,
+                         const ops::MatmulShape& sh = {}) {
+  std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w " +
+                      dtype_name(wt);
+  if (sh.gemv_workgroup || sh.gemv_outputs)
+    shape = "wg " + std::to_string(sh.gemv_workgroup) + " rows " + std::to_string(sh.gemv_outputs) + " " + shape;
+  if (sh.coop_bk) shape = "bk " + std::to_string(sh.coop_bk) + " " + shape;
   // A forced kernel this device cannot run has nothing to compare; auto cases cover the device.
-  if (!ops::matmul_path_supported(ctx, path, m, k, wt))
+  if (!ops::matmul_path_supported(ctx, path, m, k, wt) || sh.gemv_workgroup > ctx.caps().max_workgroup_invocations)
     return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + shape};
   const auto x = random_floats(static_cast<size_t>(m * k), 11);
   auto w = random_floats(static_cast<size_t>(n * k), 12);
@@ -28,35 +34,12 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
   if (wt == DType::F16) w = round_to_half(w);
   const MatmulPath taken = path == MatmulPath::Auto ? ops::choose_matmul_path(ctx, m, k, wt) : path;
   CommandStream s(ctx);
-  ops::matmul(s, tx, tw, ty, path);
+  ops::matmul_with_shape(s, tx, tw, ty, path, sh);
   s.submit_and_wait();
   // f32 rounding in a K-long accumulation grows like sqrt(K).
   const double tol = (taken == MatmulPath::CoopMat ? 2e-3 : 2e-6) * std::max(1.0, std::sqrt(k / 1024.0));
   return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)), tol,
           std::string(ops::matmul_path_name(taken)) + " " + shape};
-}
-
-// A kernel shape other than the device's table row (bench-ops' matmul-sweep times these; here they
-// must compute the same product).
-CheckResult check_shape(Context& ctx, int64_t m, int64_t n, int64_t k, MatmulPath path, const ops::MatmulShape& sh) {
-  std::string what = path == MatmulPath::Gemv ? "gemv wg " + std::to_string(sh.gemv_workgroup) + " rows " +
-                                                    std::to_string(sh.gemv_outputs)
-                                              : std::string(ops::matmul_path_name(path)) + " bk " +
-                                                    std::to_string(sh.coop_bk);
-  what += " M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w f16";
-  if (!ops::matmul_path_supported(ctx, path, m, k, DType::F16) || sh.gemv_workgroup > ctx.caps().max_workgroup_invocations)
-    return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + what};
-  const auto x = random_floats(static_cast<size_t>(m * k), 16);
-  auto w = random_floats(static_cast<size_t>(n * k), 17);
-  Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
-  Tensor tw = upload_floats(ctx, w, DType::F16, {n, k}, "w");
-  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y");
-  w = round_to_half(w);
-  CommandStream s(ctx);
-  ops::matmul_with_shape(s, tx, tw, ty, path, sh);
-  s.submit_and_wait();
-  return {normalised_error(download_floats(ctx, ty), ref::matmul(x, w, m, n, k)),
-          (path == MatmulPath::CoopMat ? 2e-3 : 2e-6) * std::max(1.0, std::sqrt(k / 1024.0)), what};
 }
 
 // The FFN's gate and down projection in one call: fused into the matmul where the broadcast kernel
@@ -121,7 +104,7 @@ struct Register {
     for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
       RegisterOpCheck("matmul", "gemv wg" + std::to_string(wg) + " r" + std::to_string(rows) + " f16 2x301x136",
                       [wg = wg, rows = rows](Context& c) {
-                        return check_shape(c, 2, 301, 136, MatmulPath::Gemv, {wg, rows, 0});
+                        return check_matmul(c, 2, 301, 136, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
                       });
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
@@ -135,7 +118,9 @@ struct Register {
         RegisterOpCheck("matmul",
                         "coopmat bk" + std::to_string(bk) + " f16 " + std::to_string(sh.m) + "x" +
                             std::to_string(sh.n) + "x" + std::to_string(sh.k),
-                        [sh, bk](Context& c) { return check_shape(c, sh.m, sh.n, sh.k, MatmulPath::CoopMat, {0, 0, bk}); });
+                        [sh, bk](Context& c) {
+                          return check_matmul(c, sh.m, sh.n, sh.k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
+                        });
     for (const Shape3& sh : std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}})
       for (DType wt : {DType::F16, DType::F32})
         RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +

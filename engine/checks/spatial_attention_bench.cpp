@@ -18,7 +18,7 @@ BenchResult bench_attn(Context& ctx, int repeat, int64_t h, int64_t c) {
   Tensor tv = upload_floats(ctx, v, DType::F32, shape, "v"), to = ctx.tensor(DType::F32, shape, "out");
   const auto kern = ops::spatial_attention_default_kernel(ctx);
   BenchResult r;
-  r.kernel = kern.per_query && ctx.caps().subgroup_reduce
+  r.kernel = ops::spatial_attention_per_query(ctx, 1, h * h, kern)
                  ? "per query"
                  : std::to_string(kern.queries) + "x" + std::to_string(kern.keys) + (kern.subgroup_kv ? " sg" : "");
   r.flops = 4.0 * static_cast<double>(h * h) * static_cast<double>(h * h) * static_cast<double>(c);

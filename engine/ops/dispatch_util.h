@@ -1,5 +1,6 @@
 #pragma once
 // Helpers every op uses to size its grid and check its arguments.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -19,6 +20,13 @@ struct Grid {
 Grid grid_1d(const Context& ctx, uint64_t n, uint32_t wg);
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// The most subgroups a workgroup of wg invocations can hold: storage a shader keeps per subgroup
+// (shared partial sums) is sized for the smallest subgroup size the device may run.
+inline uint32_t max_subgroups_in(const DeviceCaps& caps, uint32_t wg) {
+  const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
+  return (wg + min_sg - 1) / min_sg;
+}
 
 // Whether two views share any byte of one buffer (ops that forbid aliasing check it).
 inline bool overlap(const TensorView& a, const TensorView& b) {

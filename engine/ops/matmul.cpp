@@ -75,9 +75,8 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
-  const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
-  const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
-  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups,
+  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs,
+                                                          max_subgroups_in(caps, wg),
                                                           d.f16 ? 1u : 0u, vector_width(d.k)});
   struct {
     uint32_t m, n, k, ldy, y_col0;

@@ -44,8 +44,7 @@ RowLayout row_layout(Context& ctx, int64_t rows) {
   RowLayout l;
   l.wg = ctx.default_workgroup_size();
   l.row_per_workgroup = !caps.cpu_driver;
-  const uint32_t min_sg = std::max<uint32_t>(caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size, 1);
-  l.max_subgroups = (l.wg + min_sg - 1) / min_sg;
+  l.max_subgroups = max_subgroups_in(caps, l.wg);
   const uint32_t per_group =
       l.row_per_workgroup ? 1 : std::max<uint32_t>(1, l.wg / std::max<uint32_t>(caps.max_subgroup_size, 1));
   l.grid = grid_1d(ctx, static_cast<uint64_t>(rows), per_group);

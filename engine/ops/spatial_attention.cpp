@@ -21,6 +21,33 @@ SpatialAttentionKernel spatial_attention_default_kernel(const Context& ctx) {
   return k;
 }
 
+namespace {
+
+// The per-query kernel's workgroup and score array (positions in steps of 64: a pipeline per
+// step, not per image size).
+struct PerQueryPlan {
+  uint32_t wg, max_hw, max_subgroups;
+};
+
+PerQueryPlan per_query_plan(const Context& ctx, int64_t hw) {
+  const DeviceCaps& caps = ctx.caps();
+  PerQueryPlan p;
+  p.wg = std::min(std::max<uint32_t>(64, std::max<uint32_t>(caps.subgroup_size, 1)), caps.max_workgroup_invocations);
+  p.max_hw = static_cast<uint32_t>((hw + 63) / 64 * 64);
+  p.max_subgroups = max_subgroups_in(caps, p.wg);
+  return p;
+}
+
+}  // namespace
+
+bool spatial_attention_per_query(const Context& ctx, int64_t n, int64_t hw, const SpatialAttentionKernel& kernel) {
+  const DeviceCaps& caps = ctx.caps();
+  if (!kernel.per_query || !caps.subgroup_reduce) return false;
+  const PerQueryPlan p = per_query_plan(ctx, hw);
+  return (uint64_t{p.max_hw} + p.max_subgroups) * 4 <= caps.max_shared_memory && hw <= caps.max_workgroup_count[0] &&
+         n <= caps.max_workgroup_count[1];
+}
+
 void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& k, const TensorView& v,
                        const TensorView& out, float scale) {
   spatial_attention(s, q, k, v, out, scale, spatial_attention_default_kernel(s.context()));
@@ -50,25 +77,15 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
 
   Context& ctx = s.context();
   const uint32_t sg = std::max<uint32_t>(ctx.caps().subgroup_size, 1);
-  if (kernel.per_query && ctx.caps().subgroup_reduce) {
-    // Score arrays in steps of 64 positions: a pipeline per step, not per image size.
-    const uint64_t max_hw = (static_cast<uint64_t>(hw) + 63) / 64 * 64;
-    const uint32_t wg = std::min(std::max<uint32_t>(64, sg), ctx.caps().max_workgroup_invocations);
-    const uint32_t min_sg = std::max<uint32_t>(ctx.caps().min_subgroup_size ? ctx.caps().min_subgroup_size : sg, 1);
-    const uint32_t max_subgroups = (wg + min_sg - 1) / min_sg;
-    const bool fits = (max_hw + max_subgroups) * 4 <= ctx.caps().max_shared_memory &&
-                      hw <= ctx.caps().max_workgroup_count[0] && n <= ctx.caps().max_workgroup_count[1];
-    if (fits) {
-      const Pipeline& p = ctx.pipeline(shaders::spatial_attention_rows,
-                                       {wg, static_cast<uint32_t>(max_hw), max_subgroups});
-      struct {
-        uint32_t hw, c, query_blocks;
-        float scale_log2;
-      } push{static_cast<uint32_t>(hw), static_cast<uint32_t>(c), static_cast<uint32_t>(hw),
-             scale * 1.4426950408889634f};
-      s.dispatch(p, {q, k, v, out}, push, static_cast<uint32_t>(hw), static_cast<uint32_t>(n));
-      return;
-    }
+  struct {
+    uint32_t hw, c, query_blocks;
+    float scale_log2;
+  } push{static_cast<uint32_t>(hw), static_cast<uint32_t>(c), static_cast<uint32_t>(hw), scale * 1.4426950408889634f};
+  if (spatial_attention_per_query(ctx, n, hw, kernel)) {  // a workgroup per query
+    const PerQueryPlan pq = per_query_plan(ctx, hw);
+    const Pipeline& p = ctx.pipeline(shaders::spatial_attention_rows, {pq.wg, pq.max_hw, pq.max_subgroups});
+    s.dispatch(p, {q, k, v, out}, push, static_cast<uint32_t>(hw), static_cast<uint32_t>(n));
+    return;
   }
   // The shared kernel also moves two channels per 64-bit access.
   const bool aligned = c % 2 == 0 && q.offset % 8 == 0 && k.offset % 8 == 0 && v.offset % 8 == 0 && out.offset % 8 == 0;
@@ -78,11 +95,7 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
   const uint32_t wg = ctx.caps().cpu_driver ? sg : std::max<uint32_t>(32, sg);
   const ShaderId shader = shared ? shaders::spatial_attention_shared : shaders::spatial_attention;
   const Pipeline& p = ctx.pipeline(shader, {wg, kernel.queries, kernel.keys, sg});
-  struct {
-    uint32_t hw, c, query_blocks;
-    float scale_log2;
-  } push{static_cast<uint32_t>(hw), static_cast<uint32_t>(c), ceil_div(static_cast<uint64_t>(hw), kernel.queries),
-         scale * 1.4426950408889634f};
+  push.query_blocks = ceil_div(static_cast<uint64_t>(hw), kernel.queries);
   const uint32_t gx = ceil_div(push.query_blocks, wg);
   require(gx <= ctx.caps().max_workgroup_count[0] && n <= ctx.caps().max_workgroup_count[1], "spatial_attention",
           [&] { return "grid exceeds the device's workgroup count limits: " + what(); });

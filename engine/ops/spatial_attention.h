@@ -27,6 +27,8 @@ struct SpatialAttentionKernel {
 };
 
 SpatialAttentionKernel spatial_attention_default_kernel(const Context& ctx);
+// Whether `kernel` runs as the per-query kernel for n images of hw positions on this device.
+bool spatial_attention_per_query(const Context& ctx, int64_t n, int64_t hw, const SpatialAttentionKernel& kernel);
 
 // scale <= 0 selects 1/sqrt(C).
 void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& k, const TensorView& v,
