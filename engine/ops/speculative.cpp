@@ -216,8 +216,7 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   require_neighbours(op, s.context(), neighbours, V, k);
   require(out.dtype == DType::F32 && out.shape == p.shape, op,
           [&] { return "out must be f32 " + p.shape.str() + ", got " + out.shape.str(); });
-  require(out.buffer != p.buffer || out.offset + out.bytes <= p.offset || p.offset + p.bytes <= out.offset, op,
-          "out must not overlap p");
+  require(!overlap(out, p), op, "out must not overlap p");
   require(std::isfinite(delta) && delta >= 0.0f, op,
           [&] { return "delta must be finite and >= 0, got " + std::to_string(delta); });
   if (n == 0) return;
