@@ -22,6 +22,11 @@ layout(constant_id = 3) const uint MIN_SG = 8;     // smallest subgroup size the
 // butterfly's shuffle distances and the broadcasts' lanes are known to the compiler: shuffles
 // instead of trips through memory on CPU drivers.
 layout(constant_id = 4) const uint FIXED_SG = 0;
+// Read another lane's softmax state by subgroupShuffle (CPU drivers: llvmpipe builds
+// subgroupBroadcast as a loop over the lanes in search of an active one, a shuffle to a constant
+// lane as one permute) or by subgroupBroadcast (GPUs: a scalar register read on AMD and Intel).
+layout(constant_id = 5) const bool SHUFFLE_READS = false;
+float lane_value(float x, uint l) { return SHUFFLE_READS ? subgroupShuffle(x, l) : subgroupBroadcast(x, l); }
 
 // A lane loads its cache elements in units of UNIT elements, one load component each: 64-bit
 // words where the device has int64 (lavapipe pays per load component, so wider is cheaper).
@@ -172,13 +177,13 @@ void main() {
       m = mn;
       [[unroll]] for (uint j = 0; j < QG; ++j) {
         if ((vis & (1u << j)) == 0u) continue;
-        const float cj = subgroupBroadcast(c, j * r), ej = subgroupBroadcast(e, j * r);
+        const float cj = lane_value(c, j * r), ej = lane_value(e, j * r);
         [[unroll]] for (uint i = 0; i < PPL; ++i) acc[j * PPL + i] = acc[j * PPL + i] * cj + ej * vv[i];
       }
     }
     [[unroll]] for (uint j = 0; j < QG; ++j) {
       const uint t = t0 + j;
-      const float lj = subgroupBroadcast(l, j * r), mj = subgroupBroadcast(m, j * r);
+      const float lj = lane_value(l, j * r), mj = lane_value(m, j * r);
       if (t >= q_end) continue;
       if (p.splits == 1u) {
         const float inv = lj > 0.0 ? 1.0 / lj : 0.0;

@@ -5,10 +5,10 @@
 // in order and only a strictly larger score replaces the best).
 // One invocation per position, z in registers; every invocation scans the same codes. With
 // SHARED_CODES defined to 1 the LANES lanes of a subgroup (LANES = gl_SubgroupSize, fixed at
-// pipeline creation) load each block of codes once between them and pass it round by subgroup
-// broadcast (CPU drivers load lane by lane); with 0 each invocation loads them.
+// pipeline creation) load each block of codes once between them and pass it round by shuffles to
+// constant lanes (CPU drivers load lane by lane); with 0 each invocation loads them.
 #if SHARED_CODES
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint E_DIM = 8;
@@ -42,7 +42,7 @@ void main() {
     }
     [[unroll]] for (uint i = 0; i < CODES; ++i)
       [[unroll]] for (uint d = 0; d < E_DIM; ++d)
-        ev[i][d] = subgroupBroadcast(mine[(i * E_DIM + d) / LANES], (i * E_DIM + d) % LANES);
+        ev[i][d] = subgroupShuffle(mine[(i * E_DIM + d) / LANES], (i * E_DIM + d) % LANES);
 #else
     [[unroll]] for (uint i = 0; i < CODES; ++i)
       [[unroll]] for (uint d = 0; d < E_DIM; ++d) ev[i][d] = codebook[min(c0 + i, p.n_e - 1) * E_DIM + d];

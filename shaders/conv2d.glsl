@@ -10,12 +10,13 @@
 //
 // The output-channel block is the same for a whole workgroup, so every invocation needs the same
 // weights. With SHARED_WEIGHTS the LANES lanes of a subgroup (LANES = gl_SubgroupSize, fixed at
-// pipeline creation) load them once between them and pass them round with subgroupBroadcast: CPU
-// drivers issue each buffer load lane by lane at tens of cycles per element, a broadcast is a
-// register extract. Without it every invocation loads its own (GPUs, where uniform loads are
-// cached and broadcasts cost ALU time).
+// pipeline creation) load them once between them and pass them round with subgroupShuffle to a
+// constant lane: CPU drivers issue each buffer load lane by lane at tens of cycles per element, a
+// shuffle is one vector permute (subgroupBroadcast is a loop over the lanes on llvmpipe). Without
+// it every invocation loads its own (GPUs, where uniform loads are cached and shuffles cost ALU
+// time).
 #if SHARED_WEIGHTS
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint KH = 3;
@@ -131,7 +132,7 @@ void main() {
           [[unroll]] for (uint kx = 0; kx < KW; ++kx) {
 #if SHARED_WEIGHTS
             const uint idx = (a * CO_BLOCK + r) * KW + kx;
-            const float wv = subgroupBroadcast(wr[idx / LANES], idx % LANES);
+            const float wv = subgroupShuffle(wr[idx / LANES], idx % LANES);
 #else
             const float wv = load_w(wco[r] + a * KK + wk + kx);
 #endif

@@ -2,19 +2,21 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_ARB_gpu_shader_int64 : require
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 // y[m, n] = sum_k x[m, k] * w[n, k] for CPU implementations (llvmpipe), where a storage-buffer
 // load is a scalar loop over the lanes, a texel fetch is one vector gather, and ALU work and
-// subgroupBroadcast run as SIMD (docs/perf.md, "What limits matmul on lavapipe"). So weights come
-// through a uniform texel buffer, 16 bytes a fetch, and activation loads are shared: a subgroup
-// owns TM activation rows, each lane loads one 64-bit pair of every row per K-chunk and
-// broadcasts it to the others, while each lane streams its own TN weight rows.
+// shuffles to a constant lane run as SIMD (docs/perf.md, "What limits matmul on lavapipe"). So
+// weights come through a uniform texel buffer, 16 bytes a fetch, and activation loads are shared:
+// a subgroup owns TM activation rows, each lane loads one 64-bit pair of every row per K-chunk and
+// the others read it by subgroupShuffle, while each lane streams its own TN weight rows.
+// (A shuffle, not subgroupBroadcast: llvmpipe builds a broadcast as a loop over the lanes in
+// search of an active one; docs/perf.md, "Lane reads on lavapipe".)
 // Needs K a multiple of 8 (f16 weights) or 4 (f32) so a weight row starts on a texel, a subgroup
 // size that is a multiple of 4 (f16) or 2 (f32), fixed at pipeline creation and equal to the
 // workgroup size (the host sizes the grid with it). The lane loops run to the workgroup size, a
-// specialization constant, so they unroll and every broadcast reads a constant lane: a shuffle,
-// where a lane index the compiler cannot see costs a trip through memory.
+// specialization constant, so they unroll and every shuffle reads a constant lane: one vector
+// permute, where a lane index the compiler cannot see costs a trip through memory.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TM = 8;  // activation rows per subgroup
 layout(constant_id = 2) const uint TN = 8;  // weight rows per lane
@@ -67,9 +69,9 @@ void main() {
       uvec4 wv[TN];
       [[unroll]] for (uint j = 0; j < TN; ++j) wv[j] = texelFetch(w16, int(wtex[j] + t));
       [[unroll]] for (uint i = 0; i < TM; ++i) {
-        const vec4 a = vec4(subgroupBroadcast(xp[i], q), subgroupBroadcast(xp[i], q + 1u));
+        const vec4 a = vec4(subgroupShuffle(xp[i], q), subgroupShuffle(xp[i], q + 1u));
         if (W_F16) {
-          const vec4 b = vec4(subgroupBroadcast(xp[i], q + 2u), subgroupBroadcast(xp[i], q + 3u));
+          const vec4 b = vec4(subgroupShuffle(xp[i], q + 2u), subgroupShuffle(xp[i], q + 3u));
           // Two sums of four, in order: the rounding of the 64-bit-load kernel this replaced.
           [[unroll]] for (uint j = 0; j < TN; ++j) {
             acc[i][j] += dot(a, f16x4(wv[j].x, wv[j].y));

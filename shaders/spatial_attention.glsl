@@ -8,14 +8,14 @@
 // Keys and values are the same for every invocation. Define before including:
 //   SHARED_KV  1: the LANES lanes of a subgroup (LANES = gl_SubgroupSize, fixed at pipeline
 //              creation) load each block's k and v elements once between them and pass them
-//              round with subgroupBroadcast (needs subgroup ballot); 0: each invocation loads
+//              round with subgroupShuffle to constant lanes (needs subgroup shuffle); 0: each invocation loads
 //              them (GPUs cache uniform loads).
 //   X_PAIRS    1: every tensor is read (and out written) two channels per 64-bit access (C even;
 //              needs shaderInt64).
 // Both exist for CPU drivers, which issue every buffer access lane by lane at the same cost per
-// lane for any width up to 64 bits, while a broadcast is a register extract.
+// lane for any width up to 64 bits, while a shuffle to a constant lane is one vector permute.
 #if SHARED_KV
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint QB = 4;
@@ -93,7 +93,7 @@ void main() {
       float mine[ROUNDS][CS];
       [[unroll]] for (uint t = 0; t < ROUNDS; ++t) LOAD(k, krow[t] + ch, mine[t]);
       [[unroll]] for (uint j = 0; j < KB; ++j)
-        [[unroll]] for (uint a = 0; a < CS; ++a) kv[j][a] = subgroupBroadcast(mine[j / LANES][a], j % LANES);
+        [[unroll]] for (uint a = 0; a < CS; ++a) kv[j][a] = subgroupShuffle(mine[j / LANES][a], j % LANES);
 #else
       [[unroll]] for (uint j = 0; j < KB; ++j) LOAD(k, krow[j] + ch, kv[j]);
 #endif
@@ -130,7 +130,7 @@ void main() {
       float mine[ROUNDS][CS];
       [[unroll]] for (uint t = 0; t < ROUNDS; ++t) LOAD(v, krow[t] + ch, mine[t]);
       [[unroll]] for (uint j = 0; j < KB; ++j)
-        [[unroll]] for (uint a = 0; a < CS; ++a) vv[j][a] = subgroupBroadcast(mine[j / LANES][a], j % LANES);
+        [[unroll]] for (uint a = 0; a < CS; ++a) vv[j][a] = subgroupShuffle(mine[j / LANES][a], j % LANES);
 #else
       [[unroll]] for (uint j = 0; j < KB; ++j) LOAD(v, krow[j] + ch, vv[j]);
 #endif

@@ -343,7 +343,7 @@ TEST_F(VulkanTest, GpuKernelsClearOnlyTheCpuKernelChoice) {
   Context gpu(instance, ctx().caps().index, o);
   EXPECT_FALSE(gpu.caps().cpu_driver);
   EXPECT_EQ(gpu.caps().device_type, ctx().caps().device_type);
-  EXPECT_EQ(gpu.caps().subgroup_broadcast, ctx().caps().subgroup_broadcast);
+  EXPECT_EQ(gpu.caps().subgroup_lane_reads, ctx().caps().subgroup_lane_reads);
   EXPECT_EQ(gpu.default_workgroup_size() % std::max(gpu.caps().max_subgroup_size, 1u), 0u);
   EXPECT_EQ(instance->validation_log().count(), 0u);
 }

@@ -164,8 +164,9 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
           kOp, [&] { return "grid exceeds the device's workgroup count limits for q " + q.str(); });
   const ShaderId shader = f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
                               : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
-  const uint32_t fixed_sg = caps.subgroup_broadcast ? caps.subgroup_size : 0;
-  const Pipeline& pipe = ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg});
+  const uint32_t fixed_sg = caps.subgroup_lane_reads ? caps.subgroup_size : 0;
+  const Pipeline& pipe =
+      ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg, caps.cpu_driver ? 1u : 0u});
   struct {
     uint32_t T, H, slots, kv_len, q_stride, q_offset, meta_batch_stride, words, has_bits, qblock, chunk, splits;
     float scale;

@@ -69,7 +69,7 @@ void codebook_quantize(CommandStream& s, const TensorView& latents, const Tensor
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
-  const bool shared = kernel.subgroup_codes && caps.subgroup_broadcast;
+  const bool shared = kernel.subgroup_codes && caps.subgroup_lane_reads;
   // Whole subgroups for the broadcasts; small groups so that a few hundred positions still
   // spread over every thread of a CPU driver.
   const uint32_t wg = std::max<uint32_t>(32, sg);

@@ -21,7 +21,7 @@ void codebook_lookup(CommandStream& s, const TensorView& ids, const TensorView& 
 void codebook_quantize(CommandStream& s, const TensorView& latents, const TensorView& codebook, const TensorView& ids);
 
 // With subgroup_codes the lanes of a subgroup load each block of codes once between them and
-// exchange them by subgroup broadcast (CPU drivers load lane by lane).
+// exchange them by shuffles to constant lanes (CPU drivers load lane by lane).
 struct CodebookQuantizeKernel {
   uint32_t codes = 4;  // codes per block, 1 to 16
   bool subgroup_codes = false;

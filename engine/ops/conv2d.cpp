@@ -40,7 +40,7 @@ Conv2dKernel conv2d_default_kernel(const Context& ctx, const Shape& weight, cons
   while (k.co_block < 16 && k.co_block < co) k.co_block *= 2;
   k.px_block = 8;
   const bool cpu = ctx.caps().cpu_driver;
-  k.subgroup_weights = cpu && ctx.caps().subgroup_broadcast;
+  k.subgroup_weights = cpu && ctx.caps().subgroup_lane_reads;
   k.x_pairs = cpu;
   // GPUs: each invocation walks every input channel serially, so a small layer in 16 x 8 blocks
   // is a few hundred long-running invocations on a machine that wants tens of thousands (an H100
@@ -102,7 +102,7 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
   require(co_block == 1 || co_block == 2 || co_block == 4 || co_block == 8 || co_block == 16 || co_block == 32,
           "conv2d", "co_block must be a power of two up to 32");
   require(px_block >= 1 && px_block <= 16, "conv2d", "px_block must be 1 to 16");
-  const bool shared = kernel.subgroup_weights && ctx.caps().subgroup_broadcast;
+  const bool shared = kernel.subgroup_weights && ctx.caps().subgroup_lane_reads;
   const uint32_t kh = static_cast<uint32_t>(weight.shape[2]), kw = static_cast<uint32_t>(weight.shape[3]);
   const bool pairs = shared && kernel.x_pairs && ctx.caps().shader_int64 && x.shape[3] % 2 == 0 && x.offset % 8 == 0;
   const ShaderId shader = pairs ? shaders::conv2d_shared_x64 : shared ? shaders::conv2d_shared : shaders::conv2d;

@@ -29,9 +29,9 @@ struct Conv2dParams {
 
 // How the work is split: each invocation computes co_block output channels x px_block pixels of
 // one output row. With subgroup_weights the lanes of a subgroup load the weights (the same for
-// all of them) once between them and exchange them with subgroup broadcasts: CPU drivers issue
-// buffer loads lane by lane, so this cuts the loads several-fold there; GPUs cache uniform loads
-// and would only pay for the broadcasts. Ignored without subgroup ballot in compute shaders.
+// all of them) once between them and exchange them with shuffles to constant lanes: CPU drivers
+// issue buffer loads lane by lane, so this cuts the loads several-fold there; GPUs cache uniform
+// loads and would only pay for the shuffles. Ignored without DeviceCaps::subgroup_lane_reads.
 struct Conv2dKernel {
   uint32_t co_block = 16;  // 1, 2, 4, 8, 16 or 32
   uint32_t px_block = 8;   // 1 to 16

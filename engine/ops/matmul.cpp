@@ -14,7 +14,7 @@ namespace {
 // a 16-byte texel (4 pairs of halves, 2 of floats) per weight row at a time.
 bool has_broadcast(const DeviceCaps& c, DType w) {
   const uint32_t pairs_per_texel = w == DType::F16 ? 4 : 2;
-  return c.shader_int64 && c.subgroup_broadcast && c.max_texel_buffer_elements && c.subgroup_size >= pairs_per_texel &&
+  return c.shader_int64 && c.subgroup_lane_reads && c.max_texel_buffer_elements && c.subgroup_size >= pairs_per_texel &&
          c.subgroup_size % pairs_per_texel == 0;
 }
 

@@ -9,7 +9,7 @@ namespace vkspec::ops {
 
 SpatialAttentionKernel spatial_attention_default_kernel(const Context& ctx) {
   SpatialAttentionKernel k;
-  if (ctx.caps().cpu_driver && ctx.caps().subgroup_broadcast) {
+  if (ctx.caps().cpu_driver && ctx.caps().subgroup_lane_reads) {
     // Larger blocks amortise each (lane-by-lane) load over more FMAs: on lavapipe 8 x 32 runs
     // twice as fast as 4 x 16 (37 vs 72 ms CPU at 16x16, C = 512).
     k.subgroup_kv = true;
@@ -89,7 +89,7 @@ void spatial_attention(CommandStream& s, const TensorView& q, const TensorView& 
   }
   // The shared kernel also moves two channels per 64-bit access.
   const bool aligned = c % 2 == 0 && q.offset % 8 == 0 && k.offset % 8 == 0 && v.offset % 8 == 0 && out.offset % 8 == 0;
-  const bool shared = kernel.subgroup_kv && ctx.caps().subgroup_broadcast && ctx.caps().shader_int64 && aligned;
+  const bool shared = kernel.subgroup_kv && ctx.caps().subgroup_lane_reads && ctx.caps().shader_int64 && aligned;
   // Whole subgroups, for the broadcasts. A CPU driver runs each workgroup on one thread and 16x16
   // positions make only 32 query blocks: one subgroup per workgroup there.
   const uint32_t wg = ctx.caps().cpu_driver ? sg : std::max<uint32_t>(32, sg);

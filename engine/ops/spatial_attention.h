@@ -13,7 +13,7 @@ namespace vkspec::ops {
 
 // Each invocation owns `queries` query rows and walks the keys `keys` at a time (queries x keys
 // scores in registers). With subgroup_kv the lanes of a subgroup load each key/value element
-// once between them and exchange them by subgroup broadcast, and every access moves two channels
+// once between them and exchange them by shuffles to constant lanes, and every access moves two channels
 // in 64 bits (CPU drivers load lane by lane, at a cost per access); it needs C even, shaderInt64
 // and subgroup ballot in compute shaders, and is ignored otherwise.
 struct SpatialAttentionKernel {

@@ -213,8 +213,8 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   c.coopmat_f16_16x16x16 = c.cooperative_matrix_nv && c.shader_float16 && has_coopmat_nv_16x16x16_f16(pd);
   c.subgroup_reduce = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic;
   const bool fixed_size = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
-  c.subgroup_broadcast = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && fixed_size &&
-                         c.subgroup_size >= 1;
+  c.subgroup_lane_reads = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && c.subgroup_shuffle &&
+                          fixed_size && c.subgroup_size >= 1;
   c.cpu_driver = c.device_type == "cpu";
   return c;
 }

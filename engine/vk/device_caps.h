@@ -67,9 +67,12 @@ struct DeviceCaps {
   bool coopmat_f16_16x16x16 = false;
   // Subgroup reductions (subgroupAdd, subgroupMax, ...) in compute shaders.
   bool subgroup_reduce = false;
-  // Lanes can be addressed by a specialization constant and broadcast from: ballot operations in
-  // compute shaders and one subgroup size for every pipeline.
-  bool subgroup_broadcast = false;
+  // A kernel can read another lane's value at a lane it knows at pipeline creation: shuffle and
+  // ballot operations in compute shaders and one subgroup size for every pipeline. The CPU
+  // kernels read lanes with subgroupShuffle, not subgroupBroadcast: llvmpipe builds a broadcast
+  // as a loop over the lanes looking for an active one (about 45 instructions a read), a shuffle
+  // to a constant lane as one vector permute (docs/perf.md, "Lane reads on lavapipe").
+  bool subgroup_lane_reads = false;
   // A CPU implementation (lavapipe): each workgroup runs on one thread with its subgroups taking
   // turns at every barrier, and loads cost per lane and component; kernels then take one subgroup
   // per workgroup, lane-broadcast variants and about two workgroups per CPU thread. Read only to
