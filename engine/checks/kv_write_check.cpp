@@ -13,20 +13,9 @@ CheckResult check_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, int64_
                            bool per_batch_slots) {
   const int64_t width = H * Dh;
   const auto qkv = random_floats(static_cast<size_t>(B * T * 3 * width), 61);
-  auto kc = random_floats(static_cast<size_t>(B * S * width), 62), vc = random_floats(kc.size(), 63);
-  if (dt == DType::F16) {
-    kc = round_to_half(kc);
-    vc = round_to_half(vc);
-  }
-  std::mt19937_64 rng(64);
-  std::vector<uint32_t> slots;
-  for (int64_t b = 0; b < (per_batch_slots ? B : 1); ++b) {
-    std::vector<uint32_t> perm(static_cast<size_t>(S));
-    for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<uint32_t>(i);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    slots.insert(slots.end(), perm.begin(), perm.begin() + T);
-  }
-  slots[slots.size() / 2] = static_cast<uint32_t>(S + 5);
+  KvWriteCase c = random_kv_write_case(B, T, S, width, dt, per_batch_slots, 62);
+  std::vector<float>&kc = c.k_cache, &vc = c.v_cache;
+  const std::vector<uint32_t>& slots = c.slots;
   Tensor tqkv = upload_floats(ctx, qkv, DType::F32, {B * T, 3 * width}, "qkv");
   Tensor tk = upload_floats(ctx, kc, dt, {B, S, H, Dh}, "k cache"),
          tv = upload_floats(ctx, vc, dt, {B, S, H, Dh}, "v cache");

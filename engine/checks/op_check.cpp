@@ -1,5 +1,6 @@
 #include "engine/checks/op_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -64,6 +65,26 @@ std::vector<float> round_to_half(const std::vector<float>& v) {
   std::vector<float> r(v.size());
   for (size_t i = 0; i < v.size(); ++i) r[i] = half_to_float(float_to_half(v[i]));
   return r;
+}
+
+KvWriteCase random_kv_write_case(int64_t B, int64_t T, int64_t S, int64_t width, DType dt, bool per_batch_slots,
+                                 uint64_t seed) {
+  KvWriteCase c{random_floats(static_cast<size_t>(B * S * width), seed),
+                random_floats(static_cast<size_t>(B * S * width), seed + 1),
+                {}};
+  if (dt == DType::F16) {
+    c.k_cache = round_to_half(c.k_cache);
+    c.v_cache = round_to_half(c.v_cache);
+  }
+  std::mt19937_64 rng(seed + 2);
+  for (int64_t b = 0; b < (per_batch_slots ? B : 1); ++b) {
+    std::vector<uint32_t> perm(static_cast<size_t>(S));
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<uint32_t>(i);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    c.slots.insert(c.slots.end(), perm.begin(), perm.begin() + T);
+  }
+  c.slots[c.slots.size() / 2] = static_cast<uint32_t>(S + 5);
+  return c;
 }
 
 }  // namespace vkspec

@@ -48,4 +48,14 @@ std::vector<float> download_floats(Context& ctx, const Tensor& t);
 // Rounds through f16 and back, so the CPU reference sees exactly what the GPU reads.
 std::vector<float> round_to_half(const std::vector<float>& v);
 
+// KV-cache write test data: caches [B, S, H * Dh] of random values (through f16 for f16 caches),
+// and cache slots for T new tokens, [T] or per batch row [B, T], distinct within a row, with one
+// slot past S (which the op must skip). Seeds seed, seed + 1 and seed + 2.
+struct KvWriteCase {
+  std::vector<float> k_cache, v_cache;
+  std::vector<uint32_t> slots;
+};
+KvWriteCase random_kv_write_case(int64_t B, int64_t T, int64_t S, int64_t width, DType dt, bool per_batch_slots,
+                                 uint64_t seed);
+
 }  // namespace vkspec

@@ -4,7 +4,6 @@
 #include "engine/ops/kv_write.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/rms_norm.h"
-#include "engine/ops/rope.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -49,12 +48,10 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   const TensorView attn = a.attn.view().rows(0, R), ffn_in = a.ffn_in.view().rows(0, R);
   const TensorView ffn_hidden = a.ffn_hidden.view().rows(0, R);
   const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
-  const ops::HeadRows qk = ops::HeadRows::columns(qkv, 0, 2 * nh, hd);
   const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
   const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
   ops::matmul(s, in, L.wqkv, qkv);
-  ops::rope_2d(s, qk, qk, batch.rope_positions(), rope_table);
-  ops::kv_write(s, k, v, B, batch.slots(), cache.k(l), cache.v(l));
+  ops::rope_2d_kv_write(s, q, k, v, B, batch.rope_positions(), rope_table, batch.slots(), cache.k(l), cache.v(l));
   ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws);
   ops::matmul(s, attn, L.wo, xn);
   ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg.norm_eps);

@@ -1,6 +1,7 @@
 #pragma once
 // Writes the k and v rows of new tokens into KV-cache slots (after RoPE), for attention.
 #include "engine/ops/head_rows.h"
+#include "engine/ops/rope.h"
 
 namespace vkspec::ops {
 
@@ -13,5 +14,13 @@ namespace vkspec::ops {
 // skipped rather than written out of bounds.
 void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t batch, const TensorView& slots,
               const TensorView& k_cache, const TensorView& v_cache);
+
+// rope_2d(q, q) and rope_2d(k, k) (positions, table as there), then kv_write(k, v, ...) in one
+// dispatch, with the same results bit for bit (shaders/rope_2d.glsl and kv_store.glsl are shared):
+// a transformer layer's RoPE and cache write. q, k and v: equal tokens, heads and head_dim, in one
+// buffer or several but with no element in common.
+void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t batch,
+                      const TensorView& positions, const TensorView& table, const TensorView& slots,
+                      const TensorView& k_cache, const TensorView& v_cache);
 
 }  // namespace vkspec::ops

@@ -38,13 +38,8 @@ Tensor rope_2d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base) 
   return table;
 }
 
-void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const TensorView& positions,
-             const TensorView& table) {
-  const char* op = "rope_2d";
+void check_rope_2d_args(const char* op, const HeadRows& x, const TensorView& positions, const TensorView& table) {
   x.validate(op, "x");
-  y.validate(op, "y");
-  require(x.tokens == y.tokens && x.heads == y.heads && x.head_dim == y.head_dim, op,
-          [&] { return "x " + x.str() + " and y " + y.str() + " differ"; });
   require(x.head_dim % 4 == 0, op,
           [&] { return "head_dim must be a multiple of 4, got " + std::to_string(x.head_dim); });
   require(positions.dtype == DType::I32 || positions.dtype == DType::U32, op, "positions must be i32 or u32");
@@ -59,6 +54,15 @@ void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const Tenso
           op, [&] {
             return "table must be f32 [n_pos, " + std::to_string(x.head_dim / 4) + ", 2], got " + table.shape.str();
           });
+}
+
+void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const TensorView& positions,
+             const TensorView& table) {
+  const char* op = "rope_2d";
+  check_rope_2d_args(op, x, positions, table);
+  y.validate(op, "y");
+  require(x.tokens == y.tokens && x.heads == y.heads && x.head_dim == y.head_dim, op,
+          [&] { return "x " + x.str() + " and y " + y.str() + " differ"; });
   const bool same_buffer = x.data.buffer == y.data.buffer;
   require(!same_buffer ||
               (x.data.offset == y.data.offset && x.row_stride == y.row_stride && x.col_offset == y.col_offset) ||

@@ -34,4 +34,8 @@ Tensor rope_2d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base =
 void rope_2d(CommandStream& s, const HeadRows& x, const HeadRows& y, const TensorView& positions,
              const TensorView& table);
 
+// rope_2d's checks of x (the rows it rotates), positions and table, for the ops that fuse it;
+// throws naming op.
+void check_rope_2d_args(const char* op, const HeadRows& x, const TensorView& positions, const TensorView& table);
+
 }  // namespace vkspec::ops

@@ -1,0 +1,74 @@
+#include <random>
+
+#include "engine/checks/op_check.h"
+#include "engine/ops/kv_write.h"
+#include "engine/ops/rope.h"
+
+namespace vkspec {
+namespace {
+
+// The fused op against rope_2d + rope_2d + kv_write on the same inputs (each checked against the
+// CPU reference in its own file): the qkv matrix afterwards and both caches must match bit for
+// bit. q, k, v are columns of one qkv [B * T, 3 * H * Dh] as in the GPT; caches start random and
+// one slot is out of range (skipped).
+CheckResult check_rope_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, int64_t H, int64_t Dh, DType dt,
+                                bool per_batch_slots) {
+  const int64_t width = H * Dh, grid = 16;
+  const auto qkv = random_floats(static_cast<size_t>(B * T * 3 * width), 71);
+  const KvWriteCase c = random_kv_write_case(B, T, S, width, dt, per_batch_slots, 72);
+  const std::vector<float>&kc = c.k_cache, &vc = c.v_cache;
+  const std::vector<uint32_t>& slots = c.slots;
+  std::mt19937_64 rng(75);
+  std::vector<int32_t> pos;  // random positions, the condition token (flag) among them
+  for (int64_t t = 0; t < T; ++t) {
+    const ops::RopePosition r =
+        ops::llamagen_position(static_cast<int64_t>(rng() % static_cast<uint64_t>(1 + grid * grid)), 1, grid);
+    pos.insert(pos.end(), {r.row, r.col, r.flag});
+  }
+  Tensor tp = ctx.tensor(DType::I32, {T, 3}, "positions");
+  ctx.upload(tp, pos.data(), pos.size() * 4);
+  Tensor table = ops::rope_2d_table(ctx, Dh, grid);
+  Tensor ts = ctx.tensor(DType::U32, {static_cast<int64_t>(slots.size())}, "slots");
+  ctx.upload(ts, slots.data(), slots.size() * 4);
+
+  struct Out {
+    std::vector<float> qkv;
+    std::vector<uint32_t> k, v;
+  };
+  auto run = [&](bool fused) {
+    Tensor tqkv = upload_floats(ctx, qkv, DType::F32, {B * T, 3 * width}, "qkv");
+    Tensor tk = upload_floats(ctx, kc, dt, {B, S, H, Dh}, "k cache"),
+           tv = upload_floats(ctx, vc, dt, {B, S, H, Dh}, "v cache");
+    const auto q = ops::HeadRows::columns(tqkv, 0, H, Dh), k = ops::HeadRows::columns(tqkv, width, H, Dh),
+               v = ops::HeadRows::columns(tqkv, 2 * width, H, Dh);
+    CommandStream s(ctx);
+    if (fused) {
+      ops::rope_2d_kv_write(s, q, k, v, B, tp, table, ts, tk, tv);
+    } else {
+      ops::rope_2d(s, q, q, tp, table);
+      ops::rope_2d(s, k, k, tp, table);
+      ops::kv_write(s, k, v, B, ts, tk, tv);
+    }
+    s.submit_and_wait();
+    Out o{download_floats(ctx, tqkv), std::vector<uint32_t>(static_cast<size_t>(tk.bytes() / 4)),
+          std::vector<uint32_t>(static_cast<size_t>(tv.bytes() / 4))};
+    ctx.download(tk, o.k.data(), tk.bytes());
+    ctx.download(tv, o.v.data(), tv.bytes());
+    return o;
+  };
+  const Out a = run(false), b = run(true);
+  const double err = std::max(normalised_error(b.qkv, a.qkv), a.k == b.k && a.v == b.v ? 0.0 : 1.0);
+  return {err, 0.0,
+          "B=" + std::to_string(B) + " T=" + std::to_string(T) + " S=" + std::to_string(S) + " H=" + std::to_string(H) +
+              " Dh=" + std::to_string(Dh) + " " + dtype_name(dt) + " against rope_2d + kv_write"};
+}
+
+VKSPEC_OP_CHECK("rope_2d_kv_write", "B=1 T=1 S=3 H=1 Dh=4 f32",
+                [](Context& c) { return check_rope_kv_write(c, 1, 1, 3, 1, 4, DType::F32, false); });
+VKSPEC_OP_CHECK("rope_2d_kv_write", "B=2 T=17 S=300 H=4 Dh=64 f16",
+                [](Context& c) { return check_rope_kv_write(c, 2, 17, 300, 4, 64, DType::F16, false); });
+VKSPEC_OP_CHECK("rope_2d_kv_write", "B=2 T=16 S=40 H=5 Dh=100 f32 per-batch slots",
+                [](Context& c) { return check_rope_kv_write(c, 2, 16, 40, 5, 100, DType::F32, true); });
+
+}  // namespace
+}  // namespace vkspec
