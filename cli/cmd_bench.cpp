@@ -252,7 +252,10 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
   }
   // Long runs (the soak in docs/reliability.md) read these to see that nothing grows.
   if (std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.memory_known; })) {
-    std::printf("\nmemory after each run (RSS / device in use, MiB):");
+    // Interleaved runs finish together, so each one's figure is the end of the command's.
+    const bool interleaved = h.extra.is_object() && h.extra.value("order", "") == "interleaved";
+    std::printf(interleaved ? "\nmemory at the end of the interleaved runs (RSS / device in use, MiB):"
+                            : "\nmemory after each run (RSS / device in use, MiB):");
     for (const auto& r : results)
       if (r.memory_known) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
     std::printf("\n");
@@ -494,26 +497,32 @@ struct BenchWorker : ModelWorker {
 }  // namespace
 
 std::vector<OptionSection> bench_sections() {
-  std::vector<OptionSection> s = {{"", "", {
-      {"--methods", "M1,M2,...", "the methods to compare (default ar; ar gives the speedups)"},
-      {"--images", "N", "images per method (default 10; with --shard, of all shards together)"},
-      {"--seed", "S", "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
-      frontend::shard_option(),
-      {"--warmup", "N", "untimed images per method first (default 1)"},
-      {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
-      {"--json", "FILE", "also write every result as JSON"},
-      {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
-      {"--iterations", "",
-       "Jacobi window methods (sjd, scd-mc, scd-gs, lantern): per visit of a position, how often its next draft "
-       "equals this one (collision) and the share accepted; of the images generated, not of resumed ones"},
-      {"--precision-recall", "", "also precision and recall against the test set (k = 3 neighbours, O(N^2))"},
-      {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
-      {"--report", "DIR|FILE[,...]",
-       "no generation: one table from the sample files of earlier --samples runs (with --npz/--out-dir: their "
-       "images); fails naming the missing seeds and shards when a run is incomplete"},
-      {"--allow-partial", "", "--report: a table of what there is when seeds are missing (still named, on stderr)"},
-      {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
-      frontend::classifier_option()}}};
+  std::vector<OptionSection> s = {
+      {"",
+       "",
+       {{"--methods", "M1,M2,...", "the methods to compare (default ar; ar gives the speedups)"},
+        {"--images", "N", "images per method (default 10; with --shard, of all shards together)"},
+        {"--seed", "S",
+         "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
+        frontend::shard_option(),
+        {"--warmup", "N", "untimed images per method first (default 1)"},
+        {"--order", "interleaved|sequential",
+         "interleaved (default): image i of every method before image i + 1 of any, so the machine's load "
+         "changes reach every method alike (fair wall-clock ratios); sequential: one method after another"},
+        {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
+        {"--json", "FILE", "also write every result as JSON"},
+        {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
+        {"--iterations", "",
+         "Jacobi window methods (sjd, scd-mc, scd-gs, lantern): per visit of a position, how often its next draft "
+         "equals this one (collision) and the share accepted; of the images generated, not of resumed ones"},
+        {"--precision-recall", "", "also precision and recall against the test set (k = 3 neighbours, O(N^2))"},
+        {"--samples", "DIR", "keep every image's record in DIR and resume from what it holds"},
+        {"--report", "DIR|FILE[,...]",
+         "no generation: one table from the sample files of earlier --samples runs (with --npz/--out-dir: their "
+         "images); fails naming the missing seeds and shards when a run is incomplete"},
+        {"--allow-partial", "", "--report: a table of what there is when seeds are missing (still named, on stderr)"},
+        {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
+        frontend::classifier_option()}}};
   frontend::append_options(s[0].options, sample_output_options(true));
   frontend::append_options(s[0].options, device_pool_options());
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
@@ -528,7 +537,8 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--samples", "--devices"})
+    for (const char* f :
+         {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--order", "--samples", "--devices"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     if (ap.flag("--iterations"))
       throw Error("bench --report: --iterations needs every step of an image, which sample files do not keep");
@@ -546,6 +556,9 @@ int cmd_bench(const Args& args) {
   }
   const int64_t run_images = ap.get_int("--images", 10, 1, 100000);
   const int64_t warmup = ap.get_int("--warmup", 1, 0, 100);
+  const std::string order = ap.get_or("--order", "interleaved");
+  if (order != "interleaved" && order != "sequential")
+    throw Error("bench: --order must be interleaved or sequential, got " + order);
   const uint64_t run_seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   // --shard: this command makes the seed range [seed, seed + images) of the run's; everything below
   // (sample file, resume, table, outputs) is that of `--seed seed --images images`, and the sample
@@ -630,120 +643,164 @@ int cmd_bench(const Args& args) {
     if (dataset != "none")
       reference = on_worker0([&](Context& ctx, BenchWorker&) { return fashion_mnist_test_reference(ctx, classifier, dataset); });
   }
-  std::vector<RunResult> results;
-  for (size_t run_index = 0; run_index < runs.size(); ++run_index) {
-    const Run& run = runs[run_index];
-    const std::string label = run_label(run);
-    // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed
-    // range over several commands draws the same images.
-    auto inputs = [&](uint64_t image_seed) {
-      StrategyInputs in;
-      in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes)));
-      in.seed = image_seed;
-      in.sampler = ss;
-      in.options = run.options;
-      in.profile = profile;
-      return in;
-    };
+  // One run's generation in progress: its result, the images still to make and those made but
+  // not yet judged, and its share of the wall-clock.
+  struct RunState {
     RunResult r;
-    r.run = run;
-    SampleSet& set = r.samples;
-    set = std::move(resumed[run_index]);
-    const std::string& file = files[run_index];
+    std::string label, file;
+    ShardedRun todo;
+    int64_t jacobi_window = 0;
+    std::vector<size_t> unjudged;  // records waiting for the judge's batch
+    double seconds = 0;            // generating this run's images
+  };
+  std::vector<RunState> states(runs.size());
+  // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed range
+  // over several commands draws the same images.
+  auto inputs = [&](const Run& run, uint64_t image_seed) {
+    StrategyInputs in;
+    in.condition =
+        std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg.num_classes)));
+    in.seed = image_seed;
+    in.sampler = ss;
+    in.options = run.options;
+    in.profile = profile;
+    return in;
+  };
+  size_t longest = 0, total = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunState& st = states[i];
+    st.r.run = runs[i];
+    st.label = run_label(runs[i]);
+    st.file = files[i];
+    SampleSet& set = st.r.samples;
+    set = std::move(resumed[i]);
     std::set<uint64_t> have;
     for (const ImageRecord& im : set.images) have.insert(im.seed);
     if (!set.images.empty())
-      std::fprintf(stderr, "bench: %s: %zu images already in %s\n", label.c_str(), set.images.size(), file.c_str());
-    ShardedRun todo;
-    todo.method = run.method;
+      std::fprintf(stderr, "bench: %s: %zu images already in %s\n", st.label.c_str(), set.images.size(),
+                   st.file.c_str());
+    st.todo.method = runs[i].method;
     // --iterations reads each image's steps, so those images keep their events.
-    const int64_t jacobi_window = find_strategy(run.method).jacobi_window_for(run.options);
-    if (ap.flag("--iterations") && jacobi_window > 0) {
-      r.iterations.emplace();
-      todo.keep_events = true;
+    st.jacobi_window = find_strategy(runs[i].method).jacobi_window_for(runs[i].options);
+    if (ap.flag("--iterations") && st.jacobi_window > 0) {
+      st.r.iterations.emplace();
+      st.todo.keep_events = true;
     }
-    for (int64_t i = 0; i < images; ++i)
-      if (!have.count(seed + static_cast<uint64_t>(i))) todo.inputs.push_back(inputs(seed + static_cast<uint64_t>(i)));
-    // Untimed images first, on every device: pipelines are compiled on first use.
-    if (!todo.inputs.empty()) {
-      std::vector<StrategyInputs> warm;
-      for (int64_t i = 0; i < warmup; ++i) warm.push_back(inputs(seed + static_cast<uint64_t>(images + i)));
-      warm_up(pool, run.method, warm);
-    }
-    std::optional<Progress> progress;
-    const std::string of_runs = " (run " + std::to_string(run_index + 1) + "/" + std::to_string(runs.size()) + ")";
-    if (!todo.inputs.empty()) progress.emplace("bench " + label + of_runs, static_cast<int64_t>(todo.inputs.size()));
-    todo.on_finished = [&](size_t) { progress->image_done(); };
-    std::vector<size_t> unjudged;  // records waiting for the judge's batch
-    auto judge_and_save = [&]() {
-      if (judged && !unjudged.empty()) {
-        const Verdict v = on_worker0([&](Context&, BenchWorker& w) {
-          for (size_t j : unjudged) w.judge->add(set.images[j].tokens, set.images[j].class_id);
-          return w.judge->take();
-        });
-        for (size_t j = 0; j < unjudged.size(); ++j) {
-          ImageRecord& im = set.images[unjudged[j]];
-          im.predicted = v.predicted[j];
-          im.features.assign(v.features.begin() + static_cast<std::ptrdiff_t>(j * v.feature_dim),
-                             v.features.begin() + static_cast<std::ptrdiff_t>((j + 1) * v.feature_dim));
-        }
-      }
-      unjudged.clear();
-      if (!file.empty()) write_sample_set(file, set);
-    };
-    // Images come back in seed order whichever device made them; records are saved a judge's batch
-    // at a time, and on a failure whatever finished is judged and saved before the error shows.
-    const auto started = std::chrono::steady_clock::now();
-    try {
-      generate_sharded(pool, todo, [&](size_t, ShardedImage&& done) {
-        Generation& g = done.generation;
-        if (profile) r.kernels.add(g);
-        if (r.iterations) r.iterations->add(jacobi_iteration_stats(g.events, jacobi_window, cfg.image_tokens()));
-        ImageRecord im;
-        im.busy_ms = done.busy_ms;
-        im.work = done.work;
-        im.seed = g.seed;
-        im.class_id = g.class_id;
-        im.nfe = g.nfe;
-        im.draft_forwards = g.draft_forwards;
-        im.head_forwards = g.head_forwards;
-        for (int k = 0; k < ImageRecord::kStageCount; ++k) {
-          auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
-          im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
-        }
-        im.islands = g.islands;
-        im.wall_ms = g.wall_ms;
-        im.device_ms = g.device_ms;
-        im.tokens = std::move(g.tokens);
-        unjudged.push_back(set.images.size());
-        set.images.push_back(std::move(im));
-        if (static_cast<int64_t>(unjudged.size()) == ImageJudge::kBatch) judge_and_save();
+    for (int64_t k = 0; k < images; ++k)
+      if (!have.count(seed + static_cast<uint64_t>(k)))
+        st.todo.inputs.push_back(inputs(runs[i], seed + static_cast<uint64_t>(k)));
+    longest = std::max(longest, st.todo.inputs.size());
+    total += st.todo.inputs.size();
+  }
+  auto judge_and_save = [&](RunState& st) {
+    SampleSet& set = st.r.samples;
+    if (judged && !st.unjudged.empty()) {
+      const Verdict v = on_worker0([&](Context&, BenchWorker& w) {
+        for (size_t j : st.unjudged) w.judge->add(set.images[j].tokens, set.images[j].class_id);
+        return w.judge->take();
       });
-    } catch (...) {
-      if (progress) progress->finish();
-      save_after_failure(set, unjudged, file, judge_and_save);
-      throw;
+      for (size_t j = 0; j < st.unjudged.size(); ++j) {
+        ImageRecord& im = set.images[st.unjudged[j]];
+        im.predicted = v.predicted[j];
+        im.features.assign(v.features.begin() + static_cast<std::ptrdiff_t>(j * v.feature_dim),
+                           v.features.begin() + static_cast<std::ptrdiff_t>((j + 1) * v.feature_dim));
+      }
     }
+    st.unjudged.clear();
+    if (!st.file.empty()) write_sample_set(st.file, set);
+  };
+  // Untimed images first, every run's, on every device: pipelines are compiled on first use.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (states[i].todo.inputs.empty()) continue;
+    std::vector<StrategyInputs> warm;
+    for (int64_t k = 0; k < warmup; ++k) warm.push_back(inputs(runs[i], seed + static_cast<uint64_t>(images + k)));
+    warm_up(pool, runs[i].method, warm);
+  }
+  // Interleaved (the default): a round makes the next image of every run in turn (one per device),
+  // so a change in the machine's load during the command reaches every method alike and the
+  // wall-clock ratios against ar stay fair on a shared machine; sequential: one run after another.
+  const bool interleaved = order == "interleaved" && runs.size() > 1;
+  const size_t round = interleaved ? std::max<size_t>(pool.size(), 1) : std::max<size_t>(longest, 1);
+  std::optional<Progress> progress;
+  if (interleaved && total > 0)
+    progress.emplace("bench " + std::to_string(runs.size()) + " runs, interleaved", static_cast<int64_t>(total));
+  try {
+    for (size_t first = 0; first < longest; first += round) {
+      for (size_t i = 0; i < runs.size(); ++i) {
+        RunState& st = states[i];
+        if (first >= st.todo.inputs.size()) continue;
+        ShardedRun part;
+        part.method = st.todo.method;
+        part.keep_events = st.todo.keep_events;
+        part.inputs.assign(
+            st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(first),
+            st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(std::min(first + round, st.todo.inputs.size())));
+        if (!interleaved)
+          progress.emplace(
+              "bench " + st.label + " (run " + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + ")",
+              static_cast<int64_t>(part.inputs.size()));
+        part.on_finished = [&](size_t) { progress->image_done(); };
+        // Images come back in seed order whichever device made them; records are saved a judge's
+        // batch at a time, and on a failure whatever finished is judged and saved before the error shows.
+        const auto started = std::chrono::steady_clock::now();
+        generate_sharded(pool, part, [&](size_t, ShardedImage&& done) {
+          Generation& g = done.generation;
+          if (profile) st.r.kernels.add(g);
+          if (st.r.iterations)
+            st.r.iterations->add(jacobi_iteration_stats(g.events, st.jacobi_window, cfg.image_tokens()));
+          ImageRecord im;
+          im.busy_ms = done.busy_ms;
+          im.work = done.work;
+          im.seed = g.seed;
+          im.class_id = g.class_id;
+          im.nfe = g.nfe;
+          im.draft_forwards = g.draft_forwards;
+          im.head_forwards = g.head_forwards;
+          for (int k = 0; k < ImageRecord::kStageCount; ++k) {
+            auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
+            im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
+          }
+          im.islands = g.islands;
+          im.wall_ms = g.wall_ms;
+          im.device_ms = g.device_ms;
+          im.tokens = std::move(g.tokens);
+          st.unjudged.push_back(st.r.samples.images.size());
+          st.r.samples.images.push_back(std::move(im));
+          if (static_cast<int64_t>(st.unjudged.size()) == ImageJudge::kBatch) judge_and_save(st);
+        });
+        st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (!interleaved) progress->finish();
+      }
+    }
+  } catch (...) {
     if (progress) progress->finish();
-    if (!todo.inputs.empty())
-      r.images_per_s = static_cast<double>(todo.inputs.size()) /
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    judge_and_save();
+    for (RunState& st : states) save_after_failure(st.r.samples, st.unjudged, st.file, [&] { judge_and_save(st); });
+    throw;
+  }
+  if (progress) progress->finish();
+  std::vector<RunResult> results;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunState& st = states[i];
+    RunResult& r = st.r;
+    if (!st.todo.inputs.empty()) r.images_per_s = static_cast<double>(st.todo.inputs.size()) / st.seconds;
+    judge_and_save(st);
     // The table covers the requested seeds (a file may hold more from an earlier, longer command).
-    SampleSet shown{set.meta, {}, {}};
-    for (const ImageRecord& im : set.images)
+    SampleSet shown{r.samples.meta, {}, {}};
+    for (const ImageRecord& im : r.samples.images)
       if (im.seed >= seed && im.seed < seed + static_cast<uint64_t>(images)) shown.images.push_back(im);
     r.sum = summarize_samples(shown);
-    set.images.clear();
+    r.samples.images.clear();
     // Worker 0's device memory (and the process's RSS).
     r.memory = on_worker0([](Context& ctx, BenchWorker&) { return memory_report(ctx); });
     r.memory_known = true;
     // The table comes at the end; a line per finished run shows progress in logs of long runs.
-    std::fprintf(stderr, "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s images/s on %zu device(s), %s\n",
-                 label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
+    std::fprintf(stderr,
+                 "bench: %s: %lld images, NFE %.1f, median %.0f ms per image, %s images/s on %zu device(s), %s\n",
+                 st.label.c_str(), static_cast<long long>(r.sum.images), r.sum.nfe_mean, r.sum.latency_median,
                  cell(r.images_per_s, "%.3g").c_str(), pool.size(), r.memory.str().c_str());
     if (outputs.any())
-      on_worker0([&](Context&, BenchWorker& w) { write_run_samples(run_outs[run_index], *w.decoder, shown, cfg.image_tokens()); });
+      on_worker0(
+          [&](Context&, BenchWorker& w) { write_run_samples(run_outs[i], *w.decoder, shown, cfg.image_tokens()); });
     results.push_back(std::move(r));
   }
   ReportHeader h;
@@ -756,6 +813,7 @@ int cmd_bench(const Args& args) {
   if (!drafter.empty()) h.extra["drafter"] = drafter;
   h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
   h.extra["device_count"] = pool.size();  // --devices: 2 for "0,0"
+  h.extra["order"] = runs.size() > 1 ? order : "sequential";
   report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }
