@@ -1,5 +1,6 @@
 // Multi-head attention over a KV cache with an online (flash) softmax; scores never leave
-// registers. Included by attention_{f32,f16}{,_narrow}.comp, which set CACHE_F16 and WIDE_LOADS.
+// registers. Included by attention_{f32,f16}{,_narrow}.comp and attention_f16_texel.comp, which
+// set CACHE_F16, WIDE_LOADS and TEXEL_LOADS.
 //
 // Workgroup (x = query block * splits + split, y = head, z = batch) covers a block of queries
 // against one chunk of cache slots. A subgroup takes QG queries at a time (QG <= subgroup size)
@@ -31,7 +32,14 @@ float lane_value(float x, uint l) { return SHUFFLE_READS ? subgroupShuffle(x, l)
 // A lane loads its cache elements in units of UNIT elements, one load component each: 64-bit
 // words where the device has int64 (lavapipe pays per load component, so wider is cheaper).
 layout(binding = 0) readonly buffer Q { float q[]; };
-#if CACHE_F16 && WIDE_LOADS
+#if defined(TEXEL_LOADS)
+// f16 caches through uniform texel buffers (CPU drivers: a texel fetch is one vector gather, a
+// storage-buffer load a loop over the lanes): units of 4 halves, two to a 16-byte texel; the
+// loads are defined after the push constants, which say where each cache starts in its view.
+#define UNIT 4u
+layout(binding = 1) uniform usamplerBuffer kt;
+layout(binding = 2) uniform usamplerBuffer vt;
+#elif CACHE_F16 && WIDE_LOADS
 #define UNIT 4u
 layout(binding = 1) readonly buffer K { uint64_t kc[]; };
 layout(binding = 2) readonly buffer V { uint64_t vc[]; };
@@ -74,7 +82,18 @@ layout(push_constant) uniform P {
   uint meta_batch_stride, words, has_bits;
   uint qblock, chunk, splits;
   float scale;
+  uint k_texel0, v_texel0;  // TEXEL_LOADS: the caches' first texels in their views
 } p;
+
+#if defined(TEXEL_LOADS)
+void split_texel_unit(uvec4 t, uint u, out vec2 a, out vec2 b) {
+  const uvec2 h = (u & 1u) != 0u ? t.zw : t.xy;
+  a = unpackHalf2x16(h.x);
+  b = unpackHalf2x16(h.y);
+}
+void load_k(uint u, out vec2 a, out vec2 b) { split_texel_unit(texelFetch(kt, int(p.k_texel0 + (u >> 1))), u, a, b); }
+void load_v(uint u, out vec2 a, out vec2 b) { split_texel_unit(texelFetch(vt, int(p.v_texel0 + (u >> 1))), u, a, b); }
+#endif
 
 const float NO_MAX = -3.0e38;  // finite, so exp(NO_MAX - s) is 0 and never NaN
 

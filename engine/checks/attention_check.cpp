@@ -66,7 +66,10 @@ std::string describe(const Case& c) {
   return "B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) + " S=" + std::to_string(c.S) +
          " kv=" + std::to_string(c.kv_len) + " H=" + std::to_string(c.H) + " Dh=" + std::to_string(c.Dh) + " " +
          dtype_name(c.cache) + " " + kinds[static_cast<int>(c.mask)] +
-         (c.opt.loads == ops::AttentionLoads::Narrow ? " narrow" : "") +
+         (c.opt.loads == ops::AttentionLoads::Narrow  ? " narrow"
+          : c.opt.loads == ops::AttentionLoads::Wide  ? " wide"
+          : c.opt.loads == ops::AttentionLoads::Texel ? " texel"
+                                                      : "") +
          (c.opt.splits ? " splits " + std::to_string(c.opt.splits) : "") +
          (c.opt.queries_per_pass ? " qg " + std::to_string(c.opt.queries_per_pass) : "");
 }
@@ -195,6 +198,20 @@ const bool registered = [] {
     reg(std::string("decode B=2 T=1 kv=257 H=3 Dh=64 ") + dtype_name(dt) + " narrow", c);
   }
   reg("random B=1 T=3 kv=100 H=2 Dh=34 f16", make(1, 3, 100, 100, 2, 34, F16, MaskKind::Random));
+  // f16 caches both ways whatever Auto picks on this device: 64-bit storage loads (GPUs) and texel
+  // fetches (CPU drivers).
+  for (ops::AttentionLoads loads : {ops::AttentionLoads::Wide, ops::AttentionLoads::Texel}) {
+    const char* name = loads == ops::AttentionLoads::Wide ? " wide" : " texel";
+    Case c = make(2, 16, 300, 273, 4, 64, F16, MaskKind::Tree);
+    c.opt.loads = loads;
+    reg(std::string("window tree B=2 T=16 kv=273 H=4 Dh=64 f16") + name, c);
+    c = make(2, 1, 300, 257, 3, 64, F16, MaskKind::Causal);
+    c.opt.loads = loads;
+    reg(std::string("decode B=2 T=1 kv=257 H=3 Dh=64 f16") + name, c);
+    c = make(1, 31, 600, 550, 5, 36, F16, MaskKind::ZipAR);
+    c.opt.loads = loads;
+    reg(std::string("zipar B=1 T=31 kv=550 H=5 Dh=36 f16") + name, c);
+  }
   return true;
 }();
 

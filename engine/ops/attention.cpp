@@ -156,20 +156,28 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
     return "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
            " == 0 and 8-byte aligned caches";
   });
-  const bool wide = opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok);
+  const bool texel_ok =
+      f16 && Dh % 4 == 0 && caps.max_texel_buffer_elements > 0 && texel_readable(k_cache) && texel_readable(v_cache);
+  require(opt.loads != AttentionLoads::Texel || texel_ok, kOp,
+          "texel cache loads need f16 caches, head_dim % 4 == 0 and caches starting on a texel of their views");
+  const bool texel =
+      opt.loads == AttentionLoads::Texel || (opt.loads == AttentionLoads::Auto && caps.cpu_driver && texel_ok);
+  const bool wide = !texel && (opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok));
   const AttentionShape sh{batch, T, H, Dh, kv_len};
   const Plan p = make_plan(ctx, sh, opt, has_ws ? workspace.bytes : 0);
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
           kOp, [&] { return "grid exceeds the device's workgroup count limits for q " + q.str(); });
-  const ShaderId shader = f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
-                              : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
+  const ShaderId shader = texel ? shaders::attention_f16_texel
+                          : f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
+                                : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
   const uint32_t fixed_sg = caps.subgroup_lane_reads ? caps.subgroup_size : 0;
   const Pipeline& pipe =
       ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg, caps.cpu_driver ? 1u : 0u});
   struct {
     uint32_t T, H, slots, kv_len, q_stride, q_offset, meta_batch_stride, words, has_bits, qblock, chunk, splits;
     float scale;
+    uint32_t k_texel0, v_texel0;
   } push{static_cast<uint32_t>(T),
          static_cast<uint32_t>(H),
          static_cast<uint32_t>(S),
@@ -182,7 +190,9 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
          p.qblock,
          p.chunk,
          p.splits,
-         opt.scale > 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(Dh))};
+         opt.scale > 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(Dh)),
+         texel ? static_cast<uint32_t>((k_cache.offset - k_cache.texels.begin) / 16) : 0u,
+         texel ? static_cast<uint32_t>((v_cache.offset - v_cache.texels.begin) / 16) : 0u};
   const TensorView bits = has_bits ? mask.bits : r;  // unread placeholder without bits
   const uint32_t gx = p.qblocks * p.splits;
   if (p.splits == 1) {

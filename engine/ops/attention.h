@@ -46,8 +46,10 @@ struct AttentionShape {
 
 // How the kernel reads the caches. Wide: 64-bit words (needs shaderInt64, head_dim % 4 == 0 for
 // f16, 8-byte aligned cache views); lavapipe pays per load component, so this halves its main
-// cost. Narrow: 32-bit words, any device. Auto: Wide where possible.
-enum class AttentionLoads { Auto, Wide, Narrow };
+// cost. Narrow: 32-bit words, any device. Texel: f16 caches through their uniform texel views
+// (head_dim % 4 == 0, caches starting on a texel of their view), one vector gather per load on
+// CPU drivers. Auto: Texel on CPU drivers where possible, else Wide where possible.
+enum class AttentionLoads { Auto, Wide, Narrow, Texel };
 
 struct AttentionOptions {
   float scale = 0.0f;  // 0: 1 / sqrt(head_dim)

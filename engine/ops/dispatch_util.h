@@ -28,6 +28,13 @@ inline uint32_t max_subgroups_in(const DeviceCaps& caps, uint32_t wg) {
   return (wg + min_sg - 1) / min_sg;
 }
 
+// Whether a kernel can read v through its tensor's texel view (TensorView::texels): the view
+// exists, covers v, and v starts on a texel (the kernel adds (v.offset - texels.begin) / 16).
+inline bool texel_readable(const TensorView& v) {
+  const TexelView& t = v.texels;
+  return t.view && v.offset >= t.begin && (v.offset - t.begin) % 16 == 0 && v.offset + v.bytes <= t.begin + t.bytes;
+}
+
 // Whether two views share any byte of one buffer (ops that forbid aliasing check it).
 inline bool overlap(const TensorView& a, const TensorView& b) {
   return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;

@@ -21,13 +21,6 @@ bool has_broadcast(const DeviceCaps& c, DType w) {
 // Every weight row starts on a texel.
 bool broadcast_aligned(int64_t k, DType w) { return k % (w == DType::F16 ? 8 : 4) == 0; }
 
-// The broadcast kernel binds the weights' texel view: their tensor must have one that covers
-// them, starting on a texel.
-bool texel_ready(const TensorView& w) {
-  const TexelView& t = w.texels;
-  return t.view && w.offset >= t.begin && (w.offset - t.begin) % 16 == 0 && w.offset + w.bytes <= t.begin + t.bytes;
-}
-
 // Activation rows per subgroup tile for m rows: the size from a small menu (each is a pipeline
 // compiled at first use) that computes the fewest padded rows, at most the table's limit; the
 // last tile of 34 rows (window 16 with CFG) in tiles of 16 would be 29 % padding.
@@ -215,10 +208,10 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   if (path == MatmulPath::Auto) {
     path = choose_matmul_path(ctx, M, K, w.dtype);
     // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
-    if (path == MatmulPath::Broadcast && !texel_ready(w))
+    if (path == MatmulPath::Broadcast && !texel_readable(w))
       path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
   }
-  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_ready(w)) &&
+  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)) &&
               (!swiglu || path == MatmulPath::Broadcast),
           op, [&] {
             return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
@@ -266,7 +259,7 @@ void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& 
 
 bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
   return w.shape.rank == 2 && choose_matmul_path(ctx, m, w.shape[1], w.dtype) == MatmulPath::Broadcast &&
-         texel_ready(w);
+         texel_readable(w);
 }
 
 void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
