@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages vkspec needs, only those missing. Idempotent.
 # slurmctld, slurmd, slurm-client and munge are for the one-node Slurm cluster tools/slurm/'s
 # CTest starts on localhost (tools/slurm/test_slurm_cluster.py); nothing here starts them.
-# Usage: tools/install-deps.sh [--plots]   (--plots adds matplotlib for tools/plot_bench.py)
+# Usage: tools/install-deps.sh [--plots] [--profiling]   (--plots adds matplotlib for
+# tools/plot_bench.py; --profiling adds perf, gdb and objdump for tools/jit_profile.py)
 set -euo pipefail
 
 pkgs=(
@@ -17,7 +18,8 @@ pkgs=(
 for arg in "$@"; do
   case "$arg" in
     --plots) pkgs+=(python3-matplotlib) ;;
-    *) echo "install-deps: unknown option $arg (known: --plots)" >&2; exit 2 ;;
+    --profiling) pkgs+=(linux-perf gdb binutils) ;;
+    *) echo "install-deps: unknown option $arg (known: --plots, --profiling)" >&2; exit 2 ;;
   esac
 done
 
