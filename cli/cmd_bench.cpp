@@ -813,7 +813,7 @@ int cmd_bench(const Args& args) {
   if (!drafter.empty()) h.extra["drafter"] = drafter;
   h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
   h.extra["device_count"] = pool.size();  // --devices: 2 for "0,0"
-  h.extra["order"] = runs.size() > 1 ? order : "sequential";
+  h.extra["order"] = interleaved ? "interleaved" : "sequential";
   report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));
   return 0;
 }
