@@ -25,6 +25,7 @@
 #include "cli/output_path.h"
 #include "cli/progress.h"
 #include "cli/quality_table.h"
+#include "cli/run_info.h"
 #include "cli/sample_outputs.h"
 #include "cli/sharded_images.h"
 #include "cli/token_images.h"
@@ -195,6 +196,7 @@ std::string target_of(const SampleSet& s) {
 
 struct ReportHeader {
   std::string device, model, sampler;
+  std::string device_note;  // a live run's lavapipe threads (cli/run_info.h)
   int64_t image_tokens = 0;
   bool profile = false;
   size_t workers = 1;  // --devices: how many generated at once
@@ -230,7 +232,8 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     if (judged >= 2) fewest = fewest ? std::min(fewest, judged) : judged;
   }
 
-  std::printf("device: %s\nmodel: %s (%lld tokens per image), %s\n\n", h.device.c_str(), h.model.c_str(),
+  std::printf("device: %s%s%s\nmodel: %s (%lld tokens per image), %s\n\n", h.device.c_str(),
+              h.device_note.empty() ? "" : "; ", h.device_note.c_str(), h.model.c_str(),
               static_cast<long long>(h.image_tokens), h.sampler.c_str());
   const bool with_islands =
       std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.sum.islands_mean > 0; });
@@ -805,6 +808,8 @@ int cmd_bench(const Args& args) {
   }
   ReportHeader h;
   h.device = pool.describe();
+  h.device_note = lavapipe_threads(pool.caps(0));
+  if (!h.device_note.empty()) h.extra["device_note"] = h.device_note;
   h.model = catalog.path(frontend::ModelRole::Target);
   h.sampler = ss.str();
   h.image_tokens = cfg.image_tokens();

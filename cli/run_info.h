@@ -13,4 +13,9 @@ double load_average();
 // {"device", "driver", "date", "load_average", "env": {OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, LP_NUM_THREADS}}
 nlohmann::json run_info(const Context& ctx);
 
+// On lavapipe, how it runs each dispatch: "N worker threads" or "inline on the queue thread"
+// (LP_NUM_THREADS=0), with the setting it came from; "" on every other driver. Timings depend on it
+// more than on anything else there (docs/perf.md, "lavapipe's worker threads").
+std::string lavapipe_threads(const DeviceCaps& caps);
+
 }  // namespace vkspec::cli

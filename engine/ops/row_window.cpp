@@ -29,8 +29,12 @@ uint32_t rows_per_dispatch(const Context& ctx, uint64_t row_bytes, uint64_t rows
 }
 
 uint32_t chunk_workgroup_size(const Context& ctx, uint32_t vocab) {
-  // Powers of two keep the number of pipeline variants (one per size) small.
   uint32_t wg = std::max(ctx.caps().subgroup_size, 1u);
+  // lavapipe runs a workgroup's subgroups as coroutines on one thread and switches through all of
+  // them at every barrier: one subgroup walking all the chunks is the same arithmetic (the chunk
+  // trees fix the order whatever the size) without the switches.
+  if (ctx.caps().cpu_driver) return wg;
+  // Powers of two keep the number of pipeline variants (one per size) small.
   while (wg < det::chunk_count(vocab)) wg *= 2;
   return std::min(ctx.default_workgroup_size(), wg);
 }

@@ -22,7 +22,7 @@ Window window(const Context& ctx, const TensorView& v, uint64_t first, uint64_t 
 uint32_t rows_per_dispatch(const Context& ctx, uint64_t row_bytes, uint64_t rows, const char* op);
 
 // Workgroup size for kernels with one workgroup per row and one invocation per chunk of the row's
-// chunk tree (det_math.h): small vocabularies get small workgroups.
+// chunk tree (det_math.h): small vocabularies get small workgroups, CPU drivers one subgroup.
 uint32_t chunk_workgroup_size(const Context& ctx, uint32_t vocab);
 
 }  // namespace vkspec::ops
