@@ -57,7 +57,23 @@ DevicePool::DevicePool(std::shared_ptr<Instance> instance, std::vector<uint32_t>
                        const ContextOptions& options, const Setup& setup)
     : instance_(std::move(instance)), workers_(devices.size()) {
   if (devices.empty()) throw Error("device pool: no devices");
-  for (size_t w = 0; w < devices.size(); ++w) workers_[w].device = devices[w];
+  for (size_t w = 0; w < devices.size(); ++w) {
+    workers_[w].device = devices[w];
+    // lavapipe runs the dispatches of all contexts of one instance's device one at a time (its
+    // compute lock is per driver screen, and LP_NUM_THREADS=0 runs them under it), so a CPU device
+    // listed again gets an instance of its own: its own screen, dispatching beside the first.
+    // Made here, before any worker runs: an instance loads the process's Vulkan entry points.
+    const DeviceCaps& caps = instance_->devices().at(devices[w]);
+    if (caps.cpu_driver && std::find(devices.begin(), devices.begin() + w, devices[w]) != devices.begin() + w) {
+      auto own = std::make_shared<Instance>(instance_->options(), instance_->shared_validation_log());
+      const auto& found = own->devices();
+      if (devices[w] >= found.size() ||
+          !std::equal(std::begin(caps.device_uuid), std::end(caps.device_uuid), found[devices[w]].device_uuid))
+        throw Error("device pool: a second instance does not list device " + std::to_string(devices[w]) + " (" +
+                    caps.name + ") at the same index");
+      workers_[w].own_instance = std::move(own);
+    }
+  }
   // Opened in parallel: on several GPUs loading the models is the same time as on one.
   for (size_t w = 0; w < workers_.size(); ++w)
     workers_[w].thread = std::thread([this, w, options, &setup] { run(w, options, setup); });
@@ -108,7 +124,7 @@ void DevicePool::run(size_t worker, const ContextOptions& options, const Setup& 
   std::unique_ptr<Context> ctx;
   std::unique_ptr<WorkerState> state;
   try {
-    ctx = std::make_unique<Context>(instance_, me.device, options);
+    ctx = std::make_unique<Context>(me.own_instance ? me.own_instance : instance_, me.device, options);
     state = setup(*ctx, worker);
     if (!state) throw Error("device pool: setup made no worker state");
   } catch (...) {

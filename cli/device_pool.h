@@ -4,7 +4,8 @@
 // allocator and everything allocated from it are created, used and destroyed on their worker's
 // thread only: other threads hand a worker tasks and get results (or the task's exception) back
 // through futures. The same device may be listed twice (two contexts on one device): how a machine
-// with one device (CI's lavapipe) tests the machinery.
+// with one device (CI's lavapipe) tests the machinery, and on a CPU driver how its cores make
+// several images at once (each repeat opens its own instance: see DevicePool's constructor).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -105,6 +106,8 @@ class DevicePool {
   using Task = std::function<void(Context&, WorkerState&)>;
   struct Worker {
     uint32_t device = 0;
+    // A CPU driver's device listed again gets an instance of its own (see the constructor).
+    std::shared_ptr<Instance> own_instance;
     std::thread thread;
     std::deque<Task> urgent, queued;
     std::exception_ptr startup_error;

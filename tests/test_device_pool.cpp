@@ -1,7 +1,8 @@
 // cli/device_pool.h: --devices parsing, and a pool of two workers on device 0 (two Contexts on one
 // device, as `--devices 0,0` runs on lavapipe): each worker its own thread and Context, tasks in
 // order with urgent ones first, a task's error naming its device and cancelling the others, a
-// failed setup closing the pool, and no validation message from two devices working at once.
+// failed setup closing the pool, no validation message from two devices working at once, and a
+// CPU device listed again on an instance of its own.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -25,6 +26,7 @@ struct Counter : WorkerState {
   size_t worker = 0;
   std::thread::id thread;
   VkDevice device = VK_NULL_HANDLE;
+  Instance* instance = nullptr;
   int tasks = 0;
 };
 
@@ -34,6 +36,7 @@ DevicePool::Setup counters() {
     s->worker = worker;
     s->thread = std::this_thread::get_id();
     s->device = ctx.device();
+    s->instance = &ctx.instance();
     return s;
   };
 }
@@ -103,6 +106,28 @@ TEST(DevicePool, TwoContextsOnOneDeviceEachOnItsOwnThread) {
     EXPECT_EQ(threads.size(), 2u);
     EXPECT_NE(threads.count(std::this_thread::get_id()), 1u);
     EXPECT_EQ(devices.size(), 2u);
+  }
+  for (const std::string& m : instance->validation_log().take()) ADD_FAILURE() << m;
+}
+
+// lavapipe dispatches one context at a time per instance (per driver screen): a CPU device listed
+// again opens an instance of its own, with the same options and validation log; a GPU listed
+// again shares the one instance.
+TEST(DevicePool, ACpuDeviceListedAgainOpensItsOwnInstanceWithTheSameLog) {
+  const auto instance = validated_instance();
+  {
+    DevicePool pool(instance, {0, 0}, ContextOptions::from_environment(), counters());
+    Instance* first = pool.submit<Counter>(0, [](Context&, Counter& c) { return c.instance; }).get();
+    Instance* second = pool.submit<Counter>(1, [](Context&, Counter& c) { return c.instance; }).get();
+    EXPECT_EQ(first, instance.get());
+    if (pool.caps(0).cpu_driver) {
+      EXPECT_NE(second, instance.get());
+      EXPECT_NE(second->handle(), instance->handle());
+      EXPECT_EQ(second->shared_validation_log(), instance->shared_validation_log());
+      EXPECT_EQ(second->validation(), instance->validation());
+    } else {
+      EXPECT_EQ(second, instance.get());
+    }
   }
   for (const std::string& m : instance->validation_log().take()) ADD_FAILURE() << m;
 }

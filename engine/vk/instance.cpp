@@ -60,7 +60,8 @@ size_t ValidationLog::count() const {
   return messages_.size();
 }
 
-Instance::Instance(const InstanceOptions& options) {
+Instance::Instance(const InstanceOptions& options, std::shared_ptr<ValidationLog> log)
+    : options_(options), log_(log ? std::move(log) : std::make_shared<ValidationLog>()) {
   if (volkInitialize() != VK_SUCCESS)
     throw Error("no Vulkan loader found (libvulkan.so.1); install libvulkan1 and a driver such as "
                 "mesa-vulkan-drivers");
@@ -68,7 +69,7 @@ Instance::Instance(const InstanceOptions& options) {
     throw Error("the Vulkan loader supports only Vulkan < 1.2; vkspec needs 1.2");
 
   validation_ = options.validation;
-  log_.print_as_added(options.print_validation);
+  log_->print_as_added(options.print_validation);
   const char* layer = "VK_LAYER_KHRONOS_validation";
   if (validation_ && !layer_present(layer))
     throw Error("validation requested but VK_LAYER_KHRONOS_validation is not installed "
@@ -94,7 +95,7 @@ Instance::Instance(const InstanceOptions& options) {
   dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   dbg.pfnUserCallback = on_debug_message;
-  dbg.pUserData = &log_;
+  dbg.pUserData = log_.get();
 
   VkValidationFeatureEnableEXT sync_feature = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
   VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};

@@ -42,14 +42,19 @@ class ValidationLog {
 
 class Instance {
  public:
-  explicit Instance(const InstanceOptions& options = InstanceOptions::from_environment());
+  // log: where the validation messages go (null: a log of this instance's own). Instances that
+  // share one report into it, so a test's check sees every instance it made.
+  explicit Instance(const InstanceOptions& options = InstanceOptions::from_environment(),
+                    std::shared_ptr<ValidationLog> log = nullptr);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
 
   VkInstance handle() const { return instance_; }
   bool validation() const { return validation_; }
-  ValidationLog& validation_log() { return log_; }
+  const InstanceOptions& options() const { return options_; }
+  ValidationLog& validation_log() { return *log_; }
+  const std::shared_ptr<ValidationLog>& shared_validation_log() const { return log_; }
 
   const std::vector<VkPhysicalDevice>& physical_devices() const { return physical_; }
   const std::vector<DeviceCaps>& devices() const { return caps_; }
@@ -60,7 +65,8 @@ class Instance {
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   bool validation_ = false;
-  ValidationLog log_;
+  InstanceOptions options_;
+  std::shared_ptr<ValidationLog> log_;
   std::vector<VkPhysicalDevice> physical_;
   std::vector<DeviceCaps> caps_;
 };
