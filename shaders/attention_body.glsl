@@ -71,7 +71,16 @@ void load_v(uint u, out vec2 a, out vec2 b) { a = vc[u]; b = vec2(0.0); }
 #endif
 const uint UNITS = HEAD_DIM / UNIT;                 // units per head row
 const uint PU = UNIT / 2u;                          // element pairs per unit
-const uint UPL = (UNITS + MIN_SG - 1u) / MIN_SG;    // units per lane, worst case
+#if defined(TEXEL_LOADS)
+// A texel holds two units. With an even number of units per row (every row then starts on a
+// texel) a lane owns both units of its texels, lane l texels l, l + sg, ...: one fetch for two
+// units, where lanes owning units l, l + sg, ... fetched every texel twice.
+const bool PAIRED = (UNITS & 1u) == 0u;
+#else
+const bool PAIRED = false;
+#endif
+const uint UPL = PAIRED ? 2u * ((UNITS / 2u + MIN_SG - 1u) / MIN_SG)  // units per lane, worst case
+                        : (UNITS + MIN_SG - 1u) / MIN_SG;
 const uint PPL = UPL * PU;                          // element pairs per lane
 layout(binding = 3) readonly buffer R { uvec2 ranges[]; };  // per query: (dense_end, end)
 layout(binding = 4) readonly buffer M { uint bits[]; };     // per query: words of slot bits
@@ -97,8 +106,9 @@ void load_v(uint u, out vec2 a, out vec2 b) { split_texel_unit(texelFetch(vt, in
 
 const float NO_MAX = -3.0e38;  // finite, so exp(NO_MAX - s) is 0 and never NaN
 
-// Element pair held in slot i of a lane's registers: pair k of unit lane + (i / PU) * sg.
-uint pair_of(uint lane, uint i, uint sg) { return (lane + (i / PU) * sg) * PU + i % PU; }
+// The unit a lane holds i-th, and the element pair held in slot i of a lane's registers.
+uint unit_of(uint lane, uint i, uint sg) { return PAIRED ? 2u * (lane + (i >> 1) * sg) + (i & 1u) : lane + i * sg; }
+uint pair_of(uint lane, uint i, uint sg) { return unit_of(lane, i / PU, sg) * PU + i % PU; }
 
 // One butterfly step over 2 * half_count values: lanes with bit `o` set keep the upper half, the
 // others the lower half, and each adds the partner's (lane ^ o) values of the half it keeps.
@@ -158,9 +168,22 @@ void main() {
       if (vis == 0u) continue;
       const uint base = ((b * p.slots + s) * p.H + h) * UNITS;
       vec2 kv[PPL], vv[PPL];
+#if defined(TEXEL_LOADS)
+      uvec4 k_texel = uvec4(0u), v_texel = uvec4(0u);
+#endif
       [[unroll]] for (uint i = 0; i < UPL; ++i) {
-        const uint u = lane + i * sg;
+        const uint u = unit_of(lane, i, sg);
         vec2 ka = vec2(0.0), kb = vec2(0.0), va = vec2(0.0), vb = vec2(0.0);
+#if defined(TEXEL_LOADS)
+        if (PAIRED) {
+          if ((i & 1u) == 0u) {  // the texel of units u and u + 1 (both < UNITS or neither)
+            k_texel = u < UNITS ? texelFetch(kt, int(p.k_texel0 + ((base + u) >> 1))) : uvec4(0u);
+            v_texel = u < UNITS ? texelFetch(vt, int(p.v_texel0 + ((base + u) >> 1))) : uvec4(0u);
+          }
+          split_texel_unit(k_texel, i, ka, kb);
+          split_texel_unit(v_texel, i, va, vb);
+        } else
+#endif
         if (u < UNITS) {
           load_k(base + u, ka, kb);
           load_v(base + u, va, vb);
