@@ -1,5 +1,6 @@
 // vkspec selftest: every op against the CPU reference on one or all devices, as an op x device
 // matrix of normalised errors. The same checks run under CTest.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -65,13 +66,15 @@ int cmd_selftest(const Args& args) {
     }
   }
 
-  std::printf("%-12s %-40s", "op", "case");
+  int op_width = 12;  // the longest op name (rope_2d_kv_write) sets the column
+  for (const auto& c : op_checks()) op_width = std::max(op_width, static_cast<int>(c.op.size()));
+  std::printf("%-*s %-40s", op_width, "op", "case");
   for (uint32_t d : devices) std::printf(" | %-24.24s", instance->devices()[d].name.c_str());
   std::printf("\n");
   size_t row = 0;
   for (const auto& c : op_checks()) {
     if (!only.empty() && c.op != only) continue;
-    std::printf("%-12s %-40.40s", c.op.c_str(), c.name.c_str());
+    std::printf("%-*s %-40.40s", op_width, c.op.c_str(), c.name.c_str());
     for (size_t d = 0; d < devices.size(); ++d) {
       const CheckResult& r = results[d][row];
       std::printf(" | %-4s err %-8.2e tol %-5.0e", r.pass() ? "ok" : "FAIL", r.error, r.tolerance);
