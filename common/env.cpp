@@ -34,8 +34,8 @@ const Variable kDisableCoopmat{"VKSPEC_DISABLE_COOPMAT", "VKSPEC_DISABLE_COOPMAT
 const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
                            "a CPU device (lavapipe) takes the kernel variants a GPU takes (the GPU matmul tile "
                            "table: gemv, gemm; per-invocation loads; several subgroups per workgroup), so CI "
-                           "checks them; slower there; in CI ar gives the same tokens, sampled drafts may "
-                           "differ by rounding",
+                           "checks them; slower there; in CI greedy ar and scd-mc give the same tokens, sampled "
+                           "runs may diverge by rounding",
                            "0 or 1"};
 const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
                             "the GEMV matmul takes up to N activation rows, the tiled kernels more (a tuning "

@@ -5,15 +5,21 @@ loads, several subgroups per workgroup, other attention plans), compared token b
 the traces (`vkspec generate --trace`). CTest `cli.gpu_kernels_parity`, about a minute on
 lavapipe.
 
-  ar                    1 image    tokens identical (decoding rows: gemv instead of broadcast)
+  ar --top-k 1          1 image    tokens identical (decoding rows: gemv instead of broadcast;
+                                   greedy, so no sampling can flip)
+  ar                    2 images   the tolerance below
   scd-mc --top-k 1      1 image    tokens identical (17-query verification forwards: gemv,
-                                   multi-query attention; greedy, so no sampling can flip)
+                                   multi-query attention)
   scd-mc                2 images   the tolerance below
 
 The two runs' logits differ in the last bits (other summation orders and attention splits).
 ar samples each token from p once, and a last-bit change of p moves a sample only when its
-uniform lies within rounding of a CDF boundary, so ar's tokens must be identical. scd-mc's
-drafts are different: maximal coupling redraws a window position from the residual
+uniform lies within rounding of a CDF boundary. That is rarer than it sounds but not rare
+enough to demand identity: with seeds 0..7, 3 of 8 sampled ar images diverged (first at tokens
+22, 155 and 26; 2026-11-27, the same with the binary before that day's attention change, whose
+new rounding then moved seed 3 among them at token 159), greedy ar none. So exactness is asserted
+on greedy decoding, and sampled ar gets the tolerance below. scd-mc's drafts are more sensitive:
+maximal coupling redraws a window position from the residual
 max(p - q, 0) / TV(p, q), where q is the distribution of the previous forward at that position.
 Once the prefix a position sees has nearly settled, p and q nearly agree, the residual is a
 difference of nearly equal numbers, and a last-bit change moves it by rounding / TV(p, q), far
@@ -44,7 +50,8 @@ MIN_SHARED_EVENTS = 4
 SEED = 3
 # (name, generate options, exact)
 CASES = [
-    ("ar", ["--method", "ar", "--images", "1"], True),
+    ("ar --top-k 1", ["--method", "ar", "--images", "1", "--top-k", "1"], True),
+    ("ar", ["--method", "ar", "--images", "2"], False),
     ("scd-mc --top-k 1", ["--method", "scd-mc", "--images", "1", "--top-k", "1"], True),
     ("scd-mc", ["--method", "scd-mc", "--images", "2"], False),
 ]
