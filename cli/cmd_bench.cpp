@@ -32,6 +32,7 @@
 #include "decoding/generation.h"
 #include "decoding/iteration_stats.h"
 #include "engine/checks/op_bench.h"
+#include "engine/ops/kernel_rounding.h"
 #include "engine/vk/memory_report.h"
 #include "eval/fashion_mnist.h"
 #include "eval/frechet.h"
@@ -160,7 +161,7 @@ const std::string& identity(const std::string& path) {
 // What identifies a run's images: see eval/sample_set.h. classifier: its path, "" when not judged.
 std::map<std::string, std::string> run_meta(const Run& run, const frontend::LoadedModels& loaded,
                                             const SamplerSettings& ss, const std::string& classifier,
-                                            const std::string& devices) {
+                                            const std::string& devices, const std::string& rounding) {
   const StrategyNeeds needs = find_strategy(run.method).needs_for(run.options);
   std::string models = "target=" + identity(loaded.target->path());
   if (needs.drafter && loaded.drafter) models += ";drafter=" + identity(loaded.drafter->path());
@@ -179,12 +180,15 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
   // Absent means l2, the only metric before 2026-11-26, so those sample files still resume.
   if (needs.neighbours && needs.neighbour_metric != NeighbourMetric::L2)
     models += std::string(";neighbours=") + neighbour_metric_name(needs.neighbour_metric);
-  return {{"method", run.method},
-          {"options", frontend::format_method_options(run.options)},
-          {"models", models},
-          {"sampler", ss.str()},
-          {"classifier", classifier.empty() ? "none" : identity(classifier)},
-          {"device", devices}};
+  std::map<std::string, std::string> meta = {{"method", run.method},
+                                              {"options", frontend::format_method_options(run.options)},
+                                              {"models", models},
+                                              {"sampler", ss.str()},
+                                              {"classifier", classifier.empty() ? "none" : identity(classifier)},
+                                              {"device", devices}};
+  // Absent where the kernels round as before the key existed, so those files still resume.
+  if (!rounding.empty()) meta["rounding"] = rounding;
+  return meta;
 }
 
 // The target model of a run, "NAME#HASH" (ar is compared with runs on the same target).
@@ -616,10 +620,12 @@ int cmd_bench(const Args& args) {
       frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   const std::string devices = pool.device_names();
   std::string drafter;
-  std::vector<std::map<std::string, std::string>> metas = on_worker0([&](Context&, BenchWorker& w) {
+  std::vector<std::map<std::string, std::string>> metas = on_worker0([&](Context& ctx, BenchWorker& w) {
     if (w.loaded.drafter) drafter = w.loaded.drafter->path();
+    // The first device's kernels (a pool mixing CPU and GPU devices records the first one's).
+    const std::string rounding = ops::kernel_rounding(ctx.caps());
     std::vector<std::map<std::string, std::string>> m;
-    for (const Run& run : runs) m.push_back(run_meta(run, w.loaded, ss, classifier, devices));
+    for (const Run& run : runs) m.push_back(run_meta(run, w.loaded, ss, classifier, devices, rounding));
     return m;
   });
   ReferenceSet reference;
@@ -637,7 +643,10 @@ int cmd_bench(const Args& args) {
     SampleSet old = read_sample_set(file);
     if (sample_set_key(old) != sample_set_key(resumed[i]))
       throw Error("bench: " + file + " holds images of other settings (" + old.meta.at("models") + ", " +
-                  old.meta.at("sampler") + "); use another --samples folder");
+                  old.meta.at("sampler") + ", kernel rounding \"" +
+                  (old.meta.count("rounding") ? old.meta.at("rounding") : std::string()) + "\" where this run has \"" +
+                  (resumed[i].meta.count("rounding") ? resumed[i].meta.at("rounding") : std::string()) +
+                  "\"); use another --samples folder");
     resumed[i].images = std::move(old.images);
   }
   if (judged) {

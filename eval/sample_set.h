@@ -6,7 +6,8 @@
 //
 // One safetensors file per run: tensors with one row per image (seed, class, tokens, features,
 // forwards, timings, work counters) and metadata saying what was run (method, options, the models
-// by content hash, the sampler, the classifier) and which seeds the whole run was to have
+// by content hash, the sampler, the classifier, the kernels' rounding where it changed: see
+// engine/ops/kernel_rounding.h) and which seeds the whole run was to have
 // (eval/sample_completeness.h). Files whose metadata agree in everything but the device and those
 // seeds are the same experiment and merge; a seed in two of them is an error.
 #include <cstdint>
