@@ -4,8 +4,9 @@ worker threads on lavapipe) gives what one device gives, seed for seed: generate
 forwards per image) and .npz on the shipped 8x8 model; bench's sample files (tokens, classifier
 features and predictions, forwards, work counters: every column but the timings), .npz files and
 JSON on the shipped 16x16 model with ar and zipar, judged by the shipped classifier on worker 0; a
---devices 0,0 bench resumes a single-device --samples folder. Bad --devices values fail before
-any image with a message naming the option.
+--devices 0,0 bench resumes a single-device --samples folder, and refuses one whose sample file
+says its kernels rounded otherwise. Bad --devices values fail before any image with a message
+naming the option.
 
 usage: test_devices.py VKSPEC_BINARY ASSETS_DIR
 """
@@ -111,6 +112,21 @@ def check_bench(vkspec, assets, d, failures):
     s, _ = read_sample_file(os.path.join(d, "resumed", "ar_seed0.safetensors"))
     if sorted(s["seed"].tolist()) != [0, 1, 2, 3]:
         failures.append(f"bench --devices 0,0 resumed: seeds {s['seed'].tolist()}, expected 0..3")
+    # The same file, but made by kernels of another rounding (engine/ops/kernel_rounding.h): its
+    # tokens are another stream, so resuming it must fail, naming the rounding.
+    os.mkdir(os.path.join(d, "rounded"))
+    src = os.path.join(d, "one", "ar_seed0.safetensors")
+    raw = open(src, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header["__metadata__"]["rounding"] = "another"
+    head = json.dumps(header).encode()
+    head += b" " * (-len(head) % 8)
+    with open(os.path.join(d, "rounded", "ar_seed0.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(head)) + head + raw[8 + n:])
+    r = run(base + ["--methods", "ar", "--warmup", "0", "--images", "4", "--samples", "rounded"], d, expect_ok=False)
+    if r.returncode != 1 or 'kernel rounding "another"' not in r.stderr:
+        failures.append(f"bench resumed a sample file of another kernel rounding (exit {r.returncode}):\n{r.stderr}")
 
 
 def check_bad_values(vkspec, assets, d, failures):
