@@ -641,12 +641,14 @@ int cmd_bench(const Args& args) {
     std::error_code ec;
     if (file.empty() || !std::filesystem::exists(file, ec)) continue;
     SampleSet old = read_sample_set(file);
+    auto rounding = [](const SampleSet& s) {  // "" where absent (kernel_rounding.h)
+      const auto it = s.meta.find("rounding");
+      return it == s.meta.end() ? std::string() : it->second;
+    };
     if (sample_set_key(old) != sample_set_key(resumed[i]))
       throw Error("bench: " + file + " holds images of other settings (" + old.meta.at("models") + ", " +
-                  old.meta.at("sampler") + ", kernel rounding \"" +
-                  (old.meta.count("rounding") ? old.meta.at("rounding") : std::string()) + "\" where this run has \"" +
-                  (resumed[i].meta.count("rounding") ? resumed[i].meta.at("rounding") : std::string()) +
-                  "\"); use another --samples folder");
+                  old.meta.at("sampler") + ", kernel rounding \"" + rounding(old) + "\" where this run has \"" +
+                  rounding(resumed[i]) + "\"); use another --samples folder");
     resumed[i].images = std::move(old.images);
   }
   if (judged) {

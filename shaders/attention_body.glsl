@@ -100,8 +100,10 @@ void split_texel_unit(uvec4 t, uint u, out vec2 a, out vec2 b) {
   a = unpackHalf2x16(h.x);
   b = unpackHalf2x16(h.y);
 }
-void load_k(uint u, out vec2 a, out vec2 b) { split_texel_unit(texelFetch(kt, int(p.k_texel0 + (u >> 1))), u, a, b); }
-void load_v(uint u, out vec2 a, out vec2 b) { split_texel_unit(texelFetch(vt, int(p.v_texel0 + (u >> 1))), u, a, b); }
+uvec4 k_texel_of(uint u) { return texelFetch(kt, int(p.k_texel0 + (u >> 1))); }  // the texel holding unit u
+uvec4 v_texel_of(uint u) { return texelFetch(vt, int(p.v_texel0 + (u >> 1))); }
+void load_k(uint u, out vec2 a, out vec2 b) { split_texel_unit(k_texel_of(u), u, a, b); }
+void load_v(uint u, out vec2 a, out vec2 b) { split_texel_unit(v_texel_of(u), u, a, b); }
 #endif
 
 const float NO_MAX = -3.0e38;  // finite, so exp(NO_MAX - s) is 0 and never NaN
@@ -177,11 +179,11 @@ void main() {
 #if defined(TEXEL_LOADS)
         if (PAIRED) {
           if ((i & 1u) == 0u) {  // the texel of units u and u + 1 (both < UNITS or neither)
-            k_texel = u < UNITS ? texelFetch(kt, int(p.k_texel0 + ((base + u) >> 1))) : uvec4(0u);
-            v_texel = u < UNITS ? texelFetch(vt, int(p.v_texel0 + ((base + u) >> 1))) : uvec4(0u);
+            k_texel = u < UNITS ? k_texel_of(base + u) : uvec4(0u);
+            v_texel = u < UNITS ? v_texel_of(base + u) : uvec4(0u);
           }
-          split_texel_unit(k_texel, i, ka, kb);
-          split_texel_unit(v_texel, i, va, vb);
+          split_texel_unit(k_texel, base + u, ka, kb);
+          split_texel_unit(v_texel, base + u, va, vb);
         } else
 #endif
         if (u < UNITS) {
