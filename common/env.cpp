@@ -42,17 +42,21 @@ const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
                             "diagnostic: the device's tile table otherwise; `bench --synthetic` shows the "
                             "crossover in whole forwards)",
                             "a row count from 1 to 256"};
+const Variable kGemvRowsTile{"VKSPEC_GEMV_ROWS_TILE", "VKSPEC_GEMV_ROWS_TILE=R,MG[,FROM]",
+                             "the row-block GEMV (GPU matmul from FROM rows, default 9, up to the GEMV "
+                             "limit) takes R weight rows per workgroup and MG activation rows per "
+                             "subgroup; 0: the plain GEMV for every row count (a tuning diagnostic: the "
+                             "device's tile table otherwise)",
+                             "0, or R and MG from 1 to 16, FROM from 1 to 256"};
 const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
                        "where the CLI and the viewer find the shipped models (default: the source tree's "
                        "`assets/`)",
                        "a directory"};
 
 const std::vector<const Variable*>& variables() {
-  static const std::vector<const Variable*> all = {&kDevice,          &kValidation,     &kSyncValidation,
-                                                   &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
-                                                   &kCacheDir,        &kDisableCoopmat, &kGpuKernels,
-                                                   &kGemvMaxRows,
-                                                   &kAssets};
+  static const std::vector<const Variable*> all = {
+      &kDevice,   &kValidation,     &kSyncValidation, &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
+      &kCacheDir, &kDisableCoopmat, &kGpuKernels,     &kGemvMaxRows,     &kGemvRowsTile,    &kAssets};
   return all;
 }
 

@@ -332,6 +332,37 @@ TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
   unsetenv("VKSPEC_DISABLE_FP16");
 }
 
+// VKSPEC_GEMV_ROWS_TILE: 0 turns the row-block GEMV off, R,MG[,FROM] shapes it, anything else
+// is refused naming the value.
+TEST(ContextOptionsTest, GemvRowsTileParsesAndRefusesBadShapes) {
+  EXPECT_FALSE(ContextOptions::from_environment().gemv_rows_tile);
+  setenv("VKSPEC_GEMV_ROWS_TILE", "0", 1);
+  auto t = ContextOptions::from_environment().gemv_rows_tile;
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->outputs, 0u);
+  setenv("VKSPEC_GEMV_ROWS_TILE", "8,4", 1);
+  t = ContextOptions::from_environment().gemv_rows_tile;
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->outputs, 8u);
+  EXPECT_EQ(t->rows_per_subgroup, 4u);
+  EXPECT_EQ(t->from, 0u);
+  setenv("VKSPEC_GEMV_ROWS_TILE", "16,2,1", 1);
+  t = ContextOptions::from_environment().gemv_rows_tile;
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->outputs, 16u);
+  EXPECT_EQ(t->from, 1u);
+  for (const char* bad : {"8", "17,2", "8,0", "8,2,0", "8,2,257", "a,b", "8,,2", "8,2,1,4", "-8,2", "8,2,"}) {
+    setenv("VKSPEC_GEMV_ROWS_TILE", bad, 1);
+    try {
+      ContextOptions::from_environment();
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("VKSPEC_GEMV_ROWS_TILE=") + bad), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("VKSPEC_GEMV_ROWS_TILE");
+}
+
 // VKSPEC_GPU_KERNELS only changes what kernel choice reads: the device stays what it is.
 TEST_F(VulkanTest, GpuKernelsClearOnlyTheCpuKernelChoice) {
   setenv("VKSPEC_GPU_KERNELS", "1", 1);

@@ -18,7 +18,10 @@
 #                              skipped);
 #                              GEMV_ROWS="24 40 72" repeats the synthetic forwards with each
 #                              VKSPEC_GEMV_MAX_ROWS (the GEMV / tiled-matmul crossover in whole
-#                              forwards; empty: the device's table only)
+#                              forwards; empty: the device's table only);
+#                              ROWS_TILES="0 8,4 4,8" repeats them with each
+#                              VKSPEC_GEMV_ROWS_TILE (the row-block GEMV's shape; 0: the plain
+#                              GEMV at every row count; empty: the table's only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VKSPEC_BUILD_DIR:-build}
@@ -33,6 +36,7 @@ torch=${TORCH:-1}
 ops=${OPS:-1}
 sweeps=${SWEEPS:-0}
 gemv_rows=${GEMV_ROWS:-}
+rows_tiles=${ROWS_TILES:-}
 step_timeout=${STEP_TIMEOUT:-0}
 vkspec="$build/cli/vkspec"
 [ -x "$vkspec" ] || tools/build.sh || exit 1
@@ -82,6 +86,11 @@ for grid in $grids; do
     for rows in $gemv_rows; do
       step "vkspec_${name}_gemv$rows" env VKSPEC_GEMV_MAX_ROWS="$rows" "$vkspec" bench --synthetic "$shape" \
         --grid "$grid" --repeat "$repeat" --windows 1,16,32 --json "$out/vkspec_${name}_gemv$rows.json"
+    done
+    for tile in $rows_tiles; do
+      tag=rows${tile//,/x}
+      step "vkspec_${name}_$tag" env VKSPEC_GEMV_ROWS_TILE="$tile" "$vkspec" bench --synthetic "$shape" \
+        --grid "$grid" --repeat "$repeat" --windows 1,8,16,32 --json "$out/vkspec_${name}_$tag.json"
     done
     # A failing PyTorch (no CUDA build, out of memory) must not lose the vkspec numbers.
     [ "$torch" = 1 ] && step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \

@@ -4,10 +4,11 @@
 #
 #   tools/gpu_carry.sh pack        here: Release build, the binary stripped and xz'ed into .gl/,
 #                                  with the Debian packages it needs there (apt-get download)
-#   tools/gpu_carry.sh run OUT     there: unpacks .gl/, finds the NVIDIA ICD, runs
+#   tools/gpu_carry.sh run OUT [SCRIPT]
+#                                  there: unpacks .gl/, finds the NVIDIA ICD, runs
 #                                  tools/gpu_bench.sh OUT/r (its environment variables pass
-#                                  through), then OUT/gpu.tgz of OUT/r (where only a few files
-#                                  may come back)
+#                                  through; or SCRIPT OUT, a focused check carried in .gl/), then
+#                                  OUT/gpu.tgz of OUT/r (where only a few files may come back)
 #
 # Why each package: libvulkan1 is the loader; the NVIDIA ICD (libGLX_nvidia.so.0) needs glvnd
 # (libglvnd0, libglx0, ...): without them the loader reports "Could not get 'vkCreateInstance'
@@ -56,7 +57,11 @@ case ${1:-} in
       build-gpu/cli/vkspec devices >/dev/null || exit 3
     fi
     rc=0
-    VKSPEC_BUILD_DIR=build-gpu tools/gpu_bench.sh "$out/r" >"$out/log.txt" 2>&1 || rc=$?
+    if [ -n "${3:-}" ]; then
+      VKSPEC_BUILD_DIR=build-gpu bash "$3" "$out" >"$out/log.txt" 2>&1 || rc=$?
+    else
+      VKSPEC_BUILD_DIR=build-gpu tools/gpu_bench.sh "$out/r" >"$out/log.txt" 2>&1 || rc=$?
+    fi
     tar czf "$out/gpu.tgz" -C "$out" r && rm -rf "$out/r"
     grep -E '^== |^gpu_bench: failed' "$out/log.txt" || true
     exit "$rc"

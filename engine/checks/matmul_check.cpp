@@ -21,6 +21,8 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
   if (sh.gemv_workgroup || sh.gemv_outputs)
     shape = "wg " + std::to_string(sh.gemv_workgroup) + " rows " + std::to_string(sh.gemv_outputs) + " " + shape;
   if (sh.coop_bk) shape = "bk " + std::to_string(sh.coop_bk) + " " + shape;
+  if (sh.rows_outputs)
+    shape = "r" + std::to_string(sh.rows_outputs) + " mg" + std::to_string(sh.rows_per_subgroup) + " " + shape;
   // A forced kernel this device cannot run has nothing to compare; auto cases cover the device.
   if (!ops::matmul_path_supported(ctx, path, m, k, wt) || sh.gemv_workgroup > ctx.caps().max_workgroup_invocations)
     return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + shape};
@@ -106,6 +108,21 @@ struct Register {
                       [wg = wg, rows = rows](Context& c) {
                         return check_matmul(c, 2, 301, 136, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
                       });
+    // The row-block GEMV at shapes a table may choose, on every device (forced): partial blocks of
+    // rows and of weight rows, each vector width, and more blocks than a workgroup has subgroups
+    // (130 rows one per subgroup: the loop over blocks).
+    for (const auto& [r, mg] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{8, 4}, {4, 8}, {16, 2}, {3, 5}})
+      for (const Shape3& sh : std::initializer_list<Shape3>{{9, 300, 136}, {34, 256, 768}, {13, 65, 36}, {40, 33, 77}})
+        for (DType wt : {DType::F16, DType::F32})
+          RegisterOpCheck("matmul",
+                          "rows r" + std::to_string(r) + " mg" + std::to_string(mg) + " " + dtype_name(wt) + " " +
+                              std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k),
+                          [sh, wt, r = r, mg = mg](Context& c) {
+                            return check_matmul(c, sh.m, sh.n, sh.k, wt, MatmulPath::Gemv, {0, 0, 0, r, mg});
+                          });
+    RegisterOpCheck("matmul", "rows r2 mg1 f16 130x96x72", [](Context& c) {
+      return check_matmul(c, 130, 96, 72, DType::F16, MatmulPath::Gemv, {0, 0, 0, 2, 1});
+    });
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},

@@ -14,7 +14,9 @@ namespace vkspec::ops {
 inline std::string kernel_rounding(const DeviceCaps& caps) {
   // CPU drivers: 2026-11-27, attention's texel path pairs a texel's two units in one lane.
   if (caps.cpu_driver) return "cpu-2";
-  return "";
+  // GPUs: 2026-11-27, verification windows (9+ rows) take the row-block GEMV, which sums each
+  // output within one subgroup.
+  return "gpu-2";
 }
 
 }  // namespace vkspec::ops

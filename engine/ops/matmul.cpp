@@ -79,6 +79,31 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
 }
 
+// Whether the GEMV path takes the row-block kernel for m rows.
+bool takes_rows_kernel(const MatmulTiles& t, uint32_t m) {
+  return t.rows_outputs && t.rows_per_subgroup && m >= t.rows_from;
+}
+
+void record_gemv_rows(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
+  // A subgroup per block of rows, rounded up to an even count so that windows of every size build
+  // at most 10 pipelines per weight type up to 80 rows (tree methods change M from step to step);
+  // a spare subgroup finds no block and returns. The shader loops over blocks when the workgroup
+  // has fewer subgroups than blocks (more than the device's workgroup holds).
+  const uint32_t sg = std::max(caps.subgroup_size, 1u);
+  const uint32_t blocks = ceil_div(d.m, t.rows_per_subgroup);
+  const uint32_t subgroups =
+      std::max(1u, std::min(blocks + (blocks > 1 ? blocks % 2 : 0), caps.max_workgroup_invocations / sg));
+  const Pipeline& p = ctx.pipeline(
+      shaders::matmul_rows, {subgroups * sg, t.rows_per_subgroup, t.rows_outputs, d.f16 ? 1u : 0u, vector_width(d.k)});
+  struct {
+    uint32_t m, n, k, ldy, y_col0;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0};
+  const Grid g = grid_1d(ctx, ceil_div(d.n, t.rows_outputs), 1);
+  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+}
+
 void record_gemm(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = std::min(t.gemm_workgroup, ctx.caps().max_workgroup_invocations);
@@ -160,6 +185,11 @@ namespace {
 MatmulTiles tiles_of(Context& ctx) {
   MatmulTiles t = matmul_tiles(ctx.caps());
   if (ctx.options().gemv_max_rows) t.gemv_max_rows = ctx.options().gemv_max_rows;
+  if (const auto& tile = ctx.options().gemv_rows_tile) {
+    t.rows_outputs = tile->outputs;
+    t.rows_per_subgroup = tile->rows_per_subgroup;
+    if (tile->from) t.rows_from = tile->from;
+  }
   return t;
 }
 }  // namespace
@@ -205,6 +235,10 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   if (shape.gemv_workgroup) tiles.gemv_workgroup = shape.gemv_workgroup;
   if (shape.gemv_outputs) tiles.gemv_outputs = shape.gemv_outputs;
   if (shape.coop_bk) tiles.coop_bk = shape.coop_bk;
+  if (shape.rows_outputs && shape.rows_per_subgroup) {
+    tiles.rows_outputs = shape.rows_outputs;
+    tiles.rows_per_subgroup = shape.rows_per_subgroup;
+  }
   if (path == MatmulPath::Auto) {
     path = choose_matmul_path(ctx, M, K, w.dtype);
     // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
@@ -223,7 +257,9 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   const uint64_t x_row = static_cast<uint64_t>(swiglu ? 2 * K : K) * 4;
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
   int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
-  if (path == MatmulPath::Gemv) m_step = std::min<int64_t>(m_step, kGemvMaxRows);
+  // The plain GEMV keeps every row's sums in registers; the row-block kernel loops over blocks.
+  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(std::min<int64_t>(M, UINT32_MAX))))
+    m_step = std::min<int64_t>(m_step, kGemvMaxRows);
   for (int64_t m0 = 0; m0 < M; m0 += m_step) {
     const int64_t mc = std::min(m_step, M - m0);
     for (int64_t n0 = 0; n0 < N; n0 += n_step) {
@@ -232,7 +268,12 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
                        static_cast<uint32_t>(nc), static_cast<uint32_t>(K), static_cast<uint32_t>(N),
                        static_cast<uint32_t>(n0), f16, swiglu};
       switch (path) {
-        case MatmulPath::Gemv: record_gemv(s, d, tiles); break;
+        case MatmulPath::Gemv:
+          if (takes_rows_kernel(tiles, d.m))
+            record_gemv_rows(s, d, tiles);
+          else
+            record_gemv(s, d, tiles);
+          break;
         case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
         case MatmulPath::Broadcast: record_broadcast(s, d, tiles); break;
         default: record_gemm(s, d, tiles); break;
@@ -251,6 +292,10 @@ void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& 
                        MatmulPath path, const MatmulShape& shape) {
   require(shape.gemv_outputs <= 16, "matmul",
           [&] { return "at most 16 GEMV outputs per workgroup, got " + std::to_string(shape.gemv_outputs); });
+  require(shape.rows_outputs <= 16 && shape.rows_per_subgroup <= 16, "matmul", [&] {
+    return "at most 16 row-block outputs and rows per subgroup, got " + std::to_string(shape.rows_outputs) + " and " +
+           std::to_string(shape.rows_per_subgroup);
+  });
   require(shape.coop_bk % 16 == 0 && shape.coop_bk <= 128, "matmul", [&] {
     return "the cooperative-matrix slice must be a multiple of 16 up to 128, got " + std::to_string(shape.coop_bk);
   });

@@ -7,7 +7,7 @@ namespace vkspec::ops {
 
 enum class MatmulPath {
   Auto,     // choose from M and the device (choose_matmul_path)
-  Gemv,     // M <= 8: weight-streaming reduction (decoding)
+  Gemv,     // weight-streaming K-reduction: decoding rows, and (row-block kernel) verification windows
   Gemm,     // register-blocked, any M, runs everywhere
   CoopMat,  // GL_NV_cooperative_matrix, fp16 inputs with f32 accumulation
   // Activation rows shared across a subgroup by broadcast, weights through a uniform texel buffer;
@@ -37,6 +37,9 @@ struct MatmulShape {
   uint32_t gemv_workgroup = 0;  // GEMV: invocations sharing one K-reduction
   uint32_t gemv_outputs = 0;    // GEMV: weight rows per workgroup, at most 16
   uint32_t coop_bk = 0;         // cooperative matrix: K per slice, a multiple of 16 up to 128
+  // Row-block GEMV (from 9 rows on the GEMV path): weight rows per workgroup and activation rows
+  // per subgroup, each at most 16; both set, they run it also where the table has it off.
+  uint32_t rows_outputs = 0, rows_per_subgroup = 0;
 };
 // The same as matmul() with the given kernel shape.
 void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,

@@ -8,17 +8,22 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // (docs/perf.md); 16 weight rows per lane when decoding, 8/12/16 activation rows per tile
   // otherwise (matmul.cpp picks the one that pads least).
   static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 16, 16, 16, 32, 8};
-  // GPUs: coalesced K-split GEMV, many small workgroups in flight, up to 40 rows (decoding, and
-  // verification windows up to 19 with CFG); the tiled kernels beyond. Chosen from whole forwards
-  // (bench --synthetic on H100 / H200, docs/perf.md), not from bench-ops' matmul-sweep: timed
-  // alone, the cooperative-matrix kernel matches GEMV at 34 rows (0.050 against 0.073 ms for
-  // 2304x768), yet on one H200 a LlamaGen window-16 forward (34 rows) took 2.88 ms (B) and 13.5 ms
-  // (XL) with GEMV against 5.68 and 27.1 with it; at 66 rows the tiled kernel wins (B 5.93 against
-  // 6.57 ms). VKSPEC_GEMV_MAX_ROWS overrides this row's limit to repeat the comparison.
+  // GPUs: coalesced K-split GEMV for decoding (up to 8 rows: 2 with CFG), many small workgroups in
+  // flight; from 9 rows the row-block GEMV (matmul_rows.comp: 8 weight rows per workgroup, 4
+  // activation rows per subgroup); the tiled kernels beyond gemv_max_rows. Chosen from whole
+  // forwards (bench --synthetic, docs/perf.md "NVIDIA H200"), not from bench-ops' matmul-sweep,
+  // whose kernels timed alone disagree with the forwards. On one H200 (2026-11-27), LlamaGen-B
+  // 16x16: window 16 (32 rows) 2.88 ms with the plain GEMV, 1.91 with the row-block one, 5.80 with
+  // the cooperative-matrix kernel; window 32 (64 rows) 2.60 row-block against 6.07 cooperative
+  // matrix, window 64 (128 rows) 8.23 against 6.61; XL window 16: 13.70 plain, 7.87 row-block.
+  // The row-block kernel lost at 2 rows (B AR step 1.03-1.34 against 0.93 ms).
+  // VKSPEC_GEMV_MAX_ROWS and VKSPEC_GEMV_ROWS_TILE override these to repeat the comparisons.
+  // AMD and other GPUs take the same kernels, unmeasured there; their GEMV limit stays at the
+  // 40 rows it had before the row-block kernel until one of them is measured.
   // No broadcast kernel (it makes every lane stream its own weight rows, which defeats coalescing).
-  static constexpr MatmulTiles kNvidia{"nvidia", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
-  static constexpr MatmulTiles kAmd{"amd", 40, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
-  static constexpr MatmulTiles kDefault{"default", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0};
+  static constexpr MatmulTiles kNvidia{"nvidia", 80, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4};
+  static constexpr MatmulTiles kAmd{"amd", 40, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4};
+  static constexpr MatmulTiles kDefault{"default", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4};
   if (caps.cpu_driver) return kCpu;
   if (caps.vendor_id == 0x10de) return kNvidia;
   if (caps.vendor_id == 0x1002) return kAmd;

@@ -27,6 +27,11 @@ struct MatmulTiles {
   // Cooperative matrix: K per shared-memory slice (a multiple of 16). Fewer, longer slices: the
   // loop's latency is what small-M GEMMs pay on GPUs.
   uint32_t coop_bk = 64;
+  // Row-block GEMV (matmul_rows.comp) for GEMV-path M from rows_from: weight rows per workgroup
+  // and activation rows per subgroup; 0 = the plain GEMV kernel for every M. Up to 8 rows
+  // (decoding, CFG pairs, small trees) the plain kernel's one K-reduction per workgroup is the
+  // one measured on GPUs.
+  uint32_t rows_outputs = 0, rows_per_subgroup = 0, rows_from = 9;
 };
 
 MatmulTiles matmul_tiles(const DeviceCaps& caps);

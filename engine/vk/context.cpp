@@ -13,6 +13,34 @@
 #include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
+namespace {
+
+// "0", or "R,MG" or "R,MG,FROM": R and MG from 1 to 16 (the shader's register arrays are R x MG
+// sums), FROM from 1 to 256.
+ContextOptions::GemvRowsTile parse_gemv_rows_tile(const std::string& text) {
+  if (text == "0") return {};
+  const auto bad = [&] {
+    return Error(std::string(env::kGemvRowsTile.name) + "=" + text +
+                 " is not 0 or R,MG[,FROM] with R and MG from 1 to 16 and FROM from 1 to 256");
+  };
+  uint32_t v[3] = {0, 0, 0};
+  size_t field = 0, start = 0;
+  for (;; ++field) {
+    const size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (field > 2 || part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw bad();
+    v[field] = static_cast<uint32_t>(std::stoul(part));
+    if (v[field] < 1 || v[field] > (field == 2 ? 256u : 16u)) throw bad();
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (field < 1) throw bad();
+  return {v[0], v[1], v[2]};
+}
+
+}  // namespace
+
 ContextOptions ContextOptions::from_environment() {
   ContextOptions o;
   o.device_memory_cap = env::byte_count(env::kMaxDeviceMemory).value_or(0);
@@ -32,6 +60,7 @@ ContextOptions ContextOptions::from_environment() {
     if (*rows == 0) throw Error("VKSPEC_GEMV_MAX_ROWS=0 is not a row count from 1 to 256");
     o.gemv_max_rows = static_cast<uint32_t>(*rows);
   }
+  if (const auto tile = env::text(env::kGemvRowsTile)) o.gemv_rows_tile = parse_gemv_rows_tile(*tile);
   return o;
 }
 

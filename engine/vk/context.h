@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct ContextOptions {
   // 0: the tile table's; otherwise the most activation rows the GEMV matmul takes. Default:
   // VKSPEC_GEMV_MAX_ROWS.
   uint32_t gemv_max_rows = 0;
+  // Unset: the tile table's row-block GEMV shape; outputs 0: the plain GEMV for every M; otherwise
+  // weight rows per workgroup, activation rows per subgroup and (0: the table's) the fewest rows
+  // that take it. Default: VKSPEC_GEMV_ROWS_TILE.
+  struct GemvRowsTile {
+    uint32_t outputs = 0, rows_per_subgroup = 0, from = 0;
+  };
+  std::optional<GemvRowsTile> gemv_rows_tile;
   static ContextOptions from_environment();
 };
 
