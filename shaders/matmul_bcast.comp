@@ -4,6 +4,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
+#include "silu.glsl"
 // y[m, n] = sum_k x[m, k] * w[n, k] for CPU implementations (llvmpipe), where a storage-buffer
 // load is a scalar loop over the lanes, a texel fetch is one vector gather, and ALU work and
 // shuffles to a constant lane run as SIMD (docs/perf.md, "What limits matmul on lavapipe"). So
@@ -34,7 +35,6 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n, w_texel0; } p;
 
 vec2 f32x2(uint64_t v) { return uintBitsToFloat(unpackUint2x32(v)); }
-float silu_times(float a, float b) { return (a / (1.0 + exp(-a))) * b; }
 vec4 f16x4(uint u0, uint u1) { return vec4(unpackHalf2x16(u0), unpackHalf2x16(u1)); }
 
 void main() {

@@ -16,6 +16,11 @@ layout(constant_id = 3) const uint MAX_SUBGROUPS = 64;  // workgroup size / smal
 layout(constant_id = 4) const bool W_F16 = true;
 // 8 or 4: K is a multiple of it, so every row starts on a vector boundary; 1: any K.
 layout(constant_id = 5) const uint VEC = 8;
+// x holds [m, 2k]: a in columns [0, k), b in [k, 2k), and the kernel multiplies by silu(a) * b
+// as it loads (the FFN's down projection without a separate gate dispatch: one dispatch fewer per
+// layer for decoding, where every dispatch's latency counts on a GPU; silu.glsl's expression, so
+// the sums are those of the unfused pair).
+layout(constant_id = 6) const bool X_SWIGLU = false;
 
 layout(binding = 0) readonly buffer X { vec4 x4[]; };
 layout(binding = 1) readonly buffer W { uvec4 w4[]; };
@@ -26,8 +31,17 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; } p;
 
 #include "matmul_load.glsl"
+#include "silu.glsl"
 
 shared float partial[MAX_SUBGROUPS][M * R];
+
+// Activations at element k of the row starting at e (the gate applied where X_SWIGLU).
+vec4 x4_at(uint e, uint k) {
+  return X_SWIGLU ? silu_times(load_x4(e + k), load_x4(e + p.k + k)) : load_x4(e + k);
+}
+float x1_at(uint e, uint k) {
+  return X_SWIGLU ? silu_times(load_x1(e + k), load_x1(e + p.k + k)) : load_x1(e + k);
+}
 
 void main() {
   const uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * R;
@@ -40,7 +54,7 @@ void main() {
   uint wrow[R];  // first element of each weight row; rows past the end repeat the last one
   [[unroll]] for (uint r = 0; r < R; ++r) wrow[r] = min(n0 + r, p.n - 1u) * K;
   uint xrow[M];
-  [[unroll]] for (uint m = 0; m < M; ++m) xrow[m] = min(m, p.m - 1u) * K;
+  [[unroll]] for (uint m = 0; m < M; ++m) xrow[m] = min(m, p.m - 1u) * (X_SWIGLU ? 2u * K : K);
 
   // The weight vectors are loaded first and each activation vector is used as it arrives, so the
   // registers held are M * R sums, not M activation vectors.
@@ -49,7 +63,7 @@ void main() {
       vec4 lo[R], hi[R];
       [[unroll]] for (uint r = 0; r < R; ++r) load_w8(wrow[r] + k, lo[r], hi[r]);
       [[unroll]] for (uint m = 0; m < M; ++m) {
-        const vec4 xlo = load_x4(xrow[m] + k), xhi = load_x4(xrow[m] + k + 4u);
+        const vec4 xlo = x4_at(xrow[m], k), xhi = x4_at(xrow[m], k + 4u);
         [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += dot(xlo, lo[r]) + dot(xhi, hi[r]);
       }
     }
@@ -58,7 +72,7 @@ void main() {
       vec4 wv[R];
       [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w4(wrow[r] + k);
       [[unroll]] for (uint m = 0; m < M; ++m) {
-        const vec4 xv = load_x4(xrow[m] + k);
+        const vec4 xv = x4_at(xrow[m], k);
         [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += dot(xv, wv[r]);
       }
     }
@@ -67,7 +81,7 @@ void main() {
       float wv[R];
       [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w1(wrow[r] + k);
       [[unroll]] for (uint m = 0; m < M; ++m) {
-        const float xv = load_x1(xrow[m] + k);
+        const float xv = x1_at(xrow[m], k);
         [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += xv * wv[r];
       }
     }

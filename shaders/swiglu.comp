@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "silu.glsl"
 // y[r, j] = silu(a[r, j]) * b[r, j] for the FFN, where a and b are column ranges of row-strided
 // matrices (both may be halves of one fused [rows, 2 * hidden] buffer bound twice).
 layout(local_size_x_id = 0) in;
@@ -18,6 +19,5 @@ void main() {
   if (i >= p.rows * p.hidden) return;
   const uint r = i / p.hidden, j = i - r * p.hidden;
   const float av = a[r * p.a_stride + p.a_offset + j];
-  // Same expression as torch's silu in f32; exp(-av) overflowing to inf gives the right limit -0.
-  y[i] = (av / (1.0 + exp(-av))) * b[r * p.b_stride + p.b_offset + j];
+  y[i] = silu_times(av, b[r * p.b_stride + p.b_offset + j]);
 }

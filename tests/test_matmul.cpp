@@ -101,5 +101,30 @@ TEST_F(MatmulTest, CoopMatOnlyWhereTheDeviceHasIt) {
   EXPECT_EQ(ops::choose_matmul_path(ctx(), 64, 64, DType::F16) == MatmulPath::CoopMat, coop);
 }
 
+// The GPU kernels (VKSPEC_GPU_KERNELS's context on lavapipe): the FFN's gate rides in the plain
+// GEMV's loads for decoding rows (one dispatch, no hidden activations written), and a window's rows
+// take the row-block GEMV after a separate gate dispatch (two), the same product either way.
+TEST_F(MatmulTest, GpuDecodingRowsFuseTheGateIntoTheGemv) {
+  ContextOptions o;
+  o.gpu_kernels = true;
+  auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
+  Context gpu(instance, ctx().caps().index, o);
+  if (!gpu.caps().subgroup_reduce) GTEST_SKIP() << "no subgroup arithmetic: no GEMV";
+  const int64_t k = 40, n = 24;
+  Tensor w = gpu.tensor(DType::F16, {n, k}, "w");
+  for (const int64_t m : {2, 34}) {
+    Tensor ab = gpu.tensor(DType::F32, {m, 2 * k}, "ab"), y = gpu.tensor(DType::F32, {m, n}, "y");
+    Tensor hidden = gpu.tensor(DType::F32, {m, k}, "hidden");
+    const bool fuses = ops::matmul_swiglu_fuses(gpu, m, w);
+    EXPECT_EQ(fuses, m < 9) << m << " rows";
+    CommandStream s(gpu);
+    const WorkCounters before = gpu.counters();
+    ops::matmul_swiglu(s, ab, w, y, hidden);
+    EXPECT_EQ((gpu.counters() - before).dispatches, fuses ? 1u : 2u) << m << " rows";
+    s.submit_and_wait();
+  }
+  EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
 }  // namespace
 }  // namespace vkspec

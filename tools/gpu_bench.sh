@@ -15,7 +15,9 @@
 #                              SWEEPS=1 adds bench-ops' kernel-variant grids (attention-sweep,
 #                              matmul-sweep, conv2d-sweep) after the EAGLE chains; STEP_TIMEOUT=0
 #                              seconds per step (0: none; a step that runs out is named and
-#                              skipped);
+#                              skipped); DEADLINE=0 seconds after which the remaining steps are
+#                              skipped (0: none; with STEP_TIMEOUT the run ends by their sum, so
+#                              a lease's time limit never kills it before its files are packed);
 #                              GEMV_ROWS="24 40 72" repeats the synthetic forwards with each
 #                              VKSPEC_GEMV_MAX_ROWS (the GEMV / tiled-matmul crossover in whole
 #                              forwards; empty: the device's table only);
@@ -38,16 +40,23 @@ sweeps=${SWEEPS:-0}
 gemv_rows=${GEMV_ROWS:-}
 rows_tiles=${ROWS_TILES:-}
 step_timeout=${STEP_TIMEOUT:-0}
+deadline=${DEADLINE:-0}
 vkspec="$build/cli/vkspec"
 [ -x "$vkspec" ] || tools/build.sh || exit 1
 mkdir -p "$out"
 failed=()
+skipped=()
 
 # step NAME CMD...: runs CMD with its output in OUT/NAME.txt; a failure or timeout is recorded and
 # the run goes on, so one broken step never loses the others' numbers.
 step() {
   local name=$1
   shift
+  if [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; then
+    echo "== $name: skipped, past DEADLINE=$deadline s" | tee "$out/$name.txt"
+    skipped+=("$name")
+    return
+  fi
   echo "== $name: $*" | tee "$out/$name.txt"
   local t0=$SECONDS rc=0
   if [ "$step_timeout" -gt 0 ]; then
@@ -109,6 +118,7 @@ for shape in $compile_shapes; do
   step "torch_compiled_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$first_grid" \
     --repeat "$repeat" --compare "$out/vkspec_$name.json" --json "$out/torch_compiled_$name.json"
 done
+[ ${#skipped[@]} -gt 0 ] && printf 'gpu_bench: skipped past the deadline: %s\n' "${skipped[*]}" | tee "$out/skipped.txt"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'gpu_bench: failed: %s\n' "${failed[@]}" | tee "$out/failed.txt"
   exit 1

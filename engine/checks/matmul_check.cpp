@@ -138,7 +138,8 @@ struct Register {
                         [sh, bk](Context& c) {
                           return check_matmul(c, sh.m, sh.n, sh.k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
                         });
-    for (const Shape3& sh : std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}})
+    for (const Shape3& sh :
+         std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}, {2, 10, 37}})
       for (DType wt : {DType::F16, DType::F32})
         RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
                                       std::to_string(sh.n) + "x" + std::to_string(sh.k),

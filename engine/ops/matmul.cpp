@@ -57,7 +57,7 @@ struct Dispatch {
   TensorView x, w, y;  // x: rows m0.., w: rows n0.., y: rows m0.. (all columns)
   uint32_t m, n, k, ldy, y_col0;
   bool f16;
-  bool swiglu;  // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b (broadcast only)
+  bool swiglu;  // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b (broadcast, plain GEMV)
 };
 
 // The rows the GEMV pipeline is compiled for: exact up to 8 (decoding), else the next multiple of 8,
@@ -68,9 +68,9 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
-  const Pipeline& p = ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs,
-                                                          max_subgroups_in(caps, wg),
-                                                          d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Pipeline& p =
+      ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups_in(caps, wg),
+                                          d.f16 ? 1u : 0u, vector_width(d.k), d.swiglu ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0};
@@ -246,7 +246,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
       path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
   }
   require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)) &&
-              (!swiglu || path == MatmulPath::Broadcast),
+              (!swiglu || path == MatmulPath::Broadcast ||
+               (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(M)))),
           op, [&] {
             return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
                    shapes();
@@ -302,16 +303,29 @@ void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& 
   record_matmul(s, x, w, y, path, false, shape);
 }
 
+namespace {
+// The kernel that applies the gate while loading for m rows, or Auto where none does: the
+// broadcast kernel (CPU drivers), or the plain GEMV (GPUs' decoding rows; the row-block kernel
+// would recompute the gate in every workgroup for a window's many rows).
+MatmulPath swiglu_fusing_path(Context& ctx, int64_t m, const TensorView& w) {
+  if (w.shape.rank != 2 || m <= 0) return MatmulPath::Auto;
+  const MatmulPath path = choose_matmul_path(ctx, m, w.shape[1], w.dtype);
+  if (path == MatmulPath::Broadcast) return texel_readable(w) ? path : MatmulPath::Auto;
+  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles_of(ctx), static_cast<uint32_t>(m))) return path;
+  return MatmulPath::Auto;
+}
+}  // namespace
+
 bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
-  return w.shape.rank == 2 && choose_matmul_path(ctx, m, w.shape[1], w.dtype) == MatmulPath::Broadcast &&
-         texel_readable(w);
+  return swiglu_fusing_path(ctx, m, w) != MatmulPath::Auto;
 }
 
 void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
                    const TensorView& hidden) {
   require(ab.shape.rank == 2, "matmul_swiglu", [&] { return "ab must be [M, 2K], got " + ab.shape.str(); });
-  if (matmul_swiglu_fuses(s.context(), ab.shape[0], w)) {
-    record_matmul(s, ab, w, y, MatmulPath::Broadcast, true);
+  const MatmulPath fused = swiglu_fusing_path(s.context(), ab.shape[0], w);
+  if (fused != MatmulPath::Auto) {
+    record_matmul(s, ab, w, y, fused, true);
     return;
   }
   swiglu_fused(s, ab, hidden);

@@ -46,10 +46,11 @@ void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& 
                        MatmulPath path, const MatmulShape& shape);
 
 // y = (silu(a) * b) w^T for ab f32 [M, 2K] holding a | b (the FFN's fused w1|w3 output) and w
-// [N, K]: LlamaGen's SwiGLU gate and down projection. Where the broadcast kernel runs
-// (matmul_swiglu_fuses) it computes the gate while loading activations, one dispatch and no
-// hidden activations in memory; elsewhere swiglu_fused writes hidden f32 [M, K] and matmul reads
-// it. The gate's values are the same either way (swiglu.comp's expression).
+// [N, K]: LlamaGen's SwiGLU gate and down projection. Where the broadcast kernel (CPU drivers)
+// or the plain GEMV (GPUs, up to 8 rows) runs (matmul_swiglu_fuses), it computes the gate while
+// loading activations, one dispatch and no hidden activations in memory; elsewhere swiglu_fused
+// writes hidden f32 [M, K] and matmul reads it. The gate's values are the same either way
+// (shaders/silu.glsl).
 void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
                    const TensorView& hidden);
 bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w);
