@@ -336,21 +336,15 @@ TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
 // is refused naming the value.
 TEST(ContextOptionsTest, GemvRowsTileParsesAndRefusesBadShapes) {
   EXPECT_FALSE(ContextOptions::from_environment().gemv_rows_tile);
-  setenv("VKSPEC_GEMV_ROWS_TILE", "0", 1);
-  auto t = ContextOptions::from_environment().gemv_rows_tile;
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->outputs, 0u);
-  setenv("VKSPEC_GEMV_ROWS_TILE", "8,4", 1);
-  t = ContextOptions::from_environment().gemv_rows_tile;
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->outputs, 8u);
-  EXPECT_EQ(t->rows_per_subgroup, 4u);
-  EXPECT_EQ(t->from, 0u);
-  setenv("VKSPEC_GEMV_ROWS_TILE", "16,2,1", 1);
-  t = ContextOptions::from_environment().gemv_rows_tile;
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->outputs, 16u);
-  EXPECT_EQ(t->from, 1u);
+  // {outputs, rows per subgroup, from} as read from the setting.
+  const auto tile = [](const char* setting) {
+    setenv("VKSPEC_GEMV_ROWS_TILE", setting, 1);
+    const auto t = ContextOptions::from_environment().gemv_rows_tile;
+    return t ? std::vector<uint32_t>{t->outputs, t->rows_per_subgroup, t->from} : std::vector<uint32_t>{};
+  };
+  EXPECT_EQ(tile("0"), (std::vector<uint32_t>{0, 0, 0}));
+  EXPECT_EQ(tile("8,4"), (std::vector<uint32_t>{8, 4, 0}));
+  EXPECT_EQ(tile("16,2,1"), (std::vector<uint32_t>{16, 2, 1}));
   for (const char* bad : {"8", "17,2", "8,0", "8,2,0", "8,2,257", "a,b", "8,,2", "8,2,1,4", "-8,2", "8,2,"}) {
     setenv("VKSPEC_GEMV_ROWS_TILE", bad, 1);
     try {
