@@ -2,6 +2,7 @@
 // guidance) and GEMM for prefill / verification windows, next to OpenBLAS on the same machine.
 // A few rows force a kernel that the device would not pick, to show what the choice is worth.
 #include <string>
+#include <utility>
 
 #include "engine/checks/op_bench.h"
 #include "engine/ops/matmul.h"
@@ -69,10 +70,9 @@ struct Register {
       for (int64_t m : {10, 18, 34, 66, 130})
         for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
           add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
-    // The GEMV's own shape on LlamaGen-XL's projections: invocations per workgroup (one
-    // K-reduction) x weight rows per workgroup, for decoding (2 rows: CFG) and for the windows it
-    // takes on GPUs (18, 34 rows: windows 8 and 16 with CFG), where each loaded activation vector
-    // serves more weight rows the more a workgroup owns.
+    // The plain GEMV's own shape on LlamaGen-XL's projections: invocations per workgroup (one
+    // K-reduction) x weight rows per workgroup, for decoding (2 rows: CFG) and at 18 and 34 rows
+    // (windows 8 and 16 with CFG, which the row-block kernel takes where the table has it).
     for (int64_t m : {2, 18, 34})
       for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
         for (uint32_t wg : {32u, 64u, 128u, 256u})
@@ -85,6 +85,22 @@ struct Register {
                               return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
                             });
           }
+    // The row-block GEMV's shape (weight rows per workgroup x activation rows per subgroup) at
+    // windows 8, 16 and 32 with CFG, on the same projections. Timed alone these have disagreed
+    // with whole forwards on an H200 (docs/perf.md); `bench --synthetic` with
+    // VKSPEC_GEMV_ROWS_TILE decides the table.
+    for (int64_t m : {18, 34, 66})
+      for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
+        for (const auto& [r, mg] :
+             std::initializer_list<std::pair<uint32_t, uint32_t>>{{4, 4}, {4, 8}, {8, 4}, {8, 8}, {16, 4}}) {
+          const int64_t n = pr.n, k = pr.k;
+          RegisterOpBench("matmul-sweep",
+                          "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " rows r" +
+                              std::to_string(r) + " mg" + std::to_string(mg),
+                          [=](Context& c, int repeat) {
+                            return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {0, 0, 0, r, mg});
+                          });
+        }
     // The cooperative-matrix kernel's K slice at verification-window rows (34: window 16 with CFG).
     for (const P& pr : {P{2304, 768}, P{3840, 1280}})
       for (int64_t m : {34, 66})

@@ -108,6 +108,10 @@ struct Register {
                       [wg = wg, rows = rows](Context& c) {
                         return check_matmul(c, 2, 301, 136, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
                       });
+    // A plain-GEMV shape at window rows: the plain kernel even where the table takes the row-block one.
+    RegisterOpCheck("matmul", "gemv wg64 r4 f16 18x301x136", [](Context& c) {
+      return check_matmul(c, 18, 301, 136, DType::F16, MatmulPath::Gemv, {64, 4, 0});
+    });
     // The row-block GEMV at shapes a table may choose, on every device (forced): partial blocks of
     // rows and of weight rows, each vector width, and more blocks than a workgroup has subgroups
     // (130 rows one per subgroup: the loop over blocks).

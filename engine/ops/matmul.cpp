@@ -238,6 +238,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   if (shape.rows_outputs && shape.rows_per_subgroup) {
     tiles.rows_outputs = shape.rows_outputs;
     tiles.rows_per_subgroup = shape.rows_per_subgroup;
+  } else if (shape.gemv_workgroup || shape.gemv_outputs) {
+    tiles.rows_outputs = 0;  // a plain-GEMV shape asks for the plain GEMV at every row count
   }
   if (path == MatmulPath::Auto) {
     path = choose_matmul_path(ctx, M, K, w.dtype);

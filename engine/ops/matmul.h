@@ -34,6 +34,7 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
 // Kernel shapes given instead of the device's tile table (bench-ops' matmul-sweep: how a device's
 // table row is chosen; the op checks: that every shape is correct). 0 keeps the table's.
 struct MatmulShape {
+  // Plain GEMV (either set: also for the rows the table gives the row-block kernel)
   uint32_t gemv_workgroup = 0;  // GEMV: invocations sharing one K-reduction
   uint32_t gemv_outputs = 0;    // GEMV: weight rows per workgroup, at most 16
   uint32_t coop_bk = 0;         // cooperative matrix: K per slice, a multiple of 16 up to 128
