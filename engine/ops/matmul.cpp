@@ -261,7 +261,7 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
   int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
   // The plain GEMV keeps every row's sums in registers; the row-block kernel loops over blocks.
-  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(std::min<int64_t>(M, UINT32_MAX))))
+  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(M)))
     m_step = std::min<int64_t>(m_step, kGemvMaxRows);
   for (int64_t m0 = 0; m0 < M; m0 += m_step) {
     const int64_t mc = std::min(m_step, M - m0);
