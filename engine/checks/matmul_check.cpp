@@ -127,6 +127,10 @@ struct Register {
     RegisterOpCheck("matmul", "rows r2 mg1 f16 130x96x72", [](Context& c) {
       return check_matmul(c, 130, 96, 72, DType::F16, MatmulPath::Gemv, {0, 0, 0, 2, 1});
     });
+    // Fewer weight rows than one workgroup's.
+    RegisterOpCheck("matmul", "rows r8 mg4 f32 9x3x20", [](Context& c) {
+      return check_matmul(c, 9, 3, 20, DType::F32, MatmulPath::Gemv, {0, 0, 0, 8, 4});
+    });
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
