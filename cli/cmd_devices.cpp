@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "engine/ops/matmul_tiles.h"
 #include "engine/vk/instance.h"
 #include "frontend/arg_parser.h"
 
@@ -29,6 +30,7 @@ int cmd_devices(const Args& args) {
   const uint32_t preferred = instance.preferred_device();
   for (const auto& d : devs) {
     std::cout << d.to_text();
+    std::cout << "  matmul table      " << ops::matmul_tiles_summary(d) << "\n";
     if (d.index == preferred) std::cout << "  (default device)\n";
     std::cout << "\n";
   }

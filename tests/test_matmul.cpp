@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/ops/matmul.h"
+#include "engine/ops/matmul_tiles.h"
 #include "common/error.h"
 #include "engine/vk/shader_registry.h"
 #include "tests/support/vulkan_test.h"
@@ -124,6 +125,19 @@ TEST_F(MatmulTest, GpuDecodingRowsFuseTheGateIntoTheGemv) {
     s.submit_and_wait();
   }
   EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
+// `vkspec devices` names the table row each device takes and whether it was measured there.
+TEST_F(MatmulTest, TileSummaryNamesTheRowAndWhereItWasTuned) {
+  EXPECT_NE(ops::matmul_tiles_summary(ctx().caps()).find(ops::matmul_tiles(ctx().caps()).name), std::string::npos);
+  DeviceCaps nvidia = ctx().caps(), amd = ctx().caps();
+  nvidia.cpu_driver = amd.cpu_driver = false;
+  nvidia.vendor_id = 0x10de;
+  amd.vendor_id = 0x1002;
+  const std::string n = ops::matmul_tiles_summary(nvidia), a = ops::matmul_tiles_summary(amd);
+  EXPECT_NE(n.find("row-block GEMV (8 x 4) to 80"), std::string::npos) << n;
+  EXPECT_NE(n.find("tuned on NVIDIA"), std::string::npos) << n;
+  EXPECT_NE(a.find("not measured"), std::string::npos) << a;
 }
 
 }  // namespace

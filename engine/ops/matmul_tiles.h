@@ -2,6 +2,7 @@
 // Per-device tile choices for the matmul kernels, in one place so tuning for a new vendor is one
 // table row. Every row is correct on any device; the table only changes speed.
 #include <cstdint>
+#include <string>
 
 #include "engine/vk/device_caps.h"
 
@@ -32,8 +33,15 @@ struct MatmulTiles {
   // (decoding, CFG pairs, small trees) the plain kernel's one K-reduction per workgroup is the
   // one measured on GPUs.
   uint32_t rows_outputs = 0, rows_per_subgroup = 0, rows_from = 9;
+  // The devices this row's numbers were measured on (docs/perf.md), or nullptr: none yet, the row
+  // is a guess from another vendor's. `vkspec devices` shows it, so a user on such a device knows
+  // that bench --synthetic with VKSPEC_GEMV_MAX_ROWS / VKSPEC_GEMV_ROWS_TILE may find better.
+  const char* tuned_on = nullptr;
 };
 
 MatmulTiles matmul_tiles(const DeviceCaps& caps);
+
+// One line for `vkspec devices`: the table row, its kernels by row count, where it was tuned.
+std::string matmul_tiles_summary(const DeviceCaps& caps);
 
 }  // namespace vkspec::ops
