@@ -56,36 +56,12 @@ void main() {
   uint xrow[M];
   [[unroll]] for (uint m = 0; m < M; ++m) xrow[m] = min(m, p.m - 1u) * (X_SWIGLU ? 2u * K : K);
 
-  // The weight vectors are loaded first and each activation vector is used as it arrives, so the
-  // registers held are M * R sums, not M activation vectors.
-  if (VEC == 8u) {
-    for (uint k = lid * 8u; k < K; k += WG * 8u) {
-      vec4 lo[R], hi[R];
-      [[unroll]] for (uint r = 0; r < R; ++r) load_w8(wrow[r] + k, lo[r], hi[r]);
-      [[unroll]] for (uint m = 0; m < M; ++m) {
-        const vec4 xlo = x4_at(xrow[m], k), xhi = x4_at(xrow[m], k + 4u);
-        [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += dot(xlo, lo[r]) + dot(xhi, hi[r]);
-      }
-    }
-  } else if (VEC == 4u) {
-    for (uint k = lid * 4u; k < K; k += WG * 4u) {
-      vec4 wv[R];
-      [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w4(wrow[r] + k);
-      [[unroll]] for (uint m = 0; m < M; ++m) {
-        const vec4 xv = x4_at(xrow[m], k);
-        [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += dot(xv, wv[r]);
-      }
-    }
-  } else {
-    for (uint k = lid; k < K; k += WG) {
-      float wv[R];
-      [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w1(wrow[r] + k);
-      [[unroll]] for (uint m = 0; m < M; ++m) {
-        const float xv = x1_at(xrow[m], k);
-        [[unroll]] for (uint r = 0; r < R; ++r) acc[m][r] += xv * wv[r];
-      }
-    }
-  }
+#define GEMV_ROWS M
+#define GEMV_LANE lid
+#define GEMV_LANES WG
+#define GEMV_X4(e, k) x4_at(e, k)
+#define GEMV_X1(e, k) x1_at(e, k)
+#include "gemv_k_loop.glsl"
 
   [[unroll]] for (uint m = 0; m < M; ++m)
     [[unroll]] for (uint r = 0; r < R; ++r) {

@@ -45,35 +45,12 @@ void main() {
     uint xrow[MG];  // rows past the end repeat the last one and are not written
     [[unroll]] for (uint i = 0; i < MG; ++i) xrow[i] = min(m0 + i, p.m - 1u) * K;
 
-    // The weight vectors are loaded first and each activation vector is used as it arrives.
-    if (VEC == 8u) {
-      for (uint k = lane * 8u; k < K; k += SG * 8u) {
-        vec4 lo[R], hi[R];
-        [[unroll]] for (uint r = 0; r < R; ++r) load_w8(wrow[r] + k, lo[r], hi[r]);
-        [[unroll]] for (uint i = 0; i < MG; ++i) {
-          const vec4 xlo = load_x4(xrow[i] + k), xhi = load_x4(xrow[i] + k + 4u);
-          [[unroll]] for (uint r = 0; r < R; ++r) acc[i][r] += dot(xlo, lo[r]) + dot(xhi, hi[r]);
-        }
-      }
-    } else if (VEC == 4u) {
-      for (uint k = lane * 4u; k < K; k += SG * 4u) {
-        vec4 wv[R];
-        [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w4(wrow[r] + k);
-        [[unroll]] for (uint i = 0; i < MG; ++i) {
-          const vec4 xv = load_x4(xrow[i] + k);
-          [[unroll]] for (uint r = 0; r < R; ++r) acc[i][r] += dot(xv, wv[r]);
-        }
-      }
-    } else {
-      for (uint k = lane; k < K; k += SG) {
-        float wv[R];
-        [[unroll]] for (uint r = 0; r < R; ++r) wv[r] = load_w1(wrow[r] + k);
-        [[unroll]] for (uint i = 0; i < MG; ++i) {
-          const float xv = load_x1(xrow[i] + k);
-          [[unroll]] for (uint r = 0; r < R; ++r) acc[i][r] += xv * wv[r];
-        }
-      }
-    }
+#define GEMV_ROWS MG
+#define GEMV_LANE lane
+#define GEMV_LANES SG
+#define GEMV_X4(e, k) load_x4((e) + (k))
+#define GEMV_X1(e, k) load_x1((e) + (k))
+#include "gemv_k_loop.glsl"
 
     // Every lane gets every sum; output t of the block is written by lane t % SG.
     [[unroll]] for (uint i = 0; i < MG; ++i)

@@ -76,13 +76,15 @@ struct Shape3 {
   int64_t m, n, k;
 };
 
-void register_cases(const char* kind, MatmulPath path, std::initializer_list<Shape3> shapes) {
+// Checks named "KIND DTYPE MxNxK"; shape: a kernel shape other than the table's.
+void register_cases(const std::string& kind, MatmulPath path, std::initializer_list<Shape3> shapes,
+                    const ops::MatmulShape& shape = {}, std::initializer_list<DType> dtypes = {DType::F16, DType::F32}) {
   for (const Shape3& s : shapes)
-    for (DType wt : {DType::F16, DType::F32})
+    for (DType wt : dtypes)
       RegisterOpCheck("matmul",
-                      std::string(kind) + " " + dtype_name(wt) + " " + std::to_string(s.m) + "x" +
-                          std::to_string(s.n) + "x" + std::to_string(s.k),
-                      [s, wt, path](Context& c) { return check_matmul(c, s.m, s.n, s.k, wt, path); });
+                      kind + " " + dtype_name(wt) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                          std::to_string(s.k),
+                      [s, wt, path, shape](Context& c) { return check_matmul(c, s.m, s.n, s.k, wt, path, shape); });
 }
 
 struct Register {
@@ -104,33 +106,18 @@ struct Register {
                    {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
                     {257, 1024, 256}});
     for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
-      RegisterOpCheck("matmul", "gemv wg" + std::to_string(wg) + " r" + std::to_string(rows) + " f16 2x301x136",
-                      [wg = wg, rows = rows](Context& c) {
-                        return check_matmul(c, 2, 301, 136, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
-                      });
+      register_cases("gemv wg" + std::to_string(wg) + " r" + std::to_string(rows), MatmulPath::Gemv, {{2, 301, 136}},
+                     {wg, rows, 0}, {DType::F16});
     // A plain-GEMV shape at window rows: the plain kernel even where the table takes the row-block one.
-    RegisterOpCheck("matmul", "gemv wg64 r4 f16 18x301x136", [](Context& c) {
-      return check_matmul(c, 18, 301, 136, DType::F16, MatmulPath::Gemv, {64, 4, 0});
-    });
+    register_cases("gemv wg64 r4", MatmulPath::Gemv, {{18, 301, 136}}, {64, 4, 0}, {DType::F16});
     // The row-block GEMV at shapes a table may choose, on every device (forced): partial blocks of
-    // rows and of weight rows, each vector width, and more blocks than a workgroup has subgroups
-    // (130 rows one per subgroup: the loop over blocks).
+    // rows and of weight rows, each vector width, more blocks than a workgroup has subgroups (130
+    // rows one per subgroup: the loop over blocks), fewer weight rows than one workgroup's.
     for (const auto& [r, mg] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{8, 4}, {4, 8}, {16, 2}, {3, 5}})
-      for (const Shape3& sh : std::initializer_list<Shape3>{{9, 300, 136}, {34, 256, 768}, {13, 65, 36}, {40, 33, 77}})
-        for (DType wt : {DType::F16, DType::F32})
-          RegisterOpCheck("matmul",
-                          "rows r" + std::to_string(r) + " mg" + std::to_string(mg) + " " + dtype_name(wt) + " " +
-                              std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k),
-                          [sh, wt, r = r, mg = mg](Context& c) {
-                            return check_matmul(c, sh.m, sh.n, sh.k, wt, MatmulPath::Gemv, {0, 0, 0, r, mg});
-                          });
-    RegisterOpCheck("matmul", "rows r2 mg1 f16 130x96x72", [](Context& c) {
-      return check_matmul(c, 130, 96, 72, DType::F16, MatmulPath::Gemv, {0, 0, 0, 2, 1});
-    });
-    // Fewer weight rows than one workgroup's.
-    RegisterOpCheck("matmul", "rows r8 mg4 f32 9x3x20", [](Context& c) {
-      return check_matmul(c, 9, 3, 20, DType::F32, MatmulPath::Gemv, {0, 0, 0, 8, 4});
-    });
+      register_cases("rows r" + std::to_string(r) + " mg" + std::to_string(mg), MatmulPath::Gemv,
+                     {{9, 300, 136}, {34, 256, 768}, {13, 65, 36}, {40, 33, 77}}, {0, 0, 0, r, mg});
+    register_cases("rows r2 mg1", MatmulPath::Gemv, {{130, 96, 72}}, {0, 0, 0, 2, 1}, {DType::F16});
+    register_cases("rows r8 mg4", MatmulPath::Gemv, {{9, 3, 20}}, {0, 0, 0, 8, 4}, {DType::F32});
     // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
     register_cases("broadcast", MatmulPath::Broadcast,
                    {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
@@ -139,13 +126,8 @@ struct Register {
     // Every K slice the table may choose, with K not a multiple of it (a partial last slice) and
     // K not a multiple of 4 (element loads).
     for (uint32_t bk : {16u, 32u, 128u})
-      for (const Shape3& sh : std::initializer_list<Shape3>{{34, 300, 200}, {17, 65, 129}})
-        RegisterOpCheck("matmul",
-                        "coopmat bk" + std::to_string(bk) + " f16 " + std::to_string(sh.m) + "x" +
-                            std::to_string(sh.n) + "x" + std::to_string(sh.k),
-                        [sh, bk](Context& c) {
-                          return check_matmul(c, sh.m, sh.n, sh.k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
-                        });
+      register_cases("coopmat bk" + std::to_string(bk), MatmulPath::CoopMat, {{34, 300, 200}, {17, 65, 129}},
+                     {0, 0, bk}, {DType::F16});
     for (const Shape3& sh :
          std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}, {2, 10, 37}})
       for (DType wt : {DType::F16, DType::F32})

@@ -247,9 +247,10 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
     if (path == MatmulPath::Broadcast && !texel_readable(w))
       path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
   }
+  // Decided once for all of M, so every chunk below takes the same kernel.
+  const bool rows_kernel = path == MatmulPath::Gemv && takes_rows_kernel(tiles, static_cast<uint32_t>(M));
   require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)) &&
-              (!swiglu || path == MatmulPath::Broadcast ||
-               (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(M)))),
+              (!swiglu || path == MatmulPath::Broadcast || (path == MatmulPath::Gemv && !rows_kernel)),
           op, [&] {
             return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
                    shapes();
@@ -261,8 +262,7 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
   int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
   // The plain GEMV keeps every row's sums in registers; the row-block kernel loops over blocks.
-  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles, static_cast<uint32_t>(M)))
-    m_step = std::min<int64_t>(m_step, kGemvMaxRows);
+  if (path == MatmulPath::Gemv && !rows_kernel) m_step = std::min<int64_t>(m_step, kGemvMaxRows);
   for (int64_t m0 = 0; m0 < M; m0 += m_step) {
     const int64_t mc = std::min(m_step, M - m0);
     for (int64_t n0 = 0; n0 < N; n0 += n_step) {
@@ -271,12 +271,7 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
                        static_cast<uint32_t>(nc), static_cast<uint32_t>(K), static_cast<uint32_t>(N),
                        static_cast<uint32_t>(n0), f16, swiglu};
       switch (path) {
-        case MatmulPath::Gemv:
-          if (takes_rows_kernel(tiles, d.m))
-            record_gemv_rows(s, d, tiles);
-          else
-            record_gemv(s, d, tiles);
-          break;
+        case MatmulPath::Gemv: rows_kernel ? record_gemv_rows(s, d, tiles) : record_gemv(s, d, tiles); break;
         case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
         case MatmulPath::Broadcast: record_broadcast(s, d, tiles); break;
         default: record_gemm(s, d, tiles); break;
