@@ -31,6 +31,11 @@ const Variable kDisableCoopmat{"VKSPEC_DISABLE_COOPMAT", "VKSPEC_DISABLE_COOPMAT
                                "never choose the cooperative-matrix matmul automatically (a diagnostic); its "
                                "old name `VKSPEC_DISABLE_FP16` is refused with an error",
                                "0 or 1", "VKSPEC_DISABLE_FP16"};
+const Variable kDisableMatmulFolds{"VKSPEC_DISABLE_MATMUL_FOLDS", "VKSPEC_DISABLE_MATMUL_FOLDS=1",
+                                   "a projection's norm, gate and residual add run as dispatches of their own "
+                                   "instead of in the matmul's loads and stores (a diagnostic: what folding "
+                                   "saves, timed against the default)",
+                                   "0 or 1"};
 const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
                            "a CPU device (lavapipe) takes the kernel variants a GPU takes (the GPU matmul tile "
                            "table: gemv, gemm; per-invocation loads; several subgroups per workgroup), so CI "
@@ -55,8 +60,9 @@ const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
 
 const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {
-      &kDevice,   &kValidation,     &kSyncValidation, &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
-      &kCacheDir, &kDisableCoopmat, &kGpuKernels,     &kGemvMaxRows,     &kGemvRowsTile,    &kAssets};
+      &kDevice,         &kValidation,   &kSyncValidation, &kValidationPrint,    &kMaxDeviceMemory,
+      &kFenceTimeoutMs, &kCacheDir,     &kDisableCoopmat, &kDisableMatmulFolds, &kGpuKernels,
+      &kGemvMaxRows,    &kGemvRowsTile, &kAssets};
   return all;
 }
 

@@ -27,6 +27,7 @@ extern const Variable kMaxDeviceMemory;
 extern const Variable kFenceTimeoutMs;
 extern const Variable kCacheDir;
 extern const Variable kDisableCoopmat;
+extern const Variable kDisableMatmulFolds;
 extern const Variable kGpuKernels;
 extern const Variable kGemvMaxRows;
 extern const Variable kGemvRowsTile;

@@ -3,6 +3,7 @@
 #extension GL_ARB_gpu_shader_int64 : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "silu.glsl"
 // y[m, n] = sum_k x[m, k] * w[n, k] for CPU implementations (llvmpipe), where a storage-buffer
@@ -26,13 +27,18 @@ layout(constant_id = 3) const bool W_F16 = true;
 // (LlamaGen's SwiGLU gate, the same expression as swiglu.comp), so the FFN's down projection needs
 // no separate gate dispatch and no round trip of the hidden activations through memory.
 layout(constant_id = 4) const bool X_SWIGLU = false;
+#define FOLD_NORM_ID 5
+#define FOLD_ACCUMULATE_ID 6
+#include "matmul_fold.glsl"
 
 layout(binding = 0) readonly buffer X { uint64_t x2[]; };  // f32 pairs
 layout(binding = 1) uniform usamplerBuffer w16;             // 8 halves or 4 floats per texel
-layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 2) buffer Y { float y[]; };                // read only where Y_ACCUMULATE
+layout(binding = 3) readonly buffer G { uint64_t g2[]; };  // the norm's weight, f32 pairs (X_NORM)
 // m, n: rows of x and w in this dispatch; tiles_n = ceil(n / (subgroup size * TN));
-// y[row * ldy + y_col0 + col] receives output (row, col); w_texel0: the texel where w starts.
-layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n, w_texel0; } p;
+// y[row * ldy + y_col0 + col] receives output (row, col); w_texel0: the texel where w starts;
+// eps: the norm's (X_NORM).
+layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n, w_texel0; float eps; } p;
 
 vec2 f32x2(uint64_t v) { return uintBitsToFloat(unpackUint2x32(v)); }
 vec4 f16x4(uint u0, uint u1) { return vec4(unpackHalf2x16(u0), unpackHalf2x16(u1)); }
@@ -47,9 +53,11 @@ void main() {
   uint xrow[TM], wtex[TN];  // first element / texel of each row; rows past the end repeat the last
   [[unroll]] for (uint i = 0; i < TM; ++i) xrow[i] = min(m0 + i, p.m - 1u) * (X_SWIGLU ? 2u * K : K);
   [[unroll]] for (uint j = 0; j < TN; ++j) wtex[j] = p.w_texel0 + min(n0 + j, p.n - 1u) * (K / PER_TEXEL);
-  float acc[TM][TN];
-  [[unroll]] for (uint i = 0; i < TM; ++i)
+  float acc[TM][TN], ss[TM];  // ss: each row's sum of squares (X_NORM), this lane's share
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    ss[i] = 0.0;
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
+  }
 
   // One chunk = 2 * SG elements of K: lane l holds elements 2l, 2l + 1 of every activation row.
   for (uint k = 0; k < K; k += 2u * SG) {
@@ -60,6 +68,13 @@ void main() {
       if (X_SWIGLU) {
         const vec2 b = kx < K ? f32x2(x2[(xrow[i] + K + kx) >> 1u]) : vec2(0.0);
         xp[i] = vec2(silu_times(xp[i].x, b.x), silu_times(xp[i].y, b.y));
+      }
+    }
+    if (X_NORM) {
+      const vec2 g = kx < K ? f32x2(g2[kx >> 1u]) : vec2(0.0);
+      [[unroll]] for (uint i = 0; i < TM; ++i) {
+        ss[i] += dot(xp[i], xp[i]);
+        xp[i] *= g;
       }
     }
     // One texel = PER_TEXEL elements = pairs q .. q + PER_TEXEL / 2 - 1 of the chunk.
@@ -88,7 +103,9 @@ void main() {
     }
   }
 
-  [[unroll]] for (uint i = 0; i < TM; ++i)
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    const float scale = X_NORM ? rms_scale(subgroupAdd(ss[i]), K, p.eps) : 1.0;
     [[unroll]] for (uint j = 0; j < TN; ++j)
-      if (m0 + i < p.m && n0 + j < p.n) y[(m0 + i) * p.ldy + p.y_col0 + n0 + j] = acc[i][j];
+      if (m0 + i < p.m && n0 + j < p.n) store_y(y[(m0 + i) * p.ldy + p.y_col0 + n0 + j], acc[i][j], scale);
+  }
 }

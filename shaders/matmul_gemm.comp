@@ -11,10 +11,13 @@ layout(constant_id = 2) const uint TN = 8;  // weight rows (outputs) per invocat
 layout(constant_id = 3) const bool W_F16 = false;
 // 8 or 4: K is a multiple of it, so rows start on a vector boundary; 1: any K.
 layout(constant_id = 4) const uint VEC = 4;
+#define FOLD_NORM_ID 5
+#define FOLD_ACCUMULATE_ID 6
+#include "matmul_fold.glsl"
 
 layout(binding = 0) readonly buffer X { vec4 x4[]; };
 layout(binding = 1) readonly buffer W { uvec4 w4[]; };
-layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 2) buffer Y { float y[]; };  // read only where Y_ACCUMULATE
 // m, n: rows of x and w in this dispatch; tiles_n = ceil(n / TN);
 // y[row * ldy + y_col0 + col] receives output (row, col).
 layout(push_constant) uniform P { uint m, n, k, ldy, y_col0, tiles_n; } p;
@@ -72,6 +75,6 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; ++i) {
     if (m0 + i >= p.m) break;
     [[unroll]] for (uint j = 0; j < TN; ++j)
-      if (n0 + j < p.n) y[(m0 + i) * p.ldy + p.y_col0 + n0 + j] = acc[i][j];
+      if (n0 + j < p.n) store_y(y[(m0 + i) * p.ldy + p.y_col0 + n0 + j], acc[i][j], 1.0);
   }
 }

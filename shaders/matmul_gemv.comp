@@ -21,26 +21,34 @@ layout(constant_id = 5) const uint VEC = 8;
 // layer for decoding, where every dispatch's latency counts on a GPU; silu.glsl's expression, so
 // the sums are those of the unfused pair).
 layout(constant_id = 6) const bool X_SWIGLU = false;
+#define FOLD_NORM_ID 7
+#define FOLD_ACCUMULATE_ID 8
+#include "matmul_fold.glsl"
 
 layout(binding = 0) readonly buffer X { vec4 x4[]; };
 layout(binding = 1) readonly buffer W { uvec4 w4[]; };
-layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 2) buffer Y { float y[]; };              // read only where Y_ACCUMULATE
+layout(binding = 3) readonly buffer G { vec4 g4[]; };     // the norm's weight, f32 (X_NORM)
 // m: activation rows present (<= M: the host rounds M up to few pipelines; rows past m repeat the
 // last one and are not written); n: weight rows in this dispatch; y[m * ldy + y_col0 + n]
-// receives output n.
-layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; } p;
+// receives output n; eps: the norm's (X_NORM).
+layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; float eps; } p;
 
 #include "matmul_load.glsl"
 #include "silu.glsl"
 
-shared float partial[MAX_SUBGROUPS][M * R];
+// Each subgroup's M x R sums, then (X_NORM) its share of each row's sum of squares.
+shared float partial[MAX_SUBGROUPS][M * R + M];
 
-// Activations at element k of the row starting at e (the gate applied where X_SWIGLU).
+// Activations at element k of the row starting at e (the gate applied where X_SWIGLU, the norm's
+// weight where X_NORM).
 vec4 x4_at(uint e, uint k) {
-  return X_SWIGLU ? silu_times(load_x4(e + k), load_x4(e + p.k + k)) : load_x4(e + k);
+  if (X_SWIGLU) return silu_times(load_x4(e + k), load_x4(e + p.k + k));
+  return X_NORM ? load_x4(e + k) * g4[k >> 2u] : load_x4(e + k);
 }
 float x1_at(uint e, uint k) {
-  return X_SWIGLU ? silu_times(load_x1(e + k), load_x1(e + p.k + k)) : load_x1(e + k);
+  if (X_SWIGLU) return silu_times(load_x1(e + k), load_x1(e + p.k + k));
+  return X_NORM ? load_x1(e + k) * g4[k >> 2u][k & 3u] : load_x1(e + k);
 }
 
 void main() {
@@ -68,12 +76,26 @@ void main() {
       const float s = subgroupAdd(acc[m][r]);
       if (subgroupElect()) partial[gl_SubgroupID][m * R + r] = s;
     }
+  if (X_NORM) {
+    // Each row's squares in a second pass over this invocation's elements (x is in cache now).
+    [[unroll]] for (uint m = 0; m < M; ++m) {
+      float ss = 0.0;
+      for (uint k = lid; k < K; k += WG) {
+        const float v = load_x1(xrow[m] + k);
+        ss += v * v;
+      }
+      ss = subgroupAdd(ss);
+      if (subgroupElect()) partial[gl_SubgroupID][M * R + m] = ss;
+    }
+  }
   barrier();
   for (uint t = lid; t < M * R; t += WG) {
     const uint m = t / R, n = n0 + t % R;
     if (n >= p.n || m >= p.m) continue;
-    float s = 0.0;
+    float s = 0.0, ss = 0.0;
     for (uint g = 0; g < gl_NumSubgroups; ++g) s += partial[g][t];
-    y[m * p.ldy + p.y_col0 + n] = s;
+    if (X_NORM)
+      for (uint g = 0; g < gl_NumSubgroups; ++g) ss += partial[g][M * R + m];
+    store_y(y[m * p.ldy + p.y_col0 + n], s, X_NORM ? rms_scale(ss, K, p.eps) : 1.0);
   }
 }

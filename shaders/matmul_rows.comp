@@ -19,14 +19,23 @@ layout(constant_id = 2) const uint R = 8;   // weight rows (outputs) per workgro
 layout(constant_id = 3) const bool W_F16 = true;
 // 8 or 4: K is a multiple of it, so every row starts on a vector boundary; 1: any K.
 layout(constant_id = 4) const uint VEC = 8;
+#define FOLD_NORM_ID 5
+#define FOLD_ACCUMULATE_ID 6
+#include "matmul_fold.glsl"
 
 layout(binding = 0) readonly buffer X { vec4 x4[]; };
 layout(binding = 1) readonly buffer W { uvec4 w4[]; };
-layout(binding = 2) writeonly buffer Y { float y[]; };
-// m: activation rows; n: weight rows in this dispatch; y[m * ldy + y_col0 + n] receives output n.
-layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; } p;
+layout(binding = 2) buffer Y { float y[]; };           // read only where Y_ACCUMULATE
+layout(binding = 3) readonly buffer G { vec4 g4[]; };  // the norm's weight, f32 (X_NORM)
+// m: activation rows; n: weight rows in this dispatch; y[m * ldy + y_col0 + n] receives output n;
+// eps: the norm's (X_NORM).
+layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; float eps; } p;
 
 #include "matmul_load.glsl"
+
+// Activations at element k of the row starting at e (times the norm's weight where X_NORM).
+vec4 x4_at(uint e, uint k) { return X_NORM ? load_x4(e + k) * g4[k >> 2u] : load_x4(e + k); }
+float x1_at(uint e, uint k) { return X_NORM ? load_x1(e + k) * g4[k >> 2u][k & 3u] : load_x1(e + k); }
 
 void main() {
   const uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * R;
@@ -48,16 +57,26 @@ void main() {
 #define GEMV_ROWS MG
 #define GEMV_LANE lane
 #define GEMV_LANES SG
-#define GEMV_X4(e, k) load_x4((e) + (k))
-#define GEMV_X1(e, k) load_x1((e) + (k))
+#define GEMV_X4(e, k) x4_at(e, k)
+#define GEMV_X1(e, k) x1_at(e, k)
 #include "gemv_k_loop.glsl"
 
     // Every lane gets every sum; output t of the block is written by lane t % SG.
-    [[unroll]] for (uint i = 0; i < MG; ++i)
+    [[unroll]] for (uint i = 0; i < MG; ++i) {
+      float scale = 1.0;
+      if (X_NORM) {  // the row's squares in a second pass over this lane's elements
+        float ss = 0.0;
+        for (uint k = lane; k < K; k += SG) {
+          const float v = load_x1(xrow[i] + k);
+          ss += v * v;
+        }
+        scale = rms_scale(subgroupAdd(ss), K, p.eps);
+      }
       [[unroll]] for (uint r = 0; r < R; ++r) {
         const float s = subgroupAdd(acc[i][r]);
         const uint m = m0 + i, n = n0 + r;
-        if (lane == (i * R + r) % SG && m < p.m && n < p.n) y[m * p.ldy + p.y_col0 + n] = s;
+        if (lane == (i * R + r) % SG && m < p.m && n < p.n) store_y(y[m * p.ldy + p.y_col0 + n], s, scale);
       }
+    }
   }
 }

@@ -72,10 +72,11 @@ TEST_F(MatmulTest, BroadcastReadsWeightsThroughTheBlockTexelView) {
   const EmbeddedShader* s = find_embedded_shader("matmul_bcast");
   ASSERT_NE(s, nullptr);
   const ShaderReflection r = reflect_shader(s->name, s->words, s->word_count);
-  ASSERT_EQ(r.bindings.size(), 3u);
+  ASSERT_EQ(r.bindings.size(), 4u);  // x, w, y and the norm's weight (ops::MatmulFusion)
   EXPECT_FALSE(r.bindings[0].texels);
   EXPECT_TRUE(r.bindings[1].texels && r.bindings[1].reads && !r.bindings[1].writes);
   EXPECT_FALSE(r.bindings[2].texels);
+  EXPECT_TRUE(!r.bindings[3].texels && r.bindings[3].reads && !r.bindings[3].writes);
 
   Tensor w = ctx().tensor(DType::F16, {16, 8}, "w");
   const TensorView wv = w.view();
@@ -102,29 +103,68 @@ TEST_F(MatmulTest, CoopMatOnlyWhereTheDeviceHasIt) {
   EXPECT_EQ(ops::choose_matmul_path(ctx(), 64, 64, DType::F16) == MatmulPath::CoopMat, coop);
 }
 
-// The GPU kernels (VKSPEC_GPU_KERNELS's context on lavapipe): the FFN's gate rides in the plain
-// GEMV's loads for decoding rows (one dispatch, no hidden activations written), and a window's rows
-// take the row-block GEMV after a separate gate dispatch (two), the same product either way.
-TEST_F(MatmulTest, GpuDecodingRowsFuseTheGateIntoTheGemv) {
+// What a projection folds in (ops::MatmulFusion): the norm before it, the gate, the residual add
+// after it. On the CPU kernels (the broadcast kernel) and the GPU kernels (VKSPEC_GPU_KERNELS's
+// context on lavapipe) every part folds into the one dispatch, except the gate for a window's rows
+// on GPUs (the row-block GEMV would recompute it in every workgroup): a separate gate dispatch.
+// Whatever is not folded costs exactly one dispatch more.
+TEST_F(MatmulTest, ProjectionsFoldTheirNormsGatesAndResidualAdds) {
   ContextOptions o;
   o.gpu_kernels = true;
   auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
   Context gpu(instance, ctx().caps().index, o);
   if (!gpu.caps().subgroup_reduce) GTEST_SKIP() << "no subgroup arithmetic: no GEMV";
   const int64_t k = 40, n = 24;
-  Tensor w = gpu.tensor(DType::F16, {n, k}, "w");
-  for (const int64_t m : {2, 34}) {
-    Tensor ab = gpu.tensor(DType::F32, {m, 2 * k}, "ab"), y = gpu.tensor(DType::F32, {m, n}, "y");
-    Tensor hidden = gpu.tensor(DType::F32, {m, k}, "hidden");
-    const bool fuses = ops::matmul_swiglu_fuses(gpu, m, w);
-    EXPECT_EQ(fuses, m < 9) << m << " rows";
-    CommandStream s(gpu);
-    const WorkCounters before = gpu.counters();
-    ops::matmul_swiglu(s, ab, w, y, hidden);
-    EXPECT_EQ((gpu.counters() - before).dispatches, fuses ? 1u : 2u) << m << " rows";
-    s.submit_and_wait();
+  enum Kind { Norm, Residual, GateResidual };
+  for (Context* c : {&ctx(), &gpu}) {
+    const bool gpu_kernels = c == &gpu;
+    Tensor w = c->tensor(DType::F16, {n, k}, "w"), g = c->tensor(DType::F32, {k}, "norm weight");
+    for (const int64_t m : {2, 34})
+      for (Kind kind : {Norm, Residual, GateResidual}) {
+        const std::string what = std::string(gpu_kernels ? "GPU" : "CPU") + " kernels, " + std::to_string(m) +
+                                 " rows, " +
+                                 (kind == Norm       ? "norm"
+                                  : kind == Residual ? "residual"
+                                                     : "gate + residual");
+        Tensor x = c->tensor(DType::F32, {m, kind == GateResidual ? 2 * k : k}, "x");
+        Tensor y = c->tensor(DType::F32, {m, n}, "y"), xs = c->tensor(DType::F32, {m, k}, "x scratch");
+        Tensor ys = c->tensor(DType::F32, {m, n}, "y scratch");
+        ops::MatmulFusion f;
+        if (kind == Norm) f.norm_weight = g;
+        f.swiglu = kind == GateResidual;
+        f.accumulate = kind != Norm;
+        f.x_scratch = xs;
+        f.y_scratch = ys;
+        const ops::MatmulFolds folds = ops::matmul_folds(*c, m, w, f);
+        EXPECT_EQ(folds.prologue, kind != Residual && !(gpu_kernels && m > 8 && kind == GateResidual)) << what;
+        EXPECT_EQ(folds.epilogue, kind != Norm) << what;
+        CommandStream s(*c);
+        const WorkCounters before = c->counters();
+        ops::matmul_fused(s, x, w, y, f);
+        EXPECT_EQ((c->counters() - before).dispatches, 1u + (kind != Residual && !folds.prologue)) << what;
+        s.submit_and_wait();
+      }
   }
   EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
+// Asking for a part that is not folded without the scratch it needs, or for two prologues, is an
+// error that names what is missing.
+TEST_F(MatmulTest, FusionWithoutItsScratchIsRefused) {
+  Tensor w = ctx().tensor(DType::F16, {8, 16}, "w"), g = ctx().tensor(DType::F32, {16}, "norm weight");
+  Tensor x = ctx().tensor(DType::F32, {2, 16}, "x"), y = ctx().tensor(DType::F32, {2, 8}, "y");
+  ops::MatmulFusion both;
+  both.norm_weight = g;
+  both.swiglu = true;
+  CommandStream s(ctx());
+  EXPECT_THROW(ops::matmul_fused(s, x, w, y, both), Error);
+  ops::MatmulFusion residual;
+  residual.accumulate = true;  // forced onto the cooperative-matrix path where it exists: not folded
+  if (ops::matmul_path_supported(ctx(), MatmulPath::CoopMat, 2, 16, DType::F16))
+    EXPECT_THROW(ops::matmul_fused(s, x, w, y, residual, MatmulPath::CoopMat), Error);
+  ops::MatmulFusion norm;
+  norm.norm_weight = ctx().tensor(DType::F32, {15}, "short norm weight");
+  EXPECT_THROW(ops::matmul_fused(s, x, w, y, norm), Error);
 }
 
 // `vkspec devices` names the table row each device takes and whether it was measured there.

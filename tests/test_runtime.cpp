@@ -322,6 +322,13 @@ TEST(DeviceChoice, MissingRequiredExtensionIsNamed) {
   EXPECT_EQ(instance->validation_log().count(), 0u);
 }
 
+TEST(ContextOptionsTest, MatmulFoldsSwitch) {
+  setenv("VKSPEC_DISABLE_MATMUL_FOLDS", "1", 1);
+  EXPECT_TRUE(ContextOptions::from_environment().disable_matmul_folds);
+  unsetenv("VKSPEC_DISABLE_MATMUL_FOLDS");
+  EXPECT_FALSE(ContextOptions::from_environment().disable_matmul_folds);
+}
+
 TEST(ContextOptionsTest, CoopmatSwitchAndItsOldNameRefused) {
   setenv("VKSPEC_DISABLE_COOPMAT", "1", 1);
   EXPECT_TRUE(ContextOptions::from_environment().disable_coopmat);

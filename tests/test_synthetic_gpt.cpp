@@ -117,7 +117,7 @@ TEST_F(VulkanTest, ForwardBenchTimesArStepsAndWindows) {
   const ForwardTiming w4 = bench.time(first, 4, 1);
   EXPECT_EQ(ar.kv_len, first + 1);
   EXPECT_EQ(w4.kv_len, first + 4);
-  EXPECT_GT(ar.forward_dispatches, 2u * 8u);  // at least eight ops per layer
+  EXPECT_GT(ar.forward_dispatches, 2u * 6u);  // six per layer: a block with its norms and adds folded
   EXPECT_GT(ar.sampler_dispatches, 0u);
   EXPECT_GT(ar.ms(), 0.0);
   EXPECT_GT(w4.wall_ms, 0.0);

@@ -13,7 +13,7 @@ bench-ops --op matmul --repeat 400`); it is killed afterwards. Needs perf, gdb a
 (`tools/install-deps.sh --profiling`) and ptrace rights over the child (root, or
 kernel.yama.ptrace_scope = 0).
 
-  tools/jit_profile.py [--warm S] [--seconds S] [--window N] -- COMMAND ARGS...
+  tools/jit_profile.py [--warm S] [--seconds S] [--window N] [--mix N] [--dump FILE] -- COMMAND ARGS...
 """
 import argparse
 import collections
@@ -74,6 +74,8 @@ def main():
     ap.add_argument("--warm", type=float, default=6.0, help="seconds before sampling (shader compiles) (default 6)")
     ap.add_argument("--seconds", type=float, default=4.0, help="seconds of sampling (default 4)")
     ap.add_argument("--window", type=int, default=60, help="instructions in the hottest stretch shown (default 60)")
+    ap.add_argument("--mix", type=int, default=20, help="instructions in the mix shown (default 20)")
+    ap.add_argument("--dump", help="also write every JIT instruction with its share of samples to this file")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
     a = ap.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -108,9 +110,13 @@ def main():
             for addr, pct in hot.items():
                 mix[ins[addr].split()[0]] += pct
             print(f"\ninstruction mix of the JIT samples ({sum(hot.values()):.1f} % of all):")
-            for op, pct in mix.most_common(20):
+            for op, pct in mix.most_common(a.mix):
                 print(f"  {pct:6.2f}%  {op}")
             order = sorted(ins)
+            if a.dump:
+                with open(a.dump, "w") as f:
+                    for addr in order:
+                        f.write(f"{hot.get(addr, 0.0):6.2f}%  {addr:x}  {ins[addr]}\n")
             w = min(a.window, len(order))
             best, at, run = -1.0, 0, sum(hot.get(order[j], 0.0) for j in range(w))
             for i in range(len(order) - w + 1):

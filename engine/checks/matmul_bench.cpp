@@ -37,6 +37,37 @@ BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t
   return r;
 }
 
+// What a projection folds in (ops::MatmulFusion) at one LlamaGen block's shapes: its time against
+// the plain product's in the same run is what folding costs the kernel, against the plain
+// product plus its neighbours' dispatches (rms_norm, add, swiglu) what it saves.
+enum class Fused { Plain, Norm, Accumulate, GateAccumulate };
+
+BenchResult bench_matmul_fused(Context& ctx, int repeat, int64_t m, int64_t n, int64_t k, Fused kind) {
+  const int64_t xk = kind == Fused::GateAccumulate ? 2 * k : k;
+  Tensor tx = upload_floats(ctx, random_floats(static_cast<size_t>(m * xk), 23), DType::F32, {m, xk}, "x");
+  Tensor tw = upload_floats(ctx, random_floats(static_cast<size_t>(n * k), 24), DType::F16, {n, k}, "w");
+  Tensor tg = upload_floats(ctx, random_floats(static_cast<size_t>(k), 25), DType::F32, {k}, "norm weight");
+  Tensor ty = ctx.tensor(DType::F32, {m, n}, "y"), x_scratch = ctx.tensor(DType::F32, {m, k}, "x scratch");
+  Tensor y_scratch = ctx.tensor(DType::F32, {m, n}, "y scratch");
+  ops::MatmulFusion f;
+  if (kind == Fused::Norm) f.norm_weight = tg;
+  f.swiglu = kind == Fused::GateAccumulate;
+  f.accumulate = kind == Fused::Accumulate || kind == Fused::GateAccumulate;
+  f.x_scratch = x_scratch;
+  f.y_scratch = y_scratch;
+  const ops::MatmulFolds folds = ops::matmul_folds(ctx, m, tw, f);
+  BenchResult r;
+  r.kernel = std::string(ops::matmul_path_name(ops::choose_matmul_path(ctx, m, k, DType::F16))) +
+             (kind == Fused::Plain               ? ""
+              : folds.prologue || folds.epilogue ? " folded"
+                                                 : " + own dispatches");
+  r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  r.bytes = static_cast<double>(tx.bytes() + tw.bytes() + ty.bytes() * (f.accumulate ? 2 : 1));
+  r.gpu_ms = median_gpu_ms(
+      ctx, repeat, [&](CommandStream& s) { ops::matmul_fused(s, tx, tw, ty, f); }, &r.gpu_process_cpu_ms);
+  return r;
+}
+
 void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath::Auto, const char* op = "matmul") {
   std::string name = std::string(dtype_name(wt)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                      std::to_string(k);
@@ -60,6 +91,22 @@ struct Register {
     add(1, 4096, 4096, DType::F16, MatmulPath::Gemv);
     add(256, 768, 768, DType::F16);
     add(256, 768, 768, DType::F16, MatmulPath::Gemm);
+    // matmul-fused: the shipped GPT's projections (dim 256, FFN 768) for an
+    // AR step (2 rows with CFG) and a window-16 verification forward (34): q|k|v and w1|w3 after
+    // their norms, the output projection and w2 (after the gate) into the residual.
+    struct F {
+      int64_t n, k;
+      Fused kind;
+      const char* what;
+    };
+    for (int64_t m : {2, 34})
+      for (const F& f : {F{768, 256, Fused::Plain, "qkv"}, F{768, 256, Fused::Norm, "qkv + norm"},
+                         F{256, 256, Fused::Plain, "wo"}, F{256, 256, Fused::Accumulate, "wo + residual"},
+                         F{256, 768, Fused::Plain, "w2"}, F{256, 768, Fused::GateAccumulate, "w2 + gate + residual"}})
+        RegisterOpBench("matmul-fused",
+                        std::string("f16 ") + std::to_string(m) + "x" + std::to_string(f.n) + "x" +
+                            std::to_string(f.k) + " " + f.what,
+                        [=](Context& c, int repeat) { return bench_matmul_fused(c, repeat, m, f.n, f.k, f.kind); });
     // matmul-sweep (run only when named): where GEMV stops paying against the tiled kernels, at
     // verification-window rows (window + 1, times 2 for CFG) on the shipped model's, LlamaGen-B's
     // and -XL's projections.

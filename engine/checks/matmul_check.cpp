@@ -5,6 +5,7 @@
 #include "engine/checks/op_check.h"
 #include "engine/ops/matmul.h"
 #include "engine/ref/matmul_ref.h"
+#include "engine/ref/rms_norm_ref.h"
 #include "engine/ref/swiglu_ref.h"
 
 namespace vkspec {
@@ -59,9 +60,12 @@ CheckResult check_matmul_swiglu(Context& ctx, int64_t m, int64_t n, int64_t k, D
   Tensor tw = upload_floats(ctx, w, wt, {n, k}, "w");
   Tensor ty = ctx.tensor(DType::F32, {m, n}, "y"), hidden = ctx.tensor(DType::F32, {m, k}, "hidden");
   if (wt == DType::F16) w = round_to_half(w);
-  const bool fused = ops::matmul_swiglu_fuses(ctx, m, tw);
+  ops::MatmulFusion f;
+  f.swiglu = true;
+  f.x_scratch = hidden;
+  const bool fused = ops::matmul_folds(ctx, m, tw, f).prologue;
   CommandStream s(ctx);
-  ops::matmul_swiglu(s, tab, tw, ty, hidden);
+  ops::matmul_fused(s, tab, tw, ty, f);
   s.submit_and_wait();
   // Unfused, the matmul is whichever kernel auto picks: the cooperative-matrix one rounds the
   // activations to fp16 (its tolerance in check_matmul).
@@ -70,6 +74,50 @@ CheckResult check_matmul_swiglu(Context& ctx, int64_t m, int64_t n, int64_t k, D
   return {normalised_error(download_floats(ctx, ty), ref::matmul(ref::swiglu(a, b), w, m, n, k)), tol,
           std::string(fused ? "fused" : "swiglu + matmul") + " M=" + std::to_string(m) + " N=" + std::to_string(n) +
               " K=" + std::to_string(k) + " w " + dtype_name(wt)};
+}
+
+// A projection with its norm before it or its residual add after it (ops::MatmulFusion), on the
+// kernel `path` or the device's choice: folded where that kernel can, on their own dispatches where
+// it cannot, against rms_norm's and add's references. The folded norm scales a row after its sums,
+// so it differs from the reference by rounding only. (The row-block GEMV runs these at 9+ rows
+// under VKSPEC_GPU_KERNELS, which CI's cli.selftest_gpu_kernels sets.)
+CheckResult check_matmul_fused(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt, bool norm, MatmulPath path) {
+  std::string what = std::string(norm ? "norm" : "residual") + " " + ops::matmul_path_name(path) +
+                     " M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w " +
+                     dtype_name(wt);
+  if (!ops::matmul_path_supported(ctx, path, m, k, wt)) return {0, 0, "kernel not available here, " + what};
+  auto x = random_floats(static_cast<size_t>(m * k), 16);
+  for (int64_t j = 0; j < k; ++j) x[static_cast<size_t>(j)] *= 100.0f;  // a row far from unit scale
+  const auto g = random_floats(static_cast<size_t>(k), 17), y0 = random_floats(static_cast<size_t>(m * n), 18);
+  auto w = random_floats(static_cast<size_t>(n * k), 19);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
+  Tensor tw = upload_floats(ctx, w, wt, {n, k}, "w");
+  Tensor tg = upload_floats(ctx, g, DType::F32, {k}, "norm weight");
+  Tensor ty = upload_floats(ctx, y0, DType::F32, {m, n}, "y");
+  Tensor xs = ctx.tensor(DType::F32, {m, k}, "x scratch"), ys = ctx.tensor(DType::F32, {m, n}, "y scratch");
+  if (wt == DType::F16) w = round_to_half(w);
+  ops::MatmulFusion f;
+  if (norm) f.norm_weight = tg;
+  f.accumulate = !norm;
+  f.x_scratch = xs;
+  f.y_scratch = ys;
+  const ops::MatmulFolds folds = ops::matmul_folds(ctx, m, tw, f, path);
+  CommandStream s(ctx);
+  ops::matmul_fused(s, tx, tw, ty, f, path);
+  s.submit_and_wait();
+  std::vector<float> want;
+  if (norm) {
+    want = ref::matmul(ref::rms_norm(x, g, 1e-5f), w, m, n, k);
+  } else {
+    want = ref::matmul(x, w, m, n, k);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += y0[i];
+  }
+  const bool coopmat = (norm ? !folds.prologue : !folds.epilogue) &&
+                       (path == MatmulPath::CoopMat ||
+                        (path == MatmulPath::Auto && ops::choose_matmul_path(ctx, m, k, wt) == MatmulPath::CoopMat));
+  const double tol = (coopmat ? 2e-3 : 4e-6) * std::max(1.0, std::sqrt(k / 1024.0));
+  return {normalised_error(download_floats(ctx, ty), want), tol,
+          std::string(folds.prologue || folds.epilogue ? "folded " : "own dispatches ") + what};
 }
 
 struct Shape3 {
@@ -134,6 +182,21 @@ struct Register {
         RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
                                       std::to_string(sh.n) + "x" + std::to_string(sh.k),
                         [sh, wt](Context& c) { return check_matmul_swiglu(c, sh.m, sh.n, sh.k, wt); });
+    // The norm before a projection and the residual add after it, on each kernel: folded by the
+    // broadcast kernel, the plain and the row-block GEMV (and the add by the tiled one), their own
+    // dispatches elsewhere. Shapes: decoding rows, a window's, K no multiple of 4 (element loads).
+    for (bool norm : {true, false})
+      for (MatmulPath path :
+           {MatmulPath::Auto, MatmulPath::Broadcast, MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
+        for (const Shape3& sh : std::initializer_list<Shape3>{{2, 300, 256}, {34, 768, 256}, {13, 65, 40}, {9, 33, 38}})
+          for (DType wt : {DType::F16, DType::F32}) {
+            if (path == MatmulPath::Broadcast && sh.k % 8) continue;
+            RegisterOpCheck("matmul",
+                            std::string(norm ? "norm " : "residual ") + ops::matmul_path_name(path) + " " +
+                                dtype_name(wt) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
+                                std::to_string(sh.k),
+                            [=](Context& c) { return check_matmul_fused(c, sh.m, sh.n, sh.k, wt, norm, path); });
+          }
     // Weights over maxStorageBufferRange are split into several dispatches (134 MB against 128 MiB
     // on lavapipe; capped at 512 MiB of weights where the range is larger).
     RegisterOpCheck("matmul", "split f32 weights over the binding range", [](Context& c) {

@@ -132,17 +132,16 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   for (int64_t b = 0; b < B; ++b) ops::embedding(s, base_.token_embeddings(), batch.token_ids().rows(0, T), e.rows(b * T, T));
   if (embed_norm_.valid()) ops::rms_norm(s, e, embed_norm_, e, cfg_.norm_eps);
   ops::matmul(s, e, fc_embedding_, x);
-  ops::matmul(s, features, fc_feature_, xn);
-  ops::add(s, x, xn, x);
+  ops::MatmulFusion add_features;
+  add_features.accumulate = true;
+  add_features.y_scratch = xn;
+  ops::matmul_fused(s, features, fc_feature_, x, add_features);
   ops::bias_act(s, x, fc_bias_.view(), x, false);
 
-  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    const Layer& L = layers_[static_cast<size_t>(l)];
-    // Layer 0 reads x itself (EAGLE: no input norm on the first layer).
-    if (L.attention_norm.valid()) ops::rms_norm(s, x, L.attention_norm, xn, cfg_.norm_eps);
-    record_gpt_block(s, L, cfg_, l, L.attention_norm.valid() ? xn : x, act_, R, batch, cache, rope_table_, attn_ws_);
-    ops::add(s, x, xn, l + 1 < cfg_.n_layer ? x : out);
-  }
+  // Layer 0 has no attention norm (EAGLE: its q|k|v read x itself).
+  for (int64_t l = 0; l < cfg_.n_layer; ++l)
+    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, act_, R, batch, cache, rope_table_, attn_ws_);
+  s.copy(x, out);
   ops::matmul(s, out, base_.output_weight(), logits);
   return {logits, out};
 }

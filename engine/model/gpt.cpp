@@ -123,14 +123,9 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
     }
   }
-  // Each residual add travels with the norm that follows it (the next sublayer's, or the final
-  // one): x += xn, xn = norm(x) in one dispatch, two per layer fewer than add then rms_norm.
-  ops::rms_norm(s, x, layers_[0].attention_norm, xn, cfg_.norm_eps);
-  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, xn, act_, R, batch, cache, rope_table_, attn_ws_);
-    const Tensor& next_norm = l + 1 < cfg_.n_layer ? layers_[static_cast<size_t>(l + 1)].attention_norm : norm_;
-    ops::add_rms_norm(s, x, xn, next_norm, xn, cfg_.norm_eps);
-  }
+  for (int64_t l = 0; l < cfg_.n_layer; ++l)
+    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, act_, R, batch, cache, rope_table_, attn_ws_);
+  ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
   ops::matmul(s, xn, output_, logits);
   return {logits, xn};
 }

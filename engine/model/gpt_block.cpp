@@ -3,7 +3,6 @@
 #include "engine/ops/attention.h"
 #include "engine/ops/kv_write.h"
 #include "engine/ops/matmul.h"
-#include "engine/ops/rms_norm.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -41,8 +40,8 @@ GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const Gpt
 }
 
 void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfig& cfg, int64_t l,
-                      const TensorView& in, const GptBlockActivations& a, int64_t R, const GptBatch& batch,
-                      const KvCache& cache, const Tensor& rope_table, const Tensor& attn_ws) {
+                      const GptBlockActivations& a, int64_t R, const GptBatch& batch, const KvCache& cache,
+                      const Tensor& rope_table, const Tensor& attn_ws) {
   const int64_t D = cfg.dim, nh = cfg.n_head, hd = cfg.head_dim, B = batch.batch_rows();
   const TensorView x = a.x.view().rows(0, R), xn = a.xn.view().rows(0, R), qkv = a.qkv.view().rows(0, R);
   const TensorView attn = a.attn.view().rows(0, R), ffn_in = a.ffn_in.view().rows(0, R);
@@ -50,13 +49,26 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
   const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
   const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
-  ops::matmul(s, in, L.wqkv, qkv);
+  // Each norm rides in the projection after it and each residual add in the one before it, where
+  // the kernel folds them (ops::MatmulFusion); xn holds what a kernel that does not fold needs.
+  ops::MatmulFusion attention_in;
+  if (L.attention_norm.valid()) attention_in.norm_weight = L.attention_norm.view();
+  attention_in.norm_eps = cfg.norm_eps;
+  attention_in.x_scratch = xn;
+  ops::matmul_fused(s, x, L.wqkv, qkv, attention_in);
   ops::rope_2d_kv_write(s, q, k, v, B, batch.rope_positions(), rope_table, batch.slots(), cache.k(l), cache.v(l));
   ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws);
-  ops::matmul(s, attn, L.wo, xn);
-  ops::add_rms_norm(s, x, xn, L.ffn_norm, xn, cfg.norm_eps);
-  ops::matmul(s, xn, L.w13, ffn_in);
-  ops::matmul_swiglu(s, ffn_in, L.w2, xn, ffn_hidden);
+  ops::MatmulFusion residual;
+  residual.accumulate = true;
+  residual.y_scratch = xn;
+  ops::matmul_fused(s, attn, L.wo, x, residual);
+  ops::MatmulFusion ffn_in_fusion = attention_in;
+  ffn_in_fusion.norm_weight = L.ffn_norm.view();
+  ops::matmul_fused(s, x, L.w13, ffn_in, ffn_in_fusion);
+  ops::MatmulFusion ffn_out = residual;
+  ffn_out.swiglu = true;
+  ffn_out.x_scratch = ffn_hidden;
+  ops::matmul_fused(s, ffn_in, L.w2, x, ffn_out);
 }
 
 }  // namespace vkspec

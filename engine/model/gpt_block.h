@@ -23,20 +23,21 @@ GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& 
                                DType weights, bool attention_norm = true);
 
 // What a block's forward writes, for up to `rows` query rows (batch rows x queries), f32: the
-// residual x, the normed or sublayer output xn, q|k|v, the attention output, the FFN's w1|w3 output
-// and its SwiGLU hidden state (where matmul_swiglu does not fuse the gate).
+// residual x, q|k|v, the attention output and the FFN's w1|w3 output; xn and ffn_hidden hold the
+// normed activations, a product before its residual add and the SwiGLU hidden state where a
+// projection's kernel does not fold its norm, add or gate in (ops::MatmulFusion).
 struct GptBlockActivations {
   Tensor x, xn, qkv, attn, ffn_in, ffn_hidden;
 };
 GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner);
 
-// Records block l's two sublayers for the batch's R = rows x queries rows: q|k|v from `in` (the
-// block's input, normed where the block has an attention norm), RoPE, the write of k and v into
-// the cache's layer l, attention under the batch's mask, the output projection, x += it with the
-// FFN norm into xn, then w1|w3, SwiGLU and w2 into xn. The caller adds xn into the residual (and
-// normalises for what follows). rope_table: ops::rope_2d_table; attn_ws: the attention workspace.
+// Records block l on the residual stream a.x for the batch's R = rows x queries rows: x +=
+// attention(norm(x)), then x += ffn(norm(x)) (LlamaGen's pre-norm block; no attention norm where
+// the block has none): q|k|v, RoPE, the write of k and v into the cache's layer l, attention under
+// the batch's mask, the output projection, w1|w3, SwiGLU and w2. rope_table: ops::rope_2d_table;
+// attn_ws: the attention workspace.
 void record_gpt_block(CommandStream& s, const GptBlockWeights& block, const GptConfig& cfg, int64_t l,
-                      const TensorView& in, const GptBlockActivations& a, int64_t rows, const GptBatch& batch,
-                      const KvCache& cache, const Tensor& rope_table, const Tensor& attn_ws);
+                      const GptBlockActivations& a, int64_t rows, const GptBatch& batch, const KvCache& cache,
+                      const Tensor& rope_table, const Tensor& attn_ws);
 
 }  // namespace vkspec

@@ -12,11 +12,11 @@
 namespace vkspec::ops {
 
 inline std::string kernel_rounding(const DeviceCaps& caps) {
-  // CPU drivers: 2026-11-27, attention's texel path pairs a texel's two units in one lane.
-  if (caps.cpu_driver) return "cpu-2";
-  // GPUs: 2026-11-27, verification windows (9+ rows) take the row-block GEMV, which sums each
-  // output within one subgroup.
-  return "gpu-2";
+  // Both: 2026-11-27 (session 16), each block's norms ride in the projections after them, which
+  // scale a row after its sums (ops::MatmulFusion). Before: CPU drivers "cpu-2" (attention's texel
+  // path pairs a texel's two units in one lane), GPUs "gpu-2" (the row-block GEMV for 9+ rows).
+  if (caps.cpu_driver) return "cpu-3";
+  return "gpu-3";
 }
 
 }  // namespace vkspec::ops

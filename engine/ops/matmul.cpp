@@ -3,7 +3,9 @@
 #include <numeric>
 
 #include "engine/ops/dispatch_util.h"
+#include "engine/ops/elementwise.h"
 #include "engine/ops/matmul_tiles.h"
+#include "engine/ops/rms_norm.h"
 #include "engine/ops/swiglu.h"
 #include "shaders/shader_ids.h"
 
@@ -53,11 +55,20 @@ int64_t rows_per_dispatch(int64_t rows, std::initializer_list<uint64_t> row_byte
   return static_cast<int64_t>(std::min<uint64_t>(fit, static_cast<uint64_t>(rows)));
 }
 
+// What a kernel folds in (MatmulFusion's parts that it takes).
+struct Fold {
+  bool swiglu = false;      // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b
+  bool norm = false;        // x's rows RMS-normalised and scaled by g
+  bool accumulate = false;  // y += the product
+  TensorView g;             // the norm's weight (norm), else any view (a binding needs one)
+  float eps = 0.0f;
+};
+
 struct Dispatch {
   TensorView x, w, y;  // x: rows m0.., w: rows n0.., y: rows m0.. (all columns)
   uint32_t m, n, k, ldy, y_col0;
   bool f16;
-  bool swiglu;  // x is [m, 2k] = a | b and the kernel multiplies silu(a) * b (broadcast, plain GEMV)
+  Fold fold;
 };
 
 // The rows the GEMV pipeline is compiled for: exact up to 8 (decoding), else the next multiple of 8,
@@ -68,15 +79,17 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
-  const Pipeline& p =
-      ctx.pipeline(shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups_in(caps, wg),
-                                          d.f16 ? 1u : 0u, vector_width(d.k), d.swiglu ? 1u : 0u});
+  const Fold& f = d.fold;
+  const Pipeline& p = ctx.pipeline(
+      shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups_in(caps, wg), d.f16 ? 1u : 0u,
+                             vector_width(d.k), f.swiglu ? 1u : 0u, f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0;
-  } push{d.m, d.n, d.k, d.ldy, d.y_col0};
+    float eps;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
   // One grid_1d "invocation" per workgroup: the spill into y keeps the count within limits.
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.gemv_outputs), 1);
-  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+  s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
 }
 
 // Whether the GEMV path takes the row-block kernel for m rows.
@@ -95,20 +108,23 @@ void record_gemv_rows(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
   const uint32_t blocks = ceil_div(d.m, t.rows_per_subgroup);
   const uint32_t subgroups =
       std::max(1u, std::min(blocks + (blocks > 1 ? blocks % 2 : 0), caps.max_workgroup_invocations / sg));
-  const Pipeline& p = ctx.pipeline(
-      shaders::matmul_rows, {subgroups * sg, t.rows_per_subgroup, t.rows_outputs, d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Fold& f = d.fold;
+  const Pipeline& p =
+      ctx.pipeline(shaders::matmul_rows, {subgroups * sg, t.rows_per_subgroup, t.rows_outputs, d.f16 ? 1u : 0u,
+                                          vector_width(d.k), f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0;
-  } push{d.m, d.n, d.k, d.ldy, d.y_col0};
+    float eps;
+  } push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.rows_outputs), 1);
-  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+  s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
 }
 
 void record_gemm(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = std::min(t.gemm_workgroup, ctx.caps().max_workgroup_invocations);
-  const Pipeline& p =
-      ctx.pipeline(shaders::matmul_gemm, {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k)});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_gemm, {wg, t.gemm_tm, t.gemm_tn, d.f16 ? 1u : 0u, vector_width(d.k),
+                                                          0u, d.fold.accumulate ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, t.gemm_tn)};
@@ -131,13 +147,22 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
     tm = broadcast_tile_rows(d.m, tm);
   }
   // One subgroup per workgroup spreads small problems over every thread of a CPU device.
-  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u, d.swiglu ? 1u : 0u});
+  const Fold& f = d.fold;
+  const Pipeline& p = ctx.pipeline(shaders::matmul_bcast, {sg, tm, tn, d.f16 ? 1u : 0u, f.swiglu ? 1u : 0u,
+                                                           f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
   struct {
     uint32_t m, n, k, ldy, y_col0, tiles_n, w_texel0;
-  } push{d.m,      d.n, d.k, d.ldy, d.y_col0, ceil_div(d.n, static_cast<uint64_t>(sg) * tn),
-         static_cast<uint32_t>((d.w.offset - d.w.texels.begin) / 16)};
+    float eps;
+  } push{d.m,
+         d.n,
+         d.k,
+         d.ldy,
+         d.y_col0,
+         ceil_div(d.n, static_cast<uint64_t>(sg) * tn),
+         static_cast<uint32_t>((d.w.offset - d.w.texels.begin) / 16),
+         f.eps};
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(ceil_div(d.m, tm)) * push.tiles_n, 1);
-  s.dispatch(p, {d.x, d.w, d.y}, push, g.x, g.y);
+  s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
 }
 
 void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
@@ -211,26 +236,8 @@ std::string shapes_of(const TensorView& x, const TensorView& w, const TensorView
          ", y " + y.shape.str() + " " + dtype_name(y.dtype);
 }
 
-// Validates y = x' w^T for x' [M, K] (x itself is [M, 2K] when swiglu) and records it.
-void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
-                   bool swiglu, const MatmulShape& shape = {}) {
-  const char* op = swiglu ? "matmul_swiglu" : "matmul";
-  // Every check below names the shapes when it fails (built only then).
-  const auto shapes = [&] { return shapes_of(x, w, y); };
-  require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, op,
-          [&] { return "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes(); });
-  require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32), op,
-          [&] { return "x and y must be f32, w f16 or f32: " + shapes(); });
-  const int64_t M = x.shape[0], K = w.shape[1], N = w.shape[0];
-  require(x.shape[1] == (swiglu ? 2 * K : K) && y.shape[0] == M && y.shape[1] == N, op,
-          [&] { return "shapes do not match: " + shapes(); });
-  require(M > 0 && N > 0 && K > 0, op, [&] { return "empty matrix: " + shapes(); });
-  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op,
-          [&] { return "too large: " + shapes(); });
-  require(!overlap(y, x) && !overlap(y, w), op, [&] { return "y must not overlap x or w: " + shapes(); });
-
-  Context& ctx = s.context();
-  const DeviceCaps& caps = ctx.caps();
+// The device's table row with the context's overrides and a kernel shape's.
+MatmulTiles tiles_with(Context& ctx, const MatmulShape& shape) {
   MatmulTiles tiles = tiles_of(ctx);
   if (shape.gemv_workgroup) tiles.gemv_workgroup = shape.gemv_workgroup;
   if (shape.gemv_outputs) tiles.gemv_outputs = shape.gemv_outputs;
@@ -241,24 +248,74 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   } else if (shape.gemv_workgroup || shape.gemv_outputs) {
     tiles.rows_outputs = 0;  // a plain-GEMV shape asks for the plain GEMV at every row count
   }
-  if (path == MatmulPath::Auto) {
-    path = choose_matmul_path(ctx, M, K, w.dtype);
-    // Weights outside a texel view (a view not taken from a Tensor) take the portable kernels.
-    if (path == MatmulPath::Broadcast && !texel_readable(w))
-      path = M <= tiles.gemv_max_rows && caps.subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
+  return tiles;
+}
+
+// The kernel for m rows: `path` itself unless Auto. Weights outside a texel view (a view not
+// taken from a Tensor) take the portable kernels instead of the broadcast one.
+MatmulPath resolve_path(Context& ctx, const MatmulTiles& tiles, MatmulPath path, int64_t m, int64_t k,
+                        const TensorView& w) {
+  if (path != MatmulPath::Auto) return path;
+  path = choose_matmul_path(ctx, m, k, w.dtype);
+  if (path == MatmulPath::Broadcast && !texel_readable(w))
+    path = m <= tiles.gemv_max_rows && ctx.caps().subgroup_reduce ? MatmulPath::Gemv : MatmulPath::Gemm;
+  return path;
+}
+
+bool has(const TensorView& v) { return v.buffer != VK_NULL_HANDLE; }
+
+// Which parts of f the kernel `path` folds in for m rows. The row-block GEMV leaves the gate out:
+// it would recompute silu for a window's rows in every workgroup. The norm needs subgroup sums.
+MatmulFolds folds_of(Context& ctx, const MatmulTiles& tiles, MatmulPath path, int64_t m, const MatmulFusion& f) {
+  if (ctx.options().disable_matmul_folds) return {};
+  const bool rows_kernel = path == MatmulPath::Gemv && takes_rows_kernel(tiles, static_cast<uint32_t>(m));
+  const bool norm_ok = !has(f.norm_weight) || (f.norm_weight.dtype == DType::F32 && ctx.caps().subgroup_reduce);
+  MatmulFolds folds;
+  if (path == MatmulPath::Broadcast) {
+    folds = {norm_ok, true};
+  } else if (path == MatmulPath::Gemv) {
+    folds = {norm_ok && !(rows_kernel && f.swiglu), true};
+  } else if (path == MatmulPath::Gemm) {
+    folds = {false, true};  // the cooperative-matrix kernel folds nothing
   }
+  if (!f.swiglu && !has(f.norm_weight)) folds.prologue = false;
+  if (!f.accumulate) folds.epilogue = false;
+  return folds;
+}
+
+// Validates y = x' w^T for x' [M, K] (x itself is [M, 2K] when fold.swiglu) and records it with
+// the kernel `path` (not Auto), folding in what `fold` asks.
+void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
+                   const MatmulTiles& tiles, Fold fold) {
+  const char* op = fold.swiglu ? "matmul_swiglu" : "matmul";
+  // Every check below names the shapes when it fails (built only then).
+  const auto shapes = [&] { return shapes_of(x, w, y); };
+  require(x.shape.rank == 2 && w.shape.rank == 2 && y.shape.rank == 2, op,
+          [&] { return "x [M, K], w [N, K] and y [M, N] must be 2-D: " + shapes(); });
+  require(x.dtype == DType::F32 && y.dtype == DType::F32 && (w.dtype == DType::F16 || w.dtype == DType::F32), op,
+          [&] { return "x and y must be f32, w f16 or f32: " + shapes(); });
+  const int64_t M = x.shape[0], K = w.shape[1], N = w.shape[0];
+  require(x.shape[1] == (fold.swiglu ? 2 * K : K) && y.shape[0] == M && y.shape[1] == N, op,
+          [&] { return "shapes do not match: " + shapes(); });
+  require(M > 0 && N > 0 && K > 0, op, [&] { return "empty matrix: " + shapes(); });
+  require(M <= UINT32_MAX / 4 && N <= UINT32_MAX / 4 && K <= UINT32_MAX / 8, op,
+          [&] { return "too large: " + shapes(); });
+  require(!overlap(y, x) && !overlap(y, w), op, [&] { return "y must not overlap x or w: " + shapes(); });
+
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
   // Decided once for all of M, so every chunk below takes the same kernel.
   const bool rows_kernel = path == MatmulPath::Gemv && takes_rows_kernel(tiles, static_cast<uint32_t>(M));
-  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)) &&
-              (!swiglu || path == MatmulPath::Broadcast || (path == MatmulPath::Gemv && !rows_kernel)),
-          op, [&] {
+  require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)), op,
+          [&] {
             return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
                    shapes();
           });
+  if (!fold.norm) fold.g = x;  // any view: the shader declares the binding either way
 
   const bool f16 = w.dtype == DType::F16;
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
-  const uint64_t x_row = static_cast<uint64_t>(swiglu ? 2 * K : K) * 4;
+  const uint64_t x_row = static_cast<uint64_t>(fold.swiglu ? 2 * K : K) * 4;
   const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
   int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
   // The plain GEMV keeps every row's sums in registers; the row-block kernel loops over blocks.
@@ -267,9 +324,16 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
     const int64_t mc = std::min(m_step, M - m0);
     for (int64_t n0 = 0; n0 < N; n0 += n_step) {
       const int64_t nc = std::min(n_step, N - n0);
-      const Dispatch d{x.rows(m0, mc), w.rows(n0, nc), y.rows(m0, mc), static_cast<uint32_t>(mc),
-                       static_cast<uint32_t>(nc), static_cast<uint32_t>(K), static_cast<uint32_t>(N),
-                       static_cast<uint32_t>(n0), f16, swiglu};
+      const Dispatch d{x.rows(m0, mc),
+                       w.rows(n0, nc),
+                       y.rows(m0, mc),
+                       static_cast<uint32_t>(mc),
+                       static_cast<uint32_t>(nc),
+                       static_cast<uint32_t>(K),
+                       static_cast<uint32_t>(N),
+                       static_cast<uint32_t>(n0),
+                       f16,
+                       fold};
       switch (path) {
         case MatmulPath::Gemv: rows_kernel ? record_gemv_rows(s, d, tiles) : record_gemv(s, d, tiles); break;
         case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
@@ -283,7 +347,9 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
 }  // namespace
 
 void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path) {
-  record_matmul(s, x, w, y, path, false);
+  const MatmulTiles tiles = tiles_of(s.context());
+  const int64_t m = x.shape.rank == 2 ? x.shape[0] : 0, k = w.shape.rank == 2 ? w.shape[1] : 0;
+  record_matmul(s, x, w, y, resolve_path(s.context(), tiles, path, m, k, w), tiles, {});
 }
 
 void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
@@ -297,36 +363,53 @@ void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& 
   require(shape.coop_bk % 16 == 0 && shape.coop_bk <= 128, "matmul", [&] {
     return "the cooperative-matrix slice must be a multiple of 16 up to 128, got " + std::to_string(shape.coop_bk);
   });
-  record_matmul(s, x, w, y, path, false, shape);
+  const MatmulTiles tiles = tiles_with(s.context(), shape);
+  const int64_t m = x.shape.rank == 2 ? x.shape[0] : 0, k = w.shape.rank == 2 ? w.shape[1] : 0;
+  record_matmul(s, x, w, y, resolve_path(s.context(), tiles, path, m, k, w), tiles, {});
 }
 
-namespace {
-// The kernel that applies the gate while loading for m rows, or Auto where none does: the
-// broadcast kernel (CPU drivers), or the plain GEMV (GPUs' decoding rows; the row-block kernel
-// would recompute the gate in every workgroup for a window's many rows).
-MatmulPath swiglu_fusing_path(Context& ctx, int64_t m, const TensorView& w) {
-  if (w.shape.rank != 2 || m <= 0) return MatmulPath::Auto;
-  const MatmulPath path = choose_matmul_path(ctx, m, w.shape[1], w.dtype);
-  if (path == MatmulPath::Broadcast) return texel_readable(w) ? path : MatmulPath::Auto;
-  if (path == MatmulPath::Gemv && !takes_rows_kernel(tiles_of(ctx), static_cast<uint32_t>(m))) return path;
-  return MatmulPath::Auto;
-}
-}  // namespace
-
-bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w) {
-  return swiglu_fusing_path(ctx, m, w) != MatmulPath::Auto;
+MatmulFolds matmul_folds(Context& ctx, int64_t m, const TensorView& w, const MatmulFusion& f, MatmulPath path) {
+  if (w.shape.rank != 2 || m <= 0) return {};
+  const MatmulTiles tiles = tiles_of(ctx);
+  return folds_of(ctx, tiles, resolve_path(ctx, tiles, path, m, w.shape[1], w), m, f);
 }
 
-void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
-                   const TensorView& hidden) {
-  require(ab.shape.rank == 2, "matmul_swiglu", [&] { return "ab must be [M, 2K], got " + ab.shape.str(); });
-  const MatmulPath fused = swiglu_fusing_path(s.context(), ab.shape[0], w);
-  if (fused != MatmulPath::Auto) {
-    record_matmul(s, ab, w, y, fused, true);
-    return;
+void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+                  const MatmulFusion& f, MatmulPath path) {
+  const char* op = "matmul_fused";
+  require(x.shape.rank == 2 && w.shape.rank == 2, op,
+          [&] { return "x and w must be 2-D: x " + x.shape.str() + ", w " + w.shape.str(); });
+  const int64_t M = x.shape[0], K = w.shape[1];
+  require(!(f.swiglu && has(f.norm_weight)), op, "one prologue at a time: the gate or the norm");
+  if (has(f.norm_weight))
+    require(f.norm_weight.shape.rank == 1 && f.norm_weight.shape[0] == K, op, [&] {
+      return "the norm's weight must be [K] = [" + std::to_string(K) + "], got " + f.norm_weight.shape.str();
+    });
+  Context& ctx = s.context();
+  const MatmulTiles tiles = tiles_of(ctx);
+  path = resolve_path(ctx, tiles, path, M, K, w);
+  const MatmulFolds folds = folds_of(ctx, tiles, path, M, f);
+
+  TensorView xin = x;
+  const bool prologue = f.swiglu || has(f.norm_weight);
+  if (prologue && !folds.prologue) {
+    require(has(f.x_scratch), op, "the prologue is not folded here and needs x_scratch");
+    if (f.swiglu)
+      swiglu_fused(s, x, f.x_scratch);
+    else
+      rms_norm(s, x, f.norm_weight, f.x_scratch, f.norm_eps);
+    xin = f.x_scratch;
   }
-  swiglu_fused(s, ab, hidden);
-  matmul(s, hidden, w, y);
+  const bool add_after = f.accumulate && !folds.epilogue;
+  require(!add_after || has(f.y_scratch), op, "the residual add is not folded here and needs y_scratch");
+  Fold fold;
+  fold.swiglu = f.swiglu && folds.prologue;
+  fold.norm = has(f.norm_weight) && folds.prologue;
+  fold.accumulate = folds.epilogue;
+  fold.g = f.norm_weight;
+  fold.eps = f.norm_eps;
+  record_matmul(s, xin, w, add_after ? f.y_scratch : y, path, tiles, fold);
+  if (add_after) add(s, y, f.y_scratch, y);
 }
 
 }  // namespace vkspec::ops

@@ -46,14 +46,40 @@ struct MatmulShape {
 void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
                        MatmulPath path, const MatmulShape& shape);
 
-// y = (silu(a) * b) w^T for ab f32 [M, 2K] holding a | b (the FFN's fused w1|w3 output) and w
-// [N, K]: LlamaGen's SwiGLU gate and down projection. Where the broadcast kernel (CPU drivers)
-// or the plain GEMV (GPUs, up to 8 rows) runs (matmul_swiglu_fuses), it computes the gate while
-// loading activations, one dispatch and no hidden activations in memory; elsewhere swiglu_fused
-// writes hidden f32 [M, K] and matmul reads it. The gate's values are the same either way
-// (shaders/silu.glsl).
-void matmul_swiglu(CommandStream& s, const TensorView& ab, const TensorView& w, const TensorView& y,
-                   const TensorView& hidden);
-bool matmul_swiglu_fuses(Context& ctx, int64_t m, const TensorView& w);
+// What a projection takes in with it: a prologue on x, an epilogue on y. Where the kernel the
+// device takes for these rows folds them into its loads and stores (matmul_folds), the whole is
+// one dispatch; elsewhere the prologue and the epilogue are dispatches of their own through the
+// scratch tensors. Each of LlamaGen's blocks has four projections and five such neighbours (two
+// norms, two residual adds, the gate): folded, a block is 6 dispatches instead of 9.
+struct MatmulFusion {
+  // Prologue, at most one of:
+  // - norm_weight (f32 [K]): x's rows RMS-normalised (norm_eps) and scaled by it, as rms_norm()
+  //   would; folded, the scale comes after the sum (shaders/matmul_fold.glsl): equal to rounding.
+  TensorView norm_weight;
+  float norm_eps = 1e-5f;
+  // - swiglu: x is [M, 2K] holding a | b (the FFN's w1|w3 output) and the product uses
+  //   silu(a) * b, the same values folded or not (shaders/silu.glsl).
+  bool swiglu = false;
+  // Epilogue: y += the product (a residual connection) instead of y = it; y's bits are those of
+  // ops::add after the product, folded or not.
+  bool accumulate = false;
+  // Where the prologue is not folded: the normed or gated activations, f32 [M, K]; where the
+  // epilogue is not: the product before its add, f32 [M, N]. Needed only where that part is
+  // asked for (an invalid view otherwise).
+  TensorView x_scratch, y_scratch;
+};
+
+// Which parts of `f` the kernel for x's m rows and weights w folds in on this device (none under
+// VKSPEC_DISABLE_MATMUL_FOLDS, ContextOptions::disable_matmul_folds).
+struct MatmulFolds {
+  bool prologue = false, epilogue = false;
+};
+MatmulFolds matmul_folds(Context& ctx, int64_t m, const TensorView& w, const MatmulFusion& f,
+                         MatmulPath path = MatmulPath::Auto);
+
+// Records y = prologue(x) w^T, or y += it (f.accumulate). path: as matmul()'s (the op checks force
+// each kernel; the prologue and epilogue the forced kernel cannot fold run on their own).
+void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
+                  const MatmulFusion& f, MatmulPath path = MatmulPath::Auto);
 
 }  // namespace vkspec::ops

@@ -64,20 +64,4 @@ void rms_norm(CommandStream& s, const TensorView& x, const TensorView& weight, c
              l.grid.x, l.grid.y);
 }
 
-void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta, const TensorView& weight,
-                  const TensorView& y, float eps) {
-  const char* op = "add_rms_norm";
-  Context& ctx = s.context();
-  const int64_t rows = check_shapes(op, x, weight, y, eps, ctx);
-  require(delta.dtype == DType::F32 && delta.numel() == x.numel(), op,
-          [&] { return "delta must be f32 of the size of x " + x.shape.str() + ", got " + delta.shape.str(); });
-  require(!overlap(x, y) && !overlap(x, delta), op, "y and delta must not overlap x");
-  if (rows == 0) return;
-  const RowLayout l = row_layout(ctx, rows);
-  const Pipeline& p = ctx.pipeline(shaders::add_rms_norm, {l.wg, weight.dtype == DType::F16 ? 1u : 0u,
-                                                           l.row_per_workgroup ? 1u : 0u, l.max_subgroups});
-  s.dispatch(p, {x, delta, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps},
-             l.grid.x, l.grid.y);
-}
-
 }  // namespace vkspec::ops

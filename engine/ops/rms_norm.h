@@ -8,10 +8,6 @@ namespace vkspec::ops {
 // LlamaGen uses eps = 1e-5. Needs subgroup arithmetic in compute shaders.
 void rms_norm(CommandStream& s, const TensorView& x, const TensorView& weight, const TensorView& y, float eps = 1e-5f);
 
-// A residual connection and the norm after it, fused: x = x + delta, then y = rms_norm(x) * weight
-// (the same values as add then rms_norm, in one dispatch instead of two). x, delta, y: f32 of the
-// same size, last dim = weight's; y may alias delta but not x.
-void add_rms_norm(CommandStream& s, const TensorView& x, const TensorView& delta, const TensorView& weight,
-                  const TensorView& y, float eps = 1e-5f);
+// (A residual add and the norm after it ride in the projections around them: ops::MatmulFusion.)
 
 }  // namespace vkspec::ops

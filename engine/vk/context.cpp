@@ -55,6 +55,7 @@ ContextOptions ContextOptions::from_environment() {
     o.cache_dir = *home + "/.cache/vkspec";
   }
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
+  o.disable_matmul_folds = env::flag(env::kDisableMatmulFolds);
   o.gpu_kernels = env::flag(env::kGpuKernels);
   if (const auto rows = env::unsigned_integer(env::kGemvMaxRows, 256)) {
     if (*rows == 0) throw Error("VKSPEC_GEMV_MAX_ROWS=0 is not a row count from 1 to 256");

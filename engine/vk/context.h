@@ -40,6 +40,9 @@ struct ContextOptions {
   // The matmul never picks the cooperative-matrix kernel on its own (explicit requests still run
   // it). Default: VKSPEC_DISABLE_COOPMAT.
   bool disable_coopmat = false;
+  // A projection's norm, gate and residual add run on dispatches of their own, never folded into
+  // the matmul (ops::MatmulFusion). Default: VKSPEC_DISABLE_MATMUL_FOLDS.
+  bool disable_matmul_folds = false;
   // On a CPU device, kernels choose the variants a GPU would (caps().cpu_driver reads false), so
   // that the GPU paths are checked where only lavapipe runs. Default: VKSPEC_GPU_KERNELS.
   bool gpu_kernels = false;
