@@ -23,7 +23,10 @@
 #                              forwards; empty: the device's table only);
 #                              ROWS_TILES="0 8,4 4,8" repeats them with each
 #                              VKSPEC_GEMV_ROWS_TILE (the row-block GEMV's shape; 0: the plain
-#                              GEMV at every row count; empty: the table's only)
+#                              GEMV at every row count; empty: the table's only);
+#                              NOFOLDS=1 repeats them with VKSPEC_DISABLE_MATMUL_FOLDS=1 (each
+#                              norm, gate and residual add on a dispatch of its own: what folding
+#                              them into the projections saves)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VKSPEC_BUILD_DIR:-build}
@@ -39,6 +42,7 @@ ops=${OPS:-1}
 sweeps=${SWEEPS:-0}
 gemv_rows=${GEMV_ROWS:-}
 rows_tiles=${ROWS_TILES:-}
+nofolds=${NOFOLDS:-0}
 step_timeout=${STEP_TIMEOUT:-0}
 deadline=${DEADLINE:-0}
 vkspec="$build/cli/vkspec"
@@ -101,6 +105,8 @@ for grid in $grids; do
       step "vkspec_${name}_$tag" env VKSPEC_GEMV_ROWS_TILE="$tile" "$vkspec" bench --synthetic "$shape" \
         --grid "$grid" --repeat "$repeat" --windows 1,8,16,32 --json "$out/vkspec_${name}_$tag.json"
     done
+    [ "$nofolds" = 1 ] && step "vkspec_${name}_nofolds" env VKSPEC_DISABLE_MATMUL_FOLDS=1 "$vkspec" bench \
+      --synthetic "$shape" --grid "$grid" --repeat "$repeat" --windows 1,16,32 --json "$out/vkspec_${name}_nofolds.json"
     # A failing PyTorch (no CUDA build, out of memory) must not lose the vkspec numbers.
     [ "$torch" = 1 ] && step "torch_$name" "$python" tools/torch_bench.py --shape "$shape" --grid "$grid" --repeat "$repeat" \
       --no-compile --compare "$out/vkspec_$name.json" --json "$out/torch_$name.json"
