@@ -8,8 +8,9 @@ namespace vkspec {
 namespace {
 
 // bad_ids: include ids outside [0, vocab) (negative for i32), which must clamp, not fault.
+// repeat: output rows per id (the rows of a CFG pair read the same ids: out [repeat x T, D]).
 CheckResult check_embedding(Context& ctx, int64_t vocab, int64_t dim, int64_t tokens, DType tdt, DType idt,
-                            bool bad_ids) {
+                            bool bad_ids, int64_t repeat = 1) {
   auto table = random_floats(static_cast<size_t>(vocab * dim), 31);
   if (tdt == DType::F16) table = round_to_half(table);
   std::mt19937_64 rng(32);
@@ -25,13 +26,16 @@ CheckResult check_embedding(Context& ctx, int64_t vocab, int64_t dim, int64_t to
   Tensor ttab = upload_floats(ctx, table, tdt, {vocab, dim}, "table");
   Tensor tids = ctx.tensor(idt, {tokens}, "ids");
   ctx.upload(tids, raw.data(), raw.size() * 4);
-  Tensor tout = ctx.tensor(DType::F32, {tokens, dim}, "out");
+  Tensor tout = ctx.tensor(DType::F32, {repeat * tokens, dim}, "out");
   CommandStream s(ctx);
   ops::embedding(s, ttab, tids, tout);
   s.submit_and_wait();
-  const auto want = ref::embedding(table, vocab, dim, ids);
+  const auto one = ref::embedding(table, vocab, dim, ids);
+  std::vector<float> want;
+  for (int64_t r = 0; r < repeat; ++r) want.insert(want.end(), one.begin(), one.end());
   return {normalised_error(download_floats(ctx, tout), want), 0,
-          "V=" + std::to_string(vocab) + " D=" + std::to_string(dim) + " T=" + std::to_string(tokens)};
+          "V=" + std::to_string(vocab) + " D=" + std::to_string(dim) + " T=" + std::to_string(tokens) +
+              (repeat > 1 ? " x" + std::to_string(repeat) + " rows" : "")};
 }
 
 VKSPEC_OP_CHECK("embedding", "V=1 D=3 T=1 f32 u32",
@@ -42,6 +46,10 @@ VKSPEC_OP_CHECK("embedding", "V=16384 D=1280 T=257 f16 u32 clamp",
                 [](Context& c) { return check_embedding(c, 16384, 1280, 257, DType::F16, DType::U32, true); });
 VKSPEC_OP_CHECK("embedding", "V=16384 D=1001 T=33 f16 i32",
                 [](Context& c) { return check_embedding(c, 16384, 1001, 33, DType::F16, DType::I32, false); });
+VKSPEC_OP_CHECK("embedding", "V=1024 D=256 T=17 f16 u32 two batch rows",
+                [](Context& c) { return check_embedding(c, 1024, 256, 17, DType::F16, DType::U32, false, 2); });
+VKSPEC_OP_CHECK("embedding", "V=101 D=9 T=3 f32 i32 clamp three batch rows",
+                [](Context& c) { return check_embedding(c, 101, 9, 3, DType::F32, DType::I32, true, 3); });
 // 137 MB of f32 rows: over lavapipe's 128 MiB maxStorageBufferRange, so bound in two chunks.
 VKSPEC_OP_CHECK("embedding", "V=34000 D=1009 T=300 f32 chunked",
                 [](Context& c) { return check_embedding(c, 34000, 1009, 300, DType::F32, DType::I32, true); });

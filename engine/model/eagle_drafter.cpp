@@ -128,8 +128,8 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   const TensorView e = embedded_.view().rows(0, R), x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);
   const TensorView out = out_.view().rows(0, R), logits = logits_.view().rows(0, R);
 
-  // Every batch row reads the same tokens; each has its own features.
-  for (int64_t b = 0; b < B; ++b) ops::embedding(s, base_.token_embeddings(), batch.token_ids().rows(0, T), e.rows(b * T, T));
+  // Every batch row reads the same tokens (one dispatch); each has its own features.
+  ops::embedding(s, base_.token_embeddings(), batch.token_ids().rows(0, T), e);
   if (embed_norm_.valid()) ops::rms_norm(s, e, embed_norm_, e, cfg_.norm_eps);
   ops::matmul(s, e, fc_embedding_, x);
   ops::MatmulFusion add_features;

@@ -108,14 +108,16 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   ensure_workspace(R, cache);
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
 
-  // Embeddings: each batch row's condition queries embed its condition, the rest share token ids.
-  for (int64_t b = 0; b < B; ++b) {
+  // Embeddings: each batch row's condition queries embed its condition, the rest share token ids
+  // (without condition queries, as in every decoding step, the batch rows' in one dispatch).
+  if (n_cond == 0) ops::embedding(s, tok_embeddings_, batch.token_ids().rows(0, T), x);
+  for (int64_t b = 0; b < B && n_cond > 0; ++b) {
     const TensorView cond_rows = x.rows(b * T, n_cond);
-    if (n_cond > 0 && cfg_.model_type == ModelType::c2i) {
+    if (cfg_.model_type == ModelType::c2i) {
       ops::embedding(s, cls_embedding_, batch.label_ids(b), cond_rows);
-    } else if (n_cond > 0 && batch.null_condition(b)) {
+    } else if (batch.null_condition(b)) {
       ops::embedding(s, null_caption_, batch.condition_positions(), cond_rows);
-    } else if (n_cond > 0) {
+    } else {
       embed_caption(s, batch.caption_values(b), caption_hidden_.view().rows(0, n_cond), cond_rows);
     }
     if (T > n_cond) {

@@ -14,11 +14,14 @@ void embedding(CommandStream& s, const TensorView& table, const TensorView& ids,
   require(out.dtype == DType::F32, op, "out must be f32");
   require(table.shape.rank == 2 && table.shape[0] > 0, op,
           [&] { return "table must be [V, D], got " + table.shape.str(); });
-  const int64_t vocab = table.shape[0], dim = table.shape[1], tokens = ids.numel();
-  require(out.numel() == tokens * dim && out.shape.rank >= 1 && out.shape[out.shape.rank - 1] == dim, op, [&] {
-    return "out " + out.shape.str() + " must be [" + std::to_string(tokens) + ", " + std::to_string(dim) + "] for " +
-           std::to_string(tokens) + " ids and table " + table.shape.str();
-  });
+  const int64_t vocab = table.shape[0], dim = table.shape[1], n_ids = ids.numel();
+  const int64_t tokens = dim > 0 ? out.numel() / dim : 0;  // output rows: n_ids times a repeat count
+  require(out.shape.rank >= 1 && out.shape[out.shape.rank - 1] == dim && tokens * dim == out.numel() &&
+              (n_ids == 0 ? tokens == 0 : tokens % n_ids == 0 && tokens > 0),
+          op, [&] {
+            return "out " + out.shape.str() + " must be [R x " + std::to_string(n_ids) + ", " + std::to_string(dim) +
+                   "] for " + std::to_string(n_ids) + " ids and table " + table.shape.str();
+          });
   require(vocab < (int64_t{1} << 31), op, [&] { return "table has too many rows: " + table.shape.str(); });
   if (tokens == 0 || dim == 0) return;
   require(static_cast<uint64_t>(tokens) * dim <= 0xffffffffu, op,
@@ -41,9 +44,9 @@ void embedding(CommandStream& s, const TensorView& table, const TensorView& ids,
   for (uint64_t first = 0; first < static_cast<uint64_t>(vocab); first += chunk_rows) {
     const uint64_t rows = std::min<uint64_t>(chunk_rows, vocab - first);
     struct {
-      uint32_t tokens, dim, vocab, chunk_first, chunk_rows;
-    } push{static_cast<uint32_t>(tokens), static_cast<uint32_t>(dim), static_cast<uint32_t>(vocab),
-           static_cast<uint32_t>(first), static_cast<uint32_t>(rows)};
+      uint32_t tokens, dim, vocab, chunk_first, chunk_rows, ids;
+    } push{static_cast<uint32_t>(tokens), static_cast<uint32_t>(dim),  static_cast<uint32_t>(vocab),
+           static_cast<uint32_t>(first),  static_cast<uint32_t>(rows), static_cast<uint32_t>(n_ids)};
     s.dispatch(p, {ids, table.rows(static_cast<int64_t>(first), static_cast<int64_t>(rows)), out}, push, g.x, g.y);
   }
 }
