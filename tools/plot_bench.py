@@ -61,6 +61,7 @@ def main():
             groups[key].append(r)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
     used_labels = set()
+    series = 0  # series drawn so far (ax.lines also counts error-bar caps)
     for (method, _), rs in groups.items():
         pts = [(r[fwd] / ar_nfe, r.get(args.metric), r) for r in rs if r.get(args.metric) is not None]
         if not pts:
@@ -68,8 +69,9 @@ def main():
         scale = 100.0 if args.metric == "class_accuracy" else 1.0
         xs, ys = [p[0] for p in pts], [p[1] * scale for p in pts]
         style = "o" if method == "ar" else "o-"
-        if args.points:  # ten colours repeat: vary the marker too
-            style = "osD^vP*Xph<>"[len(ax.lines) % 12]
+        if args.points:  # ten colours repeat: vary the marker too (12 markers: 60 distinct styles)
+            style = "osD^vP*Xph<>"[series % 12]
+        series += 1
         # Options that vary within the line label the points; the fixed ones name the line.
         keys = sorted({k for _, _, r in pts for k in r["options"]})
         varying = [k for k in keys if len({r["options"].get(k) for _, _, r in pts}) > 1]
