@@ -40,16 +40,16 @@ layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; float eps; } p;
 // Each subgroup's M x R sums, then (X_NORM) its share of each row's sum of squares.
 shared float partial[MAX_SUBGROUPS][M * R + M];
 
-// Activations at element k of the row starting at e (the gate applied where X_SWIGLU, the norm's
-// weight where X_NORM).
+// Activations at element k of the row starting at e (the gate applied where X_SWIGLU).
 vec4 x4_at(uint e, uint k) {
-  if (X_SWIGLU) return silu_times(load_x4(e + k), load_x4(e + p.k + k));
-  return X_NORM ? load_x4(e + k) * g4[k >> 2u] : load_x4(e + k);
+  return X_SWIGLU ? silu_times(load_x4(e + k), load_x4(e + p.k + k)) : load_x4(e + k);
 }
 float x1_at(uint e, uint k) {
-  if (X_SWIGLU) return silu_times(load_x1(e + k), load_x1(e + p.k + k));
-  return X_NORM ? load_x1(e + k) * g4[k >> 2u][k & 3u] : load_x1(e + k);
+  return X_SWIGLU ? silu_times(load_x1(e + k), load_x1(e + p.k + k)) : load_x1(e + k);
 }
+
+#define FOLD_ROWS M
+#include "gemv_fold.glsl"
 
 void main() {
   const uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * R;
@@ -69,6 +69,8 @@ void main() {
 #define GEMV_LANES WG
 #define GEMV_X4(e, k) x4_at(e, k)
 #define GEMV_X1(e, k) x1_at(e, k)
+#define GEMV_FOLD(m, k, x) fold_x(m, k, x)
+  [[unroll]] for (uint m = 0; m < M; ++m) fold_ss[m] = 0.0;
 #include "gemv_k_loop.glsl"
 
   [[unroll]] for (uint m = 0; m < M; ++m)
@@ -76,18 +78,11 @@ void main() {
       const float s = subgroupAdd(acc[m][r]);
       if (subgroupElect()) partial[gl_SubgroupID][m * R + r] = s;
     }
-  if (X_NORM) {
-    // Each row's squares in a second pass over this invocation's elements (x is in cache now).
+  if (X_NORM)
     [[unroll]] for (uint m = 0; m < M; ++m) {
-      float ss = 0.0;
-      for (uint k = lid; k < K; k += WG) {
-        const float v = load_x1(xrow[m] + k);
-        ss += v * v;
-      }
-      ss = subgroupAdd(ss);
+      const float ss = subgroupAdd(fold_ss[m]);
       if (subgroupElect()) partial[gl_SubgroupID][M * R + m] = ss;
     }
-  }
   barrier();
   for (uint t = lid; t < M * R; t += WG) {
     const uint m = t / R, n = n0 + t % R;

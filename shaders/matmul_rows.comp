@@ -33,9 +33,8 @@ layout(push_constant) uniform P { uint m, n, k, ldy, y_col0; float eps; } p;
 
 #include "matmul_load.glsl"
 
-// Activations at element k of the row starting at e (times the norm's weight where X_NORM).
-vec4 x4_at(uint e, uint k) { return X_NORM ? load_x4(e + k) * g4[k >> 2u] : load_x4(e + k); }
-float x1_at(uint e, uint k) { return X_NORM ? load_x1(e + k) * g4[k >> 2u][k & 3u] : load_x1(e + k); }
+#define FOLD_ROWS MG
+#include "gemv_fold.glsl"
 
 void main() {
   const uint n0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * R;
@@ -57,21 +56,15 @@ void main() {
 #define GEMV_ROWS MG
 #define GEMV_LANE lane
 #define GEMV_LANES SG
-#define GEMV_X4(e, k) x4_at(e, k)
-#define GEMV_X1(e, k) x1_at(e, k)
+#define GEMV_X4(e, k) load_x4((e) + (k))
+#define GEMV_X1(e, k) load_x1((e) + (k))
+#define GEMV_FOLD(m, k, x) fold_x(m, k, x)
+    [[unroll]] for (uint i = 0; i < MG; ++i) fold_ss[i] = 0.0;
 #include "gemv_k_loop.glsl"
 
     // Every lane gets every sum; output t of the block is written by lane t % SG.
     [[unroll]] for (uint i = 0; i < MG; ++i) {
-      float scale = 1.0;
-      if (X_NORM) {  // the row's squares in a second pass over this lane's elements
-        float ss = 0.0;
-        for (uint k = lane; k < K; k += SG) {
-          const float v = load_x1(xrow[i] + k);
-          ss += v * v;
-        }
-        scale = rms_scale(subgroupAdd(ss), K, p.eps);
-      }
+      const float scale = X_NORM ? rms_scale(subgroupAdd(fold_ss[i]), K, p.eps) : 1.0;
       [[unroll]] for (uint r = 0; r < R; ++r) {
         const float s = subgroupAdd(acc[i][r]);
         const uint m = m0 + i, n = n0 + r;
