@@ -71,6 +71,12 @@ struct Dispatch {
   Fold fold;
 };
 
+// The push constants of both GEMV kernels (matmul_gemv.comp, matmul_rows.comp).
+struct GemvPush {
+  uint32_t m, n, k, ldy, y_col0;
+  float eps;  // the folded norm's
+};
+
 // The rows the GEMV pipeline is compiled for: exact up to 8 (decoding), else the next multiple of 8,
 // so a run with windows of every size builds at most 15 pipelines per weight type, not 64.
 uint32_t gemv_compiled_rows(uint32_t m) { return m <= 8 ? m : ceil_div(m, 8u) * 8; }
@@ -83,10 +89,7 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const Pipeline& p = ctx.pipeline(
       shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups_in(caps, wg), d.f16 ? 1u : 0u,
                              vector_width(d.k), f.swiglu ? 1u : 0u, f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
-  struct {
-    uint32_t m, n, k, ldy, y_col0;
-    float eps;
-  } push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
+  const GemvPush push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
   // One grid_1d "invocation" per workgroup: the spill into y keeps the count within limits.
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.gemv_outputs), 1);
   s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
@@ -112,10 +115,7 @@ void record_gemv_rows(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
   const Pipeline& p =
       ctx.pipeline(shaders::matmul_rows, {subgroups * sg, t.rows_per_subgroup, t.rows_outputs, d.f16 ? 1u : 0u,
                                           vector_width(d.k), f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
-  struct {
-    uint32_t m, n, k, ldy, y_col0;
-    float eps;
-  } push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
+  const GemvPush push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.rows_outputs), 1);
   s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
 }
@@ -276,8 +276,8 @@ MatmulFolds folds_of(Context& ctx, const MatmulTiles& tiles, MatmulPath path, in
   } else if (path == MatmulPath::Gemv) {
     folds = {norm_ok && !(rows_kernel && f.swiglu), true};
   } else if (path == MatmulPath::Gemm) {
-    folds = {false, true};  // the cooperative-matrix kernel folds nothing
-  }
+    folds = {false, true};
+  }  // the cooperative-matrix kernel folds nothing
   if (!f.swiglu && !has(f.norm_weight)) folds.prologue = false;
   if (!f.accumulate) folds.epilogue = false;
   return folds;
