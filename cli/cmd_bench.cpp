@@ -762,8 +762,11 @@ int cmd_bench(const Args& args) {
           if (profile) st.r.kernels.add(g);
           if (st.r.iterations)
             st.r.iterations->add(jacobi_iteration_stats(g.events, st.jacobi_window, cfg.image_tokens()));
+          // Timings as the sample file keeps them (float32), so that a summary of this run equals
+          // one resumed from its files: a paired difference of two close times loses digits.
+          auto stored = [](double ms) { return static_cast<double>(static_cast<float>(ms)); };
           ImageRecord im;
-          im.busy_ms = done.busy_ms;
+          im.busy_ms = stored(done.busy_ms);
           im.work = done.work;
           im.seed = g.seed;
           im.class_id = g.class_id;
@@ -772,11 +775,11 @@ int cmd_bench(const Args& args) {
           im.head_forwards = g.head_forwards;
           for (int k = 0; k < ImageRecord::kStageCount; ++k) {
             auto it = g.device_ms_by_stage.find(ImageRecord::kStages[k]);
-            im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : it->second;
+            im.stage_ms[static_cast<size_t>(k)] = it == g.device_ms_by_stage.end() ? 0.0 : stored(it->second);
           }
           im.islands = g.islands;
-          im.wall_ms = g.wall_ms;
-          im.device_ms = g.device_ms;
+          im.wall_ms = stored(g.wall_ms);
+          im.device_ms = stored(g.device_ms);
           im.tokens = std::move(g.tokens);
           st.unjudged.push_back(st.r.samples.images.size());
           st.r.samples.images.push_back(std::move(im));
