@@ -84,6 +84,7 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, con
   hidden_ = ctx.tensor(DType::F32, {rows * max_q, dim}, "hawk hidden states");
   head_in_ = ctx.tensor(DType::F32, {rows * (kMaxDepth + 1), dim}, "hawk head inputs");
   head_pos_ = ctx.tensor(DType::U32, {groups}, "hawk head positions", MemoryUsage::Upload);
+  head_purpose_ = ctx.tensor(DType::U32, {groups}, "hawk head purposes", MemoryUsage::Upload);
   head_q_ = ctx.tensor(DType::F32, {groups, V}, "hawk head distributions");
   head_tok_ = ctx.tensor(DType::U32, {groups}, "hawk head tokens");
 }
@@ -115,31 +116,34 @@ void HawkStrategy::record_heads() {
       inputs.push_back({hidden_.view().rows(b * head_queries_ + head_rows_[static_cast<size_t>(r)], 1),
                         head_in_.view().rows(r * rows + b, 1)});
   s.copy(inputs);
-  std::vector<uint32_t> pos;
+  std::vector<uint32_t> pos, purposes;
   std::vector<std::pair<int, int64_t>> picks;  // block g = group g's [cond, uncond]
   last_group_.assign(heads_.heads().size(), -1);
   for (size_t g = 0; g < groups.size(); ++g) {
     const int64_t from = head_from_[static_cast<size_t>(groups[g].input)];
     pos.push_back(static_cast<uint32_t>(std::min(from + heads_.heads()[static_cast<size_t>(groups[g].head)].offset, N)));
+    purposes.push_back(
+        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(groups[g].head)));
     for (int64_t b = 0; b < rows; ++b) picks.push_back({groups[g].head, groups[g].input * rows + b});
     if (groups[g].input == R - 1) last_group_[static_cast<size_t>(groups[g].head)] = static_cast<int>(g);
   }
   pos.resize(static_cast<size_t>(head_pos_.shape()[0]), 0u);  // an upload fills the whole tensor
+  purposes.resize(pos.size(), 0u);
   models_.ctx->upload(head_pos_, pos.data(), pos.size() * 4);
+  models_.ctx->upload(head_purpose_, purposes.data(), purposes.size() * 4);
   target().set_stage(stage::kHeads);
   // Only the head rows: the heads' inner matmul over exactly these rows (the chain's one row gives
   // the numbers it always gave).
   const TensorView logits = heads_.logits_at(s, head_in_.view().rows(0, R * rows), picks);
   target().set_stage(stage::kSampling);
   ++head_forwards_;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const int64_t gi = static_cast<int64_t>(g);
-    const ops::SamplerParams sp = in_.sampler.op_params(
-        V, in_.seed, ops::SampleMode::Categorical,
-        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(groups[g].head)));
-    ops::sampler(s, logits.rows(gi * rows, rows), head_pos_.view().rows(gi, 1), sp, head_q_.view().rows(gi, 1),
-                 head_tok_.view().rows(gi, 1));
-  }
+  // Every group in one dispatch: its [cond, uncond] rows are interleaved CFG pairs, and each group
+  // draws under its own head's purpose (the bits one sampler call per group gave).
+  const int64_t G = static_cast<int64_t>(groups.size());
+  ops::SamplerParams sp = in_.sampler.op_params(V, in_.seed, ops::SampleMode::Categorical, 0);
+  sp.cfg_layout = ops::CfgLayout::Interleaved;
+  ops::sampler(s, logits.rows(0, G * rows), head_pos_.view().rows(0, G), sp, head_q_.view().rows(0, G),
+               head_tok_.view().rows(0, G), head_purpose_.view().rows(0, G));
   // The vertical proposals wait in the speculation cache until decoding reaches their position.
   std::vector<CopyRegion> q_rows, token_rows;
   for (size_t g = 0; g < groups.size(); ++g)

@@ -134,6 +134,7 @@ class HawkStrategy : public Strategy {
   Tensor hidden_;      // f32 [batch rows * max_q, dim]: the last forward's hidden states
   Tensor head_in_;     // f32 [head rows * batch rows, dim]: head_rows_' hidden states
   Tensor head_pos_;    // u32 [groups], host-written: each group's target position
+  Tensor head_purpose_;       // u32 [groups], host-written: each group's random-number purpose (its head)
   Tensor head_q_, head_tok_;  // f32 [groups, V] / u32 [groups]: each group's proposal
 };
 

@@ -13,6 +13,7 @@ layout(binding = 1) readonly buffer Uncond { float uncond[]; };
 layout(binding = 2) readonly buffer Pos { uint positions[]; };
 layout(binding = 3) buffer Probs { float probs[]; };
 layout(binding = 4) writeonly buffer Tokens { uint tokens[]; };
+layout(binding = 5) readonly buffer Purposes { uint purposes[]; };
 layout(push_constant) uniform P {
   uint rows, vocab;
   uint cond_off, uncond_off, row_stride;  // logits of row r start at *_off + r * row_stride * vocab
@@ -23,9 +24,11 @@ layout(push_constant) uniform P {
   float inv_temp, cfg_scale;
   uint mode;  // 0 none, 1 categorical, 2 Gumbel-max, 3 argmax
   uint seed_lo, seed_hi, purpose;
+  uint per_row_purpose, purpose_off;  // 1: row r draws with purposes[purpose_off + r], not purpose
 } p;
 
 uint row, tid, wg, csize, nch, leaves, base;
+uint row_purpose() { return p.per_row_purpose != 0u ? purposes[p.purpose_off + row] : p.purpose; }
 // A chunk's elements are loaded BATCH at a time into registers before any is stored: a loop
 // that loads after each store waits out a memory latency per element (stores to `probs` may
 // alias the logits as far as the compiler knows): 64 of them per pass for a row of 16384, the
@@ -271,7 +274,7 @@ void main() {
     // Inverse CDF: heap walk by invocation 0, then the chunk's owner walks its elements.
     if (tid == 0u) {
       const uint pos = positions[p.pos_off + row];
-      precise float t = philox_uniform(seed, pos, p.purpose, 0u) * total;
+      precise float t = philox_uniform(seed, pos, row_purpose(), 0u) * total;
       sh_chunk = ct_descend(leaves, t);
       sh_target = t;
     }
@@ -296,12 +299,12 @@ void main() {
     }
   } else if (p.mode == 2u) {
     // Gumbel-max over the kept elements: argmax z_i + g_i, ties to the lowest index.
-    const uint pos = positions[p.pos_off + row];
+    const uint pos = positions[p.pos_off + row], purpose = row_purpose();
     uint best_key = 0u, best = 0xFFFFFFFFu;
     for (uint c = tid; c < nch; c += wg) {
       uvec4 blk = uvec4(0u);
       for (uint i = c * csize; i < chunk_end(c); ++i) {
-        if ((i & 3u) == 0u) blk = philox_block(seed, pos, p.purpose, i);
+        if ((i & 3u) == 0u) blk = philox_block(seed, pos, purpose, i);
         if (probs[base + i] > 0.0) {
           precise float v = logit_z(i) + philox_to_gumbel(blk[i & 3u]);
           const uint k = order_key(v);

@@ -15,7 +15,34 @@ struct Case {
   ops::SamplerParams params;
   float logit_scale = 4.0f;
   bool quantise = false;  // logits on a coarse grid, so ties are common
+  bool per_row_purpose = false;  // a purposes tensor: each row draws for its own end
 };
+
+// Row r alone, as a one-row sampler input ([1, V], or [2, V] with CFG: cond, then uncond).
+std::vector<float> row_logits(const std::vector<float>& logits, const Case& k, uint32_t r) {
+  const size_t V = k.vocab;
+  auto row = [&](size_t i) { return std::vector<float>(logits.begin() + i * V, logits.begin() + (i + 1) * V); };
+  if (!k.params.cfg) return row(r);
+  const bool interleaved = k.params.cfg_layout == ops::CfgLayout::Interleaved;
+  std::vector<float> both = row(interleaved ? 2 * r : r), uncond = row(interleaved ? 2 * r + 1 : k.rows + r);
+  both.insert(both.end(), uncond.begin(), uncond.end());
+  return both;
+}
+
+// The reference with a purpose per row: each row sampled alone under its own purpose.
+ref::SamplerResult reference_per_row(const std::vector<float>& logits, const Case& k,
+                                     const std::vector<uint32_t>& positions, const std::vector<uint32_t>& purposes) {
+  ref::SamplerResult all;
+  for (uint32_t r = 0; r < k.rows; ++r) {
+    ops::SamplerParams p = k.params;
+    p.purpose = purposes[r];
+    p.cfg_layout = ops::CfgLayout::Halves;
+    const ref::SamplerResult one = ref::sampler(row_logits(logits, k, r), k.vocab, {positions[r]}, p);
+    all.probs.insert(all.probs.end(), one.probs.begin(), one.probs.end());
+    all.tokens.push_back(one.tokens[0]);
+  }
+  return all;
+}
 
 CheckResult check_sampler(Context& ctx, const Case& k) {
   const ops::SamplerParams& prm = k.params;
@@ -32,11 +59,16 @@ CheckResult check_sampler(Context& ctx, const Case& k) {
   ctx.upload(tp, positions.data(), positions.size() * 4);
   Tensor probs = ctx.tensor(DType::F32, {k.rows, k.vocab}, "probs");
   Tensor tokens = ctx.tensor(DType::U32, {k.rows}, "tokens");
+  std::vector<uint32_t> purposes(k.rows);
+  for (auto& p : purposes) p = philox::purpose_word(philox::Purpose::DraftHead, rng() % 64);
+  Tensor tpur = ctx.tensor(DType::U32, {k.rows}, "purposes");
+  ctx.upload(tpur, purposes.data(), purposes.size() * 4);
   CommandStream s(ctx);
-  ops::sampler(s, tl, tp, prm, probs, tokens);
+  ops::sampler(s, tl, tp, prm, probs, tokens, k.per_row_purpose ? tpur.view() : TensorView{});
   s.submit_and_wait();
 
-  const ref::SamplerResult want = ref::sampler(logits, k.vocab, positions, prm);
+  const ref::SamplerResult want = k.per_row_purpose ? reference_per_row(logits, k, positions, purposes)
+                                                    : ref::sampler(logits, k.vocab, positions, prm);
   const double perr = normalised_error(download_floats(ctx, probs), want.probs);
   size_t bad = 0;
   if (prm.mode != ops::SampleMode::None) {
@@ -64,6 +96,11 @@ ops::SamplerParams with_cfg(ops::SamplerParams p, float scale, ops::CfgLayout la
   p.cfg_scale = scale;
   p.cfg_layout = layout;
   return p;
+}
+
+Case per_row(Case k) {
+  k.per_row_purpose = true;
+  return k;
 }
 
 using M = ops::SampleMode;
@@ -100,6 +137,18 @@ VKSPEC_OP_CHECK("sampler", "probs only rows=100 V=5 top_k=2 T=0", [](Context& c)
 });
 VKSPEC_OP_CHECK("sampler", "cfg halves rows=50 V=1001 s=4 top_k=100", [](Context& c) {
   return check_sampler(c, {50, 1001, with_cfg(params(M::Categorical, 1.0f, 100, 1.0f, 10), 4.0f, ops::CfgLayout::Halves)});
+});
+// Hawk's heads: a purpose per row, CFG pairs interleaved (each group's [cond, uncond] in turn).
+VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=9 V=1024 purpose per row", [](Context& c) {
+  return check_sampler(
+      c, per_row({9, 1024, with_cfg(params(M::Categorical, 1.0f, 0, 1.0f, 16), 2.0f, ops::CfgLayout::Interleaved)}));
+});
+VKSPEC_OP_CHECK("sampler", "gumbel rows=40 V=999 top_k=50 purpose per row", [](Context& c) {
+  return check_sampler(c, per_row({40, 999, params(M::GumbelMax, 0.8f, 50, 1.0f, 17)}));
+});
+VKSPEC_OP_CHECK("sampler", "cfg halves rows=12 V=500 top_p=0.9 purpose per row", [](Context& c) {
+  return check_sampler(
+      c, per_row({12, 500, with_cfg(params(M::Categorical, 1.0f, 0, 0.9f, 18), 3.0f, ops::CfgLayout::Halves)}));
 });
 VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=33 V=16384 s=1.5 top_k=1000 gumbel", [](Context& c) {
   return check_sampler(

@@ -14,7 +14,7 @@ bool is_index_type(DType t) { return t == DType::U32 || t == DType::I32; }
 }  // namespace
 
 void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens) {
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
   const char* op = "sampler";
   require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
           [&] { return "logits must be f32 [rows, vocab], got " + logits.shape.str(); });
@@ -36,6 +36,12 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
   if (wants_positions)
     require(positions.buffer && is_index_type(positions.dtype) && positions.numel() == rows, op, [&] {
       return "positions must be u32/i32 with " + std::to_string(rows) + " elements, got " + positions.shape.str();
+    });
+  const bool per_row_purpose = purposes.buffer != VK_NULL_HANDLE;
+  if (per_row_purpose)
+    require(wants_positions && is_index_type(purposes.dtype) && purposes.numel() == rows, op, [&] {
+      return "purposes must be u32/i32 with " + std::to_string(rows) +
+             " elements, for a mode that draws random numbers; got " + purposes.shape.str();
     });
   require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
           "temperature, top_p and cfg_scale must be finite");
@@ -60,16 +66,32 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
     // Unused bindings are filled with views already bound with the same access.
     const Window pos = wants_positions ? window(ctx, positions, r0, n) : cond;
     const Window tok = wants_tokens ? window(ctx, tokens, r0, n) : pr;
+    const Window pur = per_row_purpose ? window(ctx, purposes, r0, n) : cond;
     struct {
       uint32_t rows, vocab, cond_off, uncond_off, row_stride, pos_off, probs_off, tok_off, cfg, top_k, top_p24;
       float inv_temp, cfg_scale;
-      uint32_t mode, seed_lo, seed_hi, purpose;
-    } push{n, V, cond.offset, uncond.offset, stride, pos.offset, pr.offset, tok.offset, params.cfg ? 1u : 0u,
-           params.top_k < V ? params.top_k : 0u, top_p_fixed(params.top_p), inverse_temperature(params.temperature),
-           params.cfg_scale, static_cast<uint32_t>(params.mode), static_cast<uint32_t>(params.seed),
-           static_cast<uint32_t>(params.seed >> 32), params.purpose};
+      uint32_t mode, seed_lo, seed_hi, purpose, per_row_purpose, purpose_off;
+    } push{n,
+           V,
+           cond.offset,
+           uncond.offset,
+           stride,
+           pos.offset,
+           pr.offset,
+           tok.offset,
+           params.cfg ? 1u : 0u,
+           params.top_k < V ? params.top_k : 0u,
+           top_p_fixed(params.top_p),
+           inverse_temperature(params.temperature),
+           params.cfg_scale,
+           static_cast<uint32_t>(params.mode),
+           static_cast<uint32_t>(params.seed),
+           static_cast<uint32_t>(params.seed >> 32),
+           params.purpose,
+           per_row_purpose ? 1u : 0u,
+           pur.offset};
     const Grid g = grid_1d(ctx, n, 1);
-    s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view}, push, g.x, g.y);
+    s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view, pur.view}, push, g.x, g.y);
   }
 }
 

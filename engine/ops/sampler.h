@@ -28,6 +28,8 @@
 //       ties to the lower index. The noise depends only on (seed, position, purpose, i), so two
 //       samplers (draft and target, or two iterations) given the same key share it.
 //     Argmax: the lowest index with z_i == m (filters never remove it).
+//     purpose is params.purpose, or purposes[r] where a purposes tensor is given (rows drawn for
+//     different ends, such as Hawk's heads, in one dispatch).
 // Rows need at least one finite logit; NaN and +inf logits are not supported.
 #include <algorithm>
 #include <cstdint>
@@ -62,8 +64,9 @@ inline uint32_t top_p_fixed(float top_p) {
 // logits: f32 [R, V], or [2R, V] with CFG. positions: u32/i32 [R] (read by Categorical and
 // GumbelMax; may be an empty TensorView otherwise). probs: f32 [R, V], written. tokens: u32/i32 [R],
 // written unless mode is None (then it may be an empty TensorView). probs is also the kernel's
-// scratch, so it must not alias logits.
+// scratch, so it must not alias logits. purposes: u32/i32 [R] or an empty TensorView (params.purpose
+// for every row).
 void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens);
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes = {});
 
 }  // namespace vkspec::ops
