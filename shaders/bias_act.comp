@@ -1,22 +1,27 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// y = act(x + bias[i % channels]) over rows of `channels` f32 values; act is identity or ReLU.
-// (Linear layers: matmul has no bias; the classifier's ReLUs.)
+// y = residual + act(x + bias[i % channels]) over rows of `channels` f32 values; act is identity,
+// ReLU or SiLU (the expression of swish.comp, so the bits equal bias_act then swish). Linear layers:
+// matmul has no bias; the classifier's ReLUs; the draft heads' SiLU blocks and residual adds.
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer Bias { float bias[]; };
 layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 3) readonly buffer Residual { float residual[]; };
 layout(push_constant) uniform P {
   uint n;
   uint channels;  // 0: no bias
-  uint relu;
+  uint act;       // 0 identity, 1 ReLU, 2 SiLU
+  uint has_residual;
 } p;
-
 void main() {
   const uint i = linear_invocation();
   if (i >= p.n) return;
   float v = x[i];
   if (p.channels != 0u) v += bias[i % p.channels];
-  y[i] = p.relu != 0u ? max(v, 0.0) : v;
+  if (p.act == 1u) v = max(v, 0.0);
+  if (p.act == 2u) v = v / (1.0 + exp(-v));  // as swish.comp: -0 for v < -88, the limit
+  if (p.has_residual != 0u) v = residual[i] + v;
+  y[i] = v;
 }

@@ -1,5 +1,8 @@
+#include <cstring>
+
 #include "engine/checks/op_check.h"
 #include "engine/ops/elementwise.h"
+#include "engine/ops/swish.h"
 #include "engine/ref/elementwise_ref.h"
 
 namespace vkspec {
@@ -15,16 +18,40 @@ CheckResult check_add(Context& ctx, int64_t n) {
   return {normalised_error(download_floats(ctx, ty), ref::add(a, b)), 1e-7, "n=" + std::to_string(n)};
 }
 
-CheckResult check_bias_act(Context& ctx, int64_t rows, int64_t c, bool bias, bool relu) {
+CheckResult check_bias_act(Context& ctx, int64_t rows, int64_t c, bool bias, ops::Activation act,
+                           bool residual = false) {
   const auto x = random_floats(static_cast<size_t>(rows * c), 3);
   const auto b = bias ? random_floats(static_cast<size_t>(c), 4) : std::vector<float>{};
+  const auto r = residual ? random_floats(static_cast<size_t>(rows * c), 5) : std::vector<float>{};
   Tensor tx = upload_floats(ctx, x, DType::F32, {rows, c}, "x"), ty = ctx.tensor(DType::F32, {rows, c}, "y");
   Tensor tb = bias ? upload_floats(ctx, b, DType::F32, {c}, "bias") : Tensor{};
+  Tensor tr = residual ? upload_floats(ctx, r, DType::F32, {rows, c}, "residual") : Tensor{};
   CommandStream s(ctx);
-  ops::bias_act(s, tx, bias ? tb.view() : TensorView{}, ty, relu);
+  ops::bias_act(s, tx, bias ? tb.view() : TensorView{}, ty, act, residual ? tr.view() : TensorView{});
   s.submit_and_wait();
-  return {normalised_error(download_floats(ctx, ty), ref::bias_act(x, b, relu)), 1e-7,
-          std::to_string(rows) + "x" + std::to_string(c)};
+  // SiLU's exp is the device's: swish's tolerance.
+  return {normalised_error(download_floats(ctx, ty), ref::bias_act(x, b, static_cast<int>(act), r)),
+          act == ops::Activation::Silu ? 1e-6 : 1e-7, std::to_string(rows) + "x" + std::to_string(c)};
+}
+
+// bias_act with SiLU and a residual gives the bits of bias_act, swish and add run one after another.
+CheckResult check_bias_act_fused(Context& ctx) {
+  const int64_t rows = 5, c = 96;
+  const auto x = random_floats(static_cast<size_t>(rows * c), 6, -100.0f, 100.0f), b = random_floats(c, 7);
+  const auto r = random_floats(static_cast<size_t>(rows * c), 8);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {rows, c}, "x"), tb = upload_floats(ctx, b, DType::F32, {c}, "bias");
+  Tensor tr = upload_floats(ctx, r, DType::F32, {rows, c}, "residual");
+  Tensor fused = ctx.tensor(DType::F32, {rows, c}, "fused"), apart = ctx.tensor(DType::F32, {rows, c}, "apart");
+  CommandStream s(ctx);
+  ops::bias_act(s, tx, tb, fused, ops::Activation::Silu, tr);
+  ops::bias_act(s, tx, tb, apart, ops::Activation::None);
+  ops::swish(s, apart, apart);
+  ops::add(s, tr, apart, apart);
+  s.submit_and_wait();
+  const auto f = download_floats(ctx, fused), a = download_floats(ctx, apart);
+  size_t differ = 0;
+  for (size_t i = 0; i < f.size(); ++i) differ += std::memcmp(&f[i], &a[i], 4) != 0;
+  return {static_cast<double>(differ), 0.0, std::to_string(differ) + " of " + std::to_string(f.size()) + " differ"};
 }
 
 CheckResult check_pool(Context& ctx, int64_t n, int64_t h, int64_t w, int64_t c, bool average) {
@@ -44,9 +71,17 @@ CheckResult check_pool(Context& ctx, int64_t n, int64_t h, int64_t w, int64_t c,
 }
 
 VKSPEC_OP_CHECK("add", "n=1", [](Context& c) { return check_add(c, 1); });
-VKSPEC_OP_CHECK("bias_act", "bias relu 7x300", [](Context& c) { return check_bias_act(c, 7, 300, true, true); });
-VKSPEC_OP_CHECK("bias_act", "bias 1x10", [](Context& c) { return check_bias_act(c, 1, 10, true, false); });
-VKSPEC_OP_CHECK("bias_act", "relu only 33x64", [](Context& c) { return check_bias_act(c, 33, 64, false, true); });
+using A = ops::Activation;
+VKSPEC_OP_CHECK("bias_act", "bias relu 7x300", [](Context& c) { return check_bias_act(c, 7, 300, true, A::Relu); });
+VKSPEC_OP_CHECK("bias_act", "bias 1x10", [](Context& c) { return check_bias_act(c, 1, 10, true, A::None); });
+VKSPEC_OP_CHECK("bias_act", "relu only 33x64", [](Context& c) { return check_bias_act(c, 33, 64, false, A::Relu); });
+VKSPEC_OP_CHECK("bias_act", "bias silu 9x200", [](Context& c) { return check_bias_act(c, 9, 200, true, A::Silu); });
+VKSPEC_OP_CHECK("bias_act", "bias residual 4x130",
+                [](Context& c) { return check_bias_act(c, 4, 130, true, A::None, true); });
+VKSPEC_OP_CHECK("bias_act", "silu residual, no bias 3x64",
+                [](Context& c) { return check_bias_act(c, 3, 64, false, A::Silu, true); });
+VKSPEC_OP_CHECK("bias_act", "silu + residual = bias_act, swish, add (bits)",
+                [](Context& c) { return check_bias_act_fused(c); });
 VKSPEC_OP_CHECK("max_pool", "2x32x32x32", [](Context& c) { return check_pool(c, 2, 32, 32, 32, false); });
 VKSPEC_OP_CHECK("max_pool", "odd 1x9x7x5", [](Context& c) { return check_pool(c, 1, 9, 7, 5, false); });
 VKSPEC_OP_CHECK("avg_pool", "3x32x32x1", [](Context& c) { return check_pool(c, 3, 32, 32, 1, true); });

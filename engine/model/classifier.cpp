@@ -75,7 +75,7 @@ ClassifierResult Classifier::run(const TensorView& images, int64_t n) {
     const Conv& c = convs_[i];
     TensorView y = view(*bufs[cur], side, c.cout);
     ops::conv2d(s, x, c.w, c.b, y, ops::Conv2dParams::same(3));
-    ops::bias_act(s, y, TensorView{}, y, true);
+    ops::bias_act(s, y, TensorView{}, y, ops::Activation::Relu);
     x = y;
     cur ^= 1;
     if (i == 1 || i == 3 || i == 4) {  // pool after conv1b, conv2b, conv3a
@@ -89,9 +89,9 @@ ClassifierResult Classifier::run(const TensorView& images, int64_t n) {
   const TensorView flat = x.reshape({n, x.numel() / n});
   const TensorView feat = feat_.view().rows(0, n), logits = logits_.view().rows(0, n);
   ops::matmul(s, flat, fc1_w_, feat);
-  ops::bias_act(s, feat, fc1_b_, feat, true);
+  ops::bias_act(s, feat, fc1_b_, feat, ops::Activation::Relu);
   ops::matmul(s, feat, fc2_w_, logits);
-  ops::bias_act(s, logits, fc2_b_, logits, false);
+  ops::bias_act(s, logits, fc2_b_, logits, ops::Activation::None);
   s.copy(feat, feat_host_.view().rows(0, n));
   s.copy(logits, logits_host_.view().rows(0, n));
   s.submit_and_wait();

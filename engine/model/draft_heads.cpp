@@ -1,10 +1,9 @@
 #include "engine/model/draft_heads.h"
 
+#include "common/error.h"
 #include "engine/model/weights.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
-#include "engine/ops/swish.h"
-#include "common/error.h"
 
 namespace vkspec {
 
@@ -106,8 +105,7 @@ TensorView DraftHeads::logits_at(CommandStream& s, const TensorView& hidden,
   // Every head's SiLU(W_k h + b_k) on every row: cheap next to the projection onto the vocabulary.
   const TensorView inner = inner_.view().rows(0, rows);
   ops::matmul(s, hidden, w_, inner);
-  ops::bias_act(s, inner, b_, inner, false);
-  ops::swish(s, inner, inner);
+  ops::bias_act(s, inner, b_, inner, ops::Activation::Silu);
   // Then h + SiLU(...) and the output projection of the picked rows.
   s.copy(h_rows);
   s.copy(act_rows);

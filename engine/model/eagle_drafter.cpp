@@ -136,7 +136,7 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   add_features.accumulate = true;
   add_features.y_scratch = xn;
   ops::matmul_fused(s, features, fc_feature_, x, add_features);
-  ops::bias_act(s, x, fc_bias_.view(), x, false);
+  ops::bias_act(s, x, fc_bias_.view(), x, ops::Activation::None);
 
   // Layer 0 has no attention norm (EAGLE: its q|k|v read x itself).
   for (int64_t l = 0; l < cfg_.n_layer; ++l)

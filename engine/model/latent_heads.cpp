@@ -4,7 +4,6 @@
 #include "engine/model/weights.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
-#include "engine/ops/swish.h"
 
 namespace vkspec {
 namespace {
@@ -84,11 +83,10 @@ void LatentHeads::apply(CommandStream& s, Axis a, const TensorView& in, const Te
   TensorView x = in;
   for (const Block& b : a == Axis::Horizontal ? h_ : v_) {
     ops::matmul(s, x, b.fc1_w.view(), inner);
-    ops::bias_act(s, inner, b.fc1_b.view(), inner, false);
-    ops::swish(s, inner, inner);
+    ops::bias_act(s, inner, b.fc1_b.view(), inner, ops::Activation::Silu);
     ops::matmul(s, inner, b.fc2_w.view(), delta);
-    ops::bias_act(s, delta, b.fc2_b.view(), delta, false);
-    ops::add(s, x, delta, out);  // the residual: a block starts as the identity
+    // The residual: a block starts as the identity.
+    ops::bias_act(s, delta, b.fc2_b.view(), out, ops::Activation::None, x);
     x = out;
   }
 }

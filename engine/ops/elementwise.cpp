@@ -23,7 +23,8 @@ void add(CommandStream& s, const TensorView& a, const TensorView& b, const Tenso
 
 namespace vkspec::ops {
 
-void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, bool relu) {
+void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, Activation act,
+              const TensorView& residual) {
   require(x.dtype == DType::F32 && y.dtype == DType::F32, "bias_act", "x and y must be f32");
   require(x.numel() == y.numel() && x.shape.rank >= 1, "bias_act",
           [&] { return "sizes differ: " + x.shape.str() + " -> " + y.shape.str(); });
@@ -32,13 +33,19 @@ void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, con
   if (has_bias)
     require(bias.dtype == DType::F32 && bias.numel() == c, "bias_act",
             [&] { return "bias " + bias.shape.str() + " does not match the last dimension of " + x.shape.str(); });
+  const bool has_residual = residual.buffer != VK_NULL_HANDLE;
+  if (has_residual)
+    require(residual.dtype == DType::F32 && residual.numel() == x.numel(), "bias_act",
+            [&] { return "residual " + residual.shape.str() + " does not match " + x.shape.str(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(x.numel()), wg);
   struct {
-    uint32_t n, channels, relu;
-  } push{static_cast<uint32_t>(x.numel()), has_bias ? static_cast<uint32_t>(c) : 0u, relu ? 1u : 0u};
-  s.dispatch(ctx.pipeline(shaders::bias_act, {wg}), {x, has_bias ? bias : x, y}, push, g.x, g.y);
+    uint32_t n, channels, act, residual;
+  } push{static_cast<uint32_t>(x.numel()), has_bias ? static_cast<uint32_t>(c) : 0u, static_cast<uint32_t>(act),
+         has_residual ? 1u : 0u};
+  s.dispatch(ctx.pipeline(shaders::bias_act, {wg}), {x, has_bias ? bias : x, y, has_residual ? residual : x}, push, g.x,
+             g.y);
 }
 
 namespace {

@@ -7,9 +7,15 @@ namespace vkspec::ops {
 // y = a + b (all f32, same element count). y may alias a or b.
 void add(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y);
 
-// y = x + bias (bias f32 [C] broadcast over rows of C = the last dimension of x), then ReLU when
-// relu is set. bias may be an empty view (no bias). y may alias x.
-void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, bool relu);
+enum class Activation : uint32_t { None = 0, Relu = 1, Silu = 2 };
+
+// y = residual + act(x + bias): bias f32 [C] broadcast over rows of C = the last dimension of x;
+// act None, ReLU, or SiLU (v / (1 + exp(-v)), the arithmetic of ops::swish); residual f32 with x's
+// element count. bias and residual may be empty views (none). y may alias x or residual.
+// A linear layer's bias, its activation and the residual add after it in one dispatch (the draft
+// heads' blocks), with the bits the separate ops give.
+void bias_act(CommandStream& s, const TensorView& x, const TensorView& bias, const TensorView& y, Activation act,
+              const TensorView& residual = {});
 
 // 2x2 max pooling with stride 2 (odd sizes floor), channel-last f32: x [N, H, W, C] ->
 // y [N, H / 2, W / 2, C].

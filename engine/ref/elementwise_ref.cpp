@@ -1,6 +1,7 @@
 #include "engine/ref/elementwise_ref.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vkspec::ref {
 
@@ -10,11 +11,14 @@ std::vector<float> add(const std::vector<float>& a, const std::vector<float>& b)
   return y;
 }
 
-std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float>& bias, bool relu) {
+std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float>& bias, int act,
+                            const std::vector<float>& residual) {
   std::vector<float> y(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     float v = x[i] + (bias.empty() ? 0.0f : bias[i % bias.size()]);
-    y[i] = relu ? std::max(v, 0.0f) : v;
+    if (act == 1) v = std::max(v, 0.0f);
+    if (act == 2) v = static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    y[i] = residual.empty() ? v : residual[i] + v;
   }
   return y;
 }
