@@ -13,6 +13,10 @@ layout(constant_id = FOLD_NORM_ID) const bool X_NORM = false;
 // as ops::add would sum them, so the residual stream keeps its bits.
 layout(constant_id = FOLD_ACCUMULATE_ID) const bool Y_ACCUMULATE = false;
 
+// The push constants of the q|k|v projections' RoPE and cache write (rope_kv_fold.glsl), after a
+// kernel's own.
+#define ROPE_KV_PUSH uint row0, T, H, head_dim, S, slot_batch_stride, pos_rows, n_pos;
+
 float rms_scale(float sum_squares, uint k, float eps) { return inversesqrt(sum_squares / float(k) + eps); }
 
 // Writes sum * scale into y, added to what y holds where Y_ACCUMULATE.

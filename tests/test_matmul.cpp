@@ -3,9 +3,10 @@
 // run, at least reflecting into a valid layout.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/matmul_tiles.h"
-#include "common/error.h"
+#include "engine/ops/rope.h"
 #include "engine/vk/shader_registry.h"
 #include "tests/support/vulkan_test.h"
 
@@ -145,6 +146,55 @@ TEST_F(MatmulTest, ProjectionsFoldTheirNormsGatesAndResidualAdds) {
         s.submit_and_wait();
       }
   }
+  EXPECT_EQ(instance->validation_log().count(), 0u);
+}
+
+// The q|k|v projection takes RoPE and the cache write into its stores for decoding rows on the GPU
+// kernels (the plain GEMV) and runs rope_2d_kv_write as one more dispatch for a window's rows, on
+// lavapipe's kernels and with every fold off. Bits: the op checks ("q|k|v fold",
+// engine/checks/rope_kv_write_check.cpp).
+TEST_F(MatmulTest, QkvProjectionFoldsRopeAndTheCacheWrite) {
+  auto instance = std::make_shared<Instance>(InstanceOptions{true, false});
+  ContextOptions gpu_options, off_options;
+  gpu_options.gpu_kernels = true;
+  off_options.disable_matmul_folds = true;
+  Context gpu(instance, ctx().caps().index, gpu_options), off(instance, ctx().caps().index, off_options);
+  if (!gpu.caps().subgroup_reduce) GTEST_SKIP() << "no subgroup arithmetic: no GEMV";
+  const int64_t H = 2, Dh = 8, D = H * Dh, K = 32, B = 2;
+  for (Context* c : {&ctx(), &gpu, &off})
+    for (const int64_t T : {1, 17}) {
+      const int64_t m = B * T, S = T + 1;
+      const std::string what = std::string(c == &gpu   ? "GPU kernels"
+                                           : c == &off ? "folds off"
+                                                       : "CPU kernels") +
+                               ", " + std::to_string(m) + " rows";
+      Tensor w = c->tensor(DType::F16, {3 * D, K}, "wqkv"), x = c->tensor(DType::F32, {m, K}, "x");
+      Tensor y = c->tensor(DType::F32, {m, 3 * D}, "qkv"), pos = c->tensor(DType::I32, {T, 3}, "positions");
+      Tensor slots = c->tensor(DType::U32, {T}, "slots"), kc = c->tensor(DType::F16, {B, S, H, Dh}, "k cache");
+      Tensor vc = c->tensor(DType::F16, {B, S, H, Dh}, "v cache"), table = ops::rope_2d_table(*c, Dh, 4);
+      ops::MatmulFusion f;
+      f.rope_kv = {H, Dh, B, pos, table, slots, kc, vc};
+      const bool folds = ops::matmul_folds(*c, m, w, f).rope_kv;
+      EXPECT_EQ(folds, c == &gpu && T == 1) << what;
+      CommandStream s(*c);
+      const WorkCounters before = c->counters();
+      ops::matmul_fused(s, x, w, y, f);
+      EXPECT_EQ((c->counters() - before).dispatches, folds ? 1u : 2u) << what;
+      s.submit_and_wait();
+    }
+  // RoPE with the residual add, or on a projection that is not q|k|v, is refused.
+  Tensor w = ctx().tensor(DType::F16, {48, 32}, "wqkv"), x = ctx().tensor(DType::F32, {2, 32}, "x");
+  Tensor y = ctx().tensor(DType::F32, {2, 48}, "qkv"), pos = ctx().tensor(DType::I32, {1, 3}, "positions");
+  Tensor slots = ctx().tensor(DType::U32, {1}, "slots"), kc = ctx().tensor(DType::F16, {2, 2, 2, 8}, "k cache");
+  Tensor vc = ctx().tensor(DType::F16, {2, 2, 2, 8}, "v cache"), table = ops::rope_2d_table(ctx(), 8, 4);
+  ops::MatmulFusion f;
+  f.rope_kv = {2, 8, 2, pos, table, slots, kc, vc};
+  f.accumulate = true;
+  CommandStream s(ctx());
+  EXPECT_THROW(ops::matmul_fused(s, x, w, y, f), Error);
+  f.accumulate = false;
+  f.rope_kv.heads = 3;  // 3 heads x 8 x 3 is not w's 48 rows
+  EXPECT_THROW(ops::matmul_fused(s, x, w, y, f), Error);
   EXPECT_EQ(instance->validation_log().count(), 0u);
 }
 

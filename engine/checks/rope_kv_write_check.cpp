@@ -1,7 +1,9 @@
+#include <cstring>
 #include <random>
 
 #include "engine/checks/op_check.h"
 #include "engine/ops/kv_write.h"
+#include "engine/ops/matmul.h"
 #include "engine/ops/rope.h"
 
 namespace vkspec {
@@ -62,6 +64,93 @@ CheckResult check_rope_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, i
           "B=" + std::to_string(B) + " T=" + std::to_string(T) + " S=" + std::to_string(S) + " H=" + std::to_string(H) +
               " Dh=" + std::to_string(Dh) + " " + dtype_name(dt) + " against rope_2d + kv_write"};
 }
+
+// The q|k|v projection with RoPE and the cache write folded in (ops::MatmulFusion::rope_kv) against
+// the same projection followed by rope_2d_kv_write: qkv and both caches bit for bit, on each kernel
+// (folded by the broadcast kernel and the plain GEMV, a dispatch of its own elsewhere), with the
+// attention norm folded too, as the GPT runs it.
+CheckResult check_qkv_fold(Context& ctx, int64_t B, int64_t T, int64_t H, int64_t Dh, DType cache_dt, DType wt,
+                           ops::MatmulPath path) {
+  const int64_t width = H * Dh, K = 64, M = B * T, S = T + 5, grid = 16;
+  std::string what = std::string(ops::matmul_path_name(path)) + " B=" + std::to_string(B) + " T=" + std::to_string(T) +
+                     " H=" + std::to_string(H) + " Dh=" + std::to_string(Dh) + " w " + dtype_name(wt) + " cache " +
+                     dtype_name(cache_dt);
+  if (!ops::matmul_path_supported(ctx, path, M, K, wt)) return {0, 0, "kernel not available here, " + what};
+  const auto x = random_floats(static_cast<size_t>(M * K), 81),
+             w = random_floats(static_cast<size_t>(3 * width * K), 82);
+  const auto g = random_floats(static_cast<size_t>(K), 83);
+  const KvWriteCase c = random_kv_write_case(B, T, S, width, cache_dt, true, 84);
+  std::mt19937_64 rng(85);
+  std::vector<int32_t> pos;
+  for (int64_t t = 0; t < T; ++t) {
+    const ops::RopePosition r =
+        ops::llamagen_position(static_cast<int64_t>(rng() % static_cast<uint64_t>(1 + grid * grid)), 1, grid);
+    pos.insert(pos.end(), {r.row, r.col, r.flag});
+  }
+  Tensor tp = ctx.tensor(DType::I32, {T, 3}, "positions");
+  ctx.upload(tp, pos.data(), pos.size() * 4);
+  Tensor table = ops::rope_2d_table(ctx, Dh, grid);
+  Tensor ts = ctx.tensor(DType::U32, {static_cast<int64_t>(c.slots.size())}, "slots");
+  ctx.upload(ts, c.slots.data(), c.slots.size() * 4);
+  Tensor tx = upload_floats(ctx, x, DType::F32, {M, K}, "x"), tw = upload_floats(ctx, w, wt, {3 * width, K}, "wqkv");
+  Tensor tg = upload_floats(ctx, g, DType::F32, {K}, "norm weight");
+  Tensor xs = ctx.tensor(DType::F32, {M, K}, "x scratch");
+
+  struct Out {
+    std::vector<float> qkv;
+    std::vector<uint32_t> k, v;
+  };
+  bool folded = false;
+  auto run = [&](bool fold) {
+    Tensor tqkv = ctx.tensor(DType::F32, {M, 3 * width}, "qkv");
+    Tensor tk = upload_floats(ctx, c.k_cache, cache_dt, {B, S, H, Dh}, "k cache"),
+           tv = upload_floats(ctx, c.v_cache, cache_dt, {B, S, H, Dh}, "v cache");
+    ops::MatmulFusion f;
+    f.norm_weight = tg;
+    f.x_scratch = xs;
+    CommandStream s(ctx);
+    if (fold) {
+      f.rope_kv = {H, Dh, B, tp, table, ts, tk, tv};
+      folded = ops::matmul_folds(ctx, M, tw, f, path).rope_kv;
+      ops::matmul_fused(s, tx, tw, tqkv, f, path);
+    } else {
+      ops::matmul_fused(s, tx, tw, tqkv, f, path);
+      ops::rope_2d_kv_write(s, ops::HeadRows::columns(tqkv, 0, H, Dh), ops::HeadRows::columns(tqkv, width, H, Dh),
+                            ops::HeadRows::columns(tqkv, 2 * width, H, Dh), B, tp, table, ts, tk, tv);
+    }
+    s.submit_and_wait();
+    Out o{download_floats(ctx, tqkv), std::vector<uint32_t>(static_cast<size_t>(tk.bytes() / 4)),
+          std::vector<uint32_t>(static_cast<size_t>(tv.bytes() / 4))};
+    ctx.download(tk, o.k.data(), tk.bytes());
+    ctx.download(tv, o.v.data(), tv.bytes());
+    return o;
+  };
+  const Out a = run(false), b = run(true);
+  const bool same = std::memcmp(a.qkv.data(), b.qkv.data(), a.qkv.size() * 4) == 0 && a.k == b.k && a.v == b.v;
+  return {same ? 0.0 : 1.0, 0.0, std::string(folded ? "folded " : "own dispatch ") + what};
+}
+
+struct RegisterQkvFoldChecks {
+  RegisterQkvFoldChecks() {
+    using P = ops::MatmulPath;
+    struct Case {
+      int64_t B, T, H, Dh;
+    };
+    // Decoding (a CFG pair, one token; 8 rows, the most that fold), a window's rows, an odd head
+    // count with head_dim not a multiple of 4 (RoPE's quarters), rows over the plain GEMV's limit.
+    for (const Case& k :
+         std::initializer_list<Case>{{2, 1, 4, 16}, {4, 2, 2, 16}, {2, 17, 2, 32}, {1, 3, 3, 12}, {2, 40, 1, 8}})
+      for (P path : {P::Auto, P::Broadcast, P::Gemv, P::Gemm, P::CoopMat})
+        for (DType cache : {DType::F16, DType::F32}) {
+          const DType wt = cache;  // both weight types, each with one cache type
+          RegisterOpCheck("rope_2d_kv_write",
+                          std::string("q|k|v fold ") + ops::matmul_path_name(path) + " B=" + std::to_string(k.B) +
+                              " T=" + std::to_string(k.T) + " H=" + std::to_string(k.H) +
+                              " Dh=" + std::to_string(k.Dh) + " " + dtype_name(cache),
+                          [=](Context& c) { return check_qkv_fold(c, k.B, k.T, k.H, k.Dh, cache, wt, path); });
+        }
+  }
+} register_qkv_fold_checks;
 
 VKSPEC_OP_CHECK("rope_2d_kv_write", "B=1 T=1 S=3 H=1 Dh=4 f32",
                 [](Context& c) { return check_rope_kv_write(c, 1, 1, 3, 1, 4, DType::F32, false); });

@@ -42,21 +42,21 @@ GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const Gpt
 void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfig& cfg, int64_t l,
                       const GptBlockActivations& a, int64_t R, const GptBatch& batch, const KvCache& cache,
                       const Tensor& rope_table, const Tensor& attn_ws) {
-  const int64_t D = cfg.dim, nh = cfg.n_head, hd = cfg.head_dim, B = batch.batch_rows();
+  const int64_t nh = cfg.n_head, hd = cfg.head_dim, B = batch.batch_rows();
   const TensorView x = a.x.view().rows(0, R), xn = a.xn.view().rows(0, R), qkv = a.qkv.view().rows(0, R);
   const TensorView attn = a.attn.view().rows(0, R), ffn_in = a.ffn_in.view().rows(0, R);
   const TensorView ffn_hidden = a.ffn_hidden.view().rows(0, R);
   const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd);
-  const ops::HeadRows k = ops::HeadRows::columns(qkv, D, nh, hd);
-  const ops::HeadRows v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
   // Each norm rides in the projection after it and each residual add in the one before it, where
-  // the kernel folds them (ops::MatmulFusion); xn holds what a kernel that does not fold needs.
+  // the kernel folds them (ops::MatmulFusion), and so do RoPE and the cache write in the q|k|v
+  // projection; xn holds what a kernel that does not fold needs.
   ops::MatmulFusion attention_in;
   if (L.attention_norm.valid()) attention_in.norm_weight = L.attention_norm.view();
   attention_in.norm_eps = cfg.norm_eps;
   attention_in.x_scratch = xn;
-  ops::matmul_fused(s, x, L.wqkv, qkv, attention_in);
-  ops::rope_2d_kv_write(s, q, k, v, B, batch.rope_positions(), rope_table, batch.slots(), cache.k(l), cache.v(l));
+  ops::MatmulFusion qkv_fusion = attention_in;
+  qkv_fusion.rope_kv = {nh, hd, B, batch.rope_positions(), rope_table.view(), batch.slots(), cache.k(l), cache.v(l)};
+  ops::matmul_fused(s, x, L.wqkv, qkv, qkv_fusion);
   ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws);
   ops::MatmulFusion residual;
   residual.accumulate = true;

@@ -56,10 +56,9 @@ void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t ba
   s.dispatch(p, {slots, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
 }
 
-void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t batch,
-                      const TensorView& positions, const TensorView& table, const TensorView& slots,
-                      const TensorView& k_cache, const TensorView& v_cache) {
-  const char* op = "rope_2d_kv_write";
+RopeKvLayout check_rope_2d_kv_write(const char* op, const HeadRows& q, const HeadRows& k, const HeadRows& v,
+                                    int64_t batch, const TensorView& positions, const TensorView& table,
+                                    const TensorView& slots, const TensorView& k_cache, const TensorView& v_cache) {
   check_rope_2d_args(op, q, positions, table);
   check_rope_2d_args(op, k, positions, table);
   const int64_t T = check_kv_write_args(op, k, v, batch, slots, k_cache, v_cache);
@@ -72,6 +71,15 @@ void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, co
     return !overlap(a.data, b.data);
   };
   require(apart(q, k) && apart(q, v) && apart(k, v), op, "q, k and v must not overlap");
+  return {static_cast<uint32_t>(T), static_cast<uint32_t>(k_cache.shape[1]), slot_batch_stride(slots, T),
+          static_cast<uint32_t>(positions.shape[0]), static_cast<uint32_t>(table.shape[0])};
+}
+
+void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t batch,
+                      const TensorView& positions, const TensorView& table, const TensorView& slots,
+                      const TensorView& k_cache, const TensorView& v_cache) {
+  const RopeKvLayout l =
+      check_rope_2d_kv_write("rope_2d_kv_write", q, k, v, batch, positions, table, slots, k_cache, v_cache);
   Context& ctx = s.context();
   const uint64_t n = static_cast<uint64_t>(k.tokens) * k.heads * (k.head_dim / 2);
   const uint32_t wg = ctx.default_workgroup_size();
@@ -80,19 +88,19 @@ void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, co
     uint32_t tokens, T, H, head_dim, S, q_stride, q_offset, k_stride, k_offset, v_stride, v_offset, slot_batch_stride,
         pos_rows, n_pos;
   } push{static_cast<uint32_t>(k.tokens),
-         static_cast<uint32_t>(T),
+         l.T,
          static_cast<uint32_t>(k.heads),
          static_cast<uint32_t>(k.head_dim),
-         static_cast<uint32_t>(k_cache.shape[1]),
+         l.S,
          static_cast<uint32_t>(q.row_stride),
          static_cast<uint32_t>(q.col_offset),
          static_cast<uint32_t>(k.row_stride),
          static_cast<uint32_t>(k.col_offset),
          static_cast<uint32_t>(v.row_stride),
          static_cast<uint32_t>(v.col_offset),
-         slot_batch_stride(slots, T),
-         static_cast<uint32_t>(positions.shape[0]),
-         static_cast<uint32_t>(table.shape[0])};
+         l.slot_batch_stride,
+         l.pos_rows,
+         l.n_pos};
   const Pipeline& p = ctx.pipeline(shaders::rope_kv_write, {wg, k_cache.dtype == DType::F16 ? 1u : 0u});
   s.dispatch(p, {positions, table, slots, q.data, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
 }

@@ -23,4 +23,16 @@ void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, co
                       const TensorView& positions, const TensorView& table, const TensorView& slots,
                       const TensorView& k_cache, const TensorView& v_cache);
 
+// rope_2d_kv_write's checks (throws naming op), and the numbers its shader and the q|k|v
+// projections' fold of it (MatmulFusion::rope_kv, shaders/rope_kv_fold.glsl) take.
+struct RopeKvLayout {
+  uint32_t T = 0;                    // tokens per batch row
+  uint32_t S = 0;                    // cache slots
+  uint32_t slot_batch_stride = 0;    // 0: slots [T] shared by the batch rows; T: slots [B, T]
+  uint32_t pos_rows = 0, n_pos = 0;  // positions' and the table's rows
+};
+RopeKvLayout check_rope_2d_kv_write(const char* op, const HeadRows& q, const HeadRows& k, const HeadRows& v,
+                                    int64_t batch, const TensorView& positions, const TensorView& table,
+                                    const TensorView& slots, const TensorView& k_cache, const TensorView& v_cache);
+
 }  // namespace vkspec::ops

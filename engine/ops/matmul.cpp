@@ -4,6 +4,7 @@
 
 #include "engine/ops/dispatch_util.h"
 #include "engine/ops/elementwise.h"
+#include "engine/ops/kv_write.h"
 #include "engine/ops/matmul_tiles.h"
 #include "engine/ops/rms_norm.h"
 #include "engine/ops/swiglu.h"
@@ -62,6 +63,8 @@ struct Fold {
   bool accumulate = false;  // y += the product
   TensorView g;             // the norm's weight (norm), else any view (a binding needs one)
   float eps = 0.0f;
+  const MatmulFusion::RopeKv* rope = nullptr;  // the q|k|v projection's RoPE and cache write
+  RopeKvLayout rope_layout;
 };
 
 struct Dispatch {
@@ -69,7 +72,21 @@ struct Dispatch {
   uint32_t m, n, k, ldy, y_col0;
   bool f16;
   Fold fold;
+  uint32_t m0 = 0;  // the first row (token) of this dispatch
 };
+
+// The push constants rope_kv_fold.glsl adds after a kernel's own (ROPE_KV_PUSH).
+struct RopeKvPush {
+  uint32_t row0, T, H, head_dim, S, slot_batch_stride, pos_rows, n_pos;
+};
+RopeKvPush rope_kv_push(const Dispatch& d) {
+  const RopeKvLayout& l = d.fold.rope_layout;
+  const MatmulFusion::RopeKv& r = *d.fold.rope;
+  return {
+      d.m0,       l.T,    static_cast<uint32_t>(r.heads), static_cast<uint32_t>(r.head_dim), l.S, l.slot_batch_stride,
+      l.pos_rows, l.n_pos};
+}
+uint32_t cache_f16(const Fold& f) { return f.rope->k_cache.dtype == DType::F16 ? 1u : 0u; }
 
 // The push constants of both GEMV kernels (matmul_gemv.comp, matmul_rows.comp).
 struct GemvPush {
@@ -86,13 +103,26 @@ void record_gemv(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   const DeviceCaps& caps = ctx.caps();
   const uint32_t wg = std::min(t.gemv_workgroup, caps.max_workgroup_invocations);
   const Fold& f = d.fold;
-  const Pipeline& p = ctx.pipeline(
-      shaders::matmul_gemv, {wg, gemv_compiled_rows(d.m), t.gemv_outputs, max_subgroups_in(caps, wg), d.f16 ? 1u : 0u,
-                             vector_width(d.k), f.swiglu ? 1u : 0u, f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
+  const uint32_t rows = gemv_compiled_rows(d.m), subgroups = max_subgroups_in(caps, wg);
+  const Pipeline& p =
+      f.rope
+          ? ctx.pipeline(shaders::matmul_gemv_rope_kv, {wg, rows, t.gemv_outputs, subgroups, d.f16 ? 1u : 0u,
+                                                        vector_width(d.k), 0u, f.norm ? 1u : 0u, 0u, cache_f16(f)})
+          : ctx.pipeline(shaders::matmul_gemv, {wg, rows, t.gemv_outputs, subgroups, d.f16 ? 1u : 0u, vector_width(d.k),
+                                                f.swiglu ? 1u : 0u, f.norm ? 1u : 0u, f.accumulate ? 1u : 0u});
   const GemvPush push{d.m, d.n, d.k, d.ldy, d.y_col0, f.eps};
   // One grid_1d "invocation" per workgroup: the spill into y keeps the count within limits.
   const Grid g = grid_1d(ctx, ceil_div(d.n, t.gemv_outputs), 1);
-  s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
+  if (f.rope) {
+    const MatmulFusion::RopeKv& r = *f.rope;
+    const struct {
+      GemvPush gemv;
+      RopeKvPush rope;
+    } both{push, rope_kv_push(d)};
+    s.dispatch(p, {d.x, d.w, d.y, f.g, r.positions, r.table, r.slots, r.k_cache, r.v_cache}, both, g.x, g.y);
+  } else {
+    s.dispatch(p, {d.x, d.w, d.y, f.g}, push, g.x, g.y);
+  }
 }
 
 // Whether the GEMV path takes the row-block kernel for m rows.
@@ -264,6 +294,8 @@ MatmulPath resolve_path(Context& ctx, const MatmulTiles& tiles, MatmulPath path,
 
 bool has(const TensorView& v) { return v.buffer != VK_NULL_HANDLE; }
 
+constexpr int64_t kRopeKvFoldMaxRows = 8;
+
 // Which parts of f the kernel `path` folds in for m rows. The row-block GEMV leaves the gate out:
 // it would recompute silu for a window's rows in every workgroup. The norm needs subgroup sums.
 MatmulFolds folds_of(Context& ctx, const MatmulTiles& tiles, MatmulPath path, int64_t m, const MatmulFusion& f) {
@@ -280,6 +312,12 @@ MatmulFolds folds_of(Context& ctx, const MatmulTiles& tiles, MatmulPath path, in
   }  // the cooperative-matrix kernel folds nothing
   if (!f.swiglu && !has(f.norm_weight)) folds.prologue = false;
   if (!f.accumulate) folds.epilogue = false;
+  // RoPE's pairs sit in one workgroup of the plain GEMV (its outputs per workgroup are even), for
+  // decoding rows, where a GPU's step is bound by dispatch latency. Not in the broadcast kernel:
+  // on lavapipe the fold bought no time measurable there and cost compiled code (27 MiB of RSS
+  // with scd-mc's small windows, 100 MiB with a window's rows; docs/perf.md).
+  folds.rope_kv = f.rope_kv.heads > 0 && m <= kRopeKvFoldMaxRows && path == MatmulPath::Gemv && !rows_kernel &&
+                  tiles.gemv_outputs % 2 == 0;
   return folds;
 }
 
@@ -316,7 +354,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   const bool f16 = w.dtype == DType::F16;
   const uint64_t w_row = static_cast<uint64_t>(K) * dtype_size(w.dtype);
   const uint64_t x_row = static_cast<uint64_t>(fold.swiglu ? 2 * K : K) * 4;
-  const int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
+  int64_t n_step = rows_per_dispatch(N, {w_row}, caps);
+  if (fold.rope && n_step < N) n_step -= n_step % 2;  // RoPE's pairs stay in one dispatch
   int64_t m_step = rows_per_dispatch(M, {x_row, static_cast<uint64_t>(N) * 4}, caps);
   // The plain GEMV keeps every row's sums in registers; the row-block kernel loops over blocks.
   if (path == MatmulPath::Gemv && !rows_kernel) m_step = std::min<int64_t>(m_step, kGemvMaxRows);
@@ -333,7 +372,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
                        static_cast<uint32_t>(N),
                        static_cast<uint32_t>(n0),
                        f16,
-                       fold};
+                       fold,
+                       static_cast<uint32_t>(m0)};
       switch (path) {
         case MatmulPath::Gemv: rows_kernel ? record_gemv_rows(s, d, tiles) : record_gemv(s, d, tiles); break;
         case MatmulPath::CoopMat: record_coopmat(s, d, tiles); break;
@@ -381,6 +421,8 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
           [&] { return "x and w must be 2-D: x " + x.shape.str() + ", w " + w.shape.str(); });
   const int64_t M = x.shape[0], K = w.shape[1];
   require(!(f.swiglu && has(f.norm_weight)), op, "one prologue at a time: the gate or the norm");
+  const bool rope = f.rope_kv.heads > 0;
+  require(!(rope && f.accumulate), op, "one epilogue at a time: the residual add or RoPE and the cache write");
   if (has(f.norm_weight))
     require(f.norm_weight.shape.rank == 1 && f.norm_weight.shape[0] == K, op, [&] {
       return "the norm's weight must be [K] = [" + std::to_string(K) + "], got " + f.norm_weight.shape.str();
@@ -408,8 +450,29 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
   fold.accumulate = folds.epilogue;
   fold.g = f.norm_weight;
   fold.eps = f.norm_eps;
+  HeadRows q, k, v;
+  if (rope) {
+    const MatmulFusion::RopeKv& r = f.rope_kv;
+    const int64_t D = r.heads * r.head_dim;
+    require(w.shape[0] == 3 * D, op, [&] {
+      return "RoPE and the cache write need the q|k|v projection: w " + w.shape.str() + " has not 3 x " +
+             std::to_string(r.heads) + " heads x " + std::to_string(r.head_dim) + " rows";
+    });
+    q = HeadRows::columns(y, 0, r.heads, r.head_dim);
+    k = HeadRows::columns(y, D, r.heads, r.head_dim);
+    v = HeadRows::columns(y, 2 * D, r.heads, r.head_dim);
+    const RopeKvLayout layout =
+        check_rope_2d_kv_write(op, q, k, v, r.batch, r.positions, r.table, r.slots, r.k_cache, r.v_cache);
+    if (folds.rope_kv) {
+      fold.rope = &r;
+      fold.rope_layout = layout;
+    }
+  }
   record_matmul(s, xin, w, add_after ? f.y_scratch : y, path, tiles, fold);
   if (add_after) add(s, y, f.y_scratch, y);
+  if (rope && !folds.rope_kv)
+    rope_2d_kv_write(s, q, k, v, f.rope_kv.batch, f.rope_kv.positions, f.rope_kv.table, f.rope_kv.slots,
+                     f.rope_kv.k_cache, f.rope_kv.v_cache);
 }
 
 }  // namespace vkspec::ops

@@ -63,6 +63,14 @@ struct MatmulFusion {
   // Epilogue: y += the product (a residual connection) instead of y = it; y's bits are those of
   // ops::add after the product, folded or not.
   bool accumulate = false;
+  // Or, for the q|k|v projection (y [M, 3 D], D = heads * head_dim): RoPE on q and k and the
+  // write of k and v into the KV cache (rope_2d_kv_write's arguments on y's three column blocks;
+  // y's q and k are left rotated, as that op leaves them). Folded, the same bits in one dispatch;
+  // asked for when heads > 0.
+  struct RopeKv {
+    int64_t heads = 0, head_dim = 0, batch = 0;
+    TensorView positions, table, slots, k_cache, v_cache;
+  } rope_kv;
   // Where the prologue is not folded: the normed or gated activations, f32 [M, K]; where the
   // epilogue is not: the product before its add, f32 [M, N]. Needed only where that part is
   // asked for (an invalid view otherwise).
@@ -73,12 +81,13 @@ struct MatmulFusion {
 // VKSPEC_DISABLE_MATMUL_FOLDS, ContextOptions::disable_matmul_folds).
 struct MatmulFolds {
   bool prologue = false, epilogue = false;
+  bool rope_kv = false;  // the plain GEMV, up to 8 rows (decoding on GPUs)
 };
 MatmulFolds matmul_folds(Context& ctx, int64_t m, const TensorView& w, const MatmulFusion& f,
                          MatmulPath path = MatmulPath::Auto);
 
-// Records y = prologue(x) w^T, or y += it (f.accumulate). path: as matmul()'s (the op checks force
-// each kernel; the prologue and epilogue the forced kernel cannot fold run on their own).
+// Records y = prologue(x) w^T, or y += it (f.accumulate), then f.rope_kv. path: as matmul()'s (the
+// op checks force each kernel; the parts the forced kernel cannot fold run on their own).
 void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
                   const MatmulFusion& f, MatmulPath path = MatmulPath::Auto);
 
