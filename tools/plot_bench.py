@@ -102,11 +102,16 @@ def main():
     ax.set_ylabel(LABELS[args.metric])
     ax.axvline(1.0, color="grey", lw=0.5)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if series > 12:  # a legend inside would cover the points (and run off the figure past ~25)
+        fig.set_size_inches(7 + (5 if series > 24 else 3), 5)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                  ncol=2 if series > 24 else 1)
+    else:
+        ax.legend(fontsize=7)
     n = {r["images"] for r in runs}
     ax.set_title(args.title or f"speed vs quality ({', '.join(str(i) for i in sorted(n))} images per run)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(args.out)
+    fig.savefig(args.out, bbox_inches="tight")
     print(f"wrote {args.out}")
 
 
