@@ -9,6 +9,42 @@
 namespace vkspec {
 namespace {
 
+// What RoPE and the cache write leave: qkv (q and k rotated) and both caches' words.
+struct Out {
+  std::vector<float> qkv;
+  std::vector<uint32_t> k, v;
+};
+
+Out download_outputs(Context& ctx, const Tensor& qkv, const Tensor& k_cache, const Tensor& v_cache) {
+  Out o{download_floats(ctx, qkv), std::vector<uint32_t>(static_cast<size_t>(k_cache.bytes() / 4)),
+        std::vector<uint32_t>(static_cast<size_t>(v_cache.bytes() / 4))};
+  ctx.download(k_cache, o.k.data(), k_cache.bytes());
+  ctx.download(v_cache, o.v.data(), v_cache.bytes());
+  return o;
+}
+
+struct RopeInputs {
+  Tensor positions, table, slots;
+};
+
+// Random positions for T tokens (the condition token's flag among them), the RoPE table for a
+// grid x grid image, and the slots on the device.
+RopeInputs upload_rope_inputs(Context& ctx, int64_t T, int64_t Dh, int64_t grid, const std::vector<uint32_t>& slots,
+                              uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> pos;
+  for (int64_t t = 0; t < T; ++t) {
+    const ops::RopePosition r =
+        ops::llamagen_position(static_cast<int64_t>(rng() % static_cast<uint64_t>(1 + grid * grid)), 1, grid);
+    pos.insert(pos.end(), {r.row, r.col, r.flag});
+  }
+  RopeInputs in{ctx.tensor(DType::I32, {T, 3}, "positions"), ops::rope_2d_table(ctx, Dh, grid),
+                ctx.tensor(DType::U32, {static_cast<int64_t>(slots.size())}, "slots")};
+  ctx.upload(in.positions, pos.data(), pos.size() * 4);
+  ctx.upload(in.slots, slots.data(), slots.size() * 4);
+  return in;
+}
+
 // The fused op against rope_2d + rope_2d + kv_write on the same inputs (each checked against the
 // CPU reference in its own file): the qkv matrix afterwards and both caches must match bit for
 // bit. q, k, v are columns of one qkv [B * T, 3 * H * Dh] as in the GPT; caches start random and
@@ -20,23 +56,9 @@ CheckResult check_rope_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, i
   const KvWriteCase c = random_kv_write_case(B, T, S, width, dt, per_batch_slots, 72);
   const std::vector<float>&kc = c.k_cache, &vc = c.v_cache;
   const std::vector<uint32_t>& slots = c.slots;
-  std::mt19937_64 rng(75);
-  std::vector<int32_t> pos;  // random positions, the condition token (flag) among them
-  for (int64_t t = 0; t < T; ++t) {
-    const ops::RopePosition r =
-        ops::llamagen_position(static_cast<int64_t>(rng() % static_cast<uint64_t>(1 + grid * grid)), 1, grid);
-    pos.insert(pos.end(), {r.row, r.col, r.flag});
-  }
-  Tensor tp = ctx.tensor(DType::I32, {T, 3}, "positions");
-  ctx.upload(tp, pos.data(), pos.size() * 4);
-  Tensor table = ops::rope_2d_table(ctx, Dh, grid);
-  Tensor ts = ctx.tensor(DType::U32, {static_cast<int64_t>(slots.size())}, "slots");
-  ctx.upload(ts, slots.data(), slots.size() * 4);
+  const RopeInputs in = upload_rope_inputs(ctx, T, Dh, grid, slots, 75);
+  const Tensor &tp = in.positions, &table = in.table, &ts = in.slots;
 
-  struct Out {
-    std::vector<float> qkv;
-    std::vector<uint32_t> k, v;
-  };
   auto run = [&](bool fused) {
     Tensor tqkv = upload_floats(ctx, qkv, DType::F32, {B * T, 3 * width}, "qkv");
     Tensor tk = upload_floats(ctx, kc, dt, {B, S, H, Dh}, "k cache"),
@@ -52,11 +74,7 @@ CheckResult check_rope_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, i
       ops::kv_write(s, k, v, B, ts, tk, tv);
     }
     s.submit_and_wait();
-    Out o{download_floats(ctx, tqkv), std::vector<uint32_t>(static_cast<size_t>(tk.bytes() / 4)),
-          std::vector<uint32_t>(static_cast<size_t>(tv.bytes() / 4))};
-    ctx.download(tk, o.k.data(), tk.bytes());
-    ctx.download(tv, o.v.data(), tv.bytes());
-    return o;
+    return download_outputs(ctx, tqkv, tk, tv);
   };
   const Out a = run(false), b = run(true);
   const double err = std::max(normalised_error(b.qkv, a.qkv), a.k == b.k && a.v == b.v ? 0.0 : 1.0);
@@ -80,26 +98,12 @@ CheckResult check_qkv_fold(Context& ctx, int64_t B, int64_t T, int64_t H, int64_
              w = random_floats(static_cast<size_t>(3 * width * K), 82);
   const auto g = random_floats(static_cast<size_t>(K), 83);
   const KvWriteCase c = random_kv_write_case(B, T, S, width, cache_dt, true, 84);
-  std::mt19937_64 rng(85);
-  std::vector<int32_t> pos;
-  for (int64_t t = 0; t < T; ++t) {
-    const ops::RopePosition r =
-        ops::llamagen_position(static_cast<int64_t>(rng() % static_cast<uint64_t>(1 + grid * grid)), 1, grid);
-    pos.insert(pos.end(), {r.row, r.col, r.flag});
-  }
-  Tensor tp = ctx.tensor(DType::I32, {T, 3}, "positions");
-  ctx.upload(tp, pos.data(), pos.size() * 4);
-  Tensor table = ops::rope_2d_table(ctx, Dh, grid);
-  Tensor ts = ctx.tensor(DType::U32, {static_cast<int64_t>(c.slots.size())}, "slots");
-  ctx.upload(ts, c.slots.data(), c.slots.size() * 4);
+  const RopeInputs in = upload_rope_inputs(ctx, T, Dh, grid, c.slots, 85);
+  const Tensor &tp = in.positions, &table = in.table, &ts = in.slots;
   Tensor tx = upload_floats(ctx, x, DType::F32, {M, K}, "x"), tw = upload_floats(ctx, w, wt, {3 * width, K}, "wqkv");
   Tensor tg = upload_floats(ctx, g, DType::F32, {K}, "norm weight");
   Tensor xs = ctx.tensor(DType::F32, {M, K}, "x scratch");
 
-  struct Out {
-    std::vector<float> qkv;
-    std::vector<uint32_t> k, v;
-  };
   bool folded = false;
   auto run = [&](bool fold) {
     Tensor tqkv = ctx.tensor(DType::F32, {M, 3 * width}, "qkv");
@@ -119,11 +123,7 @@ CheckResult check_qkv_fold(Context& ctx, int64_t B, int64_t T, int64_t H, int64_
                             ops::HeadRows::columns(tqkv, 2 * width, H, Dh), B, tp, table, ts, tk, tv);
     }
     s.submit_and_wait();
-    Out o{download_floats(ctx, tqkv), std::vector<uint32_t>(static_cast<size_t>(tk.bytes() / 4)),
-          std::vector<uint32_t>(static_cast<size_t>(tv.bytes() / 4))};
-    ctx.download(tk, o.k.data(), tk.bytes());
-    ctx.download(tv, o.v.data(), tv.bytes());
-    return o;
+    return download_outputs(ctx, tqkv, tk, tv);
   };
   const Out a = run(false), b = run(true);
   const bool same = std::memcmp(a.qkv.data(), b.qkv.data(), a.qkv.size() * 4) == 0 && a.k == b.k && a.v == b.v;
