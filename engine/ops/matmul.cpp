@@ -461,11 +461,11 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
     q = HeadRows::columns(y, 0, r.heads, r.head_dim);
     k = HeadRows::columns(y, D, r.heads, r.head_dim);
     v = HeadRows::columns(y, 2 * D, r.heads, r.head_dim);
-    const RopeKvLayout layout =
-        check_rope_2d_kv_write(op, q, k, v, r.batch, r.positions, r.table, r.slots, r.k_cache, r.v_cache);
+    // Unfolded, rope_2d_kv_write below checks its arguments itself: once per layer, not twice.
     if (folds.rope_kv) {
       fold.rope = &r;
-      fold.rope_layout = layout;
+      fold.rope_layout =
+          check_rope_2d_kv_write(op, q, k, v, r.batch, r.positions, r.table, r.slots, r.k_cache, r.v_cache);
     }
   }
   record_matmul(s, xin, w, add_after ? f.y_scratch : y, path, tiles, fold);
