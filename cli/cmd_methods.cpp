@@ -1,6 +1,7 @@
 // `vkspec methods [--markdown]`: every registered decoding method with its summary, reference,
 // losslessness and options, from the strategy registry. --markdown prints the option tables
-// docs/methods.md carries (CTest docs.method_options checks that they agree).
+// docs/methods.md carries (CTest docs.method_options checks that they agree). Both end with the
+// acceptance rules (decoding/accept_rule.h) that the methods with --accept / --verify take.
 #include <cstdio>
 #include <string>
 
@@ -38,6 +39,12 @@ void print_markdown() {
                   cell(o.help).c_str());
     std::printf("\n");
   }
+  std::printf("#### Acceptance rules (`--accept`, zipar's `--verify`)\n\n");
+  std::printf("| rule | lossless | what it does | reference |\n|---|---|---|---|\n");
+  for (const AcceptRuleDescriptor* r : accept_rule_registry())
+    std::printf("| `%s` | %s | %s | %s |\n", r->name.c_str(), r->lossless ? "yes" : "no", cell(r->summary).c_str(),
+                cell(r->reference).c_str());
+  std::printf("\n");
 }
 
 void print_text() {
@@ -49,6 +56,10 @@ void print_text() {
                   o.help.c_str());
     std::printf("\n");
   }
+  std::printf("acceptance rules (--accept, zipar's --verify):\n");
+  for (const AcceptRuleDescriptor* r : accept_rule_registry())
+    std::printf("  %-8s (%s) %s\n           reference: %s\n", r->name.c_str(), r->lossless ? "lossless" : "lossy",
+                r->summary.c_str(), r->reference.c_str());
 }
 
 }  // namespace

@@ -66,12 +66,25 @@ EagleTreeOptions parse_eagle_tree_options(const OptionValues& o) {
 
 int64_t eagle_max_queries(const EagleTreeOptions& o) { return 1 + o.nodes + o.depth; }
 
+namespace {
+
+// Tree tests run a rule as the exact test against its relaxed target, node by node.
+std::unique_ptr<AcceptRule> bind_tree_rule(const AcceptChoice& c, const ModelSet& models, const std::string& method,
+                                           int64_t max_rows) {
+  if (!c.descriptor().relaxes_target)
+    throw Error(method + ": acceptance rule " + c.descriptor().name + " cannot judge a draft tree (it is no relaxed "
+                "target; the window and draft-model methods take it)");
+  return bind_accept_rule(c, models, method, max_rows);
+}
+
+}  // namespace
+
 EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const StrategyInputs& in,
                              const EagleOptions& options)
     : Strategy(method, models, in, eagle_max_queries(options.tree), options.tree.nodes),
       eagle_(checked_eagle(models, method)),
       opt_(options),
-      rule_(bind_accept_rule(options.rule, models, method)),
+      rule_(bind_tree_rule(options.rule, models, method, eagle_max_queries(options.tree))),
       cls_(models.target->config().cls_token_num),
       drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))),
       tree_rows_(*models.ctx, eagle_max_queries(options.tree), name()) {
@@ -95,7 +108,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
-  if (rule_.kind != AcceptRule::Kind::Exact) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, name() + " relaxed targets");
+  if (!rule_->exact()) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, name() + " relaxed targets");
   zeros_ = ctx.tensor(DType::F32, {1, V}, name() + " zero distribution");
   positions_ = ctx.tensor(DType::U32, {N + 1}, name() + " positions");
   std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
@@ -305,7 +318,7 @@ GptQueries EagleStrategy::tree_queries(const std::vector<Node>& tree, int64_t c)
 void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) {
   CommandStream& s = target().stream();
   const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
-  if (rule_.kind == AcceptRule::Kind::Exact) {  // the loop below in one dispatch, the same numbers
+  if (rule_->exact()) {  // the loop below in one dispatch, the same numbers
     record_tree_tests(s, target().ctx(), tree, N, tree_rows_, probs_.view(), q_tree_.view(), tokens_.view(), in_.seed,
                       philox::purpose_word(philox::Purpose::Accept, round * kSiblings),
                       philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
@@ -321,7 +334,7 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
       if (tree[static_cast<size_t>(c)].parent != p) continue;
       const TensorView qc = q_tree_.view().rows(c, 1), token = tokens_.view().rows(c, 1);
       const TensorView target_row =
-          record_accept_target(s, rule_, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
+          rule_->record_target(s, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
       ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
                        philox::purpose_word(philox::Purpose::Accept, round * kSiblings + sibling),
                        accept_.view().rows(c, 1));

@@ -39,7 +39,7 @@ struct EagleOptions {
   // residual norm(max(r - q, 0)) (multi-draft speculative sampling; static and chain trees, whose
   // shape does not depend on which tokens were drawn).
   bool sampled = false;
-  AcceptRule rule;
+  AcceptChoice rule;  // exact, or a rule that relaxes the target (AcceptRuleDescriptor::relaxes_target)
 };
 
 // Options of the tree, shared by `eagle` and `lantern --drafter eagle`.
@@ -93,7 +93,7 @@ class EagleStrategy : public Strategy {
 
   EagleDrafter& eagle_;
   EagleOptions opt_;
-  AcceptRule rule_;
+  std::unique_ptr<AcceptRule> rule_;
   int64_t cls_;
   KvCache drafter_cache_;
   int64_t drafter_valid_ = 0;       // drafter elements [0, drafter_valid_) hold true features

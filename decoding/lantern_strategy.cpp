@@ -2,9 +2,9 @@
 // Relaxed Speculative Decoding"): speculative decoding whose test accepts a draft x when the
 // target puts enough mass near x in latent space. The relaxed target p' moves the mass of x's
 // nearest codebook entries (ModelSet::neighbours) onto x while TV(p', p) <= delta; the test and
-// the residual are then the usual ones against p' (AcceptRule::Kind::Lantern). The committed
-// token can still move further than delta from p (p' depends on the draft): AcceptRule states the
-// bound that holds.
+// the residual are then the usual ones against p' (the acceptance rule `lantern`,
+// decoding/accept_lantern.cpp, which states the bound that holds: the committed token can move
+// further than delta from p, p' depending on the draft).
 // Drafts come from Jacobi self-drafting (--drafter jacobi, the default, training-free: SJD's
 // window), from the drafter model (--drafter model, or a file on the command line: draft-model
 // SD, decoding/sd_strategy.h, whose default window is 4), or from the paper's own drafter
@@ -20,6 +20,14 @@ namespace {
 bool drafts_with_model(const OptionValues& o) { return o.choice("drafter") == "model"; }
 bool drafts_with_eagle(const OptionValues& o) { return o.choice("drafter") == "eagle"; }
 
+// LANTERN's rule, fixed: the method takes its options (--k, --delta, --metric), not a choice.
+AcceptRuleSlot lantern_slot() {
+  AcceptRuleSlot slot;
+  slot.option.clear();
+  slot.fallback = "lantern";
+  return slot;
+}
+
 StrategyDescriptor lantern() {
   StrategyDescriptor d;
   d.name = "lantern";
@@ -30,7 +38,6 @@ StrategyDescriptor lantern() {
   d.options = window_option_specs();
   d.options[0].help += "; default 16 with Jacobi drafts, " + std::to_string(kSdDefaultDrafts) + " with --drafter model";
   d.options[1].help += " (Jacobi drafts only)";
-  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
   d.options.push_back(OptionSpec::choice("drafter", "jacobi", {"jacobi", "model", "eagle"},
                                          "who drafts: Jacobi iteration on the target, the drafter model (the "
                                          "CLI's --drafter FILE also selects it), or the EAGLE feature drafter with "
@@ -39,9 +46,10 @@ StrategyDescriptor lantern() {
     s.help += " (--drafter eagle only)";
     d.options.push_back(std::move(s));
   }
+  d.accept_rules = lantern_slot();
   d.lossless = [](const OptionValues&) { return false; };
   d.needs = [](const OptionValues& o) {
-    StrategyNeeds n = window_needs(o);  // the neighbour table; heads with --init heads
+    StrategyNeeds n = window_needs(o);  // heads with --init heads (the rule adds the neighbour table)
     n.drafter = drafts_with_model(o);
     n.eagle = drafts_with_eagle(o);
     return n;
@@ -66,15 +74,15 @@ StrategyDescriptor lantern() {
       EagleOptions e;
       e.tree = parse_eagle_tree_options(o);
       e.sampled = parse_eagle_sampled(o);
-      e.rule = parse_accept_options(o, AcceptRule::Kind::Lantern);
+      e.rule = parse_accept_choice(o, lantern_slot());
       return std::make_unique<EagleStrategy>("lantern", m, in, e);
     }
     if (!drafts_with_model(o))
       return std::make_unique<WindowStrategy>("lantern", m, in, DraftRule::Fresh,
-                                              parse_window_options(o, AcceptRule::Kind::Lantern));
+                                              parse_window_options(o, lantern_slot()));
     if (o.given("init")) throw Error("lantern: --init applies to --drafter jacobi only");
     const int64_t drafts = o.given("window") ? o.integer("window") : kSdDefaultDrafts;
-    return std::make_unique<SdStrategy>("lantern", m, in, drafts, parse_accept_options(o, AcceptRule::Kind::Lantern));
+    return std::make_unique<SdStrategy>("lantern", m, in, drafts, parse_accept_choice(o, lantern_slot()));
   };
   return d;
 }

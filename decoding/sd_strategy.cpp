@@ -25,7 +25,7 @@ const ModelSet& checked(const ModelSet& m, const std::string& method) {
 }  // namespace
 
 SdStrategy::SdStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t drafts,
-                       const AcceptRule& rule)
+                       const AcceptChoice& rule)
     : SpeculativeStrategy(method, checked(models, method), in, drafts),
       drafter_cache_(target().make_cache(*models.drafter, stage::kDrafter)) {
   set_accept_rule(rule);
@@ -98,20 +98,18 @@ StrategyDescriptor sd() {
   d.order = 40;
   d.summary = "draft-model speculative decoding: a small model drafts, the large one verifies in one pass";
   d.reference = "Leviathan, Kalman, Matias, ICML 2023; Chen et al. 2023";
-  d.options = {OptionSpec::integer("window", kSdDefaultDrafts, 1, 1024, "tokens the drafter proposes per step"),
-               accept_choice_spec(AcceptRule::Kind::Exact)};
-  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
-  d.lossless = [](const OptionValues& o) { return o.choice("accept") == "exact"; };
-  d.needs = [](const OptionValues& o) {
+  d.options = {OptionSpec::integer("window", kSdDefaultDrafts, 1, 1024, "tokens the drafter proposes per step")};
+  d.accept_rules = AcceptRuleSlot{};
+  d.lossless = [](const OptionValues&) { return true; };  // when the rule is
+  d.needs = [](const OptionValues&) {
     StrategyNeeds n;
     n.drafter = true;
-    n.neighbours = o.choice("accept") == "lantern";
     return n;
   };
   d.max_queries = [](const OptionValues& o, const GptConfig&) { return o.integer("window") + 1; };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<SdStrategy>("sd", m, in, o.integer("window"),
-                                        parse_accept_options(o, AcceptRule::Kind::Exact));
+                                        parse_accept_choice(o));
   };
   return d;
 }

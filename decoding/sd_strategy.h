@@ -24,7 +24,7 @@ class SdStrategy : public SpeculativeStrategy {
  public:
   // drafts: gamma, the drafter's tokens per step; rule: how the target judges them.
   SdStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t drafts,
-             const AcceptRule& rule);
+             const AcceptChoice& rule);
 
  protected:
   void decode(StepEvent& e) override;

@@ -1,8 +1,5 @@
 #include "decoding/speculative_base.h"
 
-#include <cfloat>
-
-#include "decoding/neighbour_options.h"
 #include "engine/ops/speculative.h"
 #include "common/error.h"
 
@@ -22,6 +19,7 @@ SpeculativeStrategy::SpeculativeStrategy(std::string method, const ModelSet& mod
   Context& ctx = *models.ctx;
   p_ = ctx.tensor(DType::F32, {max_q, vocab()}, name() + " target probabilities");
   out_ = ctx.tensor(DType::U32, {kOutRows, max_q}, name() + " step results", MemoryUsage::Readback);
+  accept_ = bind_accept_rule(AcceptChoice{}, models, name(), max_q);
 }
 
 const GptBatch& SpeculativeStrategy::target_batch(int64_t c, int64_t q, const std::vector<uint32_t>& fed) {
@@ -50,90 +48,30 @@ TensorView SpeculativeStrategy::record_target(const GptBatch& batch, int64_t c, 
   return p;
 }
 
-namespace {
-
-// Total variation never exceeds 1, but a float sum of a row may by an ulp: delta = 1 admits all.
-float relax_delta(double delta) { return delta >= 1.0 ? FLT_MAX : static_cast<float>(delta); }
-
-}  // namespace
-
-OptionSpec accept_choice_spec(AcceptRule::Kind fallback) {
-  return OptionSpec::choice("accept", accept_kind_name(fallback), {"exact", "lantern"},
-                            "how drafts are judged: exact (lossless) or LANTERN's relaxed test");
-}
-
-std::vector<OptionSpec> lantern_option_specs() {
-  const AcceptRule d;
-  return {OptionSpec::integer("k", d.k, 1, 65536, "LANTERN: nearest codebook entries pooled (clamped to the table)"),
-          OptionSpec::number("delta", d.delta, 0.0, 1.0,
-                             "LANTERN: the most probability mass moved onto a draft, TV(p', p) (a committed token can "
-                             "move further, docs/methods.md)"),
-          neighbour_metric_spec()};
-}
-
-AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback) {
-  AcceptRule r;
-  r.kind = fallback;
-  if (o.declares("accept")) r.kind = o.choice("accept") == "lantern" ? AcceptRule::Kind::Lantern : AcceptRule::Kind::Exact;
-  r.k = o.integer("k");
-  r.delta = o.number("delta");
-  r.metric = neighbour_metric_of(o);
-  if (r.kind == AcceptRule::Kind::Exact && (o.given("k") || o.given("delta") || o.given("metric")))
-    throw Error(o.method() + ": --k, --delta and --metric belong to --accept lantern");
-  return r;
-}
-
-const char* accept_kind_name(AcceptRule::Kind k) { return k == AcceptRule::Kind::Lantern ? "lantern" : "exact"; }
-
-AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method) {
-  if (rule.kind == AcceptRule::Kind::Exact) return rule;
-  rule.table = &neighbour_table(models, rule.metric, method);
-  rule.k = std::min(rule.k, rule.table->k_max());
-  return rule;
-}
-
-TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const TensorView& p, const TensorView& drafts,
-                                const TensorView& scratch) {
-  if (rule.kind == AcceptRule::Kind::Exact) return p;
-  if (!rule.table) throw Error("record_accept_target: the relaxed rule is not bound (bind_accept_rule)");
-  ops::relax_neighbourhood(s, p, drafts, rule.table->table().view(), static_cast<uint32_t>(rule.k),
-                           relax_delta(rule.delta), scratch);
-  return scratch;
-}
-
-void SpeculativeStrategy::set_accept_rule(const AcceptRule& rule) {
-  accept_ = bind_accept_rule(rule, models_, name());
-  if (accept_.kind != AcceptRule::Kind::Exact) {
-    p_relaxed_ = models_.ctx->tensor(DType::F32, p_.shape(), name() + " relaxed target");
+void SpeculativeStrategy::set_accept_rule(const AcceptChoice& rule) {
+  accept_ = bind_accept_rule(rule, models_, name(), p_.shape()[0]);
+  if (!accept_->descriptor().lossless)
     exact_accept_ = models_.ctx->tensor(DType::U32, {p_.shape()[0]}, name() + " exact acceptance");
-  }
 }
 
-void SpeculativeStrategy::record_resolution(const TensorView& p, const TensorView& q_rows, const TensorView& drafts,
-                                            int64_t c, int64_t q, uint32_t round, const TensorView& accept,
-                                            const TensorView& resolved) {
-  using philox::Purpose;
-  ops::spec_accept(stream(), p, q_rows, drafts, positions(c, q), in_.seed, philox::purpose_word(Purpose::Accept, round),
-                   accept);
-  ops::spec_residual_sample(stream(), p, q_rows, positions(c, q), in_.seed,
-                            philox::purpose_word(Purpose::Residual, round), resolved, accept, drafts);
+JudgedRows SpeculativeStrategy::judged(const TensorView& p, const TensorView& q_rows, const TensorView& drafts,
+                                       int64_t c, int64_t q, uint32_t round) const {
+  return {p, q_rows, drafts, positions(c, q), in_.seed, round};
 }
 
-void SpeculativeStrategy::record_verify(const TensorView& p_in, const TensorView& q_rows, const TensorView& drafts,
+void SpeculativeStrategy::record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts,
                                         int64_t c, int64_t q, uint32_t round) {
   const int64_t max_q = p_.shape()[0];
-  const TensorView p = record_accept_target(stream(), accept_, p_in, drafts,
-                                            p_relaxed_.valid() ? p_relaxed_.view().rows(0, q) : TensorView{});
   const TensorView flat = out_.view().reshape({kOutRows * max_q});
-  record_resolution(p, q_rows, drafts, c, q, round, flat.rows(0, q), flat.rows(max_q, q));
+  accept_->record_resolution(stream(), judged(p, q_rows, drafts, c, q, round), flat.rows(0, q), flat.rows(max_q, q));
 }
 
 void SpeculativeStrategy::record_exact_successor(const TensorView& p, const TensorView& q_rows,
                                                  const TensorView& drafts, int64_t c, int64_t q, uint32_t round) {
-  if (!exact_accept_.valid()) throw Error(name() + ": an exact successor is only recorded under a relaxed rule");
+  if (!exact_accept_.valid()) throw Error(name() + ": an exact successor is only recorded under a lossy rule");
   const int64_t max_q = p_.shape()[0];
-  record_resolution(p, q_rows, drafts, c, q, round, exact_accept_.view().rows(0, q),
-                    out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, q));
+  record_exact_resolution(stream(), judged(p, q_rows, drafts, c, q, round), p, exact_accept_.view().rows(0, q),
+                          out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, q));
 }
 
 void SpeculativeStrategy::record_independent_draft(const TensorView& p, int64_t c, int64_t q, uint32_t round) {

@@ -7,9 +7,10 @@
 // query c + t the draft at c + t - 1. When c + D < N, Q = D + 1 and the last row has no draft: its
 // token is an exact sample of the target given the accepted drafts (the "bonus" token when all D
 // are accepted). Row t's target distribution p_t is verified against the draft's q_t:
-// spec_accept (u < min(1, p/q), Philox key (seed, c + t, Accept, round)) and spec_residual_sample
-// (norm(max(p - q, 0)), key (seed, c + t, Residual, round)) resolve every row on the GPU; the host
-// reads back four small integer rows and commits up to and including the first rejected row.
+// the strategy's acceptance rule (decoding/accept_rule.h; exact unless set: spec_accept's
+// u < min(1, p/q) with Philox key (seed, c + t, Accept, round) and spec_residual_sample's
+// norm(max(p - q, 0)) with key (seed, c + t, Residual, round)) resolves every row on the GPU; the
+// host reads back four small integer rows and commits up to and including the first rejected row.
 //
 // KV rollback is the causal mask: slot = sequence position, each query sees the slots up to its
 // own, and the slots of rejected drafts are overwritten when the position is fed again.
@@ -18,45 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "decoding/accept_rule.h"
 #include "decoding/fault_injection.h"
 #include "decoding/strategy.h"
-#include "engine/model/codebook_neighbours.h"
 #include "engine/ops/sampler.h"
 
 namespace vkspec {
-
-// How a draft is judged. Exact: u < min(1, p(x)/q(x)), lossless. Lantern (Jang et al., ICLR 2025):
-// the same test and residual against LANTERN's relaxed target p', which moves the mass of x's
-// nearest codebook neighbours onto x while the total variation between p' and p stays <= delta
-// (ops::relax_neighbourhood). Lossy, and not by at most delta per committed token: p' depends on
-// the draft, so several drafts can each pull a shared neighbour's mass onto themselves. What holds
-// for the committed token's distribution O (docs/methods.md, "what the relaxation costs per token";
-// tests/test_relaxed_tv.cpp), with m_x <= delta the mass moved onto draft x:
-//   TV(O, p) <= delta + sum_x min(max(q(x) - p(x), 0), m_x) <= delta + min(TV(p, q), n delta),
-// n the number of tokens q over-weights; an adversarial 5-token case reaches 2.7 delta.
-struct AcceptRule {
-  enum class Kind { Exact, Lantern };
-  Kind kind = Kind::Exact;
-  int64_t k = 1000;     // neighbours considered (LANTERN), clamped to the neighbour table
-  double delta = 0.2;   // LANTERN: the most mass moved onto a draft, TV(p', p) <= delta
-  NeighbourMetric metric = NeighbourMetric::L2;  // LANTERN: which neighbour table (--metric)
-  const CodebookNeighbours* table = nullptr;     // set by bind_accept_rule under a relaxed rule
-};
-
-// The option choosing the rule ("accept", default `fallback`) and LANTERN's "k", "delta" and "metric".
-OptionSpec accept_choice_spec(AcceptRule::Kind fallback);
-std::vector<OptionSpec> lantern_option_specs();
-// The rule the options give (`fallback` for a method without "accept"); --k, --delta and --metric
-// only under a relaxed rule.
-AcceptRule parse_accept_options(const OptionValues& o, AcceptRule::Kind fallback);
-const char* accept_kind_name(AcceptRule::Kind k);
-// A rule checked against the models (a relaxed rule needs the neighbour table of its metric for the
-// target's vocabulary, which it then holds) with k clamped to the table; throws naming the method.
-AcceptRule bind_accept_rule(AcceptRule rule, const ModelSet& models, const std::string& method);
-// Records the distribution drafts are tested against: p itself for an exact rule, LANTERN's
-// relaxed p' (written to `scratch`, rows like p) for a relaxed one (bound: bind_accept_rule).
-TensorView record_accept_target(CommandStream& s, const AcceptRule& rule, const TensorView& p, const TensorView& drafts,
-                                const TensorView& scratch);
 
 class SpeculativeStrategy : public Strategy {
  protected:
@@ -92,13 +60,13 @@ class SpeculativeStrategy : public Strategy {
   const TensorView& last_hidden() const { return last_hidden_; }
   // Rows of the target-probabilities buffer as scratch for work recorded before record_target.
   TensorView p_scratch(int64_t n) const { return p_.view().rows(0, n); }
-  // Records acceptance and resolution of rows [0, q) under the strategy's AcceptRule: drafts u32 [q]
-  // (kNoToken: none), draft distributions q_rows f32 [q, V]; round distinguishes the random
+  // Records acceptance and resolution of rows [0, q) under the strategy's acceptance rule: drafts
+  // u32 [q] (kNoToken: none), draft distributions q_rows f32 [q, V]; round distinguishes the random
   // numbers of repeated visits. p itself is left as it is (a relaxed target goes to scratch).
   void record_verify(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c, int64_t q,
                      uint32_t round);
-  // Under a relaxed rule, also resolves the same rows with the exact test against p itself (same
-  // random numbers, so an exact accept implies a relaxed one) into Outcome::fresh. Why: a coupled
+  // Under a lossy rule, also resolves the same rows with the exact test against p itself (same
+  // random numbers) into Outcome::fresh. Why: a coupled
   // next draft must be distributed as the q recorded for it (p); the relaxed resolution is not, and
   // re-verifying it step after step would pay the relaxation's drift at every visit instead of once.
   void record_exact_successor(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
@@ -115,25 +83,22 @@ class SpeculativeStrategy : public Strategy {
   // or q when none): fills the event's lists, the grid, committed_ and nfe_. Returns j.
   int64_t commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens, const Outcome& o);
 
-  // Sets how drafts are judged (exact unless called); LANTERN needs ModelSet::neighbours.
-  void set_accept_rule(const AcceptRule& rule);
-  const AcceptRule& accept_rule() const { return accept_; }
+  // Sets how drafts are judged (exact unless called); binding checks the models the rule needs.
+  void set_accept_rule(const AcceptChoice& rule);
+  const AcceptRule& accept_rule() const { return *accept_; }
 
   const Faults faults_ = active_faults();
 
  private:
-  // Accept-or-resample of rows [0, q) against target p with the step's random numbers (the same
-  // for the relaxed and the exact test, which is what couples them): accept u32 [q], resolved u32 [q].
-  void record_resolution(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c,
-                         int64_t q, uint32_t round, const TensorView& accept, const TensorView& resolved);
+  JudgedRows judged(const TensorView& p, const TensorView& q_rows, const TensorView& drafts, int64_t c, int64_t q,
+                    uint32_t round) const;
 
   int64_t max_drafts_;
   Tensor p_;             // f32 [max_q, V]: the step's target distributions
   Tensor p_unfiltered_;  // f32 [max_q, V], only with faults_.q_unfiltered
-  Tensor p_relaxed_;     // f32 [max_q, V], only with a relaxed acceptance rule
-  Tensor exact_accept_;  // u32 [max_q], only with a relaxed acceptance rule (record_exact_successor)
+  Tensor exact_accept_;  // u32 [max_q], only with a lossy acceptance rule (record_exact_successor)
   TensorView last_hidden_;
-  AcceptRule accept_;
+  std::unique_ptr<AcceptRule> accept_;
   Tensor out_;           // u32 [4, max_q], read back: accept, resolved token, fresh token, independent token
 };
 

@@ -15,6 +15,16 @@ std::deque<StrategyDescriptor>& descriptors() {
   return d;
 }
 
+// The rule a lenient reading of the options chooses; nullptr for an extra choice ("none") or for
+// options of another rule given (make() reports those).
+const AcceptRuleDescriptor* chosen_rule_or_null(const OptionValues& o, const AcceptRuleSlot& slot) {
+  try {
+    return chosen_accept_rule(o, slot);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 OptionValues StrategyDescriptor::values(const MethodOptions& given) const { return OptionValues(name, options, given); }
@@ -26,6 +36,10 @@ OptionValues StrategyDescriptor::lenient_values(const MethodOptions& given) cons
 StrategyNeeds StrategyDescriptor::needs_for(const MethodOptions& given) const {
   const OptionValues o = lenient_values(given);
   StrategyNeeds n = needs ? needs(o) : StrategyNeeds{};
+  if (accept_rules) {
+    const AcceptRuleDescriptor* rule = chosen_rule_or_null(o, *accept_rules);
+    if (rule && rule->needs) rule->needs(o, n);
+  }
   if (n.neighbours && o.declares("metric")) n.neighbour_metric = parse_neighbour_metric(o.choice("metric"));
   return n;
 }
@@ -45,7 +59,11 @@ int64_t StrategyDescriptor::jacobi_window_for(const MethodOptions& given) const 
 }
 
 bool StrategyDescriptor::lossless_for(const MethodOptions& given) const {
-  return lossless && lossless(lenient_values(given));
+  const OptionValues o = lenient_values(given);
+  if (!lossless || !lossless(o)) return false;
+  if (!accept_rules) return true;
+  const AcceptRuleDescriptor* rule = chosen_rule_or_null(o, *accept_rules);
+  return rule && rule->lossless;
 }
 
 bool StrategyDescriptor::has_option(const std::string& key) const {
@@ -65,7 +83,12 @@ const std::vector<const StrategyDescriptor*>& strategy_registry() {
   // Built on first use, after every static initialiser has run.
   static const std::vector<const StrategyDescriptor*> sorted = [] {
     std::vector<const StrategyDescriptor*> v;
-    for (const StrategyDescriptor& d : descriptors()) v.push_back(&d);
+    for (StrategyDescriptor& d : descriptors()) {
+      // Every acceptance rule has registered by now (static initialisers of other files).
+      if (d.accept_rules)
+        for (OptionSpec& s : accept_slot_options(*d.accept_rules)) d.options.push_back(std::move(s));
+      v.push_back(&d);
+    }
     std::stable_sort(v.begin(), v.end(), [](const StrategyDescriptor* a, const StrategyDescriptor* b) {
       return a->order != b->order ? a->order < b->order : a->name < b->name;
     });

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "decoding/accept_rule.h"
 #include "decoding/option_spec.h"
 #include "engine/model/gpt_config.h"
 #include "engine/model/neighbour_metric.h"
@@ -36,9 +38,15 @@ struct StrategyDescriptor {
   std::string summary;    // one line for people: the viewer's caption, --help
   std::string reference;  // the paper, or "ours" with how it differs (docs/methods.md)
   std::vector<OptionSpec> options;
+  // Methods judged by an acceptance rule (decoding/accept_rule.h): where the rule is chosen. When
+  // the registry is first read it appends the slot's options (the choice and the rules' options)
+  // to `options`, and needs_for / lossless_for add the chosen rule's needs and losslessness, so a
+  // method's own `needs` and `lossless` speak only of itself.
+  std::optional<AcceptRuleSlot> accept_rules;
   // The baseline every other method is compared with (speedup columns, the viewer's race).
   bool reference_method = false;
-  // Whether a run with these options samples exactly ar's distribution.
+  // Whether a run with these options samples exactly ar's distribution (with accept_rules: when
+  // its rule is lossless).
   std::function<bool(const OptionValues&)> lossless;
   std::function<StrategyNeeds(const OptionValues&)> needs;  // empty: the target alone
   // The most queries one target forward runs (what GptOptions::max_queries must allow).

@@ -22,7 +22,7 @@ OptionSpec coupling_strength_spec() {
                             "independent sample of p (0: SJD's drafts, 1: full coupling; lossless at every value)");
 }
 
-WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept) {
+WindowOptions parse_window_options(const OptionValues& o, const AcceptRuleSlot& slot) {
   WindowOptions w;
   w.window = o.integer("window");
   if (o.declares("alpha")) w.alpha = o.number("alpha");
@@ -31,14 +31,13 @@ WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accep
            : init == "left" ? DraftInit::Left
            : init == "heads" ? DraftInit::Heads
                              : DraftInit::Above;
-  w.accept = parse_accept_options(o, accept);
+  w.accept = parse_accept_choice(o, slot);
   return w;
 }
 
 StrategyNeeds window_needs(const OptionValues& o) {
   StrategyNeeds n;
   n.heads = o.choice("init") == "heads";
-  n.neighbours = o.declares("accept") ? o.choice("accept") == "lantern" : true;
   return n;
 }
 
@@ -53,9 +52,8 @@ StrategyDescriptor window_method_descriptor(const std::string& name, int order, 
   d.reference = std::move(reference);
   d.options = window_option_specs();
   if (rule != DraftRule::Fresh) d.options.push_back(coupling_strength_spec());
-  d.options.push_back(accept_choice_spec(AcceptRule::Kind::Exact));
-  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
-  d.lossless = [](const OptionValues& o) { return o.choice("accept") == "exact"; };
+  d.accept_rules = AcceptRuleSlot{};
+  d.lossless = [](const OptionValues&) { return true; };  // when the rule is
   d.needs = window_needs;
   d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
   // With --init heads the heads also run on some rows: no fixed cost per forward.
@@ -183,7 +181,7 @@ void WindowStrategy::decode(StepEvent& e) {
   models_.ctx->upload(row_drafts_, 0, rows.data(), rows.size() * 4);
   const TensorView q_rows = q_.view().rows(c, Q);
   record_verify(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
-  const bool exact_successor = rule_ == DraftRule::Coupled && opt_.accept.kind != AcceptRule::Kind::Exact &&
+  const bool exact_successor = rule_ == DraftRule::Coupled && !accept_rule().descriptor().lossless &&
                                !faults_.relaxed_successor;
   if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   const bool partial = rule_ != DraftRule::Fresh && opt_.alpha < 1.0;

@@ -37,7 +37,7 @@ struct WindowOptions {
   // every alpha: both branches are exact samples of p, so their mixture is too.
   double alpha = 1.0;
   DraftInit init = DraftInit::Above;
-  AcceptRule accept;
+  AcceptChoice accept;
   // With Heads: a draft re-verified this many times without being committed is replaced by the
   // newest head proposal for its position (0: never).
   int64_t redraft_after = 0;
@@ -47,12 +47,12 @@ struct WindowOptions {
 std::vector<OptionSpec> window_option_specs();
 // Option "alpha" (0..1, default 1): the coupling strength of the coupled methods.
 OptionSpec coupling_strength_spec();
-// Those options and the acceptance rule's (parse_accept_options with `accept` as the default).
-WindowOptions parse_window_options(const OptionValues& o, AcceptRule::Kind accept = AcceptRule::Kind::Exact);
+// Those options and the acceptance rule `slot` chooses.
+WindowOptions parse_window_options(const OptionValues& o, const AcceptRuleSlot& slot = {});
 const char* draft_init_name(DraftInit i);
 
-// The registry's view of a window method: heads with --init heads, the neighbour table under a
-// relaxed rule, window + 1 queries per forward.
+// The registry's view of a window method: heads with --init heads (the rule adds its own needs),
+// window + 1 queries per forward.
 StrategyNeeds window_needs(const OptionValues& o);
 int64_t window_max_queries(const OptionValues& o);
 // The descriptor of a plain window method (sjd, scd-mc, scd-gs): `name` drafting with `rule`.

@@ -125,16 +125,9 @@ StrategyDescriptor zipar() {
                 "--verify is ours (docs/methods.md)";
   d.options = {OptionSpec::integer("window", 4, 1, 1 << 20,
                                    "tokens a row stays behind the row above it (at most the grid width)"),
-               OptionSpec::choice("verify", "none", {"none", "exact", "lantern"},
-                                  "verify the drafts at the raster frontier: not at all (the paper), exactly "
-                                  "(lossless) or with LANTERN's relaxed test")};
-  for (OptionSpec& s : lantern_option_specs()) d.options.push_back(std::move(s));
-  d.lossless = [](const OptionValues& o) { return o.choice("verify") == "exact"; };
-  d.needs = [](const OptionValues& o) {
-    StrategyNeeds n;
-    n.neighbours = o.choice("verify") == "lantern";
-    return n;
-  };
+               };
+  d.accept_rules = zipar_verify_slot();
+  d.lossless = [](const OptionValues& o) { return o.choice("verify") != "none"; };  // and the rule lossless
   d.max_queries = [](const OptionValues& o, const GptConfig& t) {
     return o.choice("verify") != "none" ? ZipArVerifyStrategy::max_queries(t.grid_size) : t.grid_size + 1;
   };
@@ -142,7 +135,7 @@ StrategyDescriptor zipar() {
     if (!m.target) throw Error("a strategy needs a context and a target model");
     const int64_t window = zipar_window(o, m.target->config().grid_size);
     if (o.choice("verify") != "none") return std::make_unique<ZipArVerifyStrategy>(m, in, window, o);
-    if (o.given("k") || o.given("delta")) throw Error("zipar: --k and --delta belong to --verify lantern");
+    chosen_accept_rule(o, zipar_verify_slot());  // throws for a rule's options without the rule
     return std::make_unique<ZipArStrategy>(m, in, window);
   };
   return d;

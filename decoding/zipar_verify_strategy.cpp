@@ -11,12 +11,16 @@ namespace {
 
 constexpr int32_t kNone = -1, kCondition = -2, kPlaceholder = -3;
 
-AcceptRule verify_rule(const OptionValues& o) {
-  if (o.choice("verify") == "none") throw Error("zipar: verification needs --verify exact or --verify lantern");
-  return parse_accept_options(o, o.choice("verify") == "lantern" ? AcceptRule::Kind::Lantern : AcceptRule::Kind::Exact);
-}
-
 }  // namespace
+
+AcceptRuleSlot zipar_verify_slot() {
+  AcceptRuleSlot slot;
+  slot.option = "verify";
+  slot.fallback = "none";
+  slot.extra_choices = {"none"};
+  slot.help = "verify the drafts at the raster frontier: none (the paper), or by an acceptance rule";
+  return slot;
+}
 
 ZipArVerifyStrategy::ZipArVerifyStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window,
                                          const OptionValues& o)
@@ -24,11 +28,10 @@ ZipArVerifyStrategy::ZipArVerifyStrategy(const ModelSet& models, const StrategyI
       W_(models.target->config().grid_size),
       window_(window),
       cls_(models.target->config().cls_token_num),
-      accept_(verify_rule(o)) {
+      accept_(bind_accept_rule(parse_accept_choice(o, zipar_verify_slot()), models, "zipar",
+                               max_queries(models.target->config().grid_size))) {
   const int64_t max_q = max_queries(W_), N = image_tokens(), V = vocab();
   Context& ctx = *models.ctx;
-  accept_ = bind_accept_rule(accept_, models, "zipar");
-  if (accept_.kind != AcceptRule::Kind::Exact) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, "zipar relaxed target");
   draft_.assign(static_cast<size_t>(N), kNone);
   slot_fed_.assign(static_cast<size_t>(target().cache().slots()), kNone);
   std::fill(slot_fed_.begin(), slot_fed_.begin() + (cls_ - 1), kCondition);  // prefilled (TargetSession)
@@ -139,12 +142,8 @@ void ZipArVerifyStrategy::record(const Plan& pl, uint32_t round) {
   ops::sampler(s, out.logits, positions_.view().rows(0, T), sp, p_.view().rows(0, T), fresh);
   if (Vq > D) s.fill(q_.view().rows(c + D, 1), 0u);  // the row without a draft: residual = p
   const TensorView q_rows = q_.view().rows(c, Vq), drafts = row_tokens_.view().rows(0, Vq);
-  const TensorView p_rows = record_accept_target(s, accept_, p_.view().rows(0, Vq), drafts,
-                                                 relaxed_.valid() ? relaxed_.view().rows(0, Vq) : TensorView{});
-  ops::spec_accept(s, p_rows, q_rows, drafts, positions_.view().rows(0, Vq), in_.seed,
-                   philox::purpose_word(philox::Purpose::Accept, round), acc);
-  ops::spec_residual_sample(s, p_rows, q_rows, positions_.view().rows(0, Vq), in_.seed,
-                            philox::purpose_word(philox::Purpose::Residual, round), resolved, acc, drafts);
+  accept_->record_resolution(s, {p_.view().rows(0, Vq), q_rows, drafts, positions_.view().rows(0, Vq), in_.seed, round},
+                             acc, resolved);
   for (int64_t i = Vq; i < pl.sampled_end; ++i)
     s.copy(p_.view().rows(i, 1), q_.view().rows(pl.predicts[static_cast<size_t>(i)], 1));
 }

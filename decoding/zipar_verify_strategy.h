@@ -5,8 +5,8 @@
 // token sampled without its full raster context is a draft, kept with the distribution it was
 // sampled from; each forward also verifies the run of drafts at the raster frontier c under the
 // full causal context (queries for c .. c + D, fed the committed token and the drafts), with the
-// acceptance rule of --verify: exact (u < min(1, p/q), residual resampling; lossless) or lantern
-// (relaxed, --k, --delta). The first rejection is resampled and every draft after it is dropped
+// acceptance rule --verify names (decoding/accept_rule.h): exact (u < min(1, p/q), residual
+// resampling; lossless) or a lossy one (lantern, gsd). The first rejection is resampled and every draft after it is dropped
 // (it may have seen the rejected token); when the whole run passes, the row after it is an exact
 // sample. Drafts keep their own Philox randomness, so with --verify exact the output is ar's
 // distribution.
@@ -16,9 +16,12 @@
 
 namespace vkspec {
 
+// zipar's --verify: "none" (the paper: no verification) or an acceptance rule.
+AcceptRuleSlot zipar_verify_slot();
+
 class ZipArVerifyStrategy : public Strategy {
  public:
-  // window: as plain zipar's; o: zipar's options (--verify, --k, --delta).
+  // window: as plain zipar's; o: zipar's options (--verify and the rule's).
   ZipArVerifyStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window, const OptionValues& o);
 
   // The most queries a forward runs on a grid of width W: W + 1 verification rows, one per
@@ -49,10 +52,10 @@ class ZipArVerifyStrategy : public Strategy {
   int64_t progress(int64_t r) const;  // decided-or-drafted tokens from the left of row r
 
   int64_t W_, window_, cls_;
-  AcceptRule accept_;
+  std::unique_ptr<AcceptRule> accept_;
   std::vector<int32_t> draft_;     // per position: current draft, -1 none
   std::vector<int32_t> slot_fed_;  // per slot: the token fed when its key/value were written
-  Tensor q_, p_, relaxed_, zeros_, positions_, row_tokens_, out_;
+  Tensor q_, p_, zeros_, positions_, row_tokens_, out_;
 };
 
 }  // namespace vkspec

@@ -222,6 +222,44 @@ TEST_F(decoding_relaxed, RelaxationSavesForwards) {
   EXPECT_LT(relaxed, exact);
 }
 
+// GSD's group of one (--group 0, or a gap no neighbour is within) is the exact test: P(G) / Q(G)
+// = p(x) / q(x) on the same random numbers, and the same residual. Every method that takes a rule.
+TEST_F(decoding_relaxed, GsdWithoutNeighboursIsTheExactMethod) {
+  const std::vector<std::pair<std::string, MethodOptions>> runs = {
+      {"sjd", {{"window", "4"}}}, {"scd-mc", {{"window", "4"}}}, {"scd-gs", {{"window", "4"}}}, {"sd", {{"window", "3"}}}};
+  for (const auto& [method, base] : runs)
+    for (const MethodOptions& lone : std::vector<MethodOptions>{{{"group", "0"}}, {{"gap", "0"}}}) {
+      MethodOptions gsd = base;
+      gsd.insert(lone.begin(), lone.end());
+      gsd["accept"] = "gsd";
+      expect_same_run(run_images(ctx(), by_name(method), base, 5, 12, true),
+                      run_images(ctx(), by_name(method), gsd, 5, 12, true), method + " " + lone.begin()->first);
+    }
+  expect_same_run(run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "exact"}}, 5, 12, true),
+                  run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "gsd"}, {"group", "0"}}, 5, 12, true),
+                  "zipar");
+}
+
+// Larger groups accept more: with both filters off, a group's mass ratio passes more drafts.
+TEST_F(decoding_relaxed, GsdGroupsSaveForwards) {
+  const double exact = run_images(ctx(), by_name("sjd"), {{"window", "8"}}, 20, 60).nfe_per_image;
+  const double grouped =
+      run_images(ctx(), by_name("sjd"), {{"window", "8"}, {"accept", "gsd"}, {"gap", "1"}, {"distance", "4"}}, 20, 60)
+          .nfe_per_image;
+  EXPECT_LT(grouped, exact);
+}
+
+// A rule's options belong to it; a rule that judges rows only cannot judge eagle's trees.
+TEST_F(decoding_relaxed, RuleOptionsBelongToTheirRule) {
+  EXPECT_THROW(run_images(ctx(), by_name("sjd"), {{"group", "3"}}, 0, 1), Error);
+  EXPECT_THROW(run_images(ctx(), by_name("sjd"), {{"accept", "gsd"}, {"delta", "0.1"}}, 0, 1), Error);
+  EXPECT_THROW(run_images(ctx(), by_name("zipar"), {{"verify", "none"}, {"gap", "0.1"}}, 0, 1), Error);
+  EXPECT_THROW(run_images(ctx(), by_name("lantern"), {{"group", "3"}}, 0, 1), Error);
+  EXPECT_FALSE(find_strategy("scd-mc").lossless_for({{"accept", "gsd"}}));
+  EXPECT_FALSE(find_strategy("zipar").lossless_for({{"verify", "gsd"}}));
+  EXPECT_TRUE(find_strategy("zipar").lossless_for({{"verify", "exact"}}));
+}
+
 // From the same state (the first step of an image, same seed) a relaxed step accepts a superset of
 // what the exact step accepts, and the drafts it carries past its commit point must be the exact
 // coupled successors, i.e. the exact run's drafts for the same positions at step two. Carrying the

@@ -195,6 +195,42 @@ CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max
               " delta=" + std::to_string(delta) + ": " + std::to_string(bad) + " values differ"};
 }
 
+// Rows with ties (a third of each row is 0, and some equal non-zero values), drafts at the top,
+// the bottom and outside the vocabulary; gap and distance filters from "keep nothing" to "off".
+CheckResult check_gsd(Context& ctx, uint32_t n, uint32_t vocab, uint32_t dim, uint32_t below, uint32_t above,
+                      float gap, float dist2) {
+  auto p = random_probs(n, vocab, 51);
+  const auto q = random_probs(n, vocab, 52);
+  std::mt19937 rng(53);
+  for (uint32_t j = 0; j < n; ++j)
+    for (int t = 0; t < 4; ++t) p[size_t{j} * vocab + rng() % vocab] = p[size_t{j} * vocab];
+  std::normal_distribution<float> normal;
+  std::vector<float> emb(size_t{vocab} * dim);
+  for (uint32_t x = 0; x < vocab; ++x) {
+    float norm = 0.0f;
+    for (uint32_t e = 0; e < dim; ++e) norm += (emb[size_t{x} * dim + e] = normal(rng)) * emb[size_t{x} * dim + e];
+    for (uint32_t e = 0; e < dim; ++e) emb[size_t{x} * dim + e] /= std::sqrt(norm);
+  }
+  std::vector<uint32_t> draft(n);
+  for (auto& t : draft) t = rng() % vocab;
+  draft[0] = static_cast<uint32_t>(std::max_element(p.begin(), p.begin() + vocab) - p.begin());  // top of its row
+  if (n > 2) draft[n / 2] = 0xFFFFFFFFu;  // no draft: (0, 0)
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor td = upload_u32(ctx, draft, "draft"), te = upload_floats(ctx, emb, DType::F32, {vocab, dim}, "embeddings");
+  Tensor out = ctx.tensor(DType::F32, {2, n}, "group masses");
+  CommandStream s(ctx);
+  const TensorView flat = out.view().reshape({2 * int64_t{n}});
+  ops::gsd_group_mass(s, tp, tq, td, te, below, above, gap, dist2, flat.rows(0, n), flat.rows(n, n));
+  s.submit_and_wait();
+  const auto got = download_floats(ctx, out);
+  const auto want = ref::gsd_group_mass(p, q, vocab, draft, emb, dim, below, above, gap, dist2);
+  size_t bad = 0;
+  for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
+  return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
+          "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " group " + std::to_string(below) + "+" +
+              std::to_string(above) + ": " + std::to_string(bad) + " sums differ"};
+}
+
 CheckResult check_residual_distribution(Context& ctx, uint32_t n, uint32_t vocab) {
   const auto p = random_probs(n, vocab, 17);
   auto q = random_probs(n, vocab, 18);
@@ -214,6 +250,14 @@ CheckResult check_residual_distribution(Context& ctx, uint32_t n, uint32_t vocab
 VKSPEC_OP_CHECK("residual_distribution", "N=40 V=1000", [](Context& c) { return check_residual_distribution(c, 40, 1000); });
 VKSPEC_OP_CHECK("residual_distribution", "N=3 V=16384", [](Context& c) { return check_residual_distribution(c, 3, 16384); });
 VKSPEC_OP_CHECK("residual_distribution", "N=5 V=7", [](Context& c) { return check_residual_distribution(c, 5, 7); });
+VKSPEC_OP_CHECK("gsd_group_mass", "N=40 V=1000 E=8 group 7+6 gap 0.15 d2 0.5",
+                [](Context& c) { return check_gsd(c, 40, 1000, 8, 7, 6, 0.15f, 0.5f); });
+VKSPEC_OP_CHECK("gsd_group_mass", "N=5 V=16384 E=64 group 7+6 filters off",
+                [](Context& c) { return check_gsd(c, 5, 16384, 64, 7, 6, 1.0f, 4.0f); });
+VKSPEC_OP_CHECK("gsd_group_mass", "N=9 V=20 E=3 group 32+32 (whole row)",
+                [](Context& c) { return check_gsd(c, 9, 20, 3, 32, 32, 0.3f, 1.5f); });
+VKSPEC_OP_CHECK("gsd_group_mass", "N=3 V=300 group 0+0 (the draft alone)",
+                [](Context& c) { return check_gsd(c, 3, 300, 4, 0, 0, 0.15f, 0.5f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=64 V=1000 k=100 delta=0.2",
                 [](Context& c) { return check_relax(c, 64, 1000, 128, 100, 0.2f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=16384 k=1000 delta=0.05",

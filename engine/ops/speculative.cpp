@@ -239,4 +239,43 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   }
 }
 
+void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
+                    const TensorView& embeddings, uint32_t below, uint32_t above, float gap, float dist2,
+                    const TensorView& p_group, const TensorView& q_group) {
+  const char* op = "gsd_group_mass";
+  require_probs(op, "p", p);
+  const int64_t n = p.shape[0], V = p.shape[1];
+  require(q.dtype == DType::F32 && q.shape == p.shape, op,
+          [&] { return "q must be f32 " + p.shape.str() + ", got " + q.shape.str(); });
+  require_index(op, "draft", draft, n);
+  require(embeddings.dtype == DType::F32 && embeddings.shape.rank == 2 && embeddings.shape[0] == V, op,
+          [&] { return "embeddings must be f32 [" + std::to_string(V) + ", E], got " + embeddings.shape.str(); });
+  require(below + above <= 64, op, "below + above must be <= 64");
+  require(std::isfinite(gap) && gap >= 0.0f && std::isfinite(dist2) && dist2 >= 0.0f, op,
+          "gap and dist2 must be finite and >= 0");
+  require(p_group.dtype == DType::F32 && p_group.numel() == n && q_group.dtype == DType::F32 && q_group.numel() == n,
+          op, [&] { return "p_group and q_group must be f32 with " + std::to_string(n) + " elements"; });
+  if (n == 0) return;
+  Context& ctx = s.context();
+  // A power of two for the tree reduction, at most the shader's shared arrays.
+  uint32_t wg = 1;
+  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 64)) wg *= 2;
+  const Pipeline& pipe = ctx.pipeline(shaders::gsd_group_mass, {wg});
+  const uint32_t rows = static_cast<uint32_t>(n);
+  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wd = window(ctx, draft, r0, m), wpg = window(ctx, p_group, r0, m), wqg = window(ctx, q_group, r0, m);
+    struct {
+      uint32_t rows, vocab, p_off, q_off, draft_off, outp_off, outq_off, below, above, dim;
+      float gap, dist2;
+    } push{m, static_cast<uint32_t>(V), wp.offset, wq.offset, wd.offset, wpg.offset, wqg.offset, below, above,
+           static_cast<uint32_t>(embeddings.shape[1]), gap, dist2};
+    const Grid g = grid_1d(ctx, m, 1);
+    s.dispatch(pipe, {wp.view, wq.view, wd.view, embeddings, wpg.view, wqg.view}, push, g.x, g.y);
+  }
+}
+
 }  // namespace vkspec::ops

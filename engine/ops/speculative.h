@@ -64,6 +64,20 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
                 uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
                 const TensorView& final_token);
 
+// GSD's group masses (So et al., ICCV 2025, "Grouped Speculative Decoding"): for each row j with
+// draft x = draft[j] < V, the group G(x) is x plus its neighbours in the target's ranking: in an
+// ascending sort of p[j] (ties by token id), the `below` tokens just before x and the `above`
+// tokens just after it (fewer at the ends), each kept only if |p[j][y] - p[j][x]| < gap (no filter
+// for gap >= 1) and the squared distance between rows x and y of `embeddings` is < dist2 (no
+// filter for dist2 >= 4: the table's rows are unit vectors). p_group[j] = sum_G p[j] and
+// q_group[j] = sum_G q[j], each summed from x's term in group order (below nearest first, then
+// above nearest first); 0 for a row without a draft (what spec_accept_values rejects).
+// Bit-equal with ref::gsd_group_mass. p, q: f32 [N, V]; draft u32 [N]; embeddings f32 [V, E]
+// (unit rows); below + above <= 64; p_group, q_group f32 [N].
+void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
+                    const TensorView& embeddings, uint32_t below, uint32_t above, float gap, float dist2,
+                    const TensorView& p_group, const TensorView& q_group);
+
 // LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
 // latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],
 // m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass

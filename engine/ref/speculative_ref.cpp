@@ -1,5 +1,8 @@
 #include "engine/ref/speculative_ref.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/ops/det_math.h"
 #include "engine/ops/philox.h"
 #include "engine/ops/speculative.h"
@@ -147,6 +150,51 @@ std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t voc
       if (y < vocab && y != x) out[j * vocab + y] = 0.0f;
     }
     out[j * vocab + x] = row[x] + moved;
+  }
+  return out;
+}
+
+namespace {
+
+// The ascending order of a row's probabilities, ties by token id (ops::gsd_group_mass's keys).
+bool gsd_key_less(const float* row, uint32_t a, uint32_t b) { return row[a] < row[b] || (row[a] == row[b] && a < b); }
+
+float squared_distance(const std::vector<float>& e, uint32_t dim, uint32_t x, uint32_t y) {
+  float d = 0.0f;
+  for (uint32_t k = 0; k < dim; ++k) {
+    const float t = e[size_t{x} * dim + k] - e[size_t{y} * dim + k];
+    d = d + t * t;
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<float> gsd_group_mass(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                  const std::vector<uint32_t>& draft, const std::vector<float>& embeddings,
+                                  uint32_t dim, uint32_t below, uint32_t above, float gap, float dist2) {
+  std::vector<float> out(2 * draft.size(), 0.0f);
+  std::vector<uint32_t> order(vocab);
+  for (size_t j = 0; j < draft.size(); ++j) {
+    const uint32_t x = draft[j];
+    if (x >= vocab) continue;
+    const float* row = p.data() + j * vocab;
+    const float* qrow = q.data() + j * vocab;
+    for (uint32_t i = 0; i < vocab; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return gsd_key_less(row, a, b); });
+    const size_t r = static_cast<size_t>(std::find(order.begin(), order.end(), x) - order.begin());
+    std::vector<uint32_t> group;
+    for (size_t m = 1; m <= below && m <= r; ++m) group.push_back(order[r - m]);
+    for (size_t m = 1; m <= above && r + m < vocab; ++m) group.push_back(order[r + m]);
+    float a = row[x], b = qrow[x];
+    for (uint32_t y : group) {
+      if (gap < 1.0f && !(std::fabs(row[y] - row[x]) < gap)) continue;
+      if (dist2 < 4.0f && !(squared_distance(embeddings, dim, x, y) < dist2)) continue;
+      a = a + row[y];
+      b = b + qrow[y];
+    }
+    out[j] = a;
+    out[draft.size() + j] = b;
   }
   return out;
 }

@@ -37,6 +37,11 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
                           const std::vector<uint32_t>& positions, uint64_t seed, uint32_t accept_purpose,
                           uint32_t residual_purpose);
 
+// ops::gsd_group_mass: [2, N] (the group sums of p, then of q); embeddings [V, dim].
+std::vector<float> gsd_group_mass(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
+                                  const std::vector<uint32_t>& draft, const std::vector<float>& embeddings,
+                                  uint32_t dim, uint32_t below, uint32_t above, float gap, float dist2);
+
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
                                        const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
                                        float delta);
