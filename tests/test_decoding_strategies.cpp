@@ -190,8 +190,8 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_heads = m;
   no_heads.heads = nullptr;
   expect_error("ssd", {{"head-kind", "token"}}, no_heads, "--head-kind token needs draft heads");
-  expect_error("sjd", {{"delta", "0.1"}}, m, "--k, --delta and --metric belong to --accept lantern");
-  expect_error("sjd", {{"metric", "cosine"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("sjd", {{"delta", "0.1"}}, m, "--delta belongs to --accept lantern");
+  expect_error("sjd", {{"metric", "cosine"}}, m, "--metric belongs to --accept lantern");
   expect_error("lantern", {{"metric", "manhattan"}}, m, "--metric must be one of");
   expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
   expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
