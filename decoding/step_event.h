@@ -22,6 +22,9 @@ struct StepEvent {
   std::vector<int32_t> rejected;         // positions whose draft was rejected
   std::vector<int32_t> resampled;        // positions committed with a resampled token
   std::vector<std::vector<int32_t>> islands;  // rejection islands (MuLo-SD), positions each
+  // Drafts a step verifies as separate groups in one forward, positions each: PJD's windows (one
+  // per active row), SJD-PAC's proactive tree (one per branch off the main path). Empty otherwise.
+  std::vector<std::vector<int32_t>> groups;
   std::vector<int32_t> grid;             // committed token per position, kUndecided elsewhere
   int64_t committed = 0;                 // positions committed so far
   int64_t nfe = 0;                       // target-model forwards so far

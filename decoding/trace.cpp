@@ -22,6 +22,8 @@ nlohmann::json event_json(const StepEvent& e) {
                       {"accepted", e.accepted}, {"rejected", e.rejected}, {"resampled", e.resampled},
                       {"islands", e.islands},   {"committed", e.committed}, {"nfe", e.nfe},
                       {"draft_forwards", e.draft_forwards}, {"device_ms", e.device_ms}, {"wall_ms", e.wall_ms}};
+  // Only methods that verify groups write them, so every other method's trace stays as it was.
+  if (!e.groups.empty()) j["groups"] = e.groups;
   return j;
 }
 

@@ -163,6 +163,14 @@ StepEvent read_event(const Reader& r, const json& j, const std::string& w, int64
     e.islands.push_back(r.positions(isl[i], wi, tokens));
     if (e.islands.back().empty()) r.fail(wi, "an island has no positions");
   }
+  if (j.contains("groups")) {  // optional: written by the methods that verify groups
+    const json& g = r.array(j.at("groups"), w + ".groups", static_cast<size_t>(tokens));
+    for (size_t i = 0; i < g.size(); ++i) {
+      const std::string wi = w + ".groups[" + std::to_string(i) + "]";
+      e.groups.push_back(r.positions(g[i], wi, tokens));
+      if (e.groups.back().empty()) r.fail(wi, "a group has no positions");
+    }
+  }
   e.committed = r.integer(r.member(j, w, "committed"), w + ".committed", 0, tokens);
   e.nfe = r.integer(r.member(j, w, "nfe"), w + ".nfe", 0, INT64_MAX);
   e.draft_forwards = r.integer(r.member(j, w, "draft_forwards"), w + ".draft_forwards", 0, INT64_MAX);

@@ -45,6 +45,7 @@ std::vector<Generation> sample_generations() {
   e1.rejected = {2};
   e1.resampled = {2};
   e1.islands = {{2}};
+  e1.groups = {{1}, {2}};
   e1.committed = 3;
   e1.nfe = 2;
   e1.device_ms = 0.25;
@@ -111,6 +112,8 @@ TEST(TraceReader, RoundTripsWhatWriteTraceWrites) {
   ASSERT_EQ(g.events.size(), 3u);
   EXPECT_EQ(g.events[1].rejected, std::vector<int32_t>{2});
   EXPECT_EQ(g.events[1].islands, (std::vector<std::vector<int32_t>>{{2}}));
+  EXPECT_EQ(g.events[1].groups, (std::vector<std::vector<int32_t>>{{1}, {2}}));
+  EXPECT_TRUE(g.events[0].groups.empty());  // not written: optional
   EXPECT_DOUBLE_EQ(g.events[1].device_ms, 0.25);
   EXPECT_FALSE(g.events[1].done);
   EXPECT_TRUE(g.events[2].done);
@@ -239,6 +242,9 @@ TEST(TraceReader, RejectsLyingEvents) {
   j = sample_json();
   j["images"][0]["events"][1]["islands"] = json::array({json::array()});
   EXPECT_CONTAINS(parse_error(j), "events[1].islands[0]: an island has no positions");
+  j = sample_json();
+  j["images"][0]["events"][1]["groups"] = json::array({json::array()});
+  EXPECT_CONTAINS(parse_error(j), "events[1].groups[0]: a group has no positions");
   j = sample_json();
   j["images"][0]["events"][2]["committed"] = 3;
   j["images"][0]["events"][2]["accepted"] = json::array();

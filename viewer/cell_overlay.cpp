@@ -51,6 +51,9 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
       }
     if (anchor >= 0) o.islands.push_back({static_cast<int>(i), anchor});
   }
+  for (size_t i = 0; i < e.groups.size(); ++i)
+    for (int32_t p : e.groups[i])
+      if (in_range(p)) o.texels[static_cast<size_t>(p) * 4 + 3] = static_cast<uint8_t>(i % 255 + 1);
   return o;
 }
 

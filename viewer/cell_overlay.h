@@ -1,7 +1,8 @@
 #pragma once
 // Per-token-cell state the canvas shader draws, built from a run's events up to the displayed step:
-// what this step accepted, rejected, resampled or drafted, its rejection islands, which cells are
-// committed, and the acceptance rate of every cell over the steps so far (the heat map).
+// what this step accepted, rejected, resampled or drafted, its rejection islands and verified
+// groups, which cells are committed, and the acceptance rate of every cell over the steps so far
+// (the heat map).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -28,13 +29,14 @@ struct IslandLabel {
 struct CellOverlay {
   int64_t grid = 0;
   // grid * grid texels of RGBA8_UINT: r = CellFlags, g = island id % 255 + 1 (0 = none),
-  // b = 1 + round(254 * accepted / verified) (0 = never verified).
+  // b = 1 + round(254 * accepted / verified) (0 = never verified), a = group id % 255 + 1 (0 = none).
   std::vector<uint8_t> texels;
   std::vector<IslandLabel> islands;
 
   uint8_t flags(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4]; }
   uint8_t island(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 1]; }
   uint8_t heat(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 2]; }
+  uint8_t group(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 3]; }
 };
 
 // events: the run's events from step 0 to the displayed step (the last one), each with its grid.

@@ -13,10 +13,11 @@ enum ShowBits : uint32_t {
   kShowIslands = 16,
   kShowHeat = 32,
   kShowDim = 64,
+  kShowGroups = 128,
 };
 
 struct OverlaySettings {
-  uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowDim;
+  uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowGroups | kShowDim;
   float dim = 0.3f;         // brightness of undecided cells
   float fill_alpha = 0.35f;  // tint of marked cells (their outline is the full colour)
   float heat_alpha = 0.6f;
@@ -34,8 +35,8 @@ struct OverlayName {
 };
 constexpr OverlayName kOverlayNames[] = {
     {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"},
-    {kShowDrafted, "drafted"},   {kShowIslands, "islands"},   {kShowHeat, "heat"},
-    {kShowDim, "dim"},
+    {kShowDrafted, "drafted"},   {kShowIslands, "islands"},   {kShowGroups, "groups"},
+    {kShowHeat, "heat"},         {kShowDim, "dim"},
 };
 
 }  // namespace vkspec::viewer

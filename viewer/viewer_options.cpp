@@ -20,7 +20,7 @@ const char* kViewerUsage =
     "output:      --screenshot FILE --frames N [--step K] [--layout FILE]\n"
     "             --record DIR (every frame as PNG)   --save-trace FILE (the runs shown, as a trace)\n"
     "display:     --width W --height H --fps F (0 = uncapped) --speed STEPS_PER_S (replay)\n"
-    "             --overlays accepted,rejected,resampled,drafted,islands,heat,dim | all | none\n"
+    "             --overlays accepted,rejected,resampled,drafted,islands,groups,heat,dim | all | none\n"
     "             --timeout SECONDS (--screenshot gives up after this long)\n"
     "             --batch N: GPU commands per submission while decoding (default 6; 0 = whole steps);\n"
     "             smaller batches let frames through sooner on a device with one queue (lavapipe)\n"

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // The decoded image, nearest-upscaled, with per-token-cell overlays drawn at screen resolution so
 // outlines stay crisp at any zoom. Cell state (viewer/cell_overlay.h): r = flags, g = island id + 1
-// (0 = none), b = acceptance heat + 1 (0 = never verified).
+// (0 = none), b = acceptance heat + 1 (0 = never verified), a = verified group id + 1 (0 = none).
 #include "canvas_push.glsl"
 
 layout(binding = 0) uniform sampler2D image;
@@ -14,7 +14,7 @@ layout(location = 0) out vec4 out_color;
 // Keep in sync with viewer/cell_overlay.h and viewer/overlay_settings.h.
 const uint kCellDecided = 1u, kCellAccepted = 2u, kCellRejected = 4u, kCellResampled = 8u, kCellDrafted = 16u;
 const uint kShowAccepted = 1u, kShowRejected = 2u, kShowResampled = 4u, kShowDrafted = 8u, kShowIslands = 16u,
-           kShowHeat = 32u, kShowDim = 64u;
+           kShowHeat = 32u, kShowDim = 64u, kShowGroups = 128u;
 const vec3 kAccepted = vec3(0.16, 0.86, 0.31);
 const vec3 kRejected = vec3(0.94, 0.18, 0.16);
 const vec3 kResampled = vec3(1.00, 0.69, 0.00);
@@ -73,6 +73,16 @@ void main() {
                    (to_top < w && cell_at(cell + ivec2(0, -1)).g != s.g) ||
                    (to_bottom < w && cell_at(cell + ivec2(0, 1)).g != s.g);
     if (outline) col = island_colour(s.g - 1u);
+  }
+  // Group outlines (PJD's row windows, SJD-PAC's tree branches): dashed, so they read as a
+  // bracket around the cells verified together rather than as an island.
+  if (s.a != 0u && (pc.flags & kShowGroups) != 0u) {
+    bool dash = fract((local.x + local.y) / (2.0 * bw)) < 0.5;
+    bool side = (to_left < bw && cell_at(cell + ivec2(-1, 0)).a != s.a) ||
+                (to_right < bw && cell_at(cell + ivec2(1, 0)).a != s.a) ||
+                (to_top < bw && cell_at(cell + ivec2(0, -1)).a != s.a) ||
+                (to_bottom < bw && cell_at(cell + ivec2(0, 1)).a != s.a);
+    if (side && dash) col = island_colour(s.a - 1u);
   }
   out_color = vec4(col, 1.0);
 }

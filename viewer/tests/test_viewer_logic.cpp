@@ -49,6 +49,20 @@ TEST(CellOverlay, FlagsTheDisplayedStep) {
   EXPECT_EQ(o.heat(3), 0);
 }
 
+// Groups verified together (PJD's row windows, SJD-PAC's branches) go to the fourth channel.
+TEST(CellOverlay, MarksTheVerifiedGroups) {
+  const int32_t U = kUndecided;
+  StepEvent e = event(0, {1, U, U, U});
+  e.proposed = {1, 2, 3};
+  e.groups = {{1}, {2, 3}};
+  const CellOverlay o = build_cell_overlay({&e}, 2);
+  EXPECT_EQ(o.group(0), 0);
+  EXPECT_EQ(o.group(1), 1);
+  EXPECT_EQ(o.group(2), 2);
+  EXPECT_EQ(o.group(3), 2);
+  EXPECT_EQ(o.island(2), 0);
+}
+
 TEST(CellOverlay, RejectsAGridOfTheWrongSize) {
   StepEvent e = event(0, {1, 2});
   EXPECT_THROW(build_cell_overlay({&e}, 2), Error);
