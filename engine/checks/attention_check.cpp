@@ -229,8 +229,8 @@ const bool registered = [] {
   }
   reg("zipar B=1 T=31 kv=550 H=5 Dh=64 f16", make(1, 31, 600, 550, 5, 64, F16, MaskKind::ZipAR));
   reg("tree B=1 T=9 kv=40 H=1 Dh=100 f32", make(1, 9, 64, 40, 1, 100, F32, MaskKind::Tree));
-  // PJD: several rows' windows in one forward, at the shipped model's shape (16x16 grid, W + 1
-  // queries at most; a window of 16 is the largest the row-causal mask gives one step).
+  // PJD: several rows' windows in one forward at the shipped model's shape (16x16 grid; a step's
+  // windows hold at most W = 16 queries, plus at most one placeholder repair).
   reg("pjd row windows B=2 T=16 kv=257 H=4 Dh=64 f16", make(2, 16, 257, 257, 4, 64, F16, MaskKind::RowWindows));
   reg("pjd row windows B=2 T=11 kv=200 H=2 Dh=64 f32", make(2, 11, 257, 200, 2, 64, F32, MaskKind::RowWindows));
   // 32-bit cache loads, the path for devices without shaderInt64 (and f16 with head_dim % 4 != 0).
