@@ -40,11 +40,11 @@ std::vector<int64_t> ZipArStrategy::active_rows() const {
   return rows;
 }
 
-uint32_t ZipArStrategy::fed_token_for_row_start(int64_t r) const {
-  auto at = [&](int64_t row, int64_t col) { return grid_[static_cast<size_t>(row * W_ + col)]; };
-  if (next_col_[static_cast<size_t>(r - 1)] == W_) return static_cast<uint32_t>(at(r - 1, W_ - 1));
-  if (r >= 2 && at(r - 2, W_ - 1) != kUndecided) return static_cast<uint32_t>(at(r - 2, W_ - 1));
-  return static_cast<uint32_t>(at(r - 1, next_col_[static_cast<size_t>(r - 1)] - 1));
+uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above) {
+  auto at = [&](int64_t row, int64_t col) { return grid[static_cast<size_t>(row * W + col)]; };
+  if (above == W) return static_cast<uint32_t>(at(r - 1, W - 1));
+  if (r >= 2 && at(r - 2, W - 1) != kUndecided) return static_cast<uint32_t>(at(r - 2, W - 1));
+  return static_cast<uint32_t>(at(r - 1, above - 1));
 }
 
 std::vector<ZipArStrategy::Query> ZipArStrategy::plan_queries() {
@@ -55,7 +55,8 @@ std::vector<ZipArStrategy::Query> ZipArStrategy::plan_queries() {
     Query q{cls + m - 1, 0, m, true};
     if (m > 0) {
       const bool row_start = next_col_[static_cast<size_t>(r)] == 0;
-      q.fed = row_start ? fed_token_for_row_start(r) : static_cast<uint32_t>(grid_[static_cast<size_t>(m - 1)]);
+      q.fed = row_start ? row_start_token(grid_, W_, r, next_col_[static_cast<size_t>(r - 1)])
+                        : static_cast<uint32_t>(grid_[static_cast<size_t>(m - 1)]);
       q.real_input = !row_start || next_col_[static_cast<size_t>(r - 1)] == W_;
       if (!q.real_input) placeholder_[static_cast<size_t>(r)] = true;
     }

@@ -30,6 +30,7 @@ const std::vector<std::pair<std::string, MethodOptions>>& configurations() {
       {"sd", {{"window", "2"}}},
       {"lantern", {{"window", "3"}, {"delta", "0.3"}, {"k", "4"}}},
       {"zipar", {{"window", "1"}}},
+      {"pjd", {{"window", "3"}, {"lag", "1"}}},
       {"hawk", {{"depth", "3"}}},
       {"ssd", {}},
       {"ssd", {{"head-kind", "token"}, {"block-rows", "0"}}},
@@ -222,7 +223,7 @@ std::vector<std::string> option_names(const std::string& method) {
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
-                                                        "zipar", "mulo", "hawk", "ssd", "ssd-coupled"}));
+                                                        "zipar", "pjd", "mulo", "hawk", "ssd", "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
   EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric"}));
   EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric"}));

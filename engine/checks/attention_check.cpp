@@ -3,6 +3,7 @@
 #include <limits>
 #include <random>
 
+#include "common/error.h"
 #include "engine/checks/op_check.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/attention_mask.h"
@@ -16,6 +17,11 @@ enum class MaskKind {
   Tree,    // committed prefix + a tree of candidates in the last T slots (speculative window)
   ZipAR,   // a dense prefix of random length, then a random subset (parallel rows)
   Random,  // arbitrary islands; some queries see nothing
+  // PJD's Jacobi windows on a staircase of rows (decoding/pjd_schedule.h): each query sees the
+  // committed slots below it and its own window's earlier slots, not the other windows' drafts
+  // (nor the stale drafts right of each row's frontier); the bottom window's first query is a
+  // placeholder that sees only itself.
+  RowWindows,
 };
 
 struct Case {
@@ -27,6 +33,38 @@ struct Case {
   int64_t workspace = -1;       // bytes; -1: attention_workspace_bytes
   ops::AttentionOptions opt;
 };
+
+// RowWindows on a 16-wide grid behind one condition slot: the T queries split into windows of 1..8
+// on consecutive rows, the top one ending its row, each lower one ending at the frontier of the row
+// above (T <= 16, so the lowest frontier is >= 0), the bottom row as low as kv_len allows.
+void row_windows(const Case& c, std::mt19937_64& rng, std::vector<uint8_t>& vis) {
+  constexpr int64_t W = 16;
+  if (c.T > W || c.per_batch_mask) throw Error("attention check: row windows take T <= 16 and one mask");
+  std::vector<int64_t> sizes;
+  for (int64_t left = c.T; left > 0;) {
+    sizes.push_back(std::min<int64_t>(left, 1 + static_cast<int64_t>(rng() % 8)));
+    left -= sizes.back();
+  }
+  const int64_t K = static_cast<int64_t>(sizes.size()), top = (c.kv_len - 2) / W - K;
+  if (top < 0) throw Error("attention check: kv_len too small for the row windows");
+  std::vector<int64_t> frontier(static_cast<size_t>(K));  // committed columns of each window's row
+  for (int64_t k = 0; k < K; ++k)
+    frontier[static_cast<size_t>(k)] = (k ? frontier[static_cast<size_t>(k - 1)] : W) - sizes[static_cast<size_t>(k)];
+  auto committed = [&](int64_t slot) {
+    const int64_t n = slot - 1, row = n / W;
+    return slot == 0 || row < top || (row < top + K && n % W < frontier[static_cast<size_t>(row - top)]);
+  };
+  int64_t t = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t anchor = 1 + (top + k) * W + frontier[static_cast<size_t>(k)] - 1;
+    for (int64_t i = 0; i < sizes[static_cast<size_t>(k)]; ++i, ++t) {
+      uint8_t* v = &vis[static_cast<size_t>(t * c.S)];
+      const bool placeholder = i == 0 && frontier[static_cast<size_t>(k)] == 0;
+      for (int64_t s = 0; s < anchor && !placeholder; ++s) v[s] = committed(s);
+      for (int64_t s = anchor; s <= anchor + i; ++s) v[s] = 1;
+    }
+  }
+}
 
 std::vector<uint8_t> make_visible(const Case& c, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -56,13 +94,16 @@ std::vector<uint8_t> make_visible(const Case& c, uint64_t seed) {
         if (t % 7 == 3) break;  // sees nothing: output must be zeros
         for (int64_t s = 0; s < c.kv_len; ++s) v[s] = rng() % 10 < 3;
         break;
+      case MaskKind::RowWindows:
+        break;  // all rows at once, below
     }
   }
+  if (c.mask == MaskKind::RowWindows) row_windows(c, rng, vis);
   return vis;
 }
 
 std::string describe(const Case& c) {
-  static const char* kinds[] = {"causal", "tree", "zipar", "random"};
+  static const char* kinds[] = {"causal", "tree", "zipar", "random", "pjd row windows"};
   return "B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) + " S=" + std::to_string(c.S) +
          " kv=" + std::to_string(c.kv_len) + " H=" + std::to_string(c.H) + " Dh=" + std::to_string(c.Dh) + " " +
          dtype_name(c.cache) + " " + kinds[static_cast<int>(c.mask)] +
@@ -188,6 +229,10 @@ const bool registered = [] {
   }
   reg("zipar B=1 T=31 kv=550 H=5 Dh=64 f16", make(1, 31, 600, 550, 5, 64, F16, MaskKind::ZipAR));
   reg("tree B=1 T=9 kv=40 H=1 Dh=100 f32", make(1, 9, 64, 40, 1, 100, F32, MaskKind::Tree));
+  // PJD: several rows' windows in one forward at the shipped model's shape (16x16 grid; a step's
+  // windows hold at most W = 16 queries, plus at most one placeholder repair).
+  reg("pjd row windows B=2 T=16 kv=257 H=4 Dh=64 f16", make(2, 16, 257, 257, 4, 64, F16, MaskKind::RowWindows));
+  reg("pjd row windows B=2 T=11 kv=200 H=2 Dh=64 f32", make(2, 11, 257, 200, 2, 64, F32, MaskKind::RowWindows));
   // 32-bit cache loads, the path for devices without shaderInt64 (and f16 with head_dim % 4 != 0).
   for (DType dt : {F16, F32}) {
     Case c = make(2, 16, 300, 273, 4, 64, dt, MaskKind::Tree);
