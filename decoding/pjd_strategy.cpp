@@ -240,6 +240,11 @@ void PjdStrategy::decode(StepEvent& e) {
   for (size_t w = 0; w < windows.size(); ++w) {
     resolve(windows[w], first, queries, o, e);
     first += windows[w].queries;
+    // The viewer outlines each active row's window (StepEvent::groups).
+    std::vector<int32_t> group;
+    for (int64_t t = 0; t < windows[w].queries; ++t)
+      group.push_back(static_cast<int32_t>(windows[w].row * W_ + windows[w].first + t));
+    e.groups.push_back(std::move(group));
   }
   schedule_.activate_rows();
   ++nfe_;

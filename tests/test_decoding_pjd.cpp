@@ -139,6 +139,18 @@ TEST_F(decoding_pjd, RowsRunInParallel) {
       for (int32_t n : e.proposed) first_row = std::min<int64_t>(first_row, n / kTinyGrid);
       for (int32_t n : e.accepted) lower_row_commits = lower_row_commits || n / kTinyGrid > first_row;
       EXPECT_FALSE(e.accepted.empty() && e.resampled.empty()) << "a step committed nothing";
+      // One group per active row's window (the viewer's outline), each within one row, together
+      // the step's proposed positions.
+      std::vector<int32_t> grouped;
+      for (const std::vector<int32_t>& g : e.groups) {
+        ASSERT_FALSE(g.empty());
+        for (int32_t n : g) EXPECT_EQ(n / kTinyGrid, g.front() / kTinyGrid);
+        grouped.insert(grouped.end(), g.begin(), g.end());
+      }
+      std::vector<int32_t> proposed = e.proposed;
+      std::sort(grouped.begin(), grouped.end());
+      std::sort(proposed.begin(), proposed.end());
+      EXPECT_EQ(grouped, proposed);
     }
   EXPECT_TRUE(two_rows);
   EXPECT_TRUE(lower_row_commits);
