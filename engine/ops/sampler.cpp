@@ -22,10 +22,9 @@ void check_entropy_temperature(const SamplerParams& p) {
           "entropy temperature: the base temperature must be in (0, 100]");
 }
 
-}  // namespace
-
-void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+// Throws naming the bad argument; returns the number of rows sampled.
+int64_t checked_rows(const TensorView& logits, const TensorView& positions, const SamplerParams& params,
+                     const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
   const char* op = "sampler";
   require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
           [&] { return "logits must be f32 [rows, vocab], got " + logits.shape.str(); });
@@ -57,9 +56,22 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
   require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
           "temperature, top_p and cfg_scale must be finite");
   check_entropy_temperature(params);
+  return rows;
+}
+
+}  // namespace
+
+void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+  const char* op = "sampler";
+  const int64_t rows = checked_rows(logits, positions, params, probs, tokens, purposes);
   if (rows == 0) return;
 
   Context& ctx = s.context();
+  const int64_t vocab = logits.shape[1];
+  const bool wants_tokens = params.mode != SampleMode::None;
+  const bool wants_positions = params.mode == SampleMode::Categorical || params.mode == SampleMode::GumbelMax;
+  const bool per_row_purpose = purposes.buffer != VK_NULL_HANDLE;
   const uint32_t V = static_cast<uint32_t>(vocab);
   const bool interleaved = params.cfg && params.cfg_layout == CfgLayout::Interleaved;
   const bool entropy = params.entropy.on;
