@@ -830,7 +830,9 @@ int cmd_bench(const Args& args) {
   h.profile = profile;
   h.workers = pool.size();
   if (!drafter.empty()) h.extra["drafter"] = drafter;
-  h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p}};
+  h.extra["sampler_settings"] = {{"cfg", ss.cfg}, {"temperature", ss.temperature}, {"top_k", ss.top_k}, {"top_p", ss.top_p},
+                                 {"entropy_temperature", ss.entropy.on}};
+  if (ss.entropy.on) h.extra["sampler_settings"]["entropy_abc"] = {ss.entropy.a, ss.entropy.b, ss.entropy.c};
   h.extra["device_count"] = pool.size();  // --devices: 2 for "0,0"
   h.extra["order"] = interleaved ? "interleaved" : "sequential";
   report(results, h, reference, {ap.flag("--precision-recall")}, ap.get("--json"));

@@ -15,6 +15,9 @@ struct SamplerSettings {
   float temperature = 1.0f;  // > 0 (1e-5 floor as LlamaGen)
   int64_t top_k = 0;         // 0 = off; clamped to the vocabulary
   float top_p = 1.0f;        // (0, 1]; 1 = off
+  // Ma et al.'s entropy-aware temperature: per position T = temperature * (a exp(-H / b) + c),
+  // H the entropy of the CFG'd, filtered distribution (engine/ops/sampler.h, step E). Off by default.
+  ops::EntropyTemperature entropy;
 
   static SamplerSettings from_defaults(const SamplerDefaults& d);
   bool uses_cfg() const { return cfg > 1.0f; }

@@ -40,6 +40,11 @@ std::string trace_json(const TraceConfig& cfg, const std::vector<Generation>& ge
                     {"top_k", cfg.sampler.top_k},
                     {"top_p", cfg.sampler.top_p},
                     {"options", cfg.options}};
+  // Only when on: a trace without it (every trace before it existed) sampled without it.
+  if (cfg.sampler.entropy.on) {
+    const ops::EntropyTemperature& e = cfg.sampler.entropy;
+    root["config"]["entropy_temperature"] = {{"a", e.a}, {"b", e.b}, {"c", e.c}};
+  }
   nlohmann::json images = nlohmann::json::array();
   for (const Generation& g : gens) {
     nlohmann::json im = {{"method", g.method},   {"seed", g.seed},

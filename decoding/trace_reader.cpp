@@ -128,6 +128,14 @@ TraceConfig read_config(const Reader& r, const json& root) {
       static_cast<float>(r.number(r.member(c, "config", "temperature"), "config.temperature", 0, 100));
   cfg.sampler.top_k = r.integer(r.member(c, "config", "top_k"), "config.top_k", 0, kTraceMaxVocab);
   cfg.sampler.top_p = static_cast<float>(r.number(r.member(c, "config", "top_p"), "config.top_p", 0, 1));
+  if (c.contains("entropy_temperature")) {
+    const char* w = "config.entropy_temperature";
+    const json& e = r.object(r.member(c, "config", "entropy_temperature"), w);
+    cfg.sampler.entropy.on = true;
+    cfg.sampler.entropy.a = static_cast<float>(r.number(r.member(e, w, "a"), std::string(w) + ".a", 0, 100));
+    cfg.sampler.entropy.b = static_cast<float>(r.number(r.member(e, w, "b"), std::string(w) + ".b", 1e-3, 1e3));
+    cfg.sampler.entropy.c = static_cast<float>(r.number(r.member(e, w, "c"), std::string(w) + ".c", 0, 100));
+  }
   try {
     cfg.sampler.validate();
   } catch (const Error& e) {

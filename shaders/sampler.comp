@@ -25,9 +25,12 @@ layout(push_constant) uniform P {
   uint mode;  // 0 none, 1 categorical, 2 Gumbel-max, 3 argmax
   uint seed_lo, seed_hi, purpose;
   uint per_row_purpose, purpose_off;  // 1: row r draws with purposes[purpose_off + r], not purpose
+  uint entropy;  // 1: step E's entropy-aware temperature (then inv_temp is 1)
+  float temp, ent_a, ent_nb, ent_c;  // T0, a, -(1 / b), c
 } p;
 
 uint row, tid, wg, csize, nch, leaves, base;
+float row_inv_temp;  // z = l * row_inv_temp: p.inv_temp, or step E's per-row reciprocal temperature
 uint row_purpose() { return p.per_row_purpose != 0u ? purposes[p.purpose_off + row] : p.purpose; }
 // A chunk's elements are loaded BATCH at a time into registers before any is stored: a loop
 // that loads after each store waits out a memory latency per element (stores to `probs` may
@@ -43,7 +46,7 @@ shared uint sh_cnt[kMaxChunks];  // per-chunk tie counts, then their exclusive p
 shared uint sh_max_key, sh_argmax, sh_best_key, sh_best_idx, sh_sel, sh_rem, sh_bin, sh_chunk;
 shared float sh_target;
 
-float logit_z(uint i) {
+float logit_l(uint i) {
   const uint r = row * p.row_stride * p.vocab + i;
   precise float l = cond[p.cond_off + r];
   if (p.cfg != 0u) {
@@ -52,7 +55,11 @@ float logit_z(uint i) {
     d = d * p.cfg_scale;
     l = u + d;
   }
-  precise float z = l * p.inv_temp;
+  return l;
+}
+
+float logit_z(uint i) {
+  precise float z = logit_l(i) * row_inv_temp;
   return z;
 }
 
@@ -149,6 +156,69 @@ void tie_prefix(uint key) {
   barrier();
 }
 
+// Step E: the entropy in nats of the filtered p = e / S (weights e in probs, z = l):
+// H = ln S + sum e_i (m - z_i) / S, the sum in the chunk-tree order.
+float filtered_entropy(float m, float total, float inv) {
+  barrier();  // every invocation has read the previous tree's total before its leaves change
+  for (uint c = tid; c < leaves; c += wg) {
+    precise float s = 0.0;
+    if (c < nch) {
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        precise float d = m - logit_z(i);
+        d = probs[base + i] * d;
+        s = s + d;
+      }
+    }
+    ct_node[leaves + c] = s;
+  }
+  ct_combine(leaves);
+  precise float h = ct_node[1] * inv;
+  h = log_det(total) + h;
+  return h;
+}
+
+// Step E: 1 / (T0 * (a exp(-H / b) + c)).
+float entropy_inv_temp(float h) {
+  precise float x = h * p.ent_nb;
+  precise float k = p.ent_a * exp_det(x);
+  k = k + p.ent_c;
+  precise float t = p.temp * k;
+  return recip_det(max(t, 1e-5));
+}
+
+// Step E: the kept elements' weights at the row's temperature, and their tree. Kept: with top-p
+// the elements with e > 0 (it zeroes what it drops and keeps only positive weights); with top-k
+// alone its cut on z = l (tau, keep, rank and sh_cnt as top-k left them); else all.
+void tempered_weights(float m, uint tau, uint keep, bool rank) {
+  barrier();
+  precise float mt = m * row_inv_temp;
+  const bool by_p = p.top_p24 < 16777216u, by_k = !by_p && p.top_k != 0u;
+  for (uint c = tid; c < leaves; c += wg) {
+    precise float s = 0.0;
+    if (c < nch) {
+      uint r = rank ? sh_cnt[c] : 0u;
+      for (uint i = c * csize; i < chunk_end(c); ++i) {
+        const float l = logit_l(i);
+        bool kept = true;
+        if (by_p) {
+          kept = probs[base + i] > 0.0;
+        } else if (by_k) {
+          const uint k = order_key(l);
+          kept = k > tau || (k == tau && r < keep);
+          if (k == tau) ++r;
+        }
+        precise float x = l * row_inv_temp;
+        x = x - mt;
+        const float e = kept ? exp_det(x) : 0.0;
+        probs[base + i] = e;
+        s = s + e;
+      }
+    }
+    ct_node[leaves + c] = s;
+  }
+  ct_combine(leaves);
+}
+
 void main() {
   row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (row >= p.rows) return;
@@ -159,6 +229,7 @@ void main() {
   leaves = tree_leaves(p.vocab);
   base = p.probs_off + row * p.vocab;
   const uvec2 seed = uvec2(p.seed_lo, p.seed_hi);
+  row_inv_temp = p.inv_temp;
 
   // z and its maximum.
   if (tid == 0u) {
@@ -266,6 +337,13 @@ void main() {
       ct_node[leaves + c] = s;
     }
     ct_combine(leaves);
+    total = ct_node[1];
+    inv = recip_det(total);
+  }
+
+  if (p.entropy != 0u) {
+    row_inv_temp = entropy_inv_temp(filtered_entropy(m, total, inv));
+    tempered_weights(m, tau, keep, rank);
     total = ct_node[1];
     inv = recip_det(total);
   }

@@ -7,7 +7,8 @@
 // against the unfiltered one, a known bug in other implementations). Fixed seeds make every
 // outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs
 // in its own process, so `ar`'s 2000 images are computed once per build and read from the test
-// cache by the other cases (support/cached_sample.h).
+// cache by the other cases (support/cached_sample.h). scd-mc is also compared with ar both under
+// the entropy-aware temperature (a sampler setting every method applies alike).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -177,6 +178,24 @@ TEST_F(lossless_decoding, ScdDraftedByHeadsMatchesAr) {
 
 TEST_F(lossless_decoding, ZipArWithExactVerificationMatchesAr) {
   expect_matches_ar("zipar --window 1 --verify exact", "zipar", {{"window", "1"}, {"verify", "exact"}});
+}
+
+// The entropy-aware temperature is a function of each position's logits, so a speculative
+// method's p and q both carry it and scd-mc stays lossless against ar sampled with it. That it
+// changes ar's distribution at all shows the first comparison is not vacuous.
+TEST_F(lossless_decoding, ScdWithEntropyTemperatureMatchesArWithIt) {
+  SamplerSettings entropy = testing::tiny_settings();
+  entropy.entropy.on = true;
+  const Sample ref = testing::cached_run_images(ctx(), "ar", {}, kArSeeds, kImages, entropy);
+  const Sample s = testing::run_images(ctx(), testing::by_name("scd-mc", entropy), {{"window", "4"}, {"init", "random"}},
+                                       0, kImages);
+  const Verdict v = compare(s, ref);
+  std::printf("scd-mc --window 4 --init random, entropy temperature: %.2f target forwards per image (ar: %.2f)\n%s",
+              s.nfe_per_image, ref.nfe_per_image, v.report.c_str());
+  EXPECT_TRUE(v.same) << "scd-mc differs from ar, both with the entropy temperature:\n" << v.report;
+  const Verdict changed = compare(ref, ar());
+  std::printf("ar with against ar without the entropy temperature:\n%s", changed.report.c_str());
+  EXPECT_FALSE(changed.same) << "ar with the entropy temperature samples as ar without it:\n" << changed.report;
 }
 
 TEST_F(lossless_decoding, BiasedVerificationIsDetected) {

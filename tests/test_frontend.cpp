@@ -23,8 +23,9 @@ class AssetDir {
 ArgParser parsed(const std::vector<std::string>& args) {
   std::set<std::string> options = {"--classifier"};
   for (const std::string& o : model_file_options()) options.insert(o);
-  for (const std::string& o : sampler_options()) options.insert(o);
-  ArgParser ap("test", {}, options);
+  std::set<std::string> flags;
+  for (const OptionDoc& o : sampler_option_table()) (o.value.empty() ? flags : options).insert(o.name);
+  ArgParser ap("test", flags, options);
   ap.parse(args);
   return ap;
 }
@@ -89,6 +90,27 @@ TEST(SamplerOptions, OverrideOnlyWhatIsGiven) {
   EXPECT_EQ(s.top_k, 7);
   EXPECT_THROW(sampler_overrides(parsed({"--top-p", "0"})), Error);
   EXPECT_THROW(sampler_overrides(parsed({"--temperature", "nan"})), Error);
+}
+
+// Off unless asked for; its constants need it on and are checked, and str() (which keys sample
+// files and bench reports) tells a run with it from one without.
+TEST(SamplerOptions, EntropyTemperatureIsOffUnlessGivenAndRecorded) {
+  const SamplerSettings card;
+  const SamplerSettings off = sampler_overrides(parsed({})).applied_to(card);
+  EXPECT_FALSE(off.entropy.on);
+  EXPECT_EQ(off.str(), card.str());
+  const SamplerSettings on =
+      sampler_overrides(parsed({"--entropy-temperature", "--entropy-b", "4"})).applied_to(card);
+  EXPECT_TRUE(on.entropy.on);
+  EXPECT_FLOAT_EQ(on.entropy.a, 2.5f);
+  EXPECT_FLOAT_EQ(on.entropy.b, 4.0f);
+  EXPECT_FLOAT_EQ(on.entropy.c, 0.6f);
+  EXPECT_NE(on.str().find("entropy temperature a 2.5 b 4 c 0.6"), std::string::npos) << on.str();
+  EXPECT_THROW(sampler_overrides(parsed({"--entropy-a", "1"})).applied_to(card), Error);
+  EXPECT_THROW(sampler_overrides(parsed({"--entropy-temperature", "--entropy-b", "0"})), Error);
+  EXPECT_THROW(
+      sampler_overrides(parsed({"--entropy-temperature", "--entropy-a", "0", "--entropy-c", "0"})).applied_to(card),
+      Error);
 }
 
 TEST(MethodOptionsText, RoundTripsAndRejectsItemsWithoutAValue) {

@@ -1,6 +1,8 @@
 // The GPU sampler's draws follow the probabilities it outputs (chi-square, fixed seeds), for
 // categorical and Gumbel-max sampling with and without filtering, and those probabilities are
-// LlamaGen's (temperature, top_k_top_p_filtering, softmax) computed independently in double.
+// LlamaGen's (temperature, top_k_top_p_filtering, softmax) computed independently in double; with
+// the entropy-aware temperature, ARsample's `sample` (filtering the untempered logits, entropy of
+// that distribution, then its temperature) in double.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -45,6 +47,26 @@ std::vector<double> llamagen_probs(const std::vector<float>& logits, const ops::
   return softmax_of_prefix(keep);
 }
 
+// ARsample's generate.py `sample` with enable_entropy_filtering, in double: LlamaGen's filters on
+// the untempered logits, H = -sum p ln p of what they keep, T = T0 (a e^(-H / b) + c), then
+// softmax(l / T) over the kept tokens.
+std::vector<double> entropy_probs(const std::vector<float>& logits, const ops::SamplerParams& prm) {
+  ops::SamplerParams untempered = prm;
+  untempered.temperature = 1.0f;
+  const std::vector<double> p = llamagen_probs(logits, untempered);
+  double h = 0, m = -INFINITY, s = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] > 0) h -= p[i] * std::log(p[i]);
+    if (p[i] > 0) m = std::max(m, static_cast<double>(logits[i]));
+  }
+  const double t = prm.temperature * (prm.entropy.a * std::exp(-h / prm.entropy.b) + prm.entropy.c);
+  std::vector<double> q(p.size(), 0.0);
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] > 0) s += q[i] = std::exp((logits[i] - m) / t);
+  for (double& x : q) x /= s;
+  return q;
+}
+
 class SamplerStats : public testing::VulkanTest {
  protected:
   struct Draws {
@@ -73,7 +95,7 @@ class SamplerStats : public testing::VulkanTest {
 
   void expect_fits(const std::vector<float>& logits, ops::SamplerParams prm) {
     const Draws d = draw(logits, prm);
-    const std::vector<double> want = llamagen_probs(logits, prm);
+    const std::vector<double> want = prm.entropy.on ? entropy_probs(logits, prm) : llamagen_probs(logits, prm);
     for (uint32_t i = 0; i < kVocab; ++i) {
       EXPECT_NEAR(d.probs[i], want[i], 2e-6 + 2e-6 * want[i]) << "token " << i;
       EXPECT_EQ(d.probs[i] == 0.0, want[i] == 0.0) << "token " << i << " kept differently";
@@ -111,6 +133,20 @@ TEST_F(SamplerStats, GumbelMaxFollowsProbabilities) {
 
 TEST_F(SamplerStats, GumbelMaxTopKTopP) {
   expect_fits(test_logits(4, 3.0f), make(ops::SampleMode::GumbelMax, 1.2f, 30, 0.8f, 104));
+}
+
+ops::SamplerParams entropy(ops::SamplerParams prm) {
+  prm.entropy.on = true;
+  return prm;
+}
+
+TEST_F(SamplerStats, EntropyTemperatureIsArsamples) {
+  expect_fits(test_logits(7, 2.5f), entropy(make(ops::SampleMode::Categorical, 1.0f, 0, 1.0f, 106)));
+}
+
+// The released script's T0 = 1.4; top-p cuts the untempered distribution.
+TEST_F(SamplerStats, EntropyTemperatureTopKTopPGumbel) {
+  expect_fits(test_logits(8, 4.0f), entropy(make(ops::SampleMode::GumbelMax, 1.4f, 30, 0.8f, 107)));
 }
 
 // The same chi-square test rejects draws taken at a slightly different temperature.

@@ -120,6 +120,28 @@ TEST(TraceReader, RoundTripsWhatWriteTraceWrites) {
   EXPECT_TRUE(t.images[1].events.empty());
 }
 
+// The entropy-aware temperature is written only when on and read back exactly; a trace without it
+// sampled without it.
+TEST(TraceReader, RoundTripsTheEntropyTemperature) {
+  EXPECT_FALSE(sample_json()["config"].contains("entropy_temperature"));
+  EXPECT_FALSE(parse_trace(sample_json().dump(), "t.json").config.sampler.entropy.on);
+  TraceConfig c = sample_config();
+  c.sampler.entropy.on = true;
+  c.sampler.entropy.b = 4.5f;
+  c.sampler.entropy.c = 0.7f;
+  const Trace t = parse_trace(trace_json(c, sample_generations()), "t.json");
+  EXPECT_TRUE(t.config.sampler.entropy.on);
+  EXPECT_EQ(t.config.sampler.entropy.a, 2.5f);
+  EXPECT_EQ(t.config.sampler.entropy.b, 4.5f);
+  EXPECT_EQ(t.config.sampler.entropy.c, 0.7f);
+  EXPECT_EQ(t.config.sampler.str(), c.sampler.str());
+  json j = json::parse(trace_json(c, sample_generations()));
+  j["config"]["entropy_temperature"]["b"] = 0;
+  EXPECT_CONTAINS(parse_error(j), "config.entropy_temperature.b");
+  j["config"]["entropy_temperature"] = true;
+  EXPECT_CONTAINS(parse_error(j), "config.entropy_temperature: expected an object");
+}
+
 TEST(TraceReader, GridReplayRebuildsEachStep) {
   const Trace t = parse_trace(sample_json().dump(), "t.json");
   GridReplay r(t.images[0].tokens);

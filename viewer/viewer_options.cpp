@@ -35,8 +35,9 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
                                    "--step", "--layout", "--record", "--save-trace", "--width", "--height", "--fps",
                                    "--speed", "--overlays", "--timeout", "--batch"};
   for (const std::string& f : frontend::model_file_options()) options.insert(f);
-  for (const std::string& f : frontend::sampler_options()) options.insert(f);
-  frontend::ArgParser ap("vkspec-viewer", {"--kiosk"}, options);
+  std::set<std::string> flags = {"--kiosk"};
+  for (const frontend::OptionDoc& o : frontend::sampler_option_table()) (o.value.empty() ? flags : options).insert(o.name);
+  frontend::ArgParser ap("vkspec-viewer", flags, options);
   ap.parse(args);
   ViewerOptions o;
   o.models = frontend::model_files(ap);

@@ -98,6 +98,11 @@ ops::SamplerParams with_cfg(ops::SamplerParams p, float scale, ops::CfgLayout la
   return p;
 }
 
+ops::SamplerParams with_entropy(ops::SamplerParams p, float a = 2.5f, float b = 3.0f, float c = 0.6f) {
+  p.entropy = {true, a, b, c};
+  return p;
+}
+
 Case per_row(Case k) {
   k.per_row_purpose = true;
   return k;
@@ -162,6 +167,41 @@ VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=1025 V=16384 argmax (split disp
 });
 VKSPEC_OP_CHECK("sampler", "top_p=0 rows=64 V=300 ties", [](Context& c) {
   return check_sampler(c, {64, 300, params(M::Categorical, 1.0f, 0, 0.0f, 12), 1.0f, true});
+});
+// The entropy-aware temperature (step E): unfiltered, each filter alone and together, CFG in
+// both layouts, every draw mode, a purpose per row, ties, and logits spread wide enough (scale
+// 40) that top-k keeps tokens whose untempered weight is below exp_det's cutoff but whose
+// tempered one is not.
+VKSPEC_OP_CHECK("sampler", "entropy categorical rows=256 V=1000 plain", [](Context& c) {
+  return check_sampler(c, {256, 1000, with_entropy(params(M::Categorical, 1.0f, 0, 1.0f, 19))});
+});
+VKSPEC_OP_CHECK("sampler", "entropy categorical rows=64 V=16384 T=1.4 cfg halves s=4", [](Context& c) {
+  return check_sampler(
+      c, {64, 16384, with_cfg(with_entropy(params(M::Categorical, 1.4f, 0, 1.0f, 20)), 4.0f, ops::CfgLayout::Halves)});
+});
+VKSPEC_OP_CHECK("sampler", "entropy categorical rows=100 V=1003 top_k=900 scale 40", [](Context& c) {
+  return check_sampler(c, {100, 1003, with_entropy(params(M::Categorical, 1.0f, 900, 1.0f, 21)), 40.0f});
+});
+VKSPEC_OP_CHECK("sampler", "entropy gumbel rows=100 V=999 top_p=0.8 a=1 b=2 c=0.5", [](Context& c) {
+  return check_sampler(c, {100, 999, with_entropy(params(M::GumbelMax, 0.9f, 0, 0.8f, 22), 1.0f, 2.0f, 0.5f)});
+});
+VKSPEC_OP_CHECK("sampler", "entropy categorical rows=32 V=16384 top_k=2000 top_p=0.95 cfg interleaved", [](Context& c) {
+  return check_sampler(c, {32, 16384,
+                           with_cfg(with_entropy(params(M::Categorical, 1.3f, 2000, 0.95f, 23)), 2.0f,
+                                    ops::CfgLayout::Interleaved)});
+});
+VKSPEC_OP_CHECK("sampler", "entropy gumbel rows=128 V=517 ties top_k=7 top_p=0.5", [](Context& c) {
+  return check_sampler(c, {128, 517, with_entropy(params(M::GumbelMax, 1.0f, 7, 0.5f, 24)), 3.0f, true});
+});
+VKSPEC_OP_CHECK("sampler", "entropy argmax and probs only rows=64 V=300 ties top_k=20", [](Context& c) {
+  const CheckResult a = check_sampler(c, {64, 300, with_entropy(params(M::Argmax, 1.0f, 20, 1.0f, 25)), 2.0f, true});
+  const CheckResult n = check_sampler(c, {64, 300, with_entropy(params(M::None, 1.0f, 20, 1.0f, 26)), 2.0f, true});
+  return a.error >= n.error ? a : n;
+});
+VKSPEC_OP_CHECK("sampler", "entropy cfg interleaved rows=9 V=1024 top_k=100 purpose per row", [](Context& c) {
+  return check_sampler(c, per_row({9, 1024,
+                                   with_cfg(with_entropy(params(M::Categorical, 1.0f, 100, 1.0f, 27)), 2.0f,
+                                            ops::CfgLayout::Interleaved)}));
 });
 VKSPEC_OP_CHECK("sampler", "rows=1 V=1", [](Context& c) {
   return check_sampler(c, {1, 1, params(M::Categorical, 1.0f, 0, 0.5f, 13)});

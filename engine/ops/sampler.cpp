@@ -11,10 +11,20 @@ namespace {
 
 bool is_index_type(DType t) { return t == DType::U32 || t == DType::I32; }
 
-}  // namespace
+// The ranges under which step E's arithmetic stays within det_math's (recip_det of T <= 2e4).
+void check_entropy_temperature(const SamplerParams& p) {
+  const EntropyTemperature& e = p.entropy;
+  if (!e.on) return;
+  auto in = [](float x, float lo, float hi) { return std::isfinite(x) && x >= lo && x <= hi; };
+  require(in(e.a, 0, 100) && in(e.c, 0, 100) && e.a + e.c > 0 && in(e.b, 1e-3f, 1e3f), "sampler",
+          "entropy temperature: a and c must be in [0, 100] (not both 0), b in [0.001, 1000]");
+  require(p.temperature > 0 && p.temperature <= 100, "sampler",
+          "entropy temperature: the base temperature must be in (0, 100]");
+}
 
-void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+// Throws naming the bad argument; returns the number of rows sampled.
+int64_t checked_rows(const TensorView& logits, const TensorView& positions, const SamplerParams& params,
+                     const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
   const char* op = "sampler";
   require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
           [&] { return "logits must be f32 [rows, vocab], got " + logits.shape.str(); });
@@ -45,11 +55,26 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
     });
   require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
           "temperature, top_p and cfg_scale must be finite");
+  check_entropy_temperature(params);
+  return rows;
+}
+
+}  // namespace
+
+void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+  const char* op = "sampler";
+  const int64_t rows = checked_rows(logits, positions, params, probs, tokens, purposes);
   if (rows == 0) return;
 
   Context& ctx = s.context();
+  const int64_t vocab = logits.shape[1];
+  const bool wants_tokens = params.mode != SampleMode::None;
+  const bool wants_positions = params.mode == SampleMode::Categorical || params.mode == SampleMode::GumbelMax;
+  const bool per_row_purpose = purposes.buffer != VK_NULL_HANDLE;
   const uint32_t V = static_cast<uint32_t>(vocab);
   const bool interleaved = params.cfg && params.cfg_layout == CfgLayout::Interleaved;
+  const bool entropy = params.entropy.on;
   const uint32_t stride = interleaved ? 2 : 1;
   const uint64_t row_bytes = uint64_t{stride} * V * 4;
   const uint32_t batch = rows_per_dispatch(ctx, row_bytes, static_cast<uint64_t>(rows), op);
@@ -71,6 +96,8 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
       uint32_t rows, vocab, cond_off, uncond_off, row_stride, pos_off, probs_off, tok_off, cfg, top_k, top_p24;
       float inv_temp, cfg_scale;
       uint32_t mode, seed_lo, seed_hi, purpose, per_row_purpose, purpose_off;
+      uint32_t entropy;
+      float temp, ent_a, ent_nb, ent_c;
     } push{n,
            V,
            cond.offset,
@@ -82,14 +109,19 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
            params.cfg ? 1u : 0u,
            params.top_k < V ? params.top_k : 0u,
            top_p_fixed(params.top_p),
-           inverse_temperature(params.temperature),
+           entropy ? 1.0f : inverse_temperature(params.temperature),
            params.cfg_scale,
            static_cast<uint32_t>(params.mode),
            static_cast<uint32_t>(params.seed),
            static_cast<uint32_t>(params.seed >> 32),
            params.purpose,
            per_row_purpose ? 1u : 0u,
-           pur.offset};
+           pur.offset,
+           entropy ? 1u : 0u,
+           params.temperature,
+           params.entropy.a,
+           entropy_neg_inv_b(params.entropy.b),
+           params.entropy.c};
     const Grid g = grid_1d(ctx, n, 1);
     s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view, pur.view}, push, g.x, g.y);
   }

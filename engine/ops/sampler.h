@@ -20,6 +20,20 @@
 //     W = sum w_i, B = floor(top_p_fixed(top_p) * W / 2^24); ranking by e descending, ties to the
 //     lower index; keep the ranking up to and including the first element whose inclusive
 //     prefix of w exceeds B; zero the rest and recompute S and p. top_p <= 0 keeps one token.
+//  E. params.entropy.on (the entropy-aware temperature of Ma et al., NeurIPS 2025, in the order of
+//     their released code, ARsample's generate.py `sample`: CFG, then top-k/top-p on the
+//     untempered logits, then the entropy of that filtered distribution sets the temperature):
+//     steps 2-5 run with inverse temperature 1 (z_i = l_i, so top-k and top-p rank and cut the
+//     untempered distribution), then
+//       H = log_det(S) + D * recip_det(S), D = chunk-tree sum of e_i * (m - z_i) (the entropy in
+//         nats of p = e / S: ln p_i = z_i - m - ln S; filtered elements have e_i = 0 and add 0),
+//       x = H * nb (nb = -(1 / b) in f32 on the host); k = a * exp_det(x); k = k + c;
+//       T = temperature * k; t = recip_det(max(T, 1e-5)),
+//     and the kept elements' weights are recomputed tempered: z'_i = l_i * t, m' = m * t (the
+//     maximum of z', rounding being monotone), e_i = exp_det(z'_i - m') for the elements steps 3-5
+//     kept (with top-p: those with e_i > 0; else those top-k kept, or all), else 0; S and p anew.
+//     Categorical and GumbelMax then draw from these with z' in place of z; Argmax is step 7's
+//     on z = l (a positive scale keeps the argmax). Off: bit-identical to the steps above.
 //  6. probs[r][i] = p_i (identical bits on every device and in ref::sampler).
 //  7. tokens[r] (mode != None):
 //     Categorical: t = philox::uniform(seed, positions[r], purpose, 0) * S; det::descend over
@@ -42,6 +56,13 @@ namespace vkspec::ops {
 enum class SampleMode : uint32_t { None = 0, Categorical = 1, GumbelMax = 2, Argmax = 3 };
 enum class CfgLayout : uint32_t { Halves = 0, Interleaved = 1 };
 
+// T = T0 * (a * exp(-H / b) + c) per row, H the entropy in nats of the filtered distribution
+// (step E above). The defaults are the released code's constants.
+struct EntropyTemperature {
+  bool on = false;
+  float a = 2.5f, b = 3.0f, c = 0.6f;
+};
+
 struct SamplerParams {
   float temperature = 1.0f;
   uint32_t top_k = 0;   // 0 = off
@@ -52,9 +73,12 @@ struct SamplerParams {
   SampleMode mode = SampleMode::Categorical;
   uint64_t seed = 0;
   uint32_t purpose = philox::purpose_word(philox::Purpose::Sample);
+  EntropyTemperature entropy;
 };
 
 inline float inverse_temperature(float t) { return 1.0f / std::max(t, 1e-5f); }
+// Step E's nb: -(1 / b), computed once on the host so every device multiplies by the same bits.
+inline float entropy_neg_inv_b(float b) { return -(1.0f / b); }
 // top_p in units of 2^-24 (truncated); 2^24 means off.
 inline uint32_t top_p_fixed(float top_p) {
   if (!(top_p < 1.0f)) return 1u << 24;

@@ -82,14 +82,15 @@ inline void write(const std::string& path, uint64_t key, const Sample& s) {
 
 }  // namespace cached_sample_detail
 
-// The tiny models' images for `method`, as run_images(ctx, by_name(method), options, first_seed,
-// images) gives them (events are not kept). With caching off (VKSPEC_CACHE_DIR=off) it just runs.
+// The tiny models' images for `method`, as run_images(ctx, by_name(method, sampler), options,
+// first_seed, images) gives them (events are not kept). With caching off (VKSPEC_CACHE_DIR=off) it
+// just runs.
 inline Sample cached_run_images(Context& ctx, const std::string& method, const MethodOptions& options,
-                                uint64_t first_seed, int images) {
+                                uint64_t first_seed, int images, const SamplerSettings& sampler = tiny_settings()) {
   const std::string& dir = ctx.options().cache_dir;
-  if (dir.empty()) return run_images(ctx, by_name(method), options, first_seed, images);
+  if (dir.empty()) return run_images(ctx, by_name(method, sampler), options, first_seed, images);
   namespace d = cached_sample_detail;
-  std::string what = method + " " + tiny_settings().str() + " seeds " + std::to_string(first_seed) + "+" +
+  std::string what = method + " " + sampler.str() + " seeds " + std::to_string(first_seed) + "+" +
                      std::to_string(images);
   for (const auto& [k, v] : options) what += " " + k + "=" + v;
   uint64_t key = cache_hash(what.data(), what.size());
@@ -104,7 +105,7 @@ inline Sample cached_run_images(Context& ctx, const std::string& method, const M
   ScopedFileLock lock(path + ".lock");
   Sample s;
   if (d::read(path, key, images, s)) return s;
-  s = run_images(ctx, by_name(method), options, first_seed, images);
+  s = run_images(ctx, by_name(method, sampler), options, first_seed, images);
   d::write(path, key, s);
   return s;
 }

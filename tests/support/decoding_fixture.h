@@ -99,6 +99,15 @@ inline Factory by_name(const std::string& method) {
   return [method](const ModelSet& m, const StrategyInputs& in) { return make_strategy(method, m, in); };
 }
 
+// `method` run with other sampler settings than tiny_settings().
+inline Factory by_name(const std::string& method, const SamplerSettings& sampler) {
+  return [method, sampler](const ModelSet& m, const StrategyInputs& in) {
+    StrategyInputs with = in;
+    with.sampler = sampler;
+    return make_strategy(method, m, with);
+  };
+}
+
 struct Sample {
   std::vector<std::vector<int32_t>> grids;
   std::vector<std::vector<StepEvent>> events;  // only when kept
