@@ -38,7 +38,12 @@ std::vector<OptionSpec> lantern_pp_options() {
       neighbour_metric_spec()};
   for (OptionSpec& s : eagle_tree_option_specs()) {
     if (s.name == "tree" || s.name == "candidates") continue;  // static, sampled: the method's
-    if (s.name == "shape") s.fallback = eagle_shape_name(EagleShape::McSim7b63);
+    if (s.name == "shape") {
+      s.fallback = eagle_shape_name(EagleShape::McSim7b63);
+      s.help = "the static tree's rank paths: mc_sim_7b_63 (25 nodes, the code's CLI default) or naive_extend_57 "
+               "(57), which fix depth, topk and nodes; cost: ours, the --nodes paths of best rank prior within "
+               "--depth and --topk";
+    }
     if (s.name == "depth" || s.name == "topk" || s.name == "nodes") s.help += " (--shape cost only)";
     specs.push_back(std::move(s));
   }

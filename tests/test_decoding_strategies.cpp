@@ -190,8 +190,8 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   ModelSet no_heads = m;
   no_heads.heads = nullptr;
   expect_error("ssd", {{"head-kind", "token"}}, no_heads, "--head-kind token needs draft heads");
-  expect_error("sjd", {{"delta", "0.1"}}, m, "--k, --delta and --metric belong to --accept lantern");
-  expect_error("sjd", {{"metric", "cosine"}}, m, "--k, --delta and --metric belong to --accept lantern");
+  expect_error("sjd", {{"delta", "0.1"}}, m, "--delta belongs to --accept lantern");
+  expect_error("sjd", {{"metric", "cosine"}}, m, "--metric belongs to --accept lantern");
   expect_error("lantern", {{"metric", "manhattan"}}, m, "--metric must be one of");
   expect_error("lantern", {{"delta", "2"}}, m, "--delta must be in [0, 1]");
   expect_error("lantern", {{"drafter", "model"}, {"init", "left"}}, m, "--init applies to --drafter jacobi only");
@@ -224,8 +224,10 @@ TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
                                                         "lantern++", "zipar", "mulo", "hawk", "ssd", "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
-  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda"}));
-  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric", "lambda"}));
+  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda",
+                                                              "group", "gap", "distance"}));
+  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric", "lambda", "group",
+                                                             "gap", "distance"}));
   EXPECT_EQ(option_names("ar"), std::vector<std::string>{"tokens-per-submit"});
   EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
   EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);
