@@ -309,16 +309,16 @@ VKSPEC_OP_CHECK("relax_neighbourhood", "N=7 V=300 k=1 delta=0.5 (none)",
 // admits a few neighbours, lambda 1 only zero-mass ones, and a huge lambda all of them.
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=64 V=1000 k=100 lambda=5",
                 [](Context& c) { return check_relax(c, 64, 1000, 128, 100, 0.0f, 4.0f); });
-VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=16384 k=11 lambda=20",
-                [](Context& c) { return check_relax(c, 5, 16384, 1000, 11, 0.0f, 19.0f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=4096 k=11 lambda=20",
+                [](Context& c) { return check_relax(c, 5, 4096, 64, 11, 0.0f, 19.0f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=9 V=300 k=50 lambda=1 (none)",
                 [](Context& c) { return check_relax(c, 9, 300, 64, 50, 0.0f, 0.0f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=33 V=50 k=50 lambda=1e6 (all)",
                 [](Context& c) { return check_relax(c, 33, 50, 50, 50, 0.0f, 1e6f); });
 VKSPEC_OP_CHECK("exclude_neighbourhood", "N=64 V=1000 k=11 lambda=5 count=11",
                 [](Context& c) { return check_exclude(c, 64, 1000, 128, 11, 4.0f, 11); });
-VKSPEC_OP_CHECK("exclude_neighbourhood", "N=5 V=16384 k=1000 lambda=20 count=1000",
-                [](Context& c) { return check_exclude(c, 5, 16384, 1024, 1000, 19.0f, 1000); });
+VKSPEC_OP_CHECK("exclude_neighbourhood", "N=5 V=4096 k=1000 lambda=20 count=1000",
+                [](Context& c) { return check_exclude(c, 5, 4096, 1024, 1000, 19.0f, 1000); });
 VKSPEC_OP_CHECK("exclude_neighbourhood", "N=9 V=300 k=50 lambda=1 (none moved)",
                 [](Context& c) { return check_exclude(c, 9, 300, 64, 50, 0.0f, 50); });
 VKSPEC_OP_CHECK("exclude_neighbourhood", "N=33 V=50 k=50 lambda=1e6 count=49 (all but the draft)",
