@@ -32,7 +32,7 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
   const EagleTreeOptions d;
   return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
                              "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
-                             "tree (LANTERN++'s idea; the shape is ours, docs/methods.md); chain: one path"),
+                             "tree (LANTERN++'s idea; its shape: --shape); chain: one path"),
           OptionSpec::integer("depth", d.depth, 1, 32, "levels of the draft tree (drafter forwards per step, after "
                                                        "its catch-up)"),
           OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kSiblings),
