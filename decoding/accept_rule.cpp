@@ -125,6 +125,11 @@ TensorView AcceptRule::record_target(CommandStream&, const TensorView&, const Te
   throw Error("acceptance rule " + descriptor_.name + " judges rows only: it has no relaxed target for tree tests");
 }
 
+AcceptRule::Rejection AcceptRule::record_rejection(CommandStream&, const TensorView&, const TensorView& target,
+                                                   const TensorView& q, const TensorView&, const TensorView&) const {
+  return {target, q};
+}
+
 void record_exact_resolution(CommandStream& s, const JudgedRows& rows, const TensorView& target,
                              const TensorView& accept, const TensorView& resolved) {
   using philox::Purpose;

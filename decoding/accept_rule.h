@@ -107,6 +107,15 @@ class AcceptRule {
   // itself) against which the exact test is this rule. Others throw.
   virtual TensorView record_target(CommandStream& s, const TensorView& p, const TensorView& drafts,
                                    const TensorView& scratch) const;
+  // Rules with relaxes_target: what a rejected draft leaves, norm(max(from - minus, 0)), given the
+  // rows' p, their record_target and draft distributions q (scratch rows like p for a rule that
+  // writes one). The exact residual against the relaxed target, {target, q}, unless the rule
+  // says otherwise (LANTERN++: {p, q without the draft's neighbours}).
+  struct Rejection {
+    TensorView from, minus;
+  };
+  virtual Rejection record_rejection(CommandStream& s, const TensorView& p, const TensorView& target,
+                                     const TensorView& q, const TensorView& drafts, const TensorView& scratch) const;
 
  private:
   const AcceptRuleDescriptor& descriptor_;

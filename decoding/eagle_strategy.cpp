@@ -32,7 +32,7 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
   const EagleTreeOptions d;
   return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
                              "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
-                             "tree (LANTERN++'s idea; the shape is ours, docs/methods.md); chain: one path"),
+                             "tree (LANTERN++'s idea; its shape: --shape); chain: one path"),
           OptionSpec::integer("depth", d.depth, 1, 32, "levels of the draft tree (drafter forwards per step, after "
                                                        "its catch-up)"),
           OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kSiblings),
@@ -40,6 +40,10 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
           OptionSpec::integer("nodes", d.nodes, 1, 256,
                               "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
                               "queries)"),
+          OptionSpec::choice("shape", eagle_shape_name(d.shape), eagle_shape_names(),
+                             "--tree static: cost: ours, the --nodes paths of best rank prior within --depth and "
+                             "--topk; mc_sim_7b_63 (25 nodes) or naive_extend_57 (57): LANTERN++'s code's lists, "
+                             "which fix depth, topk and nodes"),
           OptionSpec::choice("candidates", "top", {"top", "sampled"},
                              "top: the drafter's most likely tokens, tested as point masses (EAGLE-2's); sampled: "
                              "independent samples of its distribution, tested with min(1, p/q) (ours; static and "
@@ -55,12 +59,28 @@ bool parse_eagle_sampled(const OptionValues& o) {
 }
 
 EagleTreeOptions parse_eagle_tree_options(const OptionValues& o) {
+  return parse_eagle_tree_options(o, parse_eagle_tree_kind(o.choice("tree")));
+}
+
+EagleTreeOptions parse_eagle_tree_options(const OptionValues& o, EagleTreeKind kind) {
   EagleTreeOptions t;
-  t.kind = parse_eagle_tree_kind(o.choice("tree"));
+  t.kind = kind;
   t.depth = o.integer("depth");
   t.topk = o.integer("topk");
   t.nodes = o.integer("nodes");
+  t.shape = parse_eagle_shape(o.choice("shape"));
   if (t.kind == EagleTreeKind::Chain) t.nodes = std::min(t.nodes, t.depth);
+  if (t.shape == EagleShape::Cost) return t;
+  if (t.kind != EagleTreeKind::Static)
+    throw Error(o.method() + ": --shape " + o.choice("shape") + " needs --tree static");
+  // A named shape fixes these; they are given only to the cost shape.
+  for (const char* key : {"depth", "topk", "nodes"})
+    if (o.given(key))
+      throw Error(o.method() + ": --" + key + " is fixed by --shape " + o.choice("shape") + " (--shape cost takes it)");
+  const ShapeExtent e = eagle_shape_extent(eagle_named_paths(t.shape));
+  t.depth = e.depth;
+  t.topk = e.topk;
+  t.nodes = e.nodes;
   return t;
 }
 
@@ -108,7 +128,10 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
-  if (!rule_->exact()) relaxed_ = ctx.tensor(DType::F32, {max_q, V}, name() + " relaxed targets");
+  if (!rule_->exact()) {
+    relaxed_ = ctx.tensor(DType::F32, {max_q, V}, name() + " relaxed targets");
+    rejected_q_ = ctx.tensor(DType::F32, {max_q, V}, name() + " draft distributions after a rejection");
+  }
   zeros_ = ctx.tensor(DType::F32, {1, V}, name() + " zero distribution");
   positions_ = ctx.tensor(DType::U32, {N + 1}, name() + " positions");
   std::vector<uint32_t> iota(static_cast<size_t>(N + 1));
@@ -333,13 +356,15 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
     for (int64_t c = p + 1; c < M; ++c) {
       if (tree[static_cast<size_t>(c)].parent != p) continue;
       const TensorView qc = q_tree_.view().rows(c, 1), token = tokens_.view().rows(c, 1);
-      const TensorView target_row =
-          rule_->record_target(s, r, token, relaxed_.valid() ? relaxed_.view().rows(next_relaxed++, 1) : TensorView{});
+      const int64_t scratch_row = next_relaxed++;  // the rule's rows for this node (the rule is not exact)
+      const TensorView target_row = rule_->record_target(s, r, token, relaxed_.view().rows(scratch_row, 1));
       ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
                        philox::purpose_word(philox::Purpose::Accept, round * kSiblings + sibling),
                        accept_.view().rows(c, 1));
+      const AcceptRule::Rejection left =
+          rule_->record_rejection(s, r, target_row, qc, token, rejected_q_.view().rows(scratch_row, 1));
       const TensorView next = residuals_.view().rows(next_residual++, 1);
-      ops::residual_distribution(s, target_row, qc, next);
+      ops::residual_distribution(s, left.from, left.minus, next);
       r = next;
       ++sibling;
     }

@@ -20,7 +20,8 @@
 // from the last residual. This is sampling from p by elimination, so the exact rule is lossless
 // whatever the tree (it depends on the drafter and the committed tokens only). LANTERN's rule
 // tests child i against r_i relaxed around its token (p' moves the mass of x's nearest codebook
-// entries onto x, TV(p', r_i) <= delta) and continues with p' without x; lossy.
+// entries onto x, TV(p', r_i) <= delta) and continues with p' without x; lossy. With --lambda
+// (LANTERN++) the relaxed test is the same and the residual is the rule's (AcceptRule::record_rejection).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,6 +46,8 @@ struct EagleOptions {
 // Options of the tree, shared by `eagle` and `lantern --drafter eagle`.
 std::vector<OptionSpec> eagle_tree_option_specs();
 EagleTreeOptions parse_eagle_tree_options(const OptionValues& o);
+// The same for a method whose tree kind is fixed (lantern++: static), without a --tree option.
+EagleTreeOptions parse_eagle_tree_options(const OptionValues& o, EagleTreeKind kind);
 // --candidates sampled (checked against the tree kind).
 bool parse_eagle_sampled(const OptionValues& o);
 // Queries of the largest target forward: the root, the tree, the repairs of the previous step.
@@ -112,7 +115,7 @@ class EagleStrategy : public Strategy {
   Tensor last_logits_; // f32 [rows, V]: the catch-up's last element's logits
   Tensor q_;           // f32 [max_nodes, V]: draft distributions of a level (read back)
   Tensor q_store_;     // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
-  Tensor probs_, q_tree_, residuals_, relaxed_, zeros_, positions_;
+  Tensor probs_, q_tree_, residuals_, relaxed_, rejected_q_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
   TreeTestRows tree_rows_;  // exact rule: ops::tree_tests' parent and position rows
   Tensor draft_tokens_;  // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)

@@ -53,11 +53,16 @@ std::vector<std::vector<int32_t>> eagle_static_paths(int64_t depth, int64_t topk
   return out;
 }
 
+std::vector<std::vector<int32_t>> eagle_shape_paths(const EagleTreeOptions& o) {
+  if (o.shape == EagleShape::Cost) return eagle_static_paths(o.depth, o.topk, o.nodes);
+  return eagle_named_paths(o.shape);
+}
+
 int64_t eagle_max_frontier(const EagleTreeOptions& o) {
   if (o.kind == EagleTreeKind::Dynamic) return o.topk;
   if (o.kind == EagleTreeKind::Chain) return 1;
   // A level expands the paths of its depth that a longer path continues.
-  const std::vector<std::vector<int32_t>> paths = eagle_static_paths(o.depth, o.topk, o.nodes);
+  const std::vector<std::vector<int32_t>> paths = eagle_shape_paths(o);
   std::vector<std::set<std::vector<int32_t>>> continued(static_cast<size_t>(o.depth + 1));
   for (const std::vector<int32_t>& p : paths)
     if (p.size() > 1) continued[p.size() - 1].insert(std::vector<int32_t>(p.begin(), p.end() - 1));
@@ -71,7 +76,7 @@ int64_t eagle_max_expanded(const EagleTreeOptions& o) {
   if (o.kind == EagleTreeKind::Chain) return o.depth;
   // The root and every path a longer one continues.
   std::set<std::vector<int32_t>> continued;
-  for (const std::vector<int32_t>& p : eagle_static_paths(o.depth, o.topk, o.nodes))
+  for (const std::vector<int32_t>& p : eagle_shape_paths(o))
     if (p.size() > 1) continued.insert(std::vector<int32_t>(p.begin(), p.end() - 1));
   return 1 + static_cast<int64_t>(continued.size());
 }
@@ -84,7 +89,7 @@ DraftTreeBuilder::DraftTreeBuilder(const EagleTreeOptions& options, int64_t max_
   // The shape is the full-depth one cut at the image's end (recomputing it for fewer levels would
   // spread the same node budget wider than the buffers sized for the full shape).
   if (o_.kind == EagleTreeKind::Static)
-    for (std::vector<int32_t>& p : eagle_static_paths(o_.depth, o_.topk, o_.nodes))
+    for (std::vector<int32_t>& p : eagle_shape_paths(o_))
       if (static_cast<int64_t>(p.size()) <= depth_) shape_.push_back(std::move(p));
   if (o_.kind == EagleTreeKind::Chain)
     for (int64_t d = 1; d <= std::min(depth_, o_.nodes); ++d) shape_.push_back(std::vector<int32_t>(static_cast<size_t>(d), 0));

@@ -11,11 +11,15 @@
 //   static (LANTERN++, Park et al. 2025: a fixed tree, so low draft confidence never prunes it):
 //     the shape is fixed in advance as rank paths (r_1, ..., r_d), r_i the rank of the token among
 //     its parent's proposals; ours is the `nodes` paths of largest prior prod_i 2^-(r_i + 1), i.e.
-//     of smallest sum of (r_i + 1), ties to the shorter, then lexicographically smaller path.
+//     of smallest sum of (r_i + 1), ties to the shorter, then lexicographically smaller path
+//     (shape `cost`); or a named list of the released code's (decoding/eagle_tree_shapes.h), which
+//     fixes depth, topk and nodes.
 //   chain: the static tree of one path, each node's most likely token (depth nodes).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "decoding/eagle_tree_shapes.h"
 
 namespace vkspec {
 
@@ -28,6 +32,7 @@ struct EagleTreeOptions {
   int64_t depth = 6;   // drafted levels below the root
   int64_t topk = 10;   // proposals per expanded node, and nodes expanded per level (dynamic)
   int64_t nodes = 60;  // candidates verified besides the root
+  EagleShape shape = EagleShape::Cost;  // static trees: whose rank paths (a named one sets the three above)
 };
 
 struct DraftTreeNode {
@@ -38,8 +43,10 @@ struct DraftTreeNode {
   double value = 1.0;   // product of the draft probabilities along the path
 };
 
-// The static shape's rank paths, parents before children.
+// The `cost` shape's rank paths, parents before children.
 std::vector<std::vector<int32_t>> eagle_static_paths(int64_t depth, int64_t topk, int64_t nodes);
+// The static tree's rank paths: the named shape's, or the cost shape's for o's depth, topk, nodes.
+std::vector<std::vector<int32_t>> eagle_shape_paths(const EagleTreeOptions& o);
 // The most nodes one level expands (the drafter's queries per level), and the most a tree
 // expands in all, the root included (the drafter's scratch slots and stored features).
 int64_t eagle_max_frontier(const EagleTreeOptions& o);

@@ -65,7 +65,7 @@ StrategyDescriptor lantern() {
   };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     const bool eagle = drafts_with_eagle(o);
-    for (const char* key : {"tree", "depth", "topk", "nodes", "candidates"})
+    for (const char* key : {"tree", "depth", "topk", "nodes", "shape", "candidates"})
       if (!eagle && o.given(key)) throw Error(std::string("lantern: --") + key + " applies to --drafter eagle only");
     if (eagle) {
       for (const char* key : {"window", "init", "alpha"})

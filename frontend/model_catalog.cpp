@@ -62,7 +62,7 @@ OptionTable model_file_option_table() {
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},
           {"--heads", "FILE", "token draft heads (hawk, ssd-coupled, ssd --head-kind token, --init heads)"},
           {"--latent-heads", "FILE", "SSD's latent heads (ssd)"},
-          {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle)"},
+          {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle, lantern++)"},
           {"--sr-net", "FILE", "MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)"},
           {"--latent-upsampler", "FILE", "MuLo-SD's latent upsampler (mulo --upsampler latent)"}};
 }

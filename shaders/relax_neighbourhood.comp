@@ -10,7 +10,7 @@ layout(binding = 0) readonly buffer PB { float pv[]; };
 layout(binding = 1) readonly buffer Dr { uint drafts[]; };
 layout(binding = 2) readonly buffer Nb { uint neighbours[]; };
 layout(binding = 3) buffer Out { float outv[]; };
-layout(push_constant) uniform P { uint rows, vocab, p_off, draft_off, out_off, k, k_max; float delta; } p;
+layout(push_constant) uniform P { uint rows, vocab, p_off, draft_off, out_off, k, k_max; float delta, per_mass; } p;
 
 shared uint sh_end;
 shared float sh_moved;
@@ -24,13 +24,15 @@ void main() {
   const uint x = drafts[p.draft_off + row];
   if (x >= p.vocab) return;  // no draft: the row stays as it is (uniform)
   if (tid == 0u) {
+    // delta + per_mass * p(x): LANTERN's additive budget or LANTERN++'s multiplicative one.
+    precise float budget = p.delta + p.per_mass * pv[src + x];
     precise float moved = 0.0;
     uint end = 1u;
     for (uint m = 1u; m < p.k; ++m) {
       const uint y = neighbours[x * p.k_max + m];
       if (y >= p.vocab || y == x) continue;
       precise float next = moved + pv[src + y];
-      if (next > p.delta) break;
+      if (next > budget) break;
       moved = next;
       end = m + 1u;
     }

@@ -223,10 +223,13 @@ std::vector<std::string> option_names(const std::string& method) {
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
-                                                        "zipar", "pjd", "mulo", "hawk", "ssd", "ssd-coupled"}));
+                                                        "lantern++", "zipar", "pjd", "mulo", "hawk", "ssd",
+                                                        "ssd-coupled"}));
   EXPECT_EQ(reference_method_name(), "ar");
-  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric"}));
-  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric"}));
+  EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda",
+                                                              "group", "gap", "distance"}));
+  EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric", "lambda", "group",
+                                                             "gap", "distance"}));
   EXPECT_EQ(option_names("ar"), std::vector<std::string>{"tokens-per-submit"});
   EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
   EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);

@@ -163,9 +163,10 @@ CheckResult check_pooled(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_ma
               std::to_string(bad) + " sums differ"};
 }
 
-// Neighbour lists without repeats (as a real table has), some padding; deltas from "nothing
-// admitted" to "everything admitted".
-CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float delta) {
+// Neighbour lists without repeats (as a real table has), some padding; budgets from "nothing
+// admitted" to "everything admitted", additive (delta) or multiplicative (per_mass = lambda - 1).
+CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float delta,
+                        float per_mass = 0.0f) {
   const auto p = random_probs(n, vocab, 15);
   std::mt19937 rng(16);
   std::vector<uint32_t> nb(size_t{vocab} * k_max), draft(n), perm(vocab);
@@ -185,14 +186,52 @@ CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max
   ctx.upload(tn, nb.data(), nb.size() * 4);
   Tensor out = ctx.tensor(DType::F32, {n, vocab}, "relaxed");
   CommandStream s(ctx);
-  ops::relax_neighbourhood(s, tp, td, tn, k, delta, out);
+  ops::relax_neighbourhood(s, tp, td, tn, k, delta, out, per_mass);
   s.submit_and_wait();
-  const auto got = download_floats(ctx, out), want = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, delta);
+  const auto got = download_floats(ctx, out),
+             want = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, delta, per_mass);
   size_t bad = 0;
   for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
   return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
           "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " k=" + std::to_string(k) +
-              " delta=" + std::to_string(delta) + ": " + std::to_string(bad) + " values differ"};
+              " delta=" + std::to_string(delta) + " per_mass=" + std::to_string(per_mass) + ": " +
+              std::to_string(bad) + " values differ"};
+}
+
+// The relaxed rows come from the reference relax with LANTERN++'s budget (lambda - 1) p(x), so
+// some rows moved mass onto their draft and some did not (lambda 1: none did).
+CheckResult check_exclude(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float per_mass,
+                          uint32_t count) {
+  const auto p = random_probs(n, vocab, 61), q = random_probs(n, vocab, 62);
+  std::mt19937 rng(63);
+  std::vector<uint32_t> nb(size_t{vocab} * k_max), draft(n), perm(vocab);
+  for (uint32_t x = 0; x < vocab; ++x) {
+    for (uint32_t i = 0; i < vocab; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    nb[size_t{x} * k_max] = x;
+    uint32_t m = 1;
+    for (uint32_t i = 0; i < vocab && m < k_max; ++i)
+      if (perm[i] != x) nb[size_t{x} * k_max + m++] = rng() % 11 == 0 ? 0xFFFFFFFFu : perm[i];
+    for (; m < k_max; ++m) nb[size_t{x} * k_max + m] = 0xFFFFFFFFu;
+  }
+  for (auto& t : draft) t = rng() % vocab;
+  draft[n / 2] = 0xFFFFFFFFu;  // no draft: q copied
+  const auto relaxed = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, 0.0f, per_mass);
+  Tensor tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q"), tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p");
+  Tensor tr = upload_floats(ctx, relaxed, DType::F32, {n, vocab}, "relaxed"), td = upload_u32(ctx, draft, "draft");
+  Tensor tn = ctx.tensor(DType::U32, {vocab, k_max}, "neighbours");
+  ctx.upload(tn, nb.data(), nb.size() * 4);
+  Tensor out = ctx.tensor(DType::F32, {n, vocab}, "excluded");
+  CommandStream s(ctx);
+  ops::exclude_neighbourhood(s, tq, tp, tr, td, tn, count, out);
+  s.submit_and_wait();
+  const auto got = download_floats(ctx, out), want = ref::exclude_neighbourhood(q, p, relaxed, vocab, draft, nb, k_max, count);
+  size_t bad = 0, moved = 0;
+  for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
+  for (uint32_t j = 0; j < n; ++j) moved += draft[j] < vocab && relaxed[size_t{j} * vocab + draft[j]] != p[size_t{j} * vocab + draft[j]];
+  return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
+          "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " count=" + std::to_string(count) + ": " +
+              std::to_string(moved) + " rows moved mass, " + std::to_string(bad) + " values differ"};
 }
 
 // Rows with ties (a third of each row is 0, and some equal non-zero values), drafts at the top,
@@ -266,6 +305,24 @@ VKSPEC_OP_CHECK("relax_neighbourhood", "N=33 V=50 k=50 delta=1 (all)",
                 [](Context& c) { return check_relax(c, 33, 50, 50, 50, 1.0f); });
 VKSPEC_OP_CHECK("relax_neighbourhood", "N=7 V=300 k=1 delta=0.5 (none)",
                 [](Context& c) { return check_relax(c, 7, 300, 8, 1, 0.5f); });
+// LANTERN++'s multiplicative budget (lambda - 1) p(x): random rows make p(x) ~ 1/V, so lambda 5
+// admits a few neighbours, lambda 1 only zero-mass ones, and a huge lambda all of them.
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=64 V=1000 k=100 lambda=5",
+                [](Context& c) { return check_relax(c, 64, 1000, 128, 100, 0.0f, 4.0f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=5 V=4096 k=11 lambda=20",
+                [](Context& c) { return check_relax(c, 5, 4096, 64, 11, 0.0f, 19.0f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=9 V=300 k=50 lambda=1 (none)",
+                [](Context& c) { return check_relax(c, 9, 300, 64, 50, 0.0f, 0.0f); });
+VKSPEC_OP_CHECK("relax_neighbourhood", "N=33 V=50 k=50 lambda=1e6 (all)",
+                [](Context& c) { return check_relax(c, 33, 50, 50, 50, 0.0f, 1e6f); });
+VKSPEC_OP_CHECK("exclude_neighbourhood", "N=64 V=1000 k=11 lambda=5 count=11",
+                [](Context& c) { return check_exclude(c, 64, 1000, 128, 11, 4.0f, 11); });
+VKSPEC_OP_CHECK("exclude_neighbourhood", "N=5 V=4096 k=1000 lambda=20 count=1000",
+                [](Context& c) { return check_exclude(c, 5, 4096, 1024, 1000, 19.0f, 1000); });
+VKSPEC_OP_CHECK("exclude_neighbourhood", "N=9 V=300 k=50 lambda=1 (none moved)",
+                [](Context& c) { return check_exclude(c, 9, 300, 64, 50, 0.0f, 50); });
+VKSPEC_OP_CHECK("exclude_neighbourhood", "N=33 V=50 k=50 lambda=1e6 count=49 (all but the draft)",
+                [](Context& c) { return check_exclude(c, 33, 50, 50, 50, 1e6f, 49); });
 VKSPEC_OP_CHECK("spec_accept", "N=4096 V=1000", [](Context& c) { return check_accept(c, 4096, 1000); });
 VKSPEC_OP_CHECK("spec_accept", "N=37 V=16384", [](Context& c) { return check_accept(c, 37, 16384); });
 VKSPEC_OP_CHECK("spec_accept", "values N=10007", [](Context& c) { return check_accept_values(c, 10007); });

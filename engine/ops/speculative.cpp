@@ -207,8 +207,45 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
   s.dispatch(pipe, {probs, q, draft, parent, positions, scratch, accept, final_token}, push, g.x, g.y);
 }
 
+void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorView& p, const TensorView& relaxed,
+                           const TensorView& draft, const TensorView& neighbours, uint32_t count,
+                           const TensorView& out) {
+  const char* op = "exclude_neighbourhood";
+  require_probs(op, "q", q);
+  const int64_t n = q.shape[0], V = q.shape[1];
+  for (const auto& [name, t] : {std::pair<const char*, const TensorView*>{"p", &p}, {"relaxed", &relaxed}, {"out", &out}})
+    require(t->dtype == DType::F32 && t->shape == q.shape, op,
+            [&] { return std::string(name) + " must be f32 " + q.shape.str() + ", got " + t->shape.str(); });
+  require(!overlap(out, q) && !overlap(out, p) && !overlap(out, relaxed), op, "out must not overlap q, p or relaxed");
+  require_index(op, "draft", draft, n);
+  require_neighbours(op, s.context(), neighbours, V, 1);
+  require(count < static_cast<uint64_t>(neighbours.shape[1]), op, [&] {
+    return "count = " + std::to_string(count) + " must be below the table's " + std::to_string(neighbours.shape[1]) +
+           " entries per row";
+  });
+  if (n == 0) return;
+  Context& ctx = s.context();
+  const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
+  const Pipeline& pipe = ctx.pipeline(shaders::exclude_neighbourhood, {wg});
+  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
+    const uint32_t m = std::min(batch, rows - r0);
+    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wr = window(ctx, relaxed, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+    const Window wd = window(ctx, draft, r0, m);
+    struct {
+      uint32_t rows, vocab, q_off, p_off, relaxed_off, draft_off, out_off, count, k_max;
+    } push{m, static_cast<uint32_t>(V), wq.offset, wp.offset, wr.offset, wd.offset, wo.offset, count,
+           static_cast<uint32_t>(neighbours.shape[1])};
+    const Grid g = grid_1d(ctx, m, 1);
+    s.dispatch(pipe, {wq.view, wp.view, wr.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
+  }
+}
+
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
-                         uint32_t k, float delta, const TensorView& out) {
+                         uint32_t k, float delta, const TensorView& out, float per_mass) {
   const char* op = "relax_neighbourhood";
   require_probs(op, "p", p);
   const int64_t n = p.shape[0], V = p.shape[1];
@@ -219,6 +256,8 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   require(!overlap(out, p), op, "out must not overlap p");
   require(std::isfinite(delta) && delta >= 0.0f, op,
           [&] { return "delta must be finite and >= 0, got " + std::to_string(delta); });
+  require(std::isfinite(per_mass) && per_mass >= 0.0f, op,
+          [&] { return "per_mass must be finite and >= 0, got " + std::to_string(per_mass); });
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
@@ -231,9 +270,9 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
     const Window wd = window(ctx, draft, r0, m);
     struct {
       uint32_t rows, vocab, p_off, draft_off, out_off, k, k_max;
-      float delta;
+      float delta, per_mass;
     } push{m, static_cast<uint32_t>(V), wp.offset, wd.offset, wo.offset, k,
-           static_cast<uint32_t>(neighbours.shape[1]), delta};
+           static_cast<uint32_t>(neighbours.shape[1]), delta, per_mass};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
   }

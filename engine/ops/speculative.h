@@ -81,11 +81,23 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
 // LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
 // latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],
 // m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass
-// stays <= delta: moved = moved + p[j][y] in that order, stopping at the first y that would exceed
-// delta. Then out[j][x] = p[j][x] + moved and out[j][y] = 0 for the other members of A; the total
+// stays <= the budget b = delta + per_mass * p[j][x] (per_mass 0: LANTERN's additive budget delta;
+// delta 0, per_mass lambda - 1: LANTERN++'s multiplicative one, p'(x) <= lambda p(x)): moved =
+// moved + p[j][y] in that order, stopping at the first y that would exceed b. Then out[j][x] = p[j][x] + moved and out[j][y] = 0 for the other members of A; the total
 // variation between out[j] and p[j] is exactly `moved`. Rows whose draft is >= V (kNoToken) are
 // copied unchanged. p, out: f32 [N, V] (distinct); draft u32/i32 [N]; neighbours u32 [V, k_max].
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
-                         uint32_t k, float delta, const TensorView& out);
+                         uint32_t k, float delta, const TensorView& out, float per_mass = 0.0f);
+
+// LANTERN++'s distribution to subtract after a rejected draft (Park et al. 2025, the released
+// code's static-tree path): out[j] = q[j] with the draft x's neighbours N = neighbours[x][m],
+// m = 1..count (entries >= V and x itself skipped), set to 0 and the rest scaled by
+// 1 / (1 - sum_N q[j]) (0 when that is not positive; the sum in m order), where
+// relax_neighbourhood moved mass onto x (relaxed[j][x] != p[j][x]); q[j] unchanged otherwise and
+// for rows without a draft. Bit-equal with ref::exclude_neighbourhood. q, p, relaxed, out: f32
+// [N, V] (out distinct from the others); draft u32 [N]; neighbours u32 [V, k_max], count < k_max.
+void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorView& p, const TensorView& relaxed,
+                           const TensorView& draft, const TensorView& neighbours, uint32_t count,
+                           const TensorView& out);
 
 }  // namespace vkspec::ops

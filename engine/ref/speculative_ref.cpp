@@ -129,19 +129,20 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
 
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
                                        const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
-                                       float delta) {
+                                       float delta, float per_mass) {
   std::vector<float> out(p);
   for (size_t j = 0; j < draft.size(); ++j) {
     const uint32_t x = draft[j];
     if (x >= vocab) continue;
     const float* row = p.data() + j * vocab;
+    const float budget = delta + per_mass * row[x];
     float moved = 0.0f;
     uint32_t end = 1;
     for (uint32_t m = 1; m < k; ++m) {
       const uint32_t y = neighbours[size_t{x} * k_max + m];
       if (y >= vocab || y == x) continue;
       const float next = moved + row[y];
-      if (next > delta) break;
+      if (next > budget) break;
       moved = next;
       end = m + 1;
     }
@@ -150,6 +151,31 @@ std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t voc
       if (y < vocab && y != x) out[j * vocab + y] = 0.0f;
     }
     out[j * vocab + x] = row[x] + moved;
+  }
+  return out;
+}
+
+std::vector<float> exclude_neighbourhood(const std::vector<float>& q, const std::vector<float>& p,
+                                         const std::vector<float>& relaxed, uint32_t vocab,
+                                         const std::vector<uint32_t>& draft, const std::vector<uint32_t>& neighbours,
+                                         uint32_t k_max, uint32_t count) {
+  std::vector<float> out(q);
+  for (size_t j = 0; j < draft.size(); ++j) {
+    const uint32_t x = draft[j];
+    if (x >= vocab || relaxed[j * vocab + x] == p[j * vocab + x]) continue;
+    const float* row = q.data() + j * vocab;
+    const auto listed = [&](uint32_t m) {
+      const uint32_t y = neighbours[size_t{x} * k_max + m];
+      return y < vocab && y != x ? y : vocab;
+    };
+    float mass = 0.0f;
+    for (uint32_t m = 1; m <= count; ++m)
+      if (listed(m) < vocab) mass = mass + row[listed(m)];
+    const float rest = 1.0f - mass;
+    const float inv = rest > 0.0f ? det::recip_det(rest) : 0.0f;
+    for (uint32_t i = 0; i < vocab; ++i) out[j * vocab + i] = row[i] * inv;
+    for (uint32_t m = 1; m <= count; ++m)
+      if (listed(m) < vocab) out[j * vocab + listed(m)] = 0.0f;
   }
   return out;
 }
