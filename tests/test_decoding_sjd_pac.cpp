@@ -1,8 +1,11 @@
 // sjd-pac (decoding/sjd_pac_strategy.h): the tree's shape, the event contract and option checks,
 // and the two-sample chi-square test of test_decoding_lossless.cpp against ar on the tiny model
 // (3x3 tokens, vocabulary 8; CFG 2, top-k 2, top-p 0.9; 2000 images, positions 0, 4, 8 and the
-// pair 7+8, significance 0.001): the exact rule (--path first) must pass it; the released code's
-// rule (--path longest) is run through the same test to see whether its bias shows.
+// pair 7+8, significance 0.001): the exact rule (--path first) must pass it. The released code's
+// rule (--path longest) passes it too at 2000 images (the tiny random targets' continuations
+// barely depend on the previous token, which its bias feeds on; docs/methods.md gives the
+// statistics); tools/sjd_pac_path_bias.py computes its bias exactly on a toy model, which is why
+// the registry calls it lossy.
 #include <cstdio>
 #include <string>
 
@@ -53,6 +56,13 @@ TEST(sjd_pac_shape, TreeAndChainOfTheReleasedDefaults) {
   EXPECT_EQ(cut.size(), 1u + 3 + 3 + 5);
 }
 
+TEST(sjd_pac_registry, OnlyTheFirstAcceptedRuleIsLossless) {
+  const StrategyDescriptor& d = find_strategy("sjd-pac");
+  EXPECT_TRUE(d.lossless_for({}));
+  EXPECT_FALSE(d.lossless_for({{"path", "longest"}}));
+  EXPECT_EQ(d.max_queries_for({}, GptConfig{}), 64 + 3 - 1);
+}
+
 class sjd_pac : public testing::VulkanTest {
  protected:
   const Sample& ar() {
@@ -90,10 +100,6 @@ TEST_F(sjd_pac, FirstAcceptedPathMatchesAr) {
 // found after the first step (pools shrink, the chain grows) while the uniform first drafts have three.
 TEST_F(sjd_pac, FirstAcceptedPathWiderTreeMatchesAr) {
   EXPECT_TRUE(matches_ar("sjd-pac --width 3 --depth 3 --window 16", {{"width", "3"}, {"depth", "3"}, {"window", "16"}}));
-}
-
-TEST_F(sjd_pac, ChainOnlyMatchesAr) {
-  EXPECT_TRUE(matches_ar("sjd-pac --width 1 --window 5", {{"width", "1"}, {"window", "5"}}));
 }
 
 // Runs every step through the fixture's event checks; the same seed gives the same steps.
@@ -141,18 +147,5 @@ TEST_F(sjd_pac, BadOptionsAreNamed) {
   expect_error({}, "max_queries");  // L 64 + 2 repairs: more than the tiny target was loaded for
 }
 
-}  // namespace
-}  // namespace vkspec
-namespace vkspec {
-namespace {
-TEST_F(sjd_pac, ProbeLongestA) {
-  matches_ar("longest K2 D2 L6", {{"width", "2"}, {"depth", "2"}, {"window", "6"}, {"path", "longest"}});
-}
-TEST_F(sjd_pac, ProbeLongestB) {
-  matches_ar("longest K3 D3 L16", {{"width", "3"}, {"depth", "3"}, {"window", "16"}, {"path", "longest"}});
-}
-TEST_F(sjd_pac, ProbeLongestC) {
-  matches_ar("longest K2 D3 L8", {{"width", "2"}, {"depth", "3"}, {"window", "8"}, {"path", "longest"}});
-}
 }  // namespace
 }  // namespace vkspec
