@@ -83,8 +83,20 @@ SjdPacStrategy::SjdPacStrategy(const ModelSet& models, const StrategyInputs& in,
 }
 
 void SjdPacStrategy::initialise(int64_t end, int64_t tree_end) {
-  const int64_t V = vocab();
+  const int64_t V = vocab(), W = grid_width();
+  std::vector<std::pair<int64_t, uint32_t>> point_mass;
   for (int64_t n = ready_; n < end; ++n) {
+    DraftInit how = opt_.init;
+    if (how == DraftInit::Above && n < W) how = DraftInit::Left;  // the first row has nothing above
+    if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
+    if (how != DraftInit::Random) {
+      const int64_t from = how == DraftInit::Left ? n - 1 : n - W;
+      const uint32_t tok = from < committed_ ? static_cast<uint32_t>(grid_[static_cast<size_t>(from)])
+                                             : cand_[static_cast<size_t>(from)][0];
+      cand_[static_cast<size_t>(n)] = {tok};
+      point_mass.push_back({n, tok});
+      continue;
+    }
     // Distinct uniform tokens: draw k picks uniformly among the V - k tokens not yet taken, so the
     // k-th is a sample of uniform-with-the-earlier-removed, the q^(k) the tree tests it with.
     std::vector<uint32_t> taken;
@@ -103,6 +115,7 @@ void SjdPacStrategy::initialise(int64_t end, int64_t tree_end) {
     cand_[static_cast<size_t>(n)] = taken;
     target().stream().fill(q_base_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
   }
+  record_point_masses(target().stream(), q_base_, point_mass);
   ready_ = std::max(ready_, end);
 }
 
@@ -185,7 +198,7 @@ void SjdPacStrategy::record_draws(const std::vector<Node>& nodes, uint32_t round
   if (opt_.path == SjdPacPath::Longest) {
     std::vector<CopyRegion> rows;
     std::vector<bool> has_child(static_cast<size_t>(M), false);
-    for (int64_t i = M - 1; i >= 1; --i) {  // a node's lowest-index child is copied last
+    for (int64_t i = 1; i < M; ++i) {
       const int32_t p = nodes[static_cast<size_t>(i)].parent;
       has_child[static_cast<size_t>(p)] = true;
     }
@@ -364,6 +377,8 @@ SjdPacOptions sjd_pac_options(const OptionValues& o) {
   s.depth = o.integer("depth");
   s.window = o.integer("window");
   s.path = o.choice("path") == "longest" ? SjdPacPath::Longest : SjdPacPath::First;
+  const std::string& init = o.choice("init");
+  s.init = init == "left" ? DraftInit::Left : init == "above" ? DraftInit::Above : DraftInit::Random;
   const int64_t tree = sjd_pac_tree_nodes(s.width, s.depth);
   if (tree > s.window)
     throw Error("sjd-pac: --width " + str(s.width) + " --depth " + str(s.depth) + " make a tree of " + str(tree) +
@@ -390,6 +405,10 @@ StrategyDescriptor sjd_pac() {
                          "first: descend into the first accepted candidate, extra candidates drawn from q' without "
                          "replacement (exact); longest: the released code's rule, the longest accepted path and "
                          "extra candidates from the residual (lossy)"),
+      OptionSpec::choice("init", "random", {"random", "left", "above"},
+                         "how a position entering the window is first drafted: uniform tokens with q uniform (the "
+                         "code's; K distinct ones in the tree), or the token to its left or above it (q a point "
+                         "mass, one candidate)"),
   };
   d.lossless = [](const OptionValues& o) { return o.choice("path") == "first"; };
   d.max_queries = [](const OptionValues& o, const GptConfig&) {

@@ -12,7 +12,8 @@
 //  - Adaptive Continuation: every position after the committed ones keeps a draft for the next
 //    step that is coupled to the old one: the resolution of the old candidates against this step's
 //    stale p (kept when accepted, else the residual sample), an exact sample of p, whose q becomes
-//    p (scd-mc's maximal coupling). New positions get uniform random tokens with q uniform.
+//    p (scd-mc's maximal coupling). New positions get uniform random tokens with q uniform (or,
+//    --init left|above, a copied token with a point-mass q).
 //
 // Verification is multi-draft speculative sampling over the whole tree in one dispatch
 // (ops::tree_tests): a node's children k = 0, 1, ... are tried in order, child k against the running
@@ -47,6 +48,7 @@
 
 #include "decoding/candidate_tree.h"
 #include "decoding/strategy.h"
+#include "decoding/window_strategy.h"
 
 namespace vkspec {
 
@@ -57,6 +59,10 @@ struct SjdPacOptions {
   int64_t depth = 3;   // D: tree levels with the root (the code's tree_depth): D - 1 candidate depths
   int64_t window = 64; // L: nodes per forward with the root (the code's max_num_new_tokens)
   SjdPacPath path = SjdPacPath::First;
+  // How a position entering the window is first drafted: uniform (the code's, K distinct tokens in
+  // the tree), or the token to its left / above it with a point-mass q (one candidate: a point
+  // mass has no second token to draw).
+  DraftInit init = DraftInit::Random;
 };
 
 // (K^D - 1) / (K - 1): the tree's nodes with the root (D for K = 1).
@@ -96,7 +102,7 @@ class SjdPacStrategy : public Strategy {
   };
   // The step's tree from committed position c (new positions initialised on the way).
   std::vector<Node> build_tree(int64_t c);
-  // Positions [ready_, end) get uniform random drafts (K distinct ones below tree_end), q uniform.
+  // Positions [ready_, end) get their first drafts (--init; K distinct uniform ones below tree_end).
   void initialise(int64_t end, int64_t tree_end);
   // Rows of the last forward's probabilities that became stored q' rows (recorded at the start of
   // the next submit, before anything reads them).

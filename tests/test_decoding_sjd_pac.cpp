@@ -102,10 +102,18 @@ TEST_F(sjd_pac, FirstAcceptedPathWiderTreeMatchesAr) {
   EXPECT_TRUE(matches_ar("sjd-pac --width 3 --depth 3 --window 16", {{"width", "3"}, {"depth", "3"}, {"window", "16"}}));
 }
 
+// New positions drafted from the token above (a point-mass q, one candidate at a tree depth).
+TEST_F(sjd_pac, InitAboveMatchesAr) {
+  EXPECT_TRUE(matches_ar("sjd-pac --width 2 --depth 2 --window 6 --init above",
+                         {{"width", "2"}, {"depth", "2"}, {"window", "6"}, {"init", "above"}}));
+}
+
 // Runs every step through the fixture's event checks; the same seed gives the same steps.
 TEST_F(sjd_pac, EventsAreConsistentAndSeedsReproduce) {
   for (const std::string path : {"first", "longest"}) {
     const MethodOptions o = {{"width", "3"}, {"depth", "3"}, {"window", "16"}, {"path", path}};
+    const Sample left = run_images(ctx(), by_name("sjd-pac"), {{"window", "16"}, {"init", "left"}, {"path", path}}, 5, 4);
+    EXPECT_LT(left.nfe_per_image, 9.0) << path;
     const Sample a = run_images(ctx(), by_name("sjd-pac"), o, 5, 12, true);
     const Sample b = run_images(ctx(), by_name("sjd-pac"), o, 5, 12, true);
     EXPECT_EQ(a.grids, b.grids) << path;
@@ -143,6 +151,7 @@ TEST_F(sjd_pac, BadOptionsAreNamed) {
   expect_error({{"depth", "0"}, {"window", "8"}}, "--depth must be in [1, 8]");
   expect_error({{"window", "1"}}, "--window must be in [2, 1024]");
   expect_error({{"path", "shortest"}, {"window", "8"}}, "--path must be one of first, longest");
+  expect_error({{"init", "heads"}, {"window", "8"}}, "--init must be one of random, left, above");
   expect_error({{"width", "3"}, {"depth", "3"}, {"window", "12"}}, "make a tree of 13 nodes with the root, more than --window 12");
   expect_error({}, "max_queries");  // L 64 + 2 repairs: more than the tiny target was loaded for
 }
