@@ -16,7 +16,7 @@ namespace {
 // A sibling's acceptance uniform is drawn under Accept round step * 8 + sibling (ops::tree_tests).
 constexpr int64_t kMaxWidth = 8, kMaxDepth = 8;
 // Independent draws per node and candidate: the extra candidates are the first draws not yet taken.
-constexpr int64_t kDrawsPerCandidate = 6;
+constexpr int64_t kDrawsPerCandidate = 3;
 
 // The root, the nodes, and up to D - 1 repairs of accepted alternates.
 int64_t max_queries(const SjdPacOptions& o) { return o.window + o.depth - 1; }
