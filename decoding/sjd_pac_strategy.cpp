@@ -389,7 +389,7 @@ SjdPacOptions sjd_pac_options(const OptionValues& o) {
 StrategyDescriptor sjd_pac() {
   StrategyDescriptor d;
   d.name = "sjd-pac";
-  d.order = 35;
+  d.order = 95;  // after the existing methods: listings that name the first few keep their order
   d.summary = "SJD-PAC: a small tree of guesses right after the last token, then a long Jacobi chain whose old "
               "guesses are kept while they still pass";
   d.reference = "Kang et al., CVPR 2026, SJD-PAC (Proactive Drafting and Adaptive Continuation); --path first "
