@@ -224,7 +224,7 @@ std::vector<std::string> option_names(const std::string& method) {
 TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
                                                         "lantern++", "zipar", "pjd", "mulo", "hawk", "ssd",
-                                                        "ssd-coupled"}));
+                                                        "ssd-coupled", "sjd-pac"}));
   EXPECT_EQ(reference_method_name(), "ar");
   EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda",
                                                               "group", "gap", "distance"}));
