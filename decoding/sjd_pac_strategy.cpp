@@ -367,6 +367,23 @@ void SjdPacStrategy::decode(StepEvent& e) {
   const AcceptedPath a = choose_path(nodes, r.accept);
   const int64_t f = commit_path(nodes, a, r, e);
   if (f + 1 < N) continue_window(nodes, a, r, f);
+  e.groups = tree_and_chain(nodes);
+}
+
+std::vector<std::vector<int32_t>> SjdPacStrategy::tree_and_chain(const std::vector<Node>& nodes) {
+  std::vector<int64_t> branched;  // positions with an alternate candidate
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (!nodes[i].canonical) branched.push_back(nodes[i].position);
+  std::vector<int32_t> tree, chain;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    if (!nodes[i].canonical) continue;
+    const bool in_tree = std::find(branched.begin(), branched.end(), nodes[i].position) != branched.end();
+    (in_tree ? tree : chain).push_back(static_cast<int32_t>(nodes[i].position));
+  }
+  std::vector<std::vector<int32_t>> groups;
+  for (std::vector<int32_t>* g : {&tree, &chain})
+    if (!g->empty()) groups.push_back(std::move(*g));
+  return groups;
 }
 
 namespace {

@@ -111,6 +111,9 @@ class SjdPacStrategy : public Strategy {
   void record_candidate_rows(const std::vector<Node>& nodes, int64_t c, int64_t tree_depths);
   // The independent draws each node's row gives for the next step's candidates.
   void record_draws(const std::vector<Node>& nodes, uint32_t round);
+  // What the viewer outlines (StepEvent::groups): the positions that hold several candidates (the
+  // proactive tree), then the main path's chain.
+  static std::vector<std::vector<int32_t>> tree_and_chain(const std::vector<Node>& nodes);
   // The committed path's nodes (root first) under --path.
   AcceptedPath choose_path(const std::vector<Node>& nodes, const std::vector<uint32_t>& accept) const;
   // Commits the path and the token after it; returns that token's position.

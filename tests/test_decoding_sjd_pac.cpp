@@ -126,6 +126,8 @@ TEST_F(sjd_pac, EventsAreConsistentAndSeedsReproduce) {
         // the first step proposes the tree (each candidate once) and the chain (16 - 13 nodes)
         if (k == 0) {
           EXPECT_EQ(a.events[i][k].proposed.size(), 3u + 3u + 3u) << path;
+          // the viewer's groups: the tree's two positions, then the chain's three
+          EXPECT_EQ(a.events[i][k].groups, (std::vector<std::vector<int32_t>>{{0, 1}, {2, 3, 4}})) << path;
         }
       }
     }
