@@ -77,6 +77,9 @@ step devices "$vkspec" devices
 step selftest "$vkspec" selftest
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
+# Issue 32's methods: SJD-PAC, PJD, LANTERN++ and GSD's rule on the window methods, against ar.
+step new_methods "$vkspec" bench --methods ar,sjd,scd-mc,sjd-pac,pjd,lantern,lantern++ --sweep accept=exact,gsd \
+  --images "$images" --classifier none --json "$out/new_methods.json"
 # ar without the host's round trip per token against the methods that beat ar with it.
 step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \
   --images "$images" --classifier none --json "$out/ar_pipelined.json"
