@@ -163,22 +163,30 @@ CheckResult check_pooled(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_ma
               std::to_string(bad) + " sums differ"};
 }
 
-// Neighbour lists without repeats (as a real table has), some padding; budgets from "nothing
-// admitted" to "everything admitted", additive (delta) or multiplicative (per_mass = lambda - 1).
-CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float delta,
-                        float per_mass = 0.0f) {
-  const auto p = random_probs(n, vocab, 15);
-  std::mt19937 rng(16);
-  std::vector<uint32_t> nb(size_t{vocab} * k_max), draft(n), perm(vocab);
+// A neighbour table as a real one is: row x lists x first, then other entries without repeats in
+// a random order; about one entry in `pad_every` is padding (>= V, skipped by the ops).
+std::vector<uint32_t> distinct_neighbours(uint32_t vocab, uint32_t k_max, uint32_t pad_every, std::mt19937& rng) {
+  std::vector<uint32_t> nb(size_t{vocab} * k_max), perm(vocab);
   for (uint32_t x = 0; x < vocab; ++x) {
     for (uint32_t i = 0; i < vocab; ++i) perm[i] = i;
     std::shuffle(perm.begin(), perm.end(), rng);
     nb[size_t{x} * k_max] = x;
     uint32_t m = 1;
     for (uint32_t i = 0; i < vocab && m < k_max; ++i)
-      if (perm[i] != x) nb[size_t{x} * k_max + m++] = rng() % 13 == 0 ? 0xFFFFFFFFu : perm[i];
+      if (perm[i] != x) nb[size_t{x} * k_max + m++] = rng() % pad_every == 0 ? 0xFFFFFFFFu : perm[i];
     for (; m < k_max; ++m) nb[size_t{x} * k_max + m] = 0xFFFFFFFFu;
   }
+  return nb;
+}
+
+// Neighbour lists without repeats (as a real table has), some padding; budgets from "nothing
+// admitted" to "everything admitted", additive (delta) or multiplicative (per_mass = lambda - 1).
+CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k, float delta,
+                        float per_mass = 0.0f) {
+  const auto p = random_probs(n, vocab, 15);
+  std::mt19937 rng(16);
+  const std::vector<uint32_t> nb = distinct_neighbours(vocab, k_max, 13, rng);
+  std::vector<uint32_t> draft(n);
   for (auto& t : draft) t = rng() % vocab;
   draft[n / 2] = 0xFFFFFFFFu;  // no draft: copied
   Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), td = upload_u32(ctx, draft, "draft");
@@ -204,16 +212,8 @@ CheckResult check_exclude(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_m
                           uint32_t count) {
   const auto p = random_probs(n, vocab, 61), q = random_probs(n, vocab, 62);
   std::mt19937 rng(63);
-  std::vector<uint32_t> nb(size_t{vocab} * k_max), draft(n), perm(vocab);
-  for (uint32_t x = 0; x < vocab; ++x) {
-    for (uint32_t i = 0; i < vocab; ++i) perm[i] = i;
-    std::shuffle(perm.begin(), perm.end(), rng);
-    nb[size_t{x} * k_max] = x;
-    uint32_t m = 1;
-    for (uint32_t i = 0; i < vocab && m < k_max; ++i)
-      if (perm[i] != x) nb[size_t{x} * k_max + m++] = rng() % 11 == 0 ? 0xFFFFFFFFu : perm[i];
-    for (; m < k_max; ++m) nb[size_t{x} * k_max + m] = 0xFFFFFFFFu;
-  }
+  const std::vector<uint32_t> nb = distinct_neighbours(vocab, k_max, 11, rng);
+  std::vector<uint32_t> draft(n);
   for (auto& t : draft) t = rng() % vocab;
   draft[n / 2] = 0xFFFFFFFFu;  // no draft: q copied
   const auto relaxed = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, 0.0f, per_mass);
