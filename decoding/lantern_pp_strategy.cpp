@@ -72,9 +72,12 @@ StrategyDescriptor lantern_pp() {
     EagleOptions e;
     e.tree = lantern_pp_tree(o);
     e.sampled = true;
-    // The lantern rule in its --lambda mode, reading this method's lambda, k and metric.
-    e.rule.rule = &find_accept_rule("lantern");
-    e.rule.options = std::make_shared<const OptionValues>(o);
+    // The lantern rule in its --lambda mode, reading this method's lambda, k and metric (its own
+    // defaults, so the method lists them itself rather than through a fixed slot).
+    AcceptRuleSlot lantern;
+    lantern.option.clear();
+    lantern.fallback = "lantern";
+    e.rule = parse_accept_choice(o, lantern);
     return std::make_unique<EagleStrategy>("lantern++", m, in, e);
   };
   return d;
