@@ -42,6 +42,12 @@ const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
                            "checks them; slower there; in CI greedy ar and scd-mc give the same tokens, sampled "
                            "runs may diverge by rounding",
                            "0 or 1"};
+const Variable kMaskFeatures{"VKSPEC_MASK_FEATURES", "VKSPEC_MASK_FEATURES=LIST",
+                              "treat the device as lacking these optional features (comma-separated: "
+                              "push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, "
+                              "subgroup-size-control, cooperative-matrix), so the paths devices without them "
+                              "take are checked on any device",
+                              "a comma-separated list of those names"};
 const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
                             "the GEMV matmul takes up to N activation rows, the tiled kernels more (a tuning "
                             "diagnostic: the device's tile table otherwise; `bench --synthetic` shows the "
@@ -62,7 +68,7 @@ const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {
       &kDevice,         &kValidation,   &kSyncValidation, &kValidationPrint,    &kMaxDeviceMemory,
       &kFenceTimeoutMs, &kCacheDir,     &kDisableCoopmat, &kDisableMatmulFolds, &kGpuKernels,
-      &kGemvMaxRows,    &kGemvRowsTile, &kAssets};
+      &kMaskFeatures,   &kGemvMaxRows,    &kGemvRowsTile, &kAssets};
   return all;
 }
 

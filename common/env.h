@@ -29,6 +29,7 @@ extern const Variable kCacheDir;
 extern const Variable kDisableCoopmat;
 extern const Variable kDisableMatmulFolds;
 extern const Variable kGpuKernels;
+extern const Variable kMaskFeatures;
 extern const Variable kGemvMaxRows;
 extern const Variable kGemvRowsTile;
 extern const Variable kAssets;

@@ -280,6 +280,40 @@ TEST(CommandStreamBatches, ALimitSplitsSubmitsKeepingResultsAndTimings) {
   EXPECT_EQ(instance->validation_log().take(), std::vector<std::string>{});
 }
 
+// Without VK_KHR_push_descriptor (SwiftShader; masked here on any device) every dispatch takes a
+// set from the stream's DescriptorArena: more dispatches than one pool holds, reused over batches,
+// give the results push descriptors give, with the validation layer silent.
+TEST(DescriptorArenaTest, DispatchesWithoutPushDescriptorsSpanPoolsAndBatches) {
+  auto instance = std::make_shared<Instance>();
+  ContextOptions o = ContextOptions::from_environment();
+  o.masked_features = "push-descriptor,int64";
+  Context c(instance, instance->preferred_device(), o);
+  ASSERT_FALSE(c.caps().push_descriptor);
+  {
+    Tensor x = upload_floats(c, {1, 2, 3}, DType::F32, {3}, "x");
+    Tensor zero = upload_floats(c, {0, 0, 0}, DType::F32, {3}, "zero");
+    CommandStream s(c);
+    for (int batch = 0; batch < 2; ++batch) {
+      for (int i = 0; i < 700; ++i) ops::add(s, x, zero, x);  // 700 sets: over one 512-set pool
+      ops::add(s, x, x, x);
+      s.submit_and_wait();
+    }
+    EXPECT_EQ(download_floats(c, x), (std::vector<float>{4, 8, 12}));
+  }
+  EXPECT_EQ(instance->validation_log().take(), std::vector<std::string>{});
+}
+
+TEST(DescriptorArenaTest, MaskedFeaturesAreClearedAndUnknownNamesRefused) {
+  DeviceCaps caps;
+  caps.push_descriptor = caps.shader_int64 = caps.shader_float16 = caps.cooperative_matrix_nv = true;
+  caps.coopmat_f16_16x16x16 = true;
+  mask_device_features(caps, "int64,,float16");
+  EXPECT_TRUE(caps.push_descriptor);
+  EXPECT_FALSE(caps.shader_int64);
+  EXPECT_FALSE(caps.coopmat_f16_16x16x16);  // derived from float16
+  EXPECT_THROW(mask_device_features(caps, "push-descriptors"), Error);
+}
+
 TEST_F(VulkanTest, ValidationMessagesAreCaptured) {
   // A deliberately invalid call: a zero-sized buffer violates VUID-VkBufferCreateInfo-size-00912.
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};

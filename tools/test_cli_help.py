@@ -20,7 +20,7 @@ EXPECTED = {
               "--classifier"],
     "methods": ["--markdown"],
     "devices": ["--json"],
-    "selftest": ["--device", "--op"],
+    "selftest": ["--device", "--op", "--json"],
     "bench-ops": ["--json", "--op", "--repeat"],
 }
 

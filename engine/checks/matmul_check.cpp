@@ -26,7 +26,7 @@ CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt
     shape = "r" + std::to_string(sh.rows_outputs) + " mg" + std::to_string(sh.rows_per_subgroup) + " " + shape;
   // A forced kernel this device cannot run has nothing to compare; auto cases cover the device.
   if (!ops::matmul_path_supported(ctx, path, m, k, wt) || sh.gemv_workgroup > ctx.caps().max_workgroup_invocations)
-    return {0, 0, std::string(ops::matmul_path_name(path)) + " kernel not available here, " + shape};
+    return CheckResult::skip(std::string(ops::matmul_path_name(path)) + " kernel not available here, " + shape);
   const auto x = random_floats(static_cast<size_t>(m * k), 11);
   auto w = random_floats(static_cast<size_t>(n * k), 12);
   Tensor tx = upload_floats(ctx, x, DType::F32, {m, k}, "x");
@@ -85,7 +85,7 @@ CheckResult check_matmul_fused(Context& ctx, int64_t m, int64_t n, int64_t k, DT
   std::string what = std::string(norm ? "norm" : "residual") + " " + ops::matmul_path_name(path) +
                      " M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w " +
                      dtype_name(wt);
-  if (!ops::matmul_path_supported(ctx, path, m, k, wt)) return {0, 0, "kernel not available here, " + what};
+  if (!ops::matmul_path_supported(ctx, path, m, k, wt)) return CheckResult::skip("kernel not available here, " + what);
   auto x = random_floats(static_cast<size_t>(m * k), 16);
   for (int64_t j = 0; j < k; ++j) x[static_cast<size_t>(j)] *= 100.0f;  // a row far from unit scale
   const auto g = random_floats(static_cast<size_t>(k), 17), y0 = random_floats(static_cast<size_t>(m * n), 18);

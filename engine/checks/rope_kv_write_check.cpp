@@ -93,7 +93,7 @@ CheckResult check_qkv_fold(Context& ctx, int64_t B, int64_t T, int64_t H, int64_
   std::string what = std::string(ops::matmul_path_name(path)) + " B=" + std::to_string(B) + " T=" + std::to_string(T) +
                      " H=" + std::to_string(H) + " Dh=" + std::to_string(Dh) + " w " + dtype_name(wt) + " cache " +
                      dtype_name(cache_dt);
-  if (!ops::matmul_path_supported(ctx, path, M, K, wt)) return {0, 0, "kernel not available here, " + what};
+  if (!ops::matmul_path_supported(ctx, path, M, K, wt)) return CheckResult::skip("kernel not available here, " + what);
   const auto x = random_floats(static_cast<size_t>(M * K), 81),
              w = random_floats(static_cast<size_t>(3 * width * K), 82);
   const auto g = random_floats(static_cast<size_t>(K), 83);

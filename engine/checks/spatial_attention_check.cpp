@@ -55,7 +55,7 @@ CheckResult per_query(Context& c, int64_t n, int64_t h, int64_t w, int64_t ch, f
   ops::SpatialAttentionKernel k;
   k.per_query = true;
   if (!ops::spatial_attention_per_query(c, n, h * w, k))
-    return {0, 0, "per-query kernel not available here for " + std::to_string(h) + "x" + std::to_string(w)};
+    return CheckResult::skip("per-query kernel not available here for " + std::to_string(h) + "x" + std::to_string(w));
   return check_attn(c, n, h, w, ch, spread, &k, tolerance);
 }
 VKSPEC_OP_CHECK("spatial_attention", "1x1 C32 per query", [](Context& c) { return per_query(c, 1, 1, 1, 32, 4.0f); });

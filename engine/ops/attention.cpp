@@ -75,6 +75,12 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
 
 }  // namespace
 
+bool attention_loads_available(const DeviceCaps& caps, AttentionLoads loads) {
+  if (loads == AttentionLoads::Wide) return caps.shader_int64;
+  if (loads == AttentionLoads::Texel) return caps.max_texel_buffer_elements > 0;
+  return true;
+}
+
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
   const Plan p = make_plan(ctx, shape, opt, UINT64_MAX);
   return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
@@ -151,13 +157,13 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
 
   const bool f16 = k_cache.dtype == DType::F16;
   const bool wide_ok =
-      caps.shader_int64 && Dh % (f16 ? 4 : 2) == 0 && k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
+      attention_loads_available(caps, AttentionLoads::Wide) && Dh % (f16 ? 4 : 2) == 0 && k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
   require(opt.loads != AttentionLoads::Wide || wide_ok, kOp, [&] {
     return "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
            " == 0 and 8-byte aligned caches";
   });
   const bool texel_ok =
-      f16 && Dh % 4 == 0 && caps.max_texel_buffer_elements > 0 && texel_readable(k_cache) && texel_readable(v_cache);
+      f16 && Dh % 4 == 0 && attention_loads_available(caps, AttentionLoads::Texel) && texel_readable(k_cache) && texel_readable(v_cache);
   require(opt.loads != AttentionLoads::Texel || texel_ok, kOp,
           "texel cache loads need f16 caches, head_dim % 4 == 0 and caches starting on a texel of their views");
   const bool texel =

@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "engine/ops/head_rows.h"
+#include "engine/vk/device_caps.h"
 
 namespace vkspec::ops {
 
@@ -50,6 +51,9 @@ struct AttentionShape {
 // (head_dim % 4 == 0, caches starting on a texel of their view), one vector gather per load on
 // CPU drivers. Auto: Texel on CPU drivers where possible, else Wide where possible.
 enum class AttentionLoads { Auto, Wide, Narrow, Texel };
+// Whether the device has what the loads need (shaderInt64 for Wide, texel buffers for Texel); the
+// shape and alignment conditions above are the caller's.
+bool attention_loads_available(const DeviceCaps& caps, AttentionLoads loads);
 
 struct AttentionOptions {
   float scale = 0.0f;  // 0: 1 / sqrt(head_dim)

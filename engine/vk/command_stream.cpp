@@ -14,6 +14,9 @@ bool overlaps(VkBuffer b, VkDeviceSize lo, VkDeviceSize hi, VkBuffer b2, VkDevic
   return b == b2 && lo < hi2 && lo2 < hi;
 }
 
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t saturating_mul(uint64_t a, uint64_t b) { return a && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
+
 }  // namespace
 
 CommandStream::CommandStream(Context& ctx, bool profile)
@@ -37,6 +40,7 @@ CommandStream::CommandStream(Context& ctx, bool profile)
       vk_check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
       query_capacity_ = kQueryCapacity;
     }
+    if (!ctx.caps().push_descriptor) arena_ = std::make_unique<DescriptorArena>(ctx.device());
   } catch (...) {
     if (fence_) vkDestroyFence(ctx.device(), fence_, nullptr);
     vkDestroyCommandPool(ctx.device(), pool_, nullptr);
@@ -68,6 +72,7 @@ void CommandStream::begin_if_needed() {
   command_count_ = 0;
   dispatch_count_ = 0;
   barrier_count_ = 0;
+  first_uses_ = 0;
   pending_reads_.clear();
   pending_writes_.clear();
   labels_.clear();
@@ -190,16 +195,30 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
   }
   track(reads, wr);
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
-  if (!writes.empty())
-    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0,
-                              static_cast<uint32_t>(writes.size()), writes.data());
+  if (!writes.empty()) bind_descriptors(p, writes);
   if (push_size) vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
   if (gx && gy && gz) {
+    if (p.take_first_use()) {
+      ++first_uses_;
+      ctx_.count_first_use();
+    }
     vkCmdDispatch(cmd_, gx, gy, gz);
     ++dispatch_count_;
     ctx_.count_work(WorkCounters::Dispatch);
   }
   stamp(p.name());
+}
+
+void CommandStream::bind_descriptors(const Pipeline& p, std::vector<VkWriteDescriptorSet>& writes) {
+  if (!arena_) {
+    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0,
+                              static_cast<uint32_t>(writes.size()), writes.data());
+    return;
+  }
+  const VkDescriptorSet set = arena_->allocate(p.set_layout());
+  for (VkWriteDescriptorSet& w : writes) w.dstSet = set;
+  vkUpdateDescriptorSets(ctx_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0, nullptr);
 }
 
 void CommandStream::copy(const TensorView& src, const TensorView& dst) { copy(std::vector<CopyRegion>{{src, dst}}); }
@@ -284,10 +303,13 @@ void CommandStream::submit() {
 
 void CommandStream::wait() {
   if (!submitted_) return;
-  const VkResult r = vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, ctx_.options().fence_timeout_ns);
+  const ContextOptions& o = ctx_.options();
+  const uint64_t timeout_ns = saturating_add(o.fence_timeout_ns, saturating_mul(first_uses_, o.first_use_allowance_ns));
+  const VkResult r = vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, timeout_ns);
   if (r == VK_TIMEOUT)
-    throw Error("GPU work did not finish within " + std::to_string(ctx_.options().fence_timeout_ns / 1000000) +
-                " ms on " + ctx_.caps().name + " (raise VKSPEC_FENCE_TIMEOUT_MS if this device is just slow)");
+    throw Error("GPU work did not finish within " + std::to_string(timeout_ns / 1000000) + " ms on " +
+                ctx_.caps().name + " (" + std::to_string(first_uses_) +
+                " first-use compiles allowed for; raise VKSPEC_FENCE_TIMEOUT_MS if this device is just slow)");
   submitted_ = false;
   vk_check(r, ("vkWaitForFences on " + ctx_.caps().name).c_str());
   if (!carry_timings_) timings_.clear();
@@ -306,6 +328,7 @@ void CommandStream::wait() {
     }
   }
   vk_check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+  if (arena_) arena_->reset();  // the batch that used its sets has finished
 }
 
 void CommandStream::submit_and_wait() {

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <volk.h>
 
+#include "engine/vk/descriptor_arena.h"
 #include "engine/vk/pipeline.h"
 #include "engine/vk/tensor.h"
 
@@ -105,6 +107,9 @@ class CommandStream {
   // Adds a barrier if this access conflicts with unsynchronised earlier ones, then records it.
   void track(const std::vector<Range>& reads, const std::vector<Range>& writes);
   void stamp(const std::string& label);
+  // Binds the dispatch's buffers: pushed where the device has push descriptors, else written to a
+  // set from arena_.
+  void bind_descriptors(const Pipeline& p, std::vector<VkWriteDescriptorSet>& writes);
 
   Context& ctx_;
   bool profile_;
@@ -115,10 +120,12 @@ class CommandStream {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
+  std::unique_ptr<DescriptorArena> arena_;  // devices without VK_KHR_push_descriptor
   uint32_t query_capacity_ = 0;
   uint32_t queries_used_ = 0;
   bool recording_ = false, submitted_ = false;
   uint32_t command_count_ = 0, dispatch_count_ = 0, barrier_count_ = 0;
+  uint32_t first_uses_ = 0;  // pipelines this batch runs for the first time (their compile time)
   bool carry_timings_ = false;  // the next wait() appends to timings_ (a batch-limit split happened)
   std::vector<Range> pending_reads_, pending_writes_;
   std::vector<std::pair<std::string, std::string>> labels_;  // (label, stage) per timestamp

@@ -57,6 +57,7 @@ ContextOptions ContextOptions::from_environment() {
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
   o.disable_matmul_folds = env::flag(env::kDisableMatmulFolds);
   o.gpu_kernels = env::flag(env::kGpuKernels);
+  if (const auto masked = env::text(env::kMaskFeatures)) o.masked_features = *masked;
   if (const auto rows = env::unsigned_integer(env::kGemvMaxRows, 256)) {
     if (*rows == 0) throw Error("VKSPEC_GEMV_MAX_ROWS=0 is not a row count from 1 to 256");
     o.gemv_max_rows = static_cast<uint32_t>(*rows);
@@ -82,9 +83,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   // cpu_driver is read only to choose kernel variants; clearing it here is the whole of
   // VKSPEC_GPU_KERNELS, so every op takes its GPU branch and nothing else changes.
   if (options_.gpu_kernels) caps_.cpu_driver = false;
+  mask_device_features(caps_, options_.masked_features);
   const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
   if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
-  if (!caps_.push_descriptor) throw Error("VK_KHR_push_descriptor is required" + where);
 
   uint32_t n_q = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, nullptr);
@@ -128,7 +129,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   f12.shaderFloat16 = caps_.shader_float16;
   f12.shaderInt8 = caps_.shader_int8;
   f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
-  std::vector<const char*> exts = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  // Without push descriptors every CommandStream allocates its sets from a DescriptorArena.
+  std::vector<const char*> exts;
+  if (caps_.push_descriptor) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (caps_.subgroup_size_control) {
     exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     fsize.subgroupSizeControl = VK_TRUE;
@@ -173,7 +176,8 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   load_pipeline_cache();
   // computeFullSubgroups is on wherever subgroup_size_control is (above).
   pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
-                                               caps_.subgroup_size_control ? caps_.subgroup_size : 0);
+                                               caps_.subgroup_size_control ? caps_.subgroup_size : 0,
+                                               caps_.push_descriptor);
 }
 
 Context::~Context() {

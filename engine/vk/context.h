@@ -24,6 +24,10 @@ struct ContextOptions {
   uint64_t device_memory_cap = 0;
   // How long a submit may run before it is reported as hung. Default: VKSPEC_FENCE_TIMEOUT_MS or 60 s.
   uint64_t fence_timeout_ns = 60ull * 1000 * 1000 * 1000;
+  // Added to that for each pipeline a batch runs for the first time: lavapipe compiles a
+  // pipeline's code when it first runs, inside the fence wait (seconds each on a loaded 2-core
+  // machine with cold caches), and that is not a hang.
+  uint64_t first_use_allowance_ns = 20ull * 1000 * 1000 * 1000;
   // Where the pipeline cache lives; empty disables it. Default: VKSPEC_CACHE_DIR, else
   // $XDG_CACHE_HOME/vkspec, else ~/.cache/vkspec; VKSPEC_CACHE_DIR=off disables.
   std::string cache_dir;
@@ -46,6 +50,9 @@ struct ContextOptions {
   // On a CPU device, kernels choose the variants a GPU would (caps().cpu_driver reads false), so
   // that the GPU paths are checked where only lavapipe runs. Default: VKSPEC_GPU_KERNELS.
   bool gpu_kernels = false;
+  // Optional features the context treats as absent (mask_device_features' names). Default:
+  // VKSPEC_MASK_FEATURES.
+  std::string masked_features;
   // 0: the tile table's; otherwise the most activation rows the GEMV matmul takes. Default:
   // VKSPEC_GEMV_MAX_ROWS.
   uint32_t gemv_max_rows = 0;
@@ -124,6 +131,11 @@ class Context {
             counts_[WorkCounters::Barrier].load(), counts_[WorkCounters::Submit].load()};
   }
   void count_work(WorkCounters::Kind k) { counts_[k].fetch_add(1, std::memory_order_relaxed); }
+  // Pipelines dispatched for the first time since the context was created (Pipeline::take_first_use):
+  // on a CPU driver each is a compile inside the fence wait, so benchmarks check that none happens
+  // while they time.
+  uint64_t first_uses() const { return first_uses_.load(); }
+  void count_first_use() { first_uses_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   void load_pipeline_cache();
@@ -142,6 +154,7 @@ class Context {
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<PipelineTable> pipelines_;
   std::array<std::atomic<uint64_t>, WorkCounters::kKinds> counts_{};
+  std::atomic<uint64_t> first_uses_{0};
 };
 
 }  // namespace vkspec

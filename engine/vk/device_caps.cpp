@@ -2,8 +2,11 @@
 
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "common/error.h"
 
 namespace vkspec {
 namespace {
@@ -217,6 +220,35 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
                           fixed_size && c.subgroup_size >= 1;
   c.cpu_driver = c.device_type == "cpu";
   return c;
+}
+
+void mask_device_features(DeviceCaps& c, const std::string& list) {
+  const std::pair<const char*, bool*> features[] = {{"push-descriptor", &c.push_descriptor},
+                                                    {"int64", &c.shader_int64},
+                                                    {"int8", &c.shader_int8},
+                                                    {"float16", &c.shader_float16},
+                                                    {"16bit-storage", &c.storage_buffer_16bit},
+                                                    {"8bit-storage", &c.storage_buffer_8bit},
+                                                    {"subgroup-size-control", &c.subgroup_size_control},
+                                                    {"cooperative-matrix", &c.cooperative_matrix_nv}};
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string name = list.substr(start, comma - start);
+    start = comma + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (const auto& [feature, flag] : features)
+      if (name == feature) *flag = false, known = true;
+    if (!known)
+      throw Error("VKSPEC_MASK_FEATURES: unknown feature '" + name +
+                  "' (push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, subgroup-size-control, "
+                  "cooperative-matrix)");
+    if (name == "cooperative-matrix") c.cooperative_matrix_khr = false;
+    if (name == "subgroup-size-control") c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
+  }
+  c.coopmat_f16_16x16x16 = c.coopmat_f16_16x16x16 && c.cooperative_matrix_nv && c.shader_float16;
 }
 
 std::string DeviceCaps::to_text() const {

@@ -93,7 +93,7 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
 }
 
 Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const SpecConstants& spec,
-                   uint32_t full_subgroup_size)
+                   uint32_t full_subgroup_size, bool push_descriptors)
     : device_(device), name_(embedded_shader(id).name) {
   const EmbeddedShader& shader = embedded_shader(id);
   const std::string& name = name_;
@@ -118,7 +118,7 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const Sp
   full_subgroups_ = full_subgroup_size && reflection_.subgroup_ops && local_size_[0] % full_subgroup_size == 0;
 
   try {
-    create(shader.words, shader.word_count, cache, entries, values, full_subgroups_);
+    create(shader.words, shader.word_count, cache, entries, values, full_subgroups_, push_descriptors);
   } catch (...) {
     destroy();
     throw;
@@ -127,7 +127,7 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const Sp
 
 void Pipeline::create(const uint32_t* words, size_t word_count, VkPipelineCache cache,
                       const std::vector<VkSpecializationMapEntry>& entries, const std::vector<uint32_t>& values,
-                      bool full_subgroups) {
+                      bool full_subgroups, bool push_descriptors) {
   const std::string& name = name_;
   VkDevice device = device_;
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -140,7 +140,7 @@ void Pipeline::create(const uint32_t* words, size_t word_count, VkPipelineCache 
     lb.push_back({b.binding, b.texels ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                   VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dl.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  if (push_descriptors) dl.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   dl.bindingCount = static_cast<uint32_t>(lb.size());
   dl.pBindings = lb.data();
   vk_check(vkCreateDescriptorSetLayout(device, &dl, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");

@@ -2,6 +2,7 @@
 // A compute pipeline built from embedded SPIR-V. Its layout (buffer bindings and whether
 // each is read or written, push-constant size, specialization constants, workgroup size) comes
 // from SPIRV-Cross reflection of the SPIR-V, so no shader interface is written out twice.
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,8 +48,10 @@ class Pipeline {
   // launch a subgroup with inactive lanes while gl_SubgroupSize (SPIR-V 1.5, no varying-size
   // flag) still reads subgroupSize; with it every subgroup has exactly subgroupSize live lanes,
   // which the kernels that stride or broadcast by lane rely on.
+  // push_descriptors: the set layout is a push-descriptor layout (VK_KHR_push_descriptor);
+  // otherwise descriptor sets are allocated from it (DescriptorArena).
   Pipeline(VkDevice device, VkPipelineCache cache, ShaderId shader, const SpecConstants& spec,
-           uint32_t full_subgroup_size);
+           uint32_t full_subgroup_size, bool push_descriptors);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -56,17 +59,22 @@ class Pipeline {
   const std::string& name() const { return name_; }
   VkPipeline handle() const { return pipeline_; }
   VkPipelineLayout layout() const { return layout_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
   const std::vector<PipelineBinding>& bindings() const { return reflection_.bindings; }
   uint32_t push_constant_size() const { return reflection_.push_constant_size; }
   // Workgroup size after specialization.
   uint32_t local_size(int axis) const { return local_size_[axis]; }
   // Built with REQUIRE_FULL_SUBGROUPS (see the constructor).
   bool full_subgroups() const { return full_subgroups_; }
+  // True the first time it is asked (per pipeline, whichever thread asks): a CPU driver compiles
+  // the pipeline's code when a dispatch first runs it, so the batch holding that dispatch is
+  // allowed longer before its fence counts as hung (CommandStream::wait).
+  bool take_first_use() const { return !used_.exchange(true, std::memory_order_relaxed); }
 
  private:
   void create(const uint32_t* words, size_t word_count, VkPipelineCache cache,
               const std::vector<VkSpecializationMapEntry>& entries, const std::vector<uint32_t>& values,
-              bool full_subgroups);
+              bool full_subgroups, bool push_descriptors);
   void destroy();
 
   VkDevice device_;
@@ -74,6 +82,7 @@ class Pipeline {
   ShaderReflection reflection_;
   uint32_t local_size_[3] = {1, 1, 1};
   bool full_subgroups_ = false;
+  mutable std::atomic<bool> used_{false};
   VkShaderModule module_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

@@ -20,8 +20,8 @@ namespace vkspec {
 class PipelineTable {
  public:
   // cache: the VkPipelineCache pipelines are built through (may be VK_NULL_HANDLE);
-  // full_subgroup_size: see Pipeline's constructor.
-  PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size);
+  // full_subgroup_size, push_descriptors: see Pipeline's constructor.
+  PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors);
   ~PipelineTable();
   PipelineTable(const PipelineTable&) = delete;
   PipelineTable& operator=(const PipelineTable&) = delete;
@@ -40,6 +40,7 @@ class PipelineTable {
   VkDevice device_;
   VkPipelineCache cache_;
   uint32_t full_subgroup_size_;
+  bool push_descriptors_;
   std::unique_ptr<std::atomic<const Variant*>[]> heads_;  // one list per embedded shader
   std::mutex build_mutex_;                                // held while building and publishing
   std::vector<std::unique_ptr<Variant>> variants_;        // owns every list entry
