@@ -143,7 +143,9 @@ int cmd_selftest(const Args& args) {
   std::vector<DeviceColumn> cols;
   for (uint32_t d : selected_devices(ap, *instance)) cols.push_back(run_checks(instance, d, only));
 
-  print_matrix(*instance, cols, only);
+  // Only devices that could not be opened: their one line each says it all.
+  if (std::any_of(cols.begin(), cols.end(), [](const DeviceColumn& c) { return c.context_error.empty(); }))
+    print_matrix(*instance, cols, only);
   size_t passed = 0, skipped = 0, failed = 0;
   for (const DeviceColumn& col : cols) {
     if (!col.context_error.empty()) std::printf("device %u: %s\n", col.index, col.context_error.c_str());

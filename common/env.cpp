@@ -45,8 +45,9 @@ const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
 const Variable kMaskFeatures{"VKSPEC_MASK_FEATURES", "VKSPEC_MASK_FEATURES=LIST",
                               "treat the device as lacking these optional features (comma-separated: "
                               "push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, "
-                              "subgroup-size-control, cooperative-matrix), so the paths devices without them "
-                              "take are checked on any device",
+                              "subgroup-size-control, cooperative-matrix; small-offset-alignment: storage "
+                              "views need 256-byte offsets, as on SwiftShader), so the paths devices without "
+                              "them take are checked on any device",
                               "a comma-separated list of those names"};
 const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
                             "the GEMV matmul takes up to N activation rows, the tiled kernels more (a tuning "

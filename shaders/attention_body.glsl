@@ -37,8 +37,8 @@ layout(binding = 0) readonly buffer Q { float q[]; };
 // storage-buffer load a loop over the lanes): units of 4 halves, two to a 16-byte texel; the
 // loads are defined after the push constants, which say where each cache starts in its view.
 #define UNIT 4u
-layout(binding = 1) uniform usamplerBuffer kt;
-layout(binding = 2) uniform usamplerBuffer vt;
+layout(binding = 1) uniform utextureBuffer kt;
+layout(binding = 2) uniform utextureBuffer vt;
 #elif CACHE_F16 && WIDE_LOADS
 #define UNIT 4u
 layout(binding = 1) readonly buffer K { uint64_t kc[]; };

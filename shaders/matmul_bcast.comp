@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_samplerless_texture_functions : require
 #extension GL_ARB_gpu_shader_int64 : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -32,7 +33,7 @@ layout(constant_id = 4) const bool X_SWIGLU = false;
 #include "matmul_fold.glsl"
 
 layout(binding = 0) readonly buffer X { uint64_t x2[]; };  // f32 pairs
-layout(binding = 1) uniform usamplerBuffer w16;             // 8 halves or 4 floats per texel
+layout(binding = 1) uniform utextureBuffer w16;             // 8 halves or 4 floats per texel
 layout(binding = 2) buffer Y { float y[]; };                // read only where Y_ACCUMULATE
 layout(binding = 3) readonly buffer G { uint64_t g2[]; };  // the norm's weight, f32 pairs (X_NORM)
 // m, n: rows of x and w in this dispatch; tiles_n = ceil(n / (subgroup size * TN));

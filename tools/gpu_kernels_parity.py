@@ -3,7 +3,10 @@
 under VKSPEC_GPU_KERNELS=1 (the variants a GPU picks: gemv and gemm matmuls, per-invocation
 loads, several subgroups per workgroup, other attention plans), compared token by token through
 the traces (`vkspec generate --trace`). CTest `cli.gpu_kernels_parity`, about a minute on
-lavapipe.
+lavapipe. With `--driver NAME` the second run is on another Vulkan implementation instead
+(tools/install-drivers.sh: swiftshader, lavapipe25; CTest drivers.NAME.parity), whose kernels
+differ in their own ways (SwiftShader: no int64, so no broadcast matmul; the tiled one throughout):
+the same assertions hold. Exits 77 when that driver is missing.
 
   ar --top-k 1          1 image    tokens identical (decoding rows: gemv instead of broadcast;
                                    greedy, so no sampling can flip)
@@ -39,7 +42,7 @@ This is a coarse check: with the gemm kernel's outputs scaled by 1 + 1e-4 the se
 it (event 4; measured before decisions on differing drafts were let differ) but the first passed, and greedy scd-mc does not notice; the op checks
 (`VKSPEC_GPU_KERNELS=1 vkspec selftest`, CTest cli.selftest_gpu_kernels) are the precise test.
 
-usage: gpu_kernels_parity.py VKSPEC_BINARY WORK_DIR
+usage: gpu_kernels_parity.py VKSPEC_BINARY WORK_DIR [--driver NAME]
 """
 import json
 import os
@@ -61,16 +64,24 @@ DECIDED_BY_DRAFTS = ("accepted", "rejected", "resampled", "committed")
 VALIDATION = ("Validation Error", "Validation Warning", "VUID-", "SYNC-HAZARD")
 
 
-def generate(binary, work, name, options, gpu_kernels):
-    tag = name.replace(" ", "").replace("--", "_") + ("_gpu" if gpu_kernels else "_auto")
+# variant: None (this device's kernels), "gpu-kernels" (VKSPEC_GPU_KERNELS=1), or the name of a
+# driver tools/install-drivers.sh extracted (the same kernels' choice on that implementation).
+def generate(binary, work, name, options, variant):
+    tag = name.replace(" ", "").replace("--", "_") + "_" + (variant or "auto")
     trace = os.path.join(work, tag + ".json")
     env = dict(os.environ)
     env.pop("VKSPEC_GPU_KERNELS", None)
-    if gpu_kernels:
+    prefix = []
+    if variant == "gpu-kernels":
         env["VKSPEC_GPU_KERNELS"] = "1"
-    cmd = [binary, "generate", *options, "--seed", str(SEED), "--trace", trace,
-           "--out", os.path.join(work, tag + ".png")]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    elif variant:
+        prefix = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "with-driver.sh"), variant]
+    cmd = prefix + [binary, "generate", *options, "--seed", str(SEED), "--trace", trace,
+                    "--out", os.path.join(work, tag + ".png")]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    if r.returncode == 77 and prefix:
+        print(r.stdout)
+        sys.exit(77)
     sys.stdout.write(r.stdout + r.stderr)
     if any(v in r.stderr for v in VALIDATION):
         sys.exit(f"FAILED (validation message): {' '.join(cmd)}")
@@ -117,14 +128,16 @@ def sampled_divergence(a, b):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 5) or (len(sys.argv) == 5 and sys.argv[3] != "--driver"):
         sys.exit(__doc__)
     binary, work = sys.argv[1], sys.argv[2]
+    variant = sys.argv[4] if len(sys.argv) == 5 else "gpu-kernels"
+    against = f"on {variant}" if len(sys.argv) == 5 else "under VKSPEC_GPU_KERNELS=1"
     os.makedirs(work, exist_ok=True)
     failures = []
     for name, options, exact in CASES:
-        a = generate(binary, work, name, options, False)
-        b = generate(binary, work, name, options, True)
+        a = generate(binary, work, name, options, None)
+        b = generate(binary, work, name, options, variant)
         if len(a) != len(b) or any(len(tokens(x)) != len(tokens(y)) for x, y in zip(a, b)):
             failures.append(f"{name}: the traces hold different numbers of images or tokens")
             continue
@@ -134,7 +147,7 @@ def main():
                 ok, why = equal == len(tokens(x)), "must be identical"
             else:
                 ok, why = sampled_divergence(x, y)
-            line = f"{name}, image {i}: {equal}/{len(tokens(x))} tokens equal under VKSPEC_GPU_KERNELS=1"
+            line = f"{name}, image {i}: {equal}/{len(tokens(x))} tokens equal {against}"
             print(f"{line}{' (' + why + ')' if why else ''}: {'ok' if ok else 'FAIL'}")
             if not ok:
                 failures.append(f"{line}: {why}")

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/build.sh
+# SwiftShader and Mesa 25's lavapipe, extracted into a cache folder for the drivers.* tests.
+tools/install-drivers.sh
 build=${VKSPEC_BUILD_DIR:-build}
 cd "$build"
 ctest -j"$(nproc)" --output-on-failure --timeout 600 "$@"

@@ -1,6 +1,11 @@
 #include "engine/ops/matmul_tiles.h"
 
 namespace vkspec::ops {
+namespace {
+
+constexpr uint32_t kGoogleVendorId = 0x1ae0;  // SwiftShader's
+
+}  // namespace
 
 MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // llvmpipe (2 cores, 8 lanes): storage-buffer loads cost per lane, so the broadcast kernel
@@ -26,6 +31,13 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
                                        "NVIDIA H100 and H200, 2026-11-26/27"};
   static constexpr MatmulTiles kAmd{"amd", 40, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9, nullptr};
   static constexpr MatmulTiles kDefault{"default", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9, nullptr};
+  // SwiftShader (Google's CPU Vulkan: no int64, so no broadcast kernel): its texel fetches go
+  // through the sampler's routines, so the GEMV (texel weights on CPU drivers) lost to the tiled
+  // kernel at every row count, 2 rows included: the shipped model's ar 78.8 -> 31.3 s an image
+  // (docs/perf.md, "SwiftShader").
+  static constexpr MatmulTiles kSwiftShader{"swiftshader", 0, 64, 4, 64, 4, 8, 2, 2, 0, 0, 0, 0, 0, 64, 0, 0, 9,
+                                            "SwiftShader (Chromium 156, Subzero), 2 x86-64 cores, 2026-11"};
+  if (caps.cpu_driver && caps.vendor_id == kGoogleVendorId) return kSwiftShader;
   if (caps.cpu_driver) return kCpu;
   if (caps.vendor_id == 0x10de) return kNvidia;
   if (caps.vendor_id == 0x1002) return kAmd;
@@ -35,7 +47,9 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
 std::string matmul_tiles_summary(const DeviceCaps& caps) {
   const MatmulTiles t = matmul_tiles(caps);
   std::string s = std::string(t.name) + ": ";
-  if (t.bcast_gemv_tn) {
+  if (t.gemv_max_rows == 0) {
+    s += "tiled kernel at every row count";
+  } else if (t.bcast_gemv_tn) {
     s += "broadcast kernel where K allows, else GEMV to " + std::to_string(t.gemv_max_rows) + " rows, then tiled";
   } else {
     const std::string limit = std::to_string(t.gemv_max_rows);

@@ -1,5 +1,6 @@
 #include "engine/vk/command_stream.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "engine/vk/context.h"
@@ -136,6 +137,7 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
     throw Error("dispatch " + p.name() + ": " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                 std::to_string(gz) + " workgroups exceed the device limit");
   begin_if_needed();
+  stage_bindings(p, bindings);
 
   // Members reused across dispatches: no allocation per dispatch once they have grown.
   std::vector<VkDescriptorBufferInfo>& infos = scratch_infos_;
@@ -149,7 +151,7 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
   reads.clear();
   wr.clear();
   size_t i = 0;
-  for (const TensorView& v : bindings) {
+  for (const TensorView& v : bound_) {
     if (!v.buffer) throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " has no buffer");
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     w.dstBinding = static_cast<uint32_t>(i);
@@ -207,6 +209,39 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
     ctx_.count_work(WorkCounters::Dispatch);
   }
   stamp(p.name());
+  if (!copy_back_.empty()) copy(copy_back_);
+}
+
+void CommandStream::stage_bindings(const Pipeline& p, std::initializer_list<TensorView> bindings) {
+  bound_.assign(bindings.begin(), bindings.end());
+  copy_in_.clear();
+  copy_back_.clear();
+  const VkDeviceSize align = ctx_.caps().min_storage_buffer_offset_alignment;
+  const auto& decl = p.bindings();
+  for (size_t i = 0; i < bound_.size(); ++i) {
+    const TensorView v = bound_[i];
+    if (decl[i].texels || !v.buffer || align <= 1 || v.offset % align == 0) continue;
+    if (!staging_) staging_ = std::make_unique<BindingStaging>(ctx_, align);
+    // One staged copy per distinct view, so bindings that alias still alias.
+    size_t same = 0;
+    while (same < i && !(bindings.begin()[same].buffer == v.buffer && bindings.begin()[same].offset == v.offset &&
+                         bindings.begin()[same].bytes == v.bytes))
+      ++same;
+    if (same < i && bound_[same].buffer != v.buffer) {
+      bound_[i] = bound_[same];
+    } else {
+      bound_[i] = staging_->take(v);
+      copy_in_.push_back({v, bound_[i]});
+    }
+    const auto staged_here = [&](const CopyRegion& c) {
+      return c.src.buffer == bound_[i].buffer && c.src.offset == bound_[i].offset;
+    };
+    if (decl[i].writes && std::none_of(copy_back_.begin(), copy_back_.end(), staged_here))
+      copy_back_.push_back({bound_[i], v});
+  }
+  // Taken before any copy is recorded: a copy may end the batch (ContextOptions::batch_limit),
+  // which frees every staging range.
+  if (!copy_in_.empty()) copy(copy_in_);
 }
 
 void CommandStream::bind_descriptors(const Pipeline& p, std::vector<VkWriteDescriptorSet>& writes) {
@@ -329,6 +364,7 @@ void CommandStream::wait() {
   }
   vk_check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
   if (arena_) arena_->reset();  // the batch that used its sets has finished
+  if (staging_) staging_->reset();
 }
 
 void CommandStream::submit_and_wait() {

@@ -12,6 +12,7 @@
 
 #include <volk.h>
 
+#include "engine/vk/binding_staging.h"
 #include "engine/vk/descriptor_arena.h"
 #include "engine/vk/pipeline.h"
 #include "engine/vk/tensor.h"
@@ -110,6 +111,10 @@ class CommandStream {
   // Binds the dispatch's buffers: pushed where the device has push descriptors, else written to a
   // set from arena_.
   void bind_descriptors(const Pipeline& p, std::vector<VkWriteDescriptorSet>& writes);
+  // Fills bound_ with the views to bind: the given ones, except storage views on offsets the
+  // device cannot bind, which are copied into staging_ ranges (and listed in copy_back_ when the
+  // shader writes them).
+  void stage_bindings(const Pipeline& p, std::initializer_list<TensorView> bindings);
 
   Context& ctx_;
   bool profile_;
@@ -121,6 +126,9 @@ class CommandStream {
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   std::unique_ptr<DescriptorArena> arena_;  // devices without VK_KHR_push_descriptor
+  std::unique_ptr<BindingStaging> staging_;  // made on the first view the device cannot bind
+  std::vector<TensorView> bound_;
+  std::vector<CopyRegion> copy_in_, copy_back_;
   uint32_t query_capacity_ = 0;
   uint32_t queries_used_ = 0;
   bool recording_ = false, submitted_ = false;

@@ -10,6 +10,7 @@
 #include "common/env.h"
 #include "engine/vk/cache_file.h"
 #include "engine/vk/command_stream.h"
+#include "shaders/shader_ids.h"
 #include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
@@ -178,9 +179,35 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
                                                caps_.subgroup_size_control ? caps_.subgroup_size : 0,
                                                caps_.push_descriptor);
+  try {
+    if (caps_.device_type == "cpu" && caps_.subgroup_reduce) check_subgroup_lanes(where);
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
-Context::~Context() {
+void Context::check_subgroup_lanes(const std::string& where) {
+  const uint32_t reported = std::max(caps_.subgroup_size, 1u);
+  Tensor out = tensor(DType::U32, {4}, "subgroup probe");
+  {
+    CommandStream s(*this);
+    s.dispatch(pipeline(shaders::subgroup_probe, {std::min(reported, caps_.max_workgroup_invocations)}), {out},
+               static_cast<const void*>(nullptr), 0, 1);
+    s.submit_and_wait();
+  }
+  uint32_t got[4] = {};
+  download(out, got, sizeof(got));
+  if (got[0] != reported)
+    throw Error("the device reports subgroups of " + std::to_string(reported) + " lanes but runs " +
+                std::to_string(got[0]) + where +
+                "; every kernel sized by it would write past its arrays (Mesa's lavapipe does this at "
+                "LP_NATIVE_VECTOR_WIDTH above 512: use 512 or less)");
+}
+
+Context::~Context() { release(); }
+
+void Context::release() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
   pipelines_.reset();
@@ -188,6 +215,7 @@ Context::~Context() {
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   allocator_.reset();
   vkDestroyDevice(device_, nullptr);
+  device_ = VK_NULL_HANDLE;
 }
 
 std::string Context::pipeline_cache_path() const {

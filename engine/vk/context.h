@@ -138,6 +138,10 @@ class Context {
   void count_first_use() { first_uses_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
+  // What the destructor does; also undoes a constructor that throws after creating the device.
+  void release();
+  // Runs shaders/subgroup_probe.comp: throws Error when a subgroup has fewer lanes than caps_ says.
+  void check_subgroup_lanes(const std::string& where);
   void load_pipeline_cache();
   void save_pipeline_cache();
   std::string pipeline_cache_path() const;

@@ -1,5 +1,6 @@
 #include "engine/vk/device_caps.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <utility>
@@ -230,7 +231,8 @@ void mask_device_features(DeviceCaps& c, const std::string& list) {
                                                     {"16bit-storage", &c.storage_buffer_16bit},
                                                     {"8bit-storage", &c.storage_buffer_8bit},
                                                     {"subgroup-size-control", &c.subgroup_size_control},
-                                                    {"cooperative-matrix", &c.cooperative_matrix_nv}};
+                                                    {"cooperative-matrix", &c.cooperative_matrix_nv},
+                                                    {"small-offset-alignment", nullptr}};
   size_t start = 0;
   while (start < list.size()) {
     size_t comma = list.find(',', start);
@@ -240,12 +242,18 @@ void mask_device_features(DeviceCaps& c, const std::string& list) {
     if (name.empty()) continue;
     bool known = false;
     for (const auto& [feature, flag] : features)
-      if (name == feature) *flag = false, known = true;
+      if (name == feature) {
+        if (flag) *flag = false;
+        known = true;
+      }
     if (!known)
       throw Error("VKSPEC_MASK_FEATURES: unknown feature '" + name +
                   "' (push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, subgroup-size-control, "
-                  "cooperative-matrix)");
+                  "cooperative-matrix, small-offset-alignment)");
     if (name == "cooperative-matrix") c.cooperative_matrix_khr = false;
+    // SwiftShader's: views bound at offsets finer than this take staging copies (BindingStaging).
+    if (name == "small-offset-alignment")
+      c.min_storage_buffer_offset_alignment = std::max<uint64_t>(c.min_storage_buffer_offset_alignment, 256);
     if (name == "subgroup-size-control") c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
   }
   c.coopmat_f16_16x16x16 = c.coopmat_f16_16x16x16 && c.cooperative_matrix_nv && c.shader_float16;
@@ -272,7 +280,11 @@ std::string DeviceCaps::to_text() const {
     << yes(shader_int64) << "\n"
     << "  integer dot       " << yes(integer_dot_product) << "\n"
     << "  coop. matrix      NV " << yes(cooperative_matrix_nv) << ", KHR " << yes(cooperative_matrix_khr) << "\n"
-    << "  push descriptors  " << yes(push_descriptor) << "\n"
+    << "  push descriptors  " << yes(push_descriptor) << (push_descriptor ? "" : " (descriptor sets from pools)")
+    << "\n"
+    // The one requirement left: everything above is optional, with a slower path where absent.
+    << "  vkspec needs      Vulkan 1.2 and a compute queue: Vulkan 1.2 "
+    << (api_version >= VK_API_VERSION_1_2 ? "met" : "MISSING") << "\n"
     << "  shared memory     " << max_shared_memory / 1024 << " KiB, workgroup <= " << max_workgroup_invocations
     << " invocations\n"
     << "  storage binding   max range " << mib(max_storage_buffer_range) << ", offset alignment "

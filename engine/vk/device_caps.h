@@ -89,8 +89,9 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index);
 
 // Clears the optional features named in a comma-separated list (push-descriptor, int64, int8,
 // float16, 16bit-storage, 8bit-storage, subgroup-size-control, cooperative-matrix) and what is
-// derived from them, so a device runs the paths a device without them takes. Throws Error on an
-// unknown name.
+// derived from them, so a device runs the paths a device without them takes;
+// small-offset-alignment raises minStorageBufferOffsetAlignment to 256 (SwiftShader's). Throws
+// Error on an unknown name.
 void mask_device_features(DeviceCaps& caps, const std::string& list);
 
 // Preference order for automatic choice: discrete > integrated > virtual > cpu.

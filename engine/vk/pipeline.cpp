@@ -35,7 +35,7 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
   try {
     spirv_cross::Compiler comp(reflectable_words(words, word_count));
     const spirv_cross::ShaderResources res = comp.get_shader_resources();
-    if (!res.uniform_buffers.empty() || !res.storage_images.empty() || !res.separate_images.empty() ||
+    if (!res.uniform_buffers.empty() || !res.storage_images.empty() || !res.sampled_images.empty() ||
         !res.separate_samplers.empty())
       throw Error("shader " + name + ": only storage buffers, uniform texel buffers and push constants are supported");
     auto binding_of = [&](const spirv_cross::Resource& res_, const char* kind) {
@@ -52,9 +52,12 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
       b.reads = !flags.get(spv::DecorationNonReadable);
       r.bindings.push_back(b);
     }
-    for (const auto& si : res.sampled_images) {  // GLSL's samplerBuffer: a uniform texel buffer
+    // GLSL's textureBuffer (samplerless, GL_EXT_samplerless_texture_functions): a uniform texel
+    // buffer. Not samplerBuffer: SPIR-V 1.6 (Vulkan 1.3 and later) forbids a sampled image of a
+    // buffer, which the validation layer reports on such devices.
+    for (const auto& si : res.separate_images) {
       if (comp.get_type(si.type_id).image.dim != spv::DimBuffer)
-        throw Error("shader " + name + ": sampled image " + si.name + " is not a texel buffer");
+        throw Error("shader " + name + ": image " + si.name + " is not a texel buffer");
       PipelineBinding b = binding_of(si, "texel buffer");
       b.writes = false;
       b.texels = true;

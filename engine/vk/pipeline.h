@@ -17,7 +17,7 @@ struct PipelineBinding {
   uint32_t binding = 0;
   bool reads = true;   // false when declared writeonly
   bool writes = true;  // false when declared readonly
-  // A uniform texel buffer (GLSL usamplerBuffer, R32G32B32A32_UINT): bound to the TensorView's
+  // A uniform texel buffer (GLSL utextureBuffer, R32G32B32A32_UINT): bound to the TensorView's
   // TexelView, the whole block; the shader adds the view's offset / 16 itself.
   bool texels = false;
 };
