@@ -136,8 +136,10 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
   if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1] || gz > caps.max_workgroup_count[2])
     throw Error("dispatch " + p.name() + ": " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                 std::to_string(gz) + " workgroups exceed the device limit");
-  begin_if_needed();
+  // Staging first: its copies may end the batch (ContextOptions::batch_limit), and the dispatch
+  // must then begin the next one.
   stage_bindings(p, bindings);
+  begin_if_needed();
 
   // Members reused across dispatches: no allocation per dispatch once they have grown.
   std::vector<VkDescriptorBufferInfo>& infos = scratch_infos_;
