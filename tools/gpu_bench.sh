@@ -74,7 +74,7 @@ step() {
 }
 
 step devices "$vkspec" devices
-step selftest "$vkspec" selftest
+step selftest "$vkspec" selftest --json "$out/selftest.json"  # for docs/devices/
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
 # Issue 32's methods: SJD-PAC, PJD, LANTERN++ and GSD's rule on the window methods, against ar.
