@@ -47,18 +47,11 @@
 #include "frontend/method_options_text.h"
 #include "frontend/model_loading.h"
 #include "frontend/sampler_options.h"
+#include "common/text.h"
 #include "frontend/shard_option.h"
 
 namespace vkspec::cli {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, sep);)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 using Run = frontend::MethodRun;
 

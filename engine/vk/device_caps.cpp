@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace vkspec {
 namespace {
@@ -233,13 +234,7 @@ void mask_device_features(DeviceCaps& c, const std::string& list) {
                                                     {"subgroup-size-control", &c.subgroup_size_control},
                                                     {"cooperative-matrix", &c.cooperative_matrix_nv},
                                                     {"small-offset-alignment", nullptr}};
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    const std::string name = list.substr(start, comma - start);
-    start = comma + 1;
-    if (name.empty()) continue;
+  for (const std::string& name : split(list, ',')) {
     bool known = false;
     for (const auto& [feature, flag] : features)
       if (name == feature) {
