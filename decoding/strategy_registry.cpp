@@ -118,4 +118,11 @@ const std::string& reference_method_name() {
   throw Error("no reference method registered (ar)");
 }
 
+std::string batch_method_names() {
+  std::string names;
+  for (const StrategyDescriptor* d : strategy_registry())
+    if (d->make_batch) names += (names.empty() ? "" : ", ") + d->name;
+  return names.empty() ? "none" : names;
+}
+
 }  // namespace vkspec

@@ -19,6 +19,7 @@
 namespace vkspec {
 
 class Strategy;
+class BatchStrategy;
 struct ModelSet;
 struct StrategyInputs;
 
@@ -64,6 +65,10 @@ struct StrategyDescriptor {
   std::function<int64_t(const OptionValues&)> jacobi_window;
   // Builds the strategy from options already checked against `options`.
   std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&, const OptionValues&)> make;
+  // Builds the strategy for several images sharing every forward (decoding/batch_strategy.h), the
+  // inputs agreeing on options and sampler settings; empty: the method decodes one image at a time.
+  std::function<std::unique_ptr<BatchStrategy>(const ModelSet&, const std::vector<StrategyInputs>&, const OptionValues&)>
+      make_batch;
 
   // `given` checked against `options` (throws naming the method and option).
   OptionValues values(const MethodOptions& given) const;
@@ -84,6 +89,8 @@ std::vector<std::string> strategy_names();
 const StrategyDescriptor& find_strategy(const std::string& name);
 // The reference method's name (ar).
 const std::string& reference_method_name();
+// The methods with a batch factory, comma-separated (for errors and help).
+std::string batch_method_names();
 
 // Registers a descriptor from a static initialiser in the strategy's own file.
 struct RegisterStrategy {

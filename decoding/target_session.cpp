@@ -18,24 +18,33 @@ Gpt& checked_target(const ModelSet& m) {
 
 TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method,
                              int64_t max_queries, int64_t scratch_slots)
+    : TargetSession(models, std::vector<StrategyInputs>{in}, method, max_queries, scratch_slots) {}
+
+TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images, const std::string& method,
+                             int64_t max_queries, int64_t scratch_slots)
     : ctx_(*models.ctx),
       model_(checked_target(models)),
-      rows_(in.sampler.uses_cfg() ? 2 : 1),
+      images_(static_cast<int64_t>(images.size())),
+      rows_(images_ * (images.empty() || images[0].sampler.uses_cfg() ? 2 : 1)),
       max_queries_(max_queries),
-      cache_(model_.make_cache(scratch_slots, rows_)),
-      stream_(*models.ctx, in.profile) {
+      cache_(model_.make_cache(scratch_slots, std::max<int64_t>(rows_, 1))),
+      stream_(*models.ctx, !images.empty() && images[0].profile) {
+  if (images.empty()) throw Error(method + ": no images to decode");
   const int64_t limit = model_.options().max_queries;
   if (max_queries > limit)
     throw Error(method + ": needs " + std::to_string(max_queries) + " queries per forward with these options, " +
                 model_.path() + " was loaded for at most " + std::to_string(limit) + " (GptOptions::max_queries)");
-  if (!in.condition) throw Error(method + ": needs a condition (a class label or caption embeddings)");
-  condition_ = in.condition;
-  conditions_ = guided_rows(*condition_, rows_);
+  for (const StrategyInputs& in : images) {
+    if (!in.condition) throw Error(method + ": needs a condition (a class label or caption embeddings)");
+    held_.push_back(in.condition);
+    conditions_.push_back(in.condition.get());
+  }
+  if (rows_ == 2 * images_) conditions_.resize(static_cast<size_t>(rows_), nullptr);  // the null rows
   const int64_t n = config().image_tokens() + 1;
-  std::vector<uint32_t> iota(static_cast<size_t>(n));
-  std::iota(iota.begin(), iota.end(), 0u);
-  positions_ = ctx_.tensor(DType::U32, {n}, method + " positions");
-  ctx_.upload(positions_, iota.data(), iota.size() * 4);
+  std::vector<uint32_t> positions(static_cast<size_t>(n * images_));
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<uint32_t>(i / static_cast<size_t>(images_));
+  positions_ = ctx_.tensor(DType::U32, {n * images_}, method + " positions");
+  ctx_.upload(positions_, positions.data(), positions.size() * 4);
   stream_.set_stage(stage::kSampling);  // what a step records outside a forward, from the first command
   record_prefill(model_, cache_, stage::kTarget);
 }
@@ -58,15 +67,21 @@ void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char*
   }
 }
 
-TensorView TargetSession::positions(int64_t first, int64_t n) const { return positions_.view().rows(first, n); }
+TensorView TargetSession::positions(int64_t first, int64_t n) const {
+  if (images_ > 1 && n != 1) throw Error("target session: positions of several images are taken one at a time");
+  return positions_.view().rows(first * images_, n * images_);
+}
 
 const GptBatch& TargetSession::causal(int64_t n, int64_t q, const std::vector<uint32_t>& tokens) {
-  return batch(GptQueries::causal(config(), query_position(n), q, tokens, conditions_, cache_.slots()));
+  GptQueries queries = GptQueries::causal(config(), query_position(n), q, tokens, conditions_, cache_.slots(), images_);
+  return batch(queries);
 }
 
 const GptBatch& TargetSession::at_positions(const std::vector<int64_t>& slots, const std::vector<uint32_t>& tokens,
                                             const std::function<bool(int64_t, int64_t)>& sees) {
-  return batch(GptQueries::at_positions(config(), slots, tokens, conditions_, cache_.slots(), sees));
+  GptQueries queries = GptQueries::at_positions(config(), slots, tokens, conditions_, cache_.slots(), sees);
+  queries.images = images_;
+  return batch(queries);
 }
 
 const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(model_, cache_, q); }

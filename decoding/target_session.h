@@ -43,14 +43,22 @@ class TargetSession {
   // runs (checked against what the model was loaded for). scratch_slots: spare KV slots.
   TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method, int64_t max_queries,
                 int64_t scratch_slots = 0);
+  // Several images in every forward (batched decoding), one per entry of `images` (their
+  // conditions; sampler settings and profiling from the first): rows [0, images) are the images'
+  // conditional rows, [images, 2 images) their null rows with CFG, each with its own cache rows.
+  TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images, const std::string& method,
+                int64_t max_queries, int64_t scratch_slots = 0);
   TargetSession(const TargetSession&) = delete;
   TargetSession& operator=(const TargetSession&) = delete;
 
   Context& ctx() const { return ctx_; }
   Gpt& model() const { return model_; }
   const GptConfig& config() const { return model_.config(); }
-  // Batch rows of every forward: 2 with classifier-free guidance (conditional, null), else 1.
+  // Batch rows of every forward: 2 per image with classifier-free guidance (conditional, null), else 1.
   int64_t rows() const { return rows_; }
+  // Images sharing every forward (1 but in batched decoding); causal() and at_positions() take
+  // each image's tokens in turn.
+  int64_t images() const { return images_; }
   int64_t max_queries() const { return max_queries_; }
   const KvCache& cache() const { return cache_; }
   CommandStream& stream() { return stream_; }
@@ -58,7 +66,8 @@ class TargetSession {
   // The condition of each batch row for the model's condition queries: the image's, then (with
   // CFG) the null form (nullptr).
   const std::vector<const Condition*>& conditions() const { return conditions_; }
-  // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens).
+  // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens); with
+  // several images, n = 1 only: position `first` once per image.
   TensorView positions(int64_t first, int64_t n) const;
   // Sequence position of the query that predicts image token n: the slot of token n - 1, or of
   // the last condition token for n = 0.
@@ -100,12 +109,12 @@ class TargetSession {
  private:
   Context& ctx_;
   Gpt& model_;
-  int64_t rows_, max_queries_;
-  std::shared_ptr<const Condition> condition_;
+  int64_t images_, rows_, max_queries_;
+  std::vector<std::shared_ptr<const Condition>> held_;  // the images' conditions, kept alive
   std::vector<const Condition*> conditions_;
   KvCache cache_;
   CommandStream stream_;
-  Tensor positions_;  // u32 [N + 1]: n at index n
+  Tensor positions_;  // u32 [(N + 1) * images]: n at indices n * images .. (n + 1) * images - 1
   // Per (model, cache slots): the batches it has, and how many this step has taken.
   struct BatchPool {
     std::vector<std::unique_ptr<GptBatch>> batches;

@@ -14,6 +14,7 @@ layout(binding = 2) readonly buffer Pos { uint positions[]; };
 layout(binding = 3) buffer Probs { float probs[]; };
 layout(binding = 4) writeonly buffer Tokens { uint tokens[]; };
 layout(binding = 5) readonly buffer Purposes { uint purposes[]; };
+layout(binding = 6) readonly buffer Seeds { uint seeds[]; };  // lo, hi per row, with per_row_seed
 layout(push_constant) uniform P {
   uint rows, vocab;
   uint cond_off, uncond_off, row_stride;  // logits of row r start at *_off + r * row_stride * vocab
@@ -27,6 +28,7 @@ layout(push_constant) uniform P {
   uint per_row_purpose, purpose_off;  // 1: row r draws with purposes[purpose_off + r], not purpose
   uint entropy;  // 1: step E's entropy-aware temperature (then inv_temp is 1)
   float temp, ent_a, ent_nb, ent_c;  // T0, a, -(1 / b), c
+  uint per_row_seed, seed_off;  // 1: row r draws with seeds[seed_off + 2r, + 1] (images of a batch)
 } p;
 
 uint row, tid, wg, csize, nch, leaves, base;
@@ -228,7 +230,8 @@ void main() {
   nch = chunk_count(p.vocab);
   leaves = tree_leaves(p.vocab);
   base = p.probs_off + row * p.vocab;
-  const uvec2 seed = uvec2(p.seed_lo, p.seed_hi);
+  const uvec2 seed = p.per_row_seed != 0u ? uvec2(seeds[p.seed_off + 2u * row], seeds[p.seed_off + 2u * row + 1u])
+                                          : uvec2(p.seed_lo, p.seed_hi);
   row_inv_temp = p.inv_temp;
 
   // z and its maximum.

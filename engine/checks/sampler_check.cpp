@@ -16,6 +16,7 @@ struct Case {
   float logit_scale = 4.0f;
   bool quantise = false;  // logits on a coarse grid, so ties are common
   bool per_row_purpose = false;  // a purposes tensor: each row draws for its own end
+  bool per_row_seed = false;     // a seeds tensor: each row draws under its own seed (batched images)
 };
 
 // Row r alone, as a one-row sampler input ([1, V], or [2, V] with CFG: cond, then uncond).
@@ -29,13 +30,15 @@ std::vector<float> row_logits(const std::vector<float>& logits, const Case& k, u
   return both;
 }
 
-// The reference with a purpose per row: each row sampled alone under its own purpose.
+// The reference with a purpose or a seed per row: each row sampled alone under its own.
 ref::SamplerResult reference_per_row(const std::vector<float>& logits, const Case& k,
-                                     const std::vector<uint32_t>& positions, const std::vector<uint32_t>& purposes) {
+                                     const std::vector<uint32_t>& positions, const std::vector<uint32_t>& purposes,
+                                     const std::vector<uint64_t>& seeds) {
   ref::SamplerResult all;
   for (uint32_t r = 0; r < k.rows; ++r) {
     ops::SamplerParams p = k.params;
-    p.purpose = purposes[r];
+    if (k.per_row_purpose) p.purpose = purposes[r];
+    if (k.per_row_seed) p.seed = seeds[r];
     p.cfg_layout = ops::CfgLayout::Halves;
     const ref::SamplerResult one = ref::sampler(row_logits(logits, k, r), k.vocab, {positions[r]}, p);
     all.probs.insert(all.probs.end(), one.probs.begin(), one.probs.end());
@@ -63,12 +66,18 @@ CheckResult check_sampler(Context& ctx, const Case& k) {
   for (auto& p : purposes) p = philox::purpose_word(philox::Purpose::DraftHead, rng() % 64);
   Tensor tpur = ctx.tensor(DType::U32, {k.rows}, "purposes");
   ctx.upload(tpur, purposes.data(), purposes.size() * 4);
+  std::vector<uint64_t> seeds(k.rows);
+  for (auto& sd : seeds) sd = (uint64_t{rng()} << 32) | rng();
+  Tensor tseeds = ctx.tensor(DType::U32, {k.rows, 2}, "seeds");
+  ctx.upload(tseeds, seeds.data(), seeds.size() * 8);  // little-endian: low word first, as the op reads
   CommandStream s(ctx);
-  ops::sampler(s, tl, tp, prm, probs, tokens, k.per_row_purpose ? tpur.view() : TensorView{});
+  ops::sampler(s, tl, tp, prm, probs, tokens, k.per_row_purpose ? tpur.view() : TensorView{},
+               k.per_row_seed ? tseeds.view() : TensorView{});
   s.submit_and_wait();
 
-  const ref::SamplerResult want = k.per_row_purpose ? reference_per_row(logits, k, positions, purposes)
-                                                    : ref::sampler(logits, k.vocab, positions, prm);
+  const ref::SamplerResult want = k.per_row_purpose || k.per_row_seed
+                                      ? reference_per_row(logits, k, positions, purposes, seeds)
+                                      : ref::sampler(logits, k.vocab, positions, prm);
   const double perr = normalised_error(download_floats(ctx, probs), want.probs);
   size_t bad = 0;
   if (prm.mode != ops::SampleMode::None) {
@@ -105,6 +114,11 @@ ops::SamplerParams with_entropy(ops::SamplerParams p, float a = 2.5f, float b = 
 
 Case per_row(Case k) {
   k.per_row_purpose = true;
+  return k;
+}
+
+Case seed_per_row(Case k) {
+  k.per_row_seed = true;
   return k;
 }
 
@@ -154,6 +168,14 @@ VKSPEC_OP_CHECK("sampler", "gumbel rows=40 V=999 top_k=50 purpose per row", [](C
 VKSPEC_OP_CHECK("sampler", "cfg halves rows=12 V=500 top_p=0.9 purpose per row", [](Context& c) {
   return check_sampler(
       c, per_row({12, 500, with_cfg(params(M::Categorical, 1.0f, 0, 0.9f, 18), 3.0f, ops::CfgLayout::Halves)}));
+});
+// Batched images: CFG halves, a seed per row (each image its own), categorical and Gumbel-max.
+VKSPEC_OP_CHECK("sampler", "cfg halves rows=16 V=1024 seed per row", [](Context& c) {
+  return check_sampler(
+      c, seed_per_row({16, 1024, with_cfg(params(M::Categorical, 1.0f, 0, 1.0f, 19), 4.0f, ops::CfgLayout::Halves)}));
+});
+VKSPEC_OP_CHECK("sampler", "gumbel rows=7 V=999 top_k=50 seed and purpose per row", [](Context& c) {
+  return check_sampler(c, seed_per_row(per_row({7, 999, params(M::GumbelMax, 0.8f, 50, 1.0f, 20)})));
 });
 VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=33 V=16384 s=1.5 top_k=1000 gumbel", [](Context& c) {
   return check_sampler(

@@ -20,7 +20,9 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
     : ctx_(ctx), path_(file.path()), opt_(options) {
   WeightStore w(ctx, std::move(file));
   cfg_ = GptConfig::from_file(w.file());
-  if (opt_.batch_rows < 1 || opt_.batch_rows > 2) throw Error(path_ + ": batch_rows must be 1 or 2");
+  if (opt_.batch_rows < 1 || opt_.batch_rows > kMaxBatchRows)
+    throw Error(path_ + ": batch_rows must be in [1, " + std::to_string(kMaxBatchRows) + "], got " +
+                std::to_string(opt_.batch_rows));
   if (opt_.max_queries < 1) throw Error(path_ + ": max_queries must be >= 1");
   const int64_t D = cfg_.dim, V = cfg_.vocab_size;
   const std::string from = "dim=" + std::to_string(D);
@@ -91,7 +93,10 @@ void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
   shape.heads = cfg_.n_head;
   shape.head_dim = cfg_.head_dim;
   shape.kv_len = cache.slots();
-  const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
+  // Room for the most splits any forward plans: one batch row per image (gpt_block.cpp).
+  ops::AttentionOptions most_splits;
+  most_splits.split_rows = 1;
+  const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape, most_splits);
   attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "attention workspace");
   ws_slots_ = cache.slots();
 }
@@ -108,9 +113,11 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   ensure_workspace(R, cache);
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
 
-  // Embeddings: each batch row's condition queries embed its condition, the rest share token ids
-  // (without condition queries, as in every decoding step, the batch rows' in one dispatch).
-  if (n_cond == 0) ops::embedding(s, tok_embeddings_, batch.token_ids().rows(0, T), x);
+  // Embeddings: each batch row's condition queries embed its condition, the rest its image's token
+  // ids (without condition queries, as in every decoding step, every row in one dispatch: row
+  // b * T + t reads id (b % images) * T + t, embedding's rows modulo the ids).
+  const int64_t G = batch.images();
+  if (n_cond == 0) ops::embedding(s, tok_embeddings_, batch.token_ids().rows(0, G * T), x);
   for (int64_t b = 0; b < B && n_cond > 0; ++b) {
     const TensorView cond_rows = x.rows(b * T, n_cond);
     if (cfg_.model_type == ModelType::c2i) {
@@ -121,7 +128,7 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
       embed_caption(s, batch.caption_values(b), caption_hidden_.view().rows(0, n_cond), cond_rows);
     }
     if (T > n_cond) {
-      TensorView ids = batch.token_ids().rows(0, T - n_cond);
+      TensorView ids = batch.token_ids().rows((b % G) * (T - n_cond), T - n_cond);
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
     }
   }

@@ -17,10 +17,14 @@
 
 namespace vkspec {
 
+inline constexpr int64_t kMaxBatchRows = 512;
+
 struct GptOptions {
   DType weights = DType::F16;  // matrices on the device; norms stay f32
   DType kv = DType::F16;       // KV cache element type
-  int64_t batch_rows = 2;      // most batch rows: 2 = classifier-free guidance (cond, uncond)
+  // Most batch rows: 2 = one image with classifier-free guidance (cond, uncond); 2 per image when
+  // several images share each forward (batched decoding), up to kMaxBatchRows.
+  int64_t batch_rows = 2;
   int64_t max_queries = 64;    // most queries per batch row in one forward
 };
 

@@ -51,20 +51,24 @@ int64_t GptQueries::condition_count(int64_t cls_token_num) const {
 }
 
 GptQueries GptQueries::causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
-                              const std::vector<const Condition*>& conditions, int64_t cache_slots) {
+                              const std::vector<const Condition*>& conditions, int64_t cache_slots, int64_t images) {
   GptQueries q;
   ops::AttentionMaskBuilder mb(n, cache_slots);
-  size_t next_token = 0;
+  size_t image_queries = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t p = first + i;
     q.positions.push_back(p);
     q.slots.push_back(static_cast<uint32_t>(p));
     mb.see_prefix(i, p + 1);
-    if (p >= cfg.cls_token_num) {
-      if (next_token >= tokens.size()) throw Error("GPT batch: fewer tokens than image queries");
-      q.tokens.push_back(tokens[next_token++]);
-    }
+    if (p >= cfg.cls_token_num) ++image_queries;
   }
+  if (images < 1) throw Error("GPT batch: " + std::to_string(images) + " images");
+  const size_t needed = image_queries * static_cast<size_t>(images);
+  if (tokens.size() < needed)
+    throw Error("GPT batch: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(image_queries) +
+                " image queries of " + std::to_string(images) + " image(s)");
+  q.tokens.assign(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(needed));
+  q.images = images;
   q.mask = mb.pack();
   q.conditions = conditions;
   return q;
@@ -128,9 +132,13 @@ void GptBatch::assign(const GptQueries& q) {
     throw fail(std::to_string(q.conditions.size()) + " conditions for " + std::to_string(b_) + " batch rows");
   if (q.mask.queries != t_) throw fail("mask has " + std::to_string(q.mask.queries) + " queries, expected " +
                                        std::to_string(t_));
+  if (q.images < 1 || b_ % q.images != 0)
+    throw fail(std::to_string(q.images) + " images for " + std::to_string(b_) + " batch rows");
+  images_ = q.images;
   n_cond_ = q.condition_count(cfg.cls_token_num);
-  if (static_cast<int64_t>(q.tokens.size()) != t_ - n_cond_)
-    throw fail(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) + " image queries");
+  if (static_cast<int64_t>(q.tokens.size()) != images_ * (t_ - n_cond_))
+    throw fail(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) + " image queries of " +
+               std::to_string(images_) + " image(s)");
   std::vector<int32_t> rope(static_cast<size_t>(3 * t_));
   for (int64_t i = 0; i < t_; ++i) {
     const int64_t p = q.positions[static_cast<size_t>(i)];
@@ -170,7 +178,7 @@ void GptBatch::assign(const GptQueries& q) {
   for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
 
-  ensure(tokens_, DType::U32, {std::max<int64_t>(t_ - n_cond_, 1)}, "token ids");
+  ensure(tokens_, DType::U32, {std::max<int64_t>(images_ * (t_ - n_cond_), 1)}, "token ids");
   if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
   ensure(positions_, DType::I32, {t_, 3}, "rope positions");
   ctx_.upload(positions_, 0, rope.data(), rope.size() * 4);

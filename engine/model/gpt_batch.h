@@ -21,8 +21,13 @@ struct GptQueries {
   // cls_token_num + n is image token n (RoPE row n / W, column n % W). Condition queries, if any,
   // come first.
   std::vector<int64_t> positions;
-  // Image token fed at each non-condition query, in order (T - condition queries entries).
+  // Image token fed at each non-condition query, in order (T - condition queries entries), for
+  // each image of the batch in turn (images * (T - condition queries) entries).
   std::vector<uint32_t> tokens;
+  // Images sharing the forward, each with its own tokens at the same positions (batched AR): batch
+  // row b serves image b % images, so with CFG rows [0, images) are the images' conditional rows
+  // and [images, 2 images) their null rows (the sampler's CfgLayout::Halves).
+  int64_t images = 1;
   // KV slot each query writes its key and value to (distinct, < cache slots).
   std::vector<uint32_t> slots;
   // Which slots each query attends to (its own slot included, for causal attention).
@@ -39,9 +44,9 @@ struct GptQueries {
 
   // The common causal case: queries at consecutive positions [first, first + n), slot =
   // position, each seeing every slot up to and including its own. tokens: the image tokens fed
-  // at the non-condition positions, in order.
+  // at the non-condition positions, in order, for each of `images` images in turn.
   static GptQueries causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
-                           const std::vector<const Condition*>& conditions, int64_t cache_slots);
+                           const std::vector<const Condition*>& conditions, int64_t cache_slots, int64_t images = 1);
   // Queries at any sequence positions (condition positions first), slot = position; query i sees
   // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
   static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
@@ -69,14 +74,15 @@ class GptBatch {
   void assign(const GptQueries& q);
 
   int64_t tokens_per_row() const { return t_; }
+  int64_t images() const { return images_; }
   int64_t condition_queries() const { return n_cond_; }
   int64_t batch_rows() const { return b_; }
   int64_t cache_slots() const { return cache_slots_; }
   int64_t kv_len() const { return kv_len_; }  // 1 + the highest slot any query may see
-  // Image token ids [max(T - condition queries, 1)] (u32). Host-visible: a strategy may also
-  // write the ids here, or copy GPU-sampled tokens into it within the stream, before the forward
-  // reads it.
-  TensorView token_ids() const { return tokens_.view().rows(0, std::max<int64_t>(t_ - n_cond_, 1)); }
+  // Image token ids [max(images * (T - condition queries), 1)] (u32), image by image. Host-visible:
+  // a strategy may also write the ids here, or copy GPU-sampled tokens into it within the stream,
+  // before the forward reads it.
+  TensorView token_ids() const { return tokens_.view().rows(0, std::max<int64_t>(images_ * (t_ - n_cond_), 1)); }
   // c2i: the class id of a batch row (u32 [1]; num_classes for the null class).
   TensorView label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)].view(); }
   // t2i: whether a batch row takes the model's null caption, else its caption's values at the
@@ -96,7 +102,7 @@ class GptBatch {
   Context& ctx_;
   GptConfig cfg_;
   int64_t cache_slots_ = 0;
-  int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0;
+  int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0, images_ = 1;
   bool has_bits_ = false;
   Tensor tokens_, positions_, slots_;
   std::vector<Tensor> labels_;    // c2i, one per batch row so each binding starts aligned

@@ -57,7 +57,9 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   ops::MatmulFusion qkv_fusion = attention_in;
   qkv_fusion.rope_kv = {nh, hd, B, batch.rope_positions(), rope_table.view(), batch.slots(), cache.k(l), cache.v(l)};
   ops::matmul_fused(s, x, L.wqkv, qkv, qkv_fusion);
-  ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws);
+  ops::AttentionOptions per_image;  // the split one image's rows would take: batch-invariant sums
+  per_image.split_rows = B / batch.images();
+  ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws, per_image);
   ops::MatmulFusion residual;
   residual.accumulate = true;
   residual.y_scratch = xn;

@@ -60,7 +60,8 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   // enough to amortise the combine pass: 32 slots on a CPU, 8 on a GPU, where a subgroup walks its
   // chunk one slot after another, each waiting on its cache loads (an H200: one query over 145
   // slots 0.029 ms in 5 chunks, 0.019 in 10, 0.015 in 20).
-  const uint64_t units = static_cast<uint64_t>(sh.batch * sh.heads) * p.qblocks;
+  const int64_t plan_rows = opt.split_rows > 0 ? std::min(opt.split_rows, sh.batch) : sh.batch;
+  const uint64_t units = static_cast<uint64_t>(plan_rows * sh.heads) * p.qblocks;
   // lavapipe runs one workgroup per CPU thread at a time.
   const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
   const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 8;
@@ -86,14 +87,14 @@ uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& sha
   return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
 }
 
-uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape) {
+uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
   AttentionShape each = shape;
   uint64_t bytes = 0;
   for (int64_t t = 1; t <= shape.tokens; t *= 2) {
     each.tokens = t;
-    bytes = std::max(bytes, attention_workspace_bytes(ctx, each));
+    bytes = std::max(bytes, attention_workspace_bytes(ctx, each, opt));
   }
-  return std::max(bytes, attention_workspace_bytes(ctx, shape));
+  return std::max(bytes, attention_workspace_bytes(ctx, shape, opt));
 }
 
 void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,

@@ -64,6 +64,10 @@ struct AttentionOptions {
   // Queries a subgroup takes per pass over the slots (QG): 0 chosen from the device and shape,
   // else a power of two up to 16 and the smallest subgroup size (kernel tuning, tests).
   uint32_t queries_per_pass = 0;
+  // Batch rows the automatic split is planned for (0: the batch). A forward of several images
+  // passes one image's rows, so that each row's sums take the same order whatever the number of
+  // images sharing the forward (batched decoding gives the tokens of one image at a time).
+  int64_t split_rows = 0;
 };
 
 // Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
@@ -72,7 +76,8 @@ struct AttentionOptions {
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt = {});
 // The workspace that serves every forward of 1 .. shape.tokens queries (a model's activations are
 // sized once for its largest batch).
-uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape);
+uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape,
+                                         const AttentionOptions& opt = {});
 
 // kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
 // workspace: f32 scratch (any shape), or an empty view.

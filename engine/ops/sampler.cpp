@@ -24,7 +24,8 @@ void check_entropy_temperature(const SamplerParams& p) {
 
 // Throws naming the bad argument; returns the number of rows sampled.
 int64_t checked_rows(const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-                     const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+                     const TensorView& probs, const TensorView& tokens, const TensorView& purposes,
+                     const TensorView& seeds) {
   const char* op = "sampler";
   require(logits.dtype == DType::F32 && logits.shape.rank == 2, op,
           [&] { return "logits must be f32 [rows, vocab], got " + logits.shape.str(); });
@@ -53,6 +54,11 @@ int64_t checked_rows(const TensorView& logits, const TensorView& positions, cons
       return "purposes must be u32/i32 with " + std::to_string(rows) +
              " elements, for a mode that draws random numbers; got " + purposes.shape.str();
     });
+  if (seeds.buffer != VK_NULL_HANDLE)
+    require(wants_positions && is_index_type(seeds.dtype) && seeds.numel() == 2 * rows, op, [&] {
+      return "seeds must be u32/i32 [" + std::to_string(rows) + ", 2], for a mode that draws random numbers; got " +
+             seeds.shape.str();
+    });
   require(std::isfinite(params.temperature) && std::isfinite(params.top_p) && std::isfinite(params.cfg_scale), op,
           "temperature, top_p and cfg_scale must be finite");
   check_entropy_temperature(params);
@@ -62,9 +68,9 @@ int64_t checked_rows(const TensorView& logits, const TensorView& positions, cons
 }  // namespace
 
 void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens, const TensorView& purposes) {
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes, const TensorView& seeds) {
   const char* op = "sampler";
-  const int64_t rows = checked_rows(logits, positions, params, probs, tokens, purposes);
+  const int64_t rows = checked_rows(logits, positions, params, probs, tokens, purposes, seeds);
   if (rows == 0) return;
 
   Context& ctx = s.context();
@@ -72,6 +78,7 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
   const bool wants_tokens = params.mode != SampleMode::None;
   const bool wants_positions = params.mode == SampleMode::Categorical || params.mode == SampleMode::GumbelMax;
   const bool per_row_purpose = purposes.buffer != VK_NULL_HANDLE;
+  const bool per_row_seed = seeds.buffer != VK_NULL_HANDLE;
   const uint32_t V = static_cast<uint32_t>(vocab);
   const bool interleaved = params.cfg && params.cfg_layout == CfgLayout::Interleaved;
   const bool entropy = params.entropy.on;
@@ -92,12 +99,14 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
     const Window pos = wants_positions ? window(ctx, positions, r0, n) : cond;
     const Window tok = wants_tokens ? window(ctx, tokens, r0, n) : pr;
     const Window pur = per_row_purpose ? window(ctx, purposes, r0, n) : cond;
+    const Window sd = per_row_seed ? window(ctx, seeds, uint64_t{r0} * 2, uint64_t{n} * 2) : cond;
     struct {
       uint32_t rows, vocab, cond_off, uncond_off, row_stride, pos_off, probs_off, tok_off, cfg, top_k, top_p24;
       float inv_temp, cfg_scale;
       uint32_t mode, seed_lo, seed_hi, purpose, per_row_purpose, purpose_off;
       uint32_t entropy;
       float temp, ent_a, ent_nb, ent_c;
+      uint32_t per_row_seed, seed_off;
     } push{n,
            V,
            cond.offset,
@@ -121,9 +130,11 @@ void sampler(CommandStream& s, const TensorView& logits, const TensorView& posit
            params.temperature,
            params.entropy.a,
            entropy_neg_inv_b(params.entropy.b),
-           params.entropy.c};
+           params.entropy.c,
+           per_row_seed ? 1u : 0u,
+           sd.offset};
     const Grid g = grid_1d(ctx, n, 1);
-    s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view, pur.view}, push, g.x, g.y);
+    s.dispatch(pipe, {cond.view, uncond.view, pos.view, pr.view, tok.view, pur.view, sd.view}, push, g.x, g.y);
   }
 }
 

@@ -43,7 +43,8 @@
 //       samplers (draft and target, or two iterations) given the same key share it.
 //     Argmax: the lowest index with z_i == m (filters never remove it).
 //     purpose is params.purpose, or purposes[r] where a purposes tensor is given (rows drawn for
-//     different ends, such as Hawk's heads, in one dispatch).
+//     different ends, such as Hawk's heads, in one dispatch); seed likewise params.seed, or
+//     seeds[r] where a seeds tensor is given (the images of a batch, each under its own seed).
 // Rows need at least one finite logit; NaN and +inf logits are not supported.
 #include <algorithm>
 #include <cstdint>
@@ -89,8 +90,10 @@ inline uint32_t top_p_fixed(float top_p) {
 // GumbelMax; may be an empty TensorView otherwise). probs: f32 [R, V], written. tokens: u32/i32 [R],
 // written unless mode is None (then it may be an empty TensorView). probs is also the kernel's
 // scratch, so it must not alias logits. purposes: u32/i32 [R] or an empty TensorView (params.purpose
-// for every row).
+// for every row). seeds: u32 [R, 2] (each row's seed, low word first) or an empty TensorView
+// (params.seed for every row).
 void sampler(CommandStream& s, const TensorView& logits, const TensorView& positions, const SamplerParams& params,
-             const TensorView& probs, const TensorView& tokens, const TensorView& purposes = {});
+             const TensorView& probs, const TensorView& tokens, const TensorView& purposes = {},
+             const TensorView& seeds = {});
 
 }  // namespace vkspec::ops

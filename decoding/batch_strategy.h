@@ -1,0 +1,70 @@
+#pragma once
+// Several images decoded together (issue 34): every target forward serves all of them, each image
+// with its own condition, seed, tokens and KV rows, through one TargetSession of images() images.
+// An image's tokens are those it gets decoded alone, seed for seed (the kernels sum each row in
+// the same order whatever the rows beside it: tests/test_batch_decoding.cpp). A method that can
+// run so registers StrategyDescriptor::make_batch beside its single-image factory.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/strategy.h"
+
+namespace vkspec {
+
+struct BatchEvent {
+  size_t image = 0;  // index into the inputs the strategy was made with
+  StepEvent event;
+};
+
+class BatchStrategy {
+ public:
+  virtual ~BatchStrategy() = default;
+  BatchStrategy(const BatchStrategy&) = delete;
+  BatchStrategy& operator=(const BatchStrategy&) = delete;
+
+  const std::string& name() const { return method_; }
+  // Advances every image still decoding by one step (decode()); an event per image advanced, in
+  // image order, each with its own grid and counters. The step's wall-clock and GPU time are the
+  // batch's, in every event. Throws Error when all are done.
+  std::vector<BatchEvent> step();
+
+  size_t images() const { return images_.size(); }
+  bool done() const;
+  bool done(size_t image) const;
+  const std::vector<int32_t>& grid(size_t image) const { return images_[image].grid; }
+  int64_t nfe(size_t image) const { return images_[image].nfe; }
+
+ protected:
+  BatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in,
+                int64_t max_queries, int64_t scratch_slots = 0);
+  // One step: records and submits its GPU work, commits tokens (the images' grid, committed, nfe)
+  // and fills events[i] for each image i it advanced (others stay untouched and are not reported).
+  virtual void decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) = 0;
+
+  struct Image {
+    StrategyInputs in;
+    std::vector<int32_t> grid;
+    int64_t committed = 0, nfe = 0;
+  };
+  int64_t image_tokens() const { return models_.target->config().image_tokens(); }
+  int64_t vocab() const { return models_.target->config().vocab_size; }
+  TargetSession& target() { return target_; }
+  int32_t checked_token(uint32_t token, size_t image, int64_t position) const;
+
+  ModelSet models_;
+  std::vector<Image> images_;
+  int64_t step_ = 0;
+
+ private:
+  std::string method_;
+  TargetSession target_;
+};
+
+// The method's descriptor's batch factory; throws Error naming the method when it has none, or
+// when the inputs disagree on what one forward shares (method options, sampler settings).
+std::unique_ptr<BatchStrategy> make_batch_strategy(const std::string& method, const ModelSet& models,
+                                                   const std::vector<StrategyInputs>& in);
+
+}  // namespace vkspec

@@ -1,0 +1,98 @@
+// Batched decoding (decoding/batch_strategy.h) on the shipped 8x8 model: images decoded together
+// get the tokens each gets alone, seed for seed, with and without CFG, across the row counts where
+// the matmul kernels change their row blocking (batch 5 with CFG: 10 rows, past the 8-row GEMV), and
+// with several forwards per submit; a batch of a method without a batch factory, or of images
+// that disagree on their settings, is refused with the reason.
+#include <gtest/gtest.h>
+
+#include "decoding/batch_strategy.h"
+#include "decoding/generation.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec::testing {
+namespace {
+
+class BatchDecoding : public VulkanTest {
+ protected:
+  static constexpr int64_t kMostImages = 5;
+
+  ModelSet models() {
+    static std::unique_ptr<Gpt> target;
+    if (!target) {
+      GptOptions opt;
+      opt.batch_rows = 2 * kMostImages;
+      opt.max_queries = 4;
+      target = std::make_unique<Gpt>(ctx(), VKSPEC_ASSETS_DIR "/fmnist_gpt8.safetensors", opt);
+    }
+    ModelSet m;
+    m.ctx = &ctx();
+    m.target = target.get();
+    return m;
+  }
+
+  std::vector<StrategyInputs> inputs(int n, float cfg, const MethodOptions& options = {}) {
+    std::vector<StrategyInputs> in;
+    for (int i = 0; i < n; ++i) {
+      StrategyInputs s;
+      s.condition = std::make_shared<ClassLabel>((3 * i + 1) % 10);
+      s.seed = 1000 + static_cast<uint64_t>(7 * i);
+      s.sampler = SamplerSettings::from_defaults(models().target->config().defaults);
+      s.sampler.cfg = cfg;
+      s.options = options;
+      in.push_back(s);
+    }
+    return in;
+  }
+
+  void expect_alone_equals_batched(const std::vector<StrategyInputs>& in) {
+    const std::vector<Generation> batched = generate_batch("ar", models(), in, false);
+    ASSERT_EQ(batched.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Generation alone = generate_one("ar", models(), in[i], false);
+      EXPECT_EQ(batched[i].tokens, alone.tokens) << "image " << i << " (seed " << in[i].seed << ")";
+      EXPECT_EQ(batched[i].seed, in[i].seed);
+      EXPECT_EQ(batched[i].nfe, alone.nfe);
+      EXPECT_EQ(batched[i].batch, static_cast<int64_t>(in.size()));
+    }
+  }
+};
+
+TEST_F(BatchDecoding, ArImagesTogetherEqualImagesAloneWithCfg) { expect_alone_equals_batched(inputs(5, 4.0f)); }
+
+TEST_F(BatchDecoding, ArImagesTogetherEqualImagesAloneWithoutCfg) { expect_alone_equals_batched(inputs(3, 1.0f)); }
+
+TEST_F(BatchDecoding, ArSeveralForwardsPerSubmitInABatch) {
+  expect_alone_equals_batched(inputs(2, 4.0f, {{"tokens-per-submit", "5"}}));
+}
+
+TEST_F(BatchDecoding, EventsNameEachImageAndItsOwnGrid) {
+  const std::vector<StrategyInputs> in = inputs(2, 4.0f);
+  std::vector<int64_t> steps(2, 0);
+  const std::vector<Generation> g = generate_batch("ar", models(), in, true, [&](size_t image, const StepEvent& e) {
+    ASSERT_LT(image, 2u);
+    EXPECT_EQ(e.committed, ++steps[image]);
+    EXPECT_EQ(e.grid[static_cast<size_t>(e.committed - 1)], e.proposed_tokens.at(0));
+  });
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(steps[i], 64);
+    EXPECT_EQ(g[i].events.size(), 64u);
+    EXPECT_EQ(g[i].events.back().grid, g[i].tokens);
+  }
+}
+
+TEST_F(BatchDecoding, RefusesWhatItCannotBatch) {
+  try {
+    generate_batch("sjd", models(), inputs(2, 4.0f), false);
+    FAIL() << "sjd has no batch factory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch > 1 takes ar"), std::string::npos) << e.what();
+  }
+  std::vector<StrategyInputs> mixed = inputs(2, 4.0f);
+  mixed[1].sampler.temperature = 0.5f;
+  EXPECT_THROW(generate_batch("ar", models(), mixed, false), Error);
+  // More images than the model was loaded for: the cache cannot hold their rows.
+  EXPECT_THROW(generate_batch("ar", models(), inputs(kMostImages + 1, 4.0f), false), Error);
+}
+
+}  // namespace
+}  // namespace vkspec::testing
