@@ -71,9 +71,17 @@ struct RunResult {
   std::optional<IterationStats> iterations;
 };
 
+// "a=1,b=2", with "batch=B" for a batched run ("" for neither).
+std::string run_options_text(const Run& run) {
+  std::string text = frontend::format_method_options(run.options);
+  if (run.batch > 1) text += (text.empty() ? "" : ",") + std::string("batch=") + std::to_string(run.batch);
+  return text;
+}
+
 // "method" or "method a=1,b=2".
 std::string run_label(const Run& run) {
-  return run.method + (run.options.empty() ? "" : " " + frontend::format_method_options(run.options));
+  const std::string options = run_options_text(run);
+  return run.method + (options.empty() ? "" : " " + options);
 }
 
 nlohmann::json measured(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
@@ -85,9 +93,33 @@ std::string cell(double v, const char* fmt) {
   return b;
 }
 
-// The runs: each method once with the options it knows, or once per value of a swept option.
+// --sweep batch=1,4,16: each method that can batch once per batch size, the others at 1.
+std::vector<Run> plan_batch_runs(const std::vector<std::string>& methods, const MethodOptions& given,
+                                 const std::vector<std::string>& values) {
+  std::vector<int64_t> sizes;
+  for (const std::string& v : values) {
+    char* end = nullptr;
+    const long long b = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || b < 1 || b > kMaxBatchRows / 2)
+      throw Error("bench: --sweep batch: '" + v + "' is not a batch size in [1, " + std::to_string(kMaxBatchRows / 2) + "]");
+    sizes.push_back(b);
+  }
+  std::vector<Run> runs;
+  for (const std::string& m : methods) {
+    const MethodOptions options = options_for(m, given);
+    if (!find_strategy(m).make_batch) {
+      runs.push_back({m, options, 1});
+      continue;
+    }
+    for (int64_t b : sizes) runs.push_back({m, options, b});
+  }
+  return runs;
+}
+
+// The runs: each method once with the options it knows (at `batch` images per forward), or once
+// per value of a swept option.
 std::vector<Run> plan_runs(const std::vector<std::string>& methods, const MethodOptions& given,
-                           const std::string& sweep) {
+                           const std::string& sweep, int64_t batch) {
   std::string key;
   std::vector<std::string> values;
   if (!sweep.empty()) {
@@ -96,6 +128,10 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
     key = sweep.substr(0, eq);
     values = split(sweep.substr(eq + 1), ',');
     if (values.empty()) throw Error("bench: --sweep " + key + " has no values");
+    if (key == "batch") {
+      if (batch > 1) throw Error("bench: --batch is both given and swept");
+      return plan_batch_runs(methods, given, values);
+    }
     if (given.count(key)) throw Error("bench: --" + key + " is both given and swept");
     bool used = false;
     for (const std::string& m : methods) used = used || !options_for(m, {{key, values[0]}}).empty();
@@ -105,13 +141,13 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
   for (const std::string& m : methods) {
     const MethodOptions base = options_for(m, given);
     if (key.empty() || options_for(m, {{key, values[0]}}).empty()) {
-      runs.push_back({m, base});
+      runs.push_back({m, base, batch});
       continue;
     }
     for (const std::string& v : values) {
       MethodOptions o = base;
       o[key] = v;
-      runs.push_back({m, o});
+      runs.push_back({m, o, batch});
     }
   }
   return runs;
@@ -121,6 +157,7 @@ std::vector<Run> plan_runs(const std::vector<std::string>& methods, const Method
 std::string run_file_name(const Run& run) {
   std::string name = run.method;
   for (const auto& [k, v] : run.options) name += "_" + k + "=" + v;
+  if (run.batch > 1) name += "_batch=" + std::to_string(run.batch);
   for (char& c : name)
     if (c == '/' || c == ' ') c = '%';
   return name;
@@ -181,6 +218,8 @@ std::map<std::string, std::string> run_meta(const Run& run, const frontend::Load
                                               {"device", devices}};
   // Absent where the kernels round as before the key existed, so those files still resume.
   if (!rounding.empty()) meta["rounding"] = rounding;
+  // The tokens are batch 1's; the timings are not, so a batch's images are a run of their own.
+  if (run.batch > 1) meta["batch"] = std::to_string(run.batch);
   return meta;
 }
 
@@ -211,13 +250,15 @@ nlohmann::json stages_json(const SampleSummary& m) {
 // classifier; eval/run_quality.h), the tables and the JSON: the same for a live run and for --report.
 void report(std::vector<RunResult>& results, const ReportHeader& h, const ReferenceSet& reference_set,
             const QualityOptions& quality, const std::optional<std::string>& json_path) {
+  // ar one image per forward where the run has it (the latency every paper compares with).
   auto ar_of = [&](const RunResult& r) -> const RunResult* {
+    const RunResult* found = nullptr;
     for (const auto& a : results)
       if (a.run.method == reference_method_name() && target_of(a.samples) == target_of(r.samples) &&
           a.samples.meta.at("sampler") == r.samples.meta.at("sampler") &&
-          a.samples.meta.at("classifier") == r.samples.meta.at("classifier"))
-        return &a;
-    return nullptr;
+          a.samples.meta.at("classifier") == r.samples.meta.at("classifier") && (!found || a.run.batch < found->run.batch))
+        found = &a;
+    return found;
   };
   int64_t fewest = 0;
   const QualityReference reference = quality_reference(reference_set);
@@ -236,14 +277,14 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
       std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.sum.islands_mean > 0; });
   // Speed leads, as wall-clock against ar in this run; forwards count the target's (NFE) and every
   // model's (all fwd: target, drafter or low-resolution model, draft heads).
-  std::printf("%-10s %-24s %6s %8s %11s %9s %7s %8s %8s %9s %9s %7s %7s%s\n", "method", "options", "images",
-              "speedup", "latency ms", "p90 ms", "NFE", "all fwd", "acc.len", "tokens/s", "class acc", "FID", "FID/ar",
-              with_islands ? "  islands" : "");
+  std::printf("%-10s %-24s %6s %8s %11s %9s %8s %7s %8s %8s %9s %9s %7s %7s%s\n", "method", "options", "images",
+              "speedup", "latency ms", "p90 ms", "images/s", "NFE", "all fwd", "acc.len", "tokens/s", "class acc", "FID",
+              "FID/ar", with_islands ? "  islands" : "");
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
-    std::printf("%-10s %-24s %6lld %7.2fx %11.1f %9.1f %7.1f %8.1f %8.2f %9.1f %9s %7s %7s", r.run.method.c_str(),
-                frontend::format_method_options(r.run.options).c_str(), static_cast<long long>(m.images), r.speedup,
-                m.latency_median, m.latency_p90, m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
+    std::printf("%-10s %-24s %6lld %7.2fx %11.1f %9.1f %8s %7.1f %8.1f %8.2f %9.1f %9s %7s %7s", r.run.method.c_str(),
+                run_options_text(r.run).c_str(), static_cast<long long>(m.images), r.speedup, m.latency_median,
+                m.latency_p90, cell(r.images_per_s, "%.3g").c_str(), m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
                 m.tokens_per_s, m.class_accuracy >= 0 ? (cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
                 cell(r.quality.fid.value_or(-1), "%.2f").c_str(),
                 cell(r.quality.fid_vs_ar.value_or(-1), "%.2f").c_str());
@@ -288,8 +329,9 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     }
     std::printf("\n");
   }
-  std::printf("speedup: median wall-clock latency of ar / the method's, same run; NFE: target forwards; all fwd: "
-              "every model's forwards\n");
+  std::printf("speedup: median wall-clock latency of ar (one image per forward) / the method's, same run; images/s: "
+              "images generated here per second of the run's wall-clock (batch=B: B images per forward, each "
+              "image's latency the batch's); NFE: target forwards; all fwd: every model's forwards\n");
   if (h.workers > 1)
     std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
                 "every method's latency grows alike)\n", h.workers);
@@ -298,12 +340,12 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
                 static_cast<long long>(fewest));
   std::vector<QualityRow> rows;
   for (const auto& r : results)
-    rows.push_back({r.run.method, frontend::format_method_options(r.run.options), r.sum.images, r.sum.class_accuracy,
+    rows.push_back({r.run.method, run_options_text(r.run), r.sum.images, r.sum.class_accuracy,
                     r.sum.feature_dim, &r.quality});
   print_quality_table(rows, quality.precision_recall);
   std::vector<IterationRow> iteration_rows;
   for (const auto& r : results)
-    if (r.iterations) iteration_rows.push_back({r.run.method, frontend::format_method_options(r.run.options), &*r.iterations});
+    if (r.iterations) iteration_rows.push_back({r.run.method, run_options_text(r.run), &*r.iterations});
   print_iteration_table(iteration_rows);
   if (h.profile)
     for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
@@ -319,6 +361,7 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     const double n = static_cast<double>(m.images);
     nlohmann::json result = {{"method", r.run.method},
                             {"options", r.run.options},
+                            {"batch", r.run.batch},
                             {"images", m.images},
                             {"devices", r.samples.meta.at("device")},
                             {"nfe_mean", m.nfe_mean},
@@ -424,7 +467,8 @@ int bench_report(const frontend::ArgParser& ap) {
   int64_t tokens_per_image = 0;
   for (SampleSet& g : groups) {
     RunResult r;
-    r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options"))};
+    r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options")),
+             g.meta.count("batch") ? std::stoll(g.meta.at("batch")) : 1};
     r.sum = summarize_samples(g);
     tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
@@ -522,7 +566,9 @@ std::vector<OptionSection> bench_sections() {
         {"--order", "interleaved|sequential",
          "interleaved (default): image i of every method before image i + 1 of any, so the machine's load "
          "changes reach every method alike (fair wall-clock ratios); sequential: one method after another"},
-        {"--sweep", "KEY=V1,V2,...", "run each method that knows option KEY once per value"},
+        {"--sweep", "KEY=V1,V2,...",
+         "run each method that knows option KEY once per value; batch=1,4,16: each method that can batch once "
+         "per batch size (the others at 1)"},
         {"--json", "FILE", "also write every result as JSON"},
         {"--profile", "", "GPU time per model and per kernel (per-command timestamps)"},
         {"--iterations", "",
@@ -538,6 +584,7 @@ std::vector<OptionSection> bench_sections() {
         frontend::classifier_option()}}};
   frontend::append_options(s[0].options, sample_output_options(true));
   frontend::append_options(s[0].options, device_pool_options());
+  frontend::append_options(s[0].options, batch_options());
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
 }
@@ -551,7 +598,7 @@ int cmd_bench(const Args& args) {
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
     for (const char* f :
-         {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--order", "--samples", "--devices"})
+         {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--order", "--samples", "--devices", "--batch"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     if (ap.flag("--iterations"))
       throw Error("bench --report: --iterations needs every step of an image, which sample files do not keep");
@@ -593,7 +640,7 @@ int cmd_bench(const Args& args) {
   const bool profile = ap.flag("--profile");
   const MethodOptions given = given_method_options(ap);
   check_used(given, methods);
-  const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""));
+  const std::vector<Run> runs = plan_runs(methods, given, ap.get_or("--sweep", ""), batch_from(ap, methods, "bench"));
   const SampleOutputs outputs = sample_outputs(ap);
   std::vector<SampleOutputs> run_outs(runs.size());
   if (outputs.any())
@@ -603,7 +650,8 @@ int cmd_bench(const Args& args) {
   // --classifier none: no class accuracy (and no tokenizer needed), e.g. for untrained models.
   const bool judged = catalog.given(frontend::ModelRole::Classifier) != "none";
   const std::string classifier = judged ? catalog.path(frontend::ModelRole::Classifier) : "";
-  const frontend::ModelRequest request = frontend::request_for(catalog, runs);
+  frontend::ModelRequest request = frontend::request_for(catalog, runs);
+  for (const Run& run : runs) request.batch = std::max(request.batch, run.batch);
   // One worker per --devices entry with its own copy of the models; worker 0 also judges the
   // images (in the batches a single device would) and decodes --npz/--out-dir, between its own
   // images, so quality and files are the single-device run's.
@@ -733,10 +781,12 @@ int cmd_bench(const Args& args) {
   // Untimed images first, every run's, on every device: pipelines are compiled on first use.
   for (size_t i = 0; i < runs.size(); ++i) {
     if (states[i].todo.inputs.empty()) continue;
-    const int64_t most = warmup < 0 ? kAutoWarmupImages : warmup;
+    const int64_t most = warmup < 0 ? kAutoWarmupImages : warmup, b = runs[i].batch;
     for (int64_t k = 0; k < most; ++k) {
       const uint64_t before = first_uses(pool);
-      warm_up(pool, runs[i].method, {inputs(runs[i], seed + static_cast<uint64_t>(images + k))});
+      std::vector<StrategyInputs> batch;  // a warm-up image is a whole batch: its forwards' shapes
+      for (int64_t j = 0; j < b; ++j) batch.push_back(inputs(runs[i], seed + static_cast<uint64_t>(images + k * b + j)));
+      warm_up(pool, runs[i].method, batch, b);
       if (warmup < 0 && first_uses(pool) == before) break;
     }
   }
@@ -745,18 +795,25 @@ int cmd_bench(const Args& args) {
   // so a change in the machine's load during the command reaches every method alike and the
   // wall-clock ratios against ar stay fair on a shared machine; sequential: one run after another.
   const bool interleaved = order == "interleaved" && runs.size() > 1;
-  const size_t round = interleaved ? std::max<size_t>(pool.size(), 1) : std::max<size_t>(longest, 1);
+  // A round gives each run one batch per device (interleaved) or all of its images.
+  auto round_of = [&](const Run& run) {
+    return interleaved ? std::max<size_t>(pool.size(), 1) * static_cast<size_t>(run.batch) : std::max<size_t>(longest, 1);
+  };
   std::optional<Progress> progress;
   if (interleaved && total > 0)
     progress.emplace("bench " + std::to_string(runs.size()) + " runs, interleaved", static_cast<int64_t>(total));
   try {
-    for (size_t first = 0; first < longest; first += round) {
+    for (size_t r = 0, any = 1; any; ++r) {
+      any = 0;
       for (size_t i = 0; i < runs.size(); ++i) {
         RunState& st = states[i];
+        const size_t round = round_of(runs[i]), first = r * round;
         if (first >= st.todo.inputs.size()) continue;
+        any = 1;
         ShardedRun part;
         part.method = st.todo.method;
         part.keep_events = st.todo.keep_events;
+        part.batch = runs[i].batch;
         part.inputs.assign(
             st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(first),
             st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(std::min(first + round, st.todo.inputs.size())));

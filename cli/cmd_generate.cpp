@@ -2,6 +2,7 @@
 // and optionally a trace JSON of every step; --shard I/N makes one share of the images, numbered
 // (seeds, classes) as in the one-process run; --devices spreads the images over several devices
 // (cli/device_pool.h), the outputs the same image for image.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -41,6 +42,7 @@ std::vector<OptionSection> generate_sections() {
       frontend::shard_option()}}};
   frontend::append_options(s[0].options, sample_output_options(false));
   frontend::append_options(s[0].options, device_pool_options());
+  frontend::append_options(s[0].options, batch_options());
   for (OptionSection& shared : run_option_sections()) s.push_back(std::move(shared));
   return s;
 }
@@ -53,6 +55,7 @@ int cmd_generate(const Args& args) {
   check_used(given, {method});
   const MethodOptions method_options = options_for(method, given);
   const int64_t run_images = ap.get_int("--images", 1, 1, 10000000);
+  const int64_t batch = batch_from(ap, {method}, "generate");
   const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   // --shard: this process makes images [block.begin, block.end) of the run, numbered as in the run.
   const ImageBlock block = shard_block(run_images, frontend::shard_from(ap, run_images, "generate"));
@@ -79,7 +82,8 @@ int cmd_generate(const Args& args) {
   auto instance = std::make_shared<Instance>();
   const std::vector<uint32_t> devices = device_list(ap.get("--devices"), *instance);
   const frontend::ModelCatalog catalog(frontend::model_files(ap));
-  const frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
+  frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
+  request.batch = batch;
   DevicePool pool(instance, devices, ContextOptions::from_environment(), [&](Context& ctx, size_t worker) {
     auto w = std::make_unique<ModelWorker>();
     frontend::ModelRequest r = request;
@@ -102,6 +106,7 @@ int cmd_generate(const Args& args) {
   ShardedRun run;
   run.method = method;
   run.keep_events = !ap.get_or("--trace", "").empty();
+  run.batch = batch;
   for (int64_t i = 0; i < images; ++i) {
     StrategyInputs in;
     const int64_t k = block.begin + i;  // the image's number in the whole run: its seed and class
@@ -118,7 +123,9 @@ int cmd_generate(const Args& args) {
   };
   run.on_finished = [&](size_t) { progress.image_done(); };
   std::vector<Generation> gens;
+  const auto started = std::chrono::steady_clock::now();
   generate_sharded(pool, run, [&](size_t, ShardedImage&& im) { gens.push_back(std::move(im.generation)); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   progress.finish();
 
   // Decoded on worker 0, in batches the tokenizer was sized for.
@@ -151,10 +158,11 @@ int cmd_generate(const Args& args) {
   const std::string share = images == run_images ? "" : " (images " + std::to_string(block.begin) + ".." +
                                                           std::to_string(block.end - 1) + " of " +
                                                           std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
-  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s, mean %.1f forwards and %.0f ms per image on %s\n",
+  const std::string batched = batch > 1 ? ", " + std::to_string(batch) + " images per forward" : "";
+  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
               written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
-              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), nfe / images, ms / images,
-              pool.describe().c_str());
+              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images,
+              ms / images, static_cast<double>(images) / seconds, pool.describe().c_str());
   return 0;
 }
 

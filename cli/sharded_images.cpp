@@ -3,6 +3,7 @@
 #include <exception>
 #include <future>
 
+#include "decoding/strategy_registry.h"
 #include "engine/checks/op_bench.h"
 
 namespace vkspec::cli {
@@ -12,37 +13,55 @@ size_t worker_of(const StrategyInputs& in, const DevicePool& pool) {
   return static_cast<size_t>(in.seed % static_cast<uint64_t>(pool.size()));
 }
 
+// A batch's counters and CPU time split over its images, so that sums over images stay the batch's.
+std::vector<ShardedImage> split_batch(std::vector<Generation>&& gens, const WorkCounters& work, double busy_ms) {
+  const uint64_t n = gens.size();
+  std::vector<ShardedImage> out(gens.size());
+  for (size_t i = 0; i < gens.size(); ++i) {
+    out[i].generation = std::move(gens[i]);
+    const bool first = i == 0;
+    out[i].work = {work.dispatches / n + (first ? work.dispatches % n : 0),
+                   work.transfers / n + (first ? work.transfers % n : 0), work.barriers / n + (first ? work.barriers % n : 0),
+                   work.submits / n + (first ? work.submits % n : 0)};
+    out[i].busy_ms = busy_ms / static_cast<double>(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 void generate_sharded(DevicePool& pool, const ShardedRun& run,
                       const std::function<void(size_t k, ShardedImage&&)>& take) {
-  std::vector<std::future<ShardedImage>> pending;
-  pending.reserve(run.inputs.size());
+  const size_t batch = static_cast<size_t>(std::max<int64_t>(run.batch, 1));
+  std::vector<std::future<std::vector<ShardedImage>>> pending;
   const double workers = static_cast<double>(pool.size());
-  for (size_t k = 0; k < run.inputs.size(); ++k) {
-    pending.push_back(pool.submit<ModelWorker>(worker_of(run.inputs[k], pool), [&run, &pool, k, workers](
-                                                                                   Context& ctx, ModelWorker& w) {
+  for (size_t first = 0; first < run.inputs.size(); first += batch) {
+    const size_t n = std::min(batch, run.inputs.size() - first);
+    auto job = [&run, &pool, first, n, workers](Context& ctx, ModelWorker& w) {
       pool.throw_if_cancelled();  // queued behind a failed image: never started
-      ShardedImage out;
       const WorkCounters w0 = ctx.counters();
       const double c0 = process_cpu_seconds();
-      out.generation = generate_one(run.method, w.models, run.inputs[k], run.keep_events, [&](const StepEvent& e) {
-        // Where a failed worker's neighbours stop: within one step, never a whole image later.
-        pool.throw_if_cancelled();
-        if (run.on_event) run.on_event(k, e);
-      });
-      out.busy_ms = (process_cpu_seconds() - c0) * 1e3 / workers;
-      out.work = ctx.counters() - w0;
-      if (run.on_finished) run.on_finished(k);
-      return out;
-    }));
+      const std::vector<StrategyInputs> inputs(run.inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                                               run.inputs.begin() + static_cast<std::ptrdiff_t>(first + n));
+      std::vector<Generation> gens =
+          generate_batch(run.method, w.models, inputs, run.keep_events, [&](size_t i, const StepEvent& e) {
+            // Where a failed worker's neighbours stop: within one step, never a whole image later.
+            pool.throw_if_cancelled();
+            if (run.on_event) run.on_event(first + i, e);
+          });
+      const double busy = (process_cpu_seconds() - c0) * 1e3 / workers;
+      if (run.on_finished)
+        for (size_t i = 0; i < n; ++i) run.on_finished(first + i);
+      return split_batch(std::move(gens), ctx.counters() - w0, busy);
+    };
+    pending.push_back(pool.submit<ModelWorker>(worker_of(run.inputs[first], pool), std::move(job)));
   }
   // In order; after the first failure only what already finished is handed over.
   std::exception_ptr first_error;
-  for (size_t k = 0; k < pending.size(); ++k) {
+  for (size_t j = 0; j < pending.size(); ++j) {
     try {
-      ShardedImage image = pending[k].get();
-      take(k, std::move(image));
+      std::vector<ShardedImage> images = pending[j].get();
+      for (size_t i = 0; i < images.size(); ++i) take(j * batch + i, std::move(images[i]));
     } catch (const Cancelled&) {
       // stopped because another image failed: that one's error is the one to report
     } catch (...) {
@@ -55,14 +74,19 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
   if (pool.cancelled()) throw Cancelled();
 }
 
-void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs) {
+void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs, int64_t batch) {
   if (inputs.empty()) return;
+  const size_t b = static_cast<size_t>(std::max<int64_t>(batch, 1));
   std::vector<std::future<void>> done;
   for (size_t w = 0; w < pool.size(); ++w)
-    done.push_back(pool.submit<ModelWorker>(w, [&method, &inputs, &pool](Context&, ModelWorker& mw) {
-      for (const StrategyInputs& in : inputs) {
+    done.push_back(pool.submit<ModelWorker>(w, [&method, &inputs, &pool, b](Context&, ModelWorker& mw) {
+      for (size_t first = 0; first < inputs.size(); first += b) {
         pool.throw_if_cancelled();
-        generate_one(method, mw.models, in, false);
+        const size_t n = std::min(b, inputs.size() - first);
+        generate_batch(method, mw.models,
+                       {inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                        inputs.begin() + static_cast<std::ptrdiff_t>(first + n)},
+                       false);
       }
     }));
   std::exception_ptr first_error;
@@ -76,6 +100,22 @@ void warm_up(DevicePool& pool, const std::string& method, const std::vector<Stra
   }
   if (first_error) std::rethrow_exception(first_error);
   if (pool.cancelled()) throw Cancelled();
+}
+
+frontend::OptionTable batch_options() {
+  return {{"--batch", "B",
+           "images per forward: B consecutive images decoded together, each with the tokens it gets alone "
+           "(default 1; methods that can: " + batch_method_names() + ")"}};
+}
+
+int64_t batch_from(const frontend::ArgParser& ap, const std::vector<std::string>& methods, const char* command) {
+  const int64_t batch = ap.get_int("--batch", 1, 1, kMaxBatchRows / 2);
+  if (batch > 1)
+    for (const std::string& m : methods)
+      if (!find_strategy(m).make_batch)
+        throw Error(std::string(command) + ": --batch " + std::to_string(batch) + ": " + m +
+                    " decodes one image per forward (methods that batch: " + batch_method_names() + ")");
+  return batch;
 }
 
 }  // namespace vkspec::cli

@@ -2,7 +2,8 @@
 // The images of one method spread over a DevicePool: image with seed s on worker s mod the
 // workers (a fixed assignment, so a run is reproducible whatever the devices' speeds; on equal
 // devices every image equals a single-device run's, token for token), handed back to the calling
-// thread in the order given.
+// thread in the order given. With --batch B, B consecutive images share every forward
+// (decoding/batch_strategy.h) on the worker of the first one's seed; their tokens are the same.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "cli/device_pool.h"
 #include "decoding/generation.h"
+#include "frontend/arg_parser.h"
 #include "frontend/model_loading.h"
 
 namespace vkspec::cli {
@@ -22,7 +24,8 @@ struct ModelWorker : WorkerState {
 
 struct ShardedImage {
   Generation generation;
-  // The worker's Context counters around the image: exact per image, whatever the other workers do.
+  // The worker's Context counters around the image: exact per image, whatever the other workers
+  // do; with a batch, the batch's split over its images (the remainder to the first).
   WorkCounters work;
   // The process's CPU time while the image ran, divided by the workers (they run at once in one
   // process, each image's interval counting the others' work too); the single-device figure with
@@ -34,6 +37,7 @@ struct ShardedRun {
   std::string method;
   std::vector<StrategyInputs> inputs;  // one per image
   bool keep_events = false;            // Generation::events (traces)
+  int64_t batch = 1;                   // images per forward (consecutive inputs; the last batch may be smaller)
   // Every step of image k, on its worker's thread (progress notes: must be thread-safe).
   std::function<void(size_t k, const StepEvent&)> on_event;
   // Image k finished, on its worker's thread (the progress bar: thread-safe).
@@ -47,7 +51,13 @@ struct ShardedRun {
 void generate_sharded(DevicePool& pool, const ShardedRun& run, const std::function<void(size_t k, ShardedImage&&)>& take);
 
 // The untimed images before timing (pipelines are compiled on first use): `inputs` on every worker,
-// in parallel. Throws the first worker's error.
-void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs);
+// in parallel, `batch` at a time as the timed images will run. Throws the first worker's error.
+void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs,
+             int64_t batch = 1);
+
+// --batch B, shared by generate and bench.
+frontend::OptionTable batch_options();
+// The images that share each forward, checked against the method (1 unless it can batch).
+int64_t batch_from(const frontend::ArgParser& ap, const std::vector<std::string>& methods, const char* command);
 
 }  // namespace vkspec::cli

@@ -43,7 +43,9 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.eagle |= n.eagle;
     r.needs.sr_net |= n.sr_net;
     r.needs.latent_upsampler |= n.latent_upsampler;
-    r.max_queries = std::max(r.max_queries, d.max_queries_for(run.options, target, n.low_res ? low_res.get() : nullptr));
+    const int64_t q = d.max_queries_for(run.options, target, n.low_res ? low_res.get() : nullptr);
+    r.max_queries = std::max(r.max_queries, q);
+    r.method_queries = std::max(r.method_queries, q);
   }
   return r;
 }
@@ -57,6 +59,10 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
   };
   GptOptions gopt;
   gopt.max_queries = request.max_queries;
+  if (request.batch > 1) {
+    gopt.batch_rows = 2 * request.batch;
+    gopt.max_queries = std::max<int64_t>(request.method_queries, (64 + request.batch - 1) / request.batch);
+  }
   LoadedModels m;
   m.target = std::make_unique<Gpt>(ctx, catalog.path(ModelRole::Target), gopt);
   const GptConfig& cfg = m.target->config();

@@ -22,6 +22,7 @@ namespace vkspec::frontend {
 struct MethodRun {
   std::string method;
   MethodOptions options;
+  int64_t batch = 1;  // images sharing each forward (--batch)
 };
 
 struct ModelRequest {
@@ -32,6 +33,10 @@ struct ModelRequest {
   bool tokenizer = false;    // the front end decodes images itself
   int64_t tokenizer_batch = 1;  // the most images per decode call
   int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
+  int64_t method_queries = 1;   // the most the runs' methods themselves need (max_queries without its floor)
+  // Images sharing each forward (--batch): the target is loaded for 2 rows per image and, beyond
+  // one image, for the methods' own queries (at least 64 rows in all, for t2i's prefill chunks).
+  int64_t batch = 1;
   // With needs.neighbours: a table per metric listed (none listed: the default metric's).
   std::vector<NeighbourMetric> neighbour_metrics;
 };

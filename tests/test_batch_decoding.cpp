@@ -5,8 +5,11 @@
 // that disagree on their settings, is refused with the reason.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "decoding/batch_strategy.h"
 #include "decoding/generation.h"
+#include "engine/checks/op_check.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec::testing {
@@ -56,6 +59,55 @@ class BatchDecoding : public VulkanTest {
     }
   }
 };
+
+// The forwards themselves: an image's logits bit for bit the same beside 4 other images as alone,
+// over two steps (the second attends to the first's keys), so the tokens below are equal by
+// construction, not by the luck of the draws.
+TEST_F(BatchDecoding, AnImagesLogitsDoNotDependOnTheImagesBesideIt) {
+  Gpt& gpt = *models().target;
+  const GptConfig& cfg = gpt.config();
+  const int64_t G = kMostImages;
+  std::vector<std::unique_ptr<ClassLabel>> labels;
+  std::vector<const Condition*> rows(static_cast<size_t>(2 * G), nullptr);
+  for (int64_t g = 0; g < G; ++g) {
+    labels.push_back(std::make_unique<ClassLabel>((2 * g + 3) % 10));
+    rows[static_cast<size_t>(g)] = labels.back().get();
+  }
+  const std::vector<uint32_t> tokens = {17, 900, 3, 511, 64};  // token 0 of each image
+  // Logits of both steps for rows `conditions` of images `first` .. first + images - 1.
+  auto run = [&](int64_t first, int64_t images) {
+    std::vector<const Condition*> conditions;
+    for (int64_t g = 0; g < images; ++g) conditions.push_back(rows[static_cast<size_t>(first + g)]);
+    conditions.resize(static_cast<size_t>(2 * images), nullptr);
+    const KvCache cache = gpt.make_cache(0, 2 * images);
+    std::vector<std::vector<float>> steps;
+    for (int64_t n = 0; n < 2; ++n) {
+      std::vector<uint32_t> fed;
+      if (n == 1) fed.assign(tokens.begin() + first, tokens.begin() + first + images);
+      const GptBatch b(ctx(), cfg, GptQueries::causal(cfg, cfg.cls_token_num - 1 + n, 1, fed, conditions,
+                                                     cache.slots(), images),
+                       2 * images, cache.slots());
+      CommandStream s(ctx());
+      const GptOutputs out = gpt.forward(s, b, cache);
+      Tensor logits = ctx().tensor(DType::F32, out.logits.shape, "logits copy");
+      s.copy(out.logits, logits);
+      s.submit_and_wait();
+      steps.push_back(download_floats(ctx(), logits));
+    }
+    return steps;
+  };
+  const std::vector<std::vector<float>> together = run(0, G);
+  const size_t V = static_cast<size_t>(cfg.vocab_size);
+  for (int64_t g = 0; g < G; ++g) {
+    const std::vector<std::vector<float>> alone = run(g, 1);
+    for (size_t n = 0; n < 2; ++n)
+      for (int64_t half = 0; half < 2; ++half) {  // the conditional row, then the null row
+        const float* a = alone[n].data() + half * V;
+        const float* t = together[n].data() + (half * G + g) * V;
+        EXPECT_EQ(std::memcmp(a, t, V * sizeof(float)), 0) << "image " << g << " step " << n << " row " << half;
+      }
+  }
+}
 
 TEST_F(BatchDecoding, ArImagesTogetherEqualImagesAloneWithCfg) { expect_alone_equals_batched(inputs(5, 4.0f)); }
 

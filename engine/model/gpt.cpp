@@ -135,7 +135,9 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   for (int64_t l = 0; l < cfg_.n_layer; ++l)
     record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, act_, R, batch, cache, rope_table_, attn_ws_);
   ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
-  ops::matmul(s, xn, output_, logits);
+  ops::MatmulFusion per_image;  // the head's kernel as for one image's rows (gpt_block.cpp)
+  per_image.rows_per_image = R / G;
+  ops::matmul_fused(s, xn, output_, logits, per_image);
   return {logits, xn};
 }
 

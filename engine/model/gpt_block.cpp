@@ -50,7 +50,11 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   // Each norm rides in the projection after it and each residual add in the one before it, where
   // the kernel folds them (ops::MatmulFusion), and so do RoPE and the cache write in the q|k|v
   // projection; xn holds what a kernel that does not fold needs.
+  // Every projection picks its kernel for one image's rows: a row's bits do not depend on the
+  // images beside it (the same for one image, where that is all of R).
+  const int64_t rows_per_image = R / batch.images();
   ops::MatmulFusion attention_in;
+  attention_in.rows_per_image = rows_per_image;
   if (L.attention_norm.valid()) attention_in.norm_weight = L.attention_norm.view();
   attention_in.norm_eps = cfg.norm_eps;
   attention_in.x_scratch = xn;
@@ -61,6 +65,7 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   per_image.split_rows = B / batch.images();
   ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws, per_image);
   ops::MatmulFusion residual;
+  residual.rows_per_image = rows_per_image;
   residual.accumulate = true;
   residual.y_scratch = xn;
   ops::matmul_fused(s, attn, L.wo, x, residual);

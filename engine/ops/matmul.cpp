@@ -65,6 +65,7 @@ struct Fold {
   float eps = 0.0f;
   const MatmulFusion::RopeKv* rope = nullptr;  // the q|k|v projection's RoPE and cache write
   RopeKvLayout rope_layout;
+  int64_t plan_rows = 0;  // the rows the GEMV kernel is chosen for (MatmulFusion::rows_per_image); 0: M
 };
 
 struct Dispatch {
@@ -343,7 +344,8 @@ void record_matmul(CommandStream& s, const TensorView& x, const TensorView& w, c
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   // Decided once for all of M, so every chunk below takes the same kernel.
-  const bool rows_kernel = path == MatmulPath::Gemv && takes_rows_kernel(tiles, static_cast<uint32_t>(M));
+  const bool rows_kernel =
+      path == MatmulPath::Gemv && takes_rows_kernel(tiles, static_cast<uint32_t>(fold.plan_rows ? fold.plan_rows : M));
   require(matmul_path_supported(ctx, path, M, K, w.dtype) && (path != MatmulPath::Broadcast || texel_readable(w)), op,
           [&] {
             return std::string("the ") + matmul_path_name(path) + " kernel cannot run this on " + caps.name + ": " +
@@ -429,8 +431,10 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
     });
   Context& ctx = s.context();
   const MatmulTiles tiles = tiles_of(ctx);
-  path = resolve_path(ctx, tiles, path, M, K, w);
-  const MatmulFolds folds = folds_of(ctx, tiles, path, M, f);
+  const int64_t plan_rows = f.rows_per_image > 0 ? std::min(f.rows_per_image, M) : M;
+  path = resolve_path(ctx, tiles, path, plan_rows, K, w);
+  MatmulFolds folds = folds_of(ctx, tiles, path, plan_rows, f);
+  if (M > kRopeKvFoldMaxRows) folds.rope_kv = false;  // the fold's rows limit is the dispatch's (same bits unfolded)
 
   TensorView xin = x;
   const bool prologue = f.swiglu || has(f.norm_weight);
@@ -450,6 +454,7 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
   fold.accumulate = folds.epilogue;
   fold.g = f.norm_weight;
   fold.eps = f.norm_eps;
+  fold.plan_rows = plan_rows;
   HeadRows q, k, v;
   if (rope) {
     const MatmulFusion::RopeKv& r = f.rope_kv;
