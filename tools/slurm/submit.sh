@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
   [[ $1 == --*=* || $# -lt 2 || $2 == --* ]] || n=2
   bench+=("${@:1:n}")
   case $opt in
-    --methods|--images|--seed|--sweep|--warmup|--profile) ;;
+    --methods|--images|--seed|--sweep|--warmup|--profile|--batch) ;;
     *) report+=("${@:1:n}") ;;
   esac
   shift "$n"

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
+--batch 1 writes (traces compared image by image); bench --sweep batch=1,3 makes a row per batch
+size for ar and one for sjd (which decodes one image per forward), with images/s and the batch in
+its JSON, and keeps each batch size's images in a sample file of its own that a second command
+resumes; --batch with a method that cannot batch, or out of range, is refused with the reason.
+
+usage: test_batch_cli.py VKSPEC_BINARY ASSETS_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(args, ok=True):
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if ok and r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(args)} exited {r.returncode}\n{r.stderr}")
+    return r
+
+
+def tokens_of(trace):
+    with open(trace) as f:
+        return [(im["seed"], im["tokens"]) for im in json.load(f)["images"]]
+
+
+def main():
+    vkspec, assets = sys.argv[1], sys.argv[2]
+    model = ["--model", os.path.join(assets, "fmnist_gpt8.safetensors")]
+    with tempfile.TemporaryDirectory() as d:
+        base = [vkspec, "generate", "--images", "4", "--seed", "5"] + model
+        run(base + ["--batch", "3", "--out", f"{d}/b3.png", "--trace", f"{d}/b3.json"])
+        run(base + ["--out", f"{d}/b1.png", "--trace", f"{d}/b1.json"])
+        if tokens_of(f"{d}/b3.json") != tokens_of(f"{d}/b1.json"):
+            sys.exit("FAIL: generate --batch 3 wrote other tokens than --batch 1")
+
+        os.mkdir(f"{d}/samples")
+        bench = [vkspec, "bench", "--methods", "ar,sjd", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
+                 "--classifier", "none", "--samples", f"{d}/samples", "--json", f"{d}/bench.json"] + model
+        run(bench)
+        with open(f"{d}/bench.json") as f:
+            rows = [(r["method"], r["batch"], r["images_per_s"]) for r in json.load(f)["results"]]
+        if [(m, b) for m, b, _ in rows] != [("ar", 1), ("ar", 3), ("sjd", 1)]:
+            sys.exit(f"FAIL: bench --sweep batch=1,3 ran {rows}")
+        if not all(ips and ips > 0 for _, _, ips in rows):
+            sys.exit(f"FAIL: images/s missing: {rows}")
+        files = sorted(os.listdir(f"{d}/samples"))
+        if "ar_batch=3_seed0.safetensors" not in files or "ar_seed0.safetensors" not in files:
+            sys.exit(f"FAIL: sample files {files}")
+        again = run(bench)
+        if "ar batch=3: 3 images already in" not in again.stderr:
+            sys.exit(f"FAIL: the batch run did not resume from its file:\n{again.stderr}")
+
+        for args, says in [
+            (["generate", "--method", "sjd", "--batch", "2"], "sjd decodes one image per forward"),
+            (["bench", "--methods", "ar,sjd", "--batch", "2", "--images", "2"], "sjd decodes one image per forward"),
+            (["generate", "--batch", "0"], "--batch"),
+            (["bench", "--sweep", "batch=1,x"], "not a batch size"),
+            (["bench", "--batch", "2", "--sweep", "batch=1,2"], "both given and swept"),
+        ]:
+            r = run([vkspec] + args + model + ["--out", f"{d}/x.png"] * (args[0] == "generate"), ok=False)
+            if r.returncode == 0 or says not in r.stderr:
+                sys.exit(f"FAIL: vkspec {' '.join(args)}: exit {r.returncode}, expected an error with '{says}'\n{r.stderr}")
+    print("ok: --batch gives batch 1's tokens, bench sweeps and resumes batch sizes, bad uses refused")
+
+
+if __name__ == "__main__":
+    main()
