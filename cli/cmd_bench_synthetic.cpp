@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +110,263 @@ nlohmann::json timing_json(const ForwardTiming& t, double ar_ms, double bytes, d
           {"kernels", kernels}};
 }
 
+// What the command line asks for, checked before any device is opened.
+struct SyntheticRequest {
+  std::string name;  // B, L, XL or tiny
+  int64_t grid = 16;
+  GptShape shape;
+  int64_t tokens = 0, first = 0;  // tokens per image; the sequence position the AR query sits at
+  std::vector<int64_t> windows;
+  int repeat = 5;
+  uint64_t seed = 0;
+  std::vector<std::string> nfe_files;
+  std::optional<std::string> json_path;
+};
+
+// The --nfe files, or the shipped bench runs in docs/bench/ that exist.
+std::vector<std::string> nfe_files_from(const std::optional<std::string>& option) {
+  std::vector<std::string> files;
+  if (option) {
+    std::stringstream ss(*option);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty() && item != "none") files.push_back(item);
+    return files;
+  }
+  for (const char* f : {"window_sweep12_lavapipe.json", "scdgs12_lavapipe.json", "lantern_k12_lavapipe.json"}) {
+    const std::string path = std::string(VKSPEC_BENCH_DIR) + "/" + f;
+    if (std::ifstream(path)) files.push_back(path);
+  }
+  return files;
+}
+
+SyntheticRequest parse_request(const Args& args) {
+  frontend::ArgParser ap("bench", bench_synthetic_options());
+  ap.parse(args);
+  SyntheticRequest r;
+  r.name = ap.get_or("--synthetic", "");
+  r.grid = ap.get_int("--grid", 16, 1, 256);
+  if (r.grid != 16 && r.grid != 24)
+    throw Error("bench: --grid must be 16 or 24 (LlamaGen's 256 and 384 px), got " + std::to_string(r.grid));
+  r.shape = shape_named(r.name, r.grid);
+  r.tokens = r.grid * r.grid;
+  r.first = 1 + r.tokens / 2;  // the AR query sees half the image
+  r.windows = parse_windows(ap.get_or("--windows", "1,4,16,32,64"), r.tokens - r.tokens / 2);
+  r.repeat = static_cast<int>(ap.get_int("--repeat", 5, 1, 1000));
+  r.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, 1ll << 62));
+  r.json_path = ap.get("--json");
+  if (r.json_path) check_output_path(*r.json_path, "--json");
+  r.nfe_files = nfe_files_from(ap.get("--nfe"));
+  return r;
+}
+
+// The generated model on the device, and how long making and uploading it took.
+struct SyntheticModel {
+  std::string label;
+  std::unique_ptr<Gpt> gpt;
+  double generate_s = 0, upload_s = 0;
+};
+
+// Refuses a shape that cannot fit before generating its weights, then generates and uploads them.
+SyntheticModel load_synthetic_model(Context& ctx, const SyntheticRequest& r) {
+  SyntheticModel m;
+  m.label = "synthetic LlamaGen-" + r.name + " " + std::to_string(r.grid) + "x" + std::to_string(r.grid);
+  GptOptions opt;
+  opt.max_queries = r.windows.back();
+  const uint64_t need = device_bytes_needed(r.shape, opt.max_queries), budget = device_budget(ctx);
+  if (budget && need > budget)
+    throw OutOfDeviceMemory(m.label + " needs about " + std::to_string(need >> 20) +
+                            " MiB of device memory (f16 weights, KV cache, activations), more than the " +
+                            std::to_string(budget >> 20) + " MiB " +
+                            (ctx.options().device_memory_cap ? "VKSPEC_MAX_DEVICE_MEMORY allows"
+                                                             : "of the largest device-local heap") +
+                            " on " + ctx.caps().name);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    std::vector<uint8_t> bytes = synthetic_gpt(r.shape, llamagen_init_fill(r.seed)).take_bytes();
+    m.generate_s = since(t0);
+    t0 = std::chrono::steady_clock::now();
+    m.gpt = std::make_unique<Gpt>(ctx, SafetensorsFile(m.label, std::move(bytes)), opt);
+  } catch (const std::bad_alloc&) {
+    throw Error(m.label + ": out of host memory generating its weights (about " + std::to_string(need >> 20) + " MiB)");
+  } catch (const OutOfDeviceMemory& e) {
+    throw OutOfDeviceMemory(m.label + " does not fit on " + ctx.caps().name + ": " + e.what());
+  }
+  m.upload_s = since(t0);
+  return m;
+}
+
+// The forwards timed: one AR step, the same 16 to a submit, and one per window.
+struct SyntheticTimings {
+  ForwardTiming ar, ar_pipelined;
+  std::vector<ForwardTiming> runs;  // one per window, the AR step's for window 1
+};
+
+SyntheticTimings time_forwards(GptBench& bench, const SyntheticRequest& r) {
+  SyntheticTimings t;
+  t.ar = bench.time(r.first, 1, r.repeat);
+  // AR steps 16 to a submit: the step without the host's round trip (ar --tokens-per-submit 16).
+  constexpr int kPipelined = 16;
+  t.ar_pipelined = bench.time(r.first, 1, r.repeat, kPipelined);
+  for (int64_t w : r.windows) {
+    t.runs.push_back(w == 1 ? t.ar : bench.time(r.first, w, r.repeat));
+    std::fprintf(stderr, "bench: window %lld: %.2f ms\n", static_cast<long long>(w), t.runs.back().ms());
+  }
+  return t;
+}
+
+// Bytes read and floating-point operations of a forward of the model.
+struct ForwardWork {
+  double params = 0;          // matrix_params of the shape
+  double kv_width = 0;        // dim x layers: the values one cached token holds per K or V
+  double bytes(const ForwardTiming& t) const {  // f16 matrices plus both CFG rows' keys and values
+    return 2 * params + 2.0 * 2 * 2 * static_cast<double>(t.kv_len) * kv_width;
+  }
+  double flops(const ForwardTiming& t) const {
+    const double rows = 2.0 * static_cast<double>(t.queries);
+    return 2 * rows * params + 4 * rows * static_cast<double>(t.kv_len) * kv_width;
+  }
+};
+
+void print_model_header(const Context& ctx, const SyntheticRequest& r, const SyntheticModel& m, const ForwardWork& work,
+                        bool gpu_clock) {
+  const GptConfig& cfg = m.gpt->config();
+  std::printf("device: %s\nmodel: %s (dim %lld, %lld layers, %lld heads, FFN %lld, vocabulary %lld, %lld classes), "
+              "f16 weights generated in memory (seed %llu)\n",
+              ctx.caps().name.c_str(), m.label.c_str(), static_cast<long long>(cfg.dim),
+              static_cast<long long>(cfg.n_layer), static_cast<long long>(cfg.n_head),
+              static_cast<long long>(cfg.ffn_hidden),
+              static_cast<long long>(cfg.vocab_size), static_cast<long long>(cfg.num_classes),
+              static_cast<unsigned long long>(r.seed));
+  std::printf("weights on the device %.1f MB, matrices streamed per forward %.1f MB; KV cache holds %lld of %lld "
+              "tokens, 2 batch rows (CFG)\n",
+              static_cast<double>(m.gpt->weight_bytes()) / 1e6, 2 * work.params / 1e6,
+              static_cast<long long>(r.tokens / 2), static_cast<long long>(r.tokens));
+  std::printf("ms: %s, median of %d; each forward is followed by the CFG sampler (vocabulary %lld), as in a decoding "
+              "step\n\n",
+              gpu_clock ? "GPU timestamps" : "wall clock (no timestamps on this device)", r.repeat,
+              static_cast<long long>(cfg.vocab_size));
+}
+
+void print_timing_table(const SyntheticTimings& t, const ForwardWork& work) {
+  std::printf("%-10s %7s %7s %10s %10s %10s %7s %8s %9s %11s %9s\n", "forward", "queries", "kv len", "ms", "wall ms",
+              "busy ms", "ms/AR's", "GB/s", "GFLOP/s", "dispatches", "barriers");
+  auto row = [&](const char* what, const ForwardTiming& f) {
+    char disp[32];
+    std::snprintf(disp, sizeof disp, "%u+%u", f.forward_dispatches, f.sampler_dispatches);
+    std::printf("%-10s %7lld %7lld %10.2f %10.2f %10.2f %7.2f %8.2f %9.2f %11s %9u\n", what,
+                static_cast<long long>(f.queries), static_cast<long long>(f.kv_len), f.ms(), f.wall_ms, f.busy_ms,
+                f.ms() / t.ar.ms(), work.bytes(f) / (f.ms() * 1e6), work.flops(f) / (f.ms() * 1e6), disp, f.barriers);
+  };
+  row("AR step", t.ar);
+  row("AR x16", t.ar_pipelined);
+  for (const ForwardTiming& f : t.runs) row(("window " + std::to_string(f.queries)).c_str(), f);
+  std::printf("(ms/AR's: this forward's ms over the AR step's, a cost per forward, not a speedup; dispatches: "
+              "forward + sampler; GB/s: streamed matrices + KV read per forward / ms; AR x16: 16 AR steps per "
+              "submit, times per step)\n");
+}
+
+// The AR step and the widest window: where a verification forward's excess over a step goes.
+void print_kernel_breakdown(const SyntheticTimings& t) {
+  auto by_kernel = [](const char* what, const ForwardTiming& f) {
+    std::printf("GPU time of %s by kernel:", what);
+    for (size_t i = 0; i < f.by_kernel.size() && i < 6; ++i)
+      std::printf(" %s %.2f ms (%.0f%%);", f.by_kernel[i].label.c_str(), f.by_kernel[i].ms,
+                  100 * f.by_kernel[i].ms / f.gpu_ms);
+    std::printf("\n");
+  };
+  std::printf("\n");
+  by_kernel("the AR step", t.ar);
+  if (!t.runs.empty() && t.runs.back().queries > 1)
+    by_kernel(("window " + std::to_string(t.runs.back().queries)).c_str(), t.runs.back());
+}
+
+// Images/s per method from the NFE files and the forward costs measured here.
+struct Projection {
+  std::vector<ProjectedMethod> methods;
+  std::vector<std::string> skipped;
+};
+
+Projection project(const SyntheticRequest& r, const SyntheticTimings& t) {
+  std::vector<ForwardCost> costs = {{1, t.ar.ms()}};
+  for (const ForwardTiming& f : t.runs)
+    if (f.queries > 1) costs.push_back({f.queries, f.ms()});
+  Projection p;
+  p.methods = project_methods(r.nfe_files, r.tokens, costs, &p.skipped);
+  return p;
+}
+
+void print_projection(const Projection& p, int64_t tokens) {
+  if (p.methods.empty()) return;
+  std::printf("\nPROJECTION, not a measurement: images/s = 1000 / (NFE x ms per forward), NFE per image from the "
+              "shipped 16x16 model's runs%s, ms interpolated from the table above at the method's queries per "
+              "forward; drafting and acceptance kernels not counted\n",
+              tokens == 256 ? "" : " scaled to this grid's tokens");
+  std::printf("%-10s %-22s %7s %8s %8s %10s %9s %10s %8s\n", "method", "options", "images", "NFE", "queries", "ms/fwd",
+              "s/image", "images/s", "proj. vs ar");
+  double ar_rate = 0;
+  for (const auto& m : p.methods)
+    if (m.method == reference_method_name()) ar_rate = m.images_per_s;
+  for (const auto& m : p.methods)
+    std::printf("%-10s %-22s %7lld %8.1f %8lld %10.2f %9.3f %10.4g %8.2f\n", m.method.c_str(), m.options.c_str(),
+                static_cast<long long>(m.images), m.nfe, static_cast<long long>(m.queries), m.ms_per_forward,
+                1.0 / m.images_per_s, m.images_per_s, ar_rate > 0 ? m.images_per_s / ar_rate : 0);
+  if (!p.skipped.empty()) {
+    std::printf("not projected (no fixed queries per forward, a drafter model, or beyond the windows measured):");
+    for (const auto& s : p.skipped) std::printf(" %s;", s.c_str());
+    std::printf("\n");
+  }
+}
+
+nlohmann::json projection_json(const Projection& p, const std::vector<std::string>& sources) {
+  nlohmann::json j = {{"note", "projection, not a measurement: NFE per image from the shipped model's bench runs "
+                               "(scaled to this grid) x the forward times measured here"},
+                      {"sources", sources},
+                      {"methods", nlohmann::json::array()},
+                      {"not_projected", p.skipped}};
+  for (const auto& m : p.methods)
+    j["methods"].push_back({{"method", m.method},
+                            {"options", m.options},
+                            {"source", m.source},
+                            {"images", m.images},
+                            {"nfe", m.nfe},
+                            {"queries_per_forward", m.queries},
+                            {"ms_per_forward", m.ms_per_forward},
+                            {"images_per_s", m.images_per_s}});
+  return j;
+}
+
+void write_synthetic_json(const Context& ctx, const SyntheticRequest& r, const SyntheticModel& m,
+                          const SyntheticTimings& t, const ForwardWork& work, const Projection& p) {
+  const GptConfig& cfg = m.gpt->config();
+  nlohmann::json j = run_info(ctx);
+  j["bench"] = "synthetic";
+  j["impl"] = "vkspec";
+  j["shape"] = r.name;
+  j["grid"] = r.grid;
+  j["model"] = {{"dim", cfg.dim},         {"n_layer", cfg.n_layer},   {"n_head", cfg.n_head},
+                {"ffn_hidden", cfg.ffn_hidden}, {"vocab_size", cfg.vocab_size}, {"num_classes", cfg.num_classes},
+                {"weights", "f16"},       {"seed", r.seed}};
+  j["weight_bytes"] = m.gpt->weight_bytes();
+  j["matrix_bytes_per_forward"] = 2 * work.params;
+  j["kv_tokens"] = r.tokens / 2;
+  j["batch_rows"] = 2;
+  j["repeat"] = r.repeat;
+  j["clock"] = t.ar.gpu_ms > 0 ? "gpu_timestamps" : "wall";
+  j["generate_s"] = m.generate_s;
+  j["upload_s"] = m.upload_s;
+  j["ar_step"] = timing_json(t.ar, t.ar.ms(), work.bytes(t.ar), work.flops(t.ar));
+  j["ar_step_16_per_submit"] =
+      timing_json(t.ar_pipelined, t.ar.ms(), work.bytes(t.ar_pipelined), work.flops(t.ar_pipelined));
+  j["windows"] = nlohmann::json::array();
+  for (const ForwardTiming& f : t.runs) {
+    nlohmann::json w = timing_json(f, t.ar.ms(), work.bytes(f), work.flops(f));
+    w["window"] = f.queries;
+    j["windows"].push_back(w);
+  }
+  j["projection"] = projection_json(p, r.nfe_files);
+  write_json_file(*r.json_path, j, "bench");
+}
+
 }  // namespace
 
 frontend::OptionTable bench_synthetic_options() {
@@ -122,192 +380,23 @@ frontend::OptionTable bench_synthetic_options() {
 }
 
 int cmd_bench_synthetic(const Args& args) {
-  frontend::ArgParser ap("bench", bench_synthetic_options());
-  ap.parse(args);
-  const std::string name = ap.get_or("--synthetic", "");
-  const int64_t grid = ap.get_int("--grid", 16, 1, 256);
-  if (grid != 16 && grid != 24)
-    throw Error("bench: --grid must be 16 or 24 (LlamaGen's 256 and 384 px), got " + std::to_string(grid));
-  const GptShape shape = shape_named(name, grid);
-  const int64_t tokens = grid * grid, first = 1 + tokens / 2;  // the AR query sees half the image
-  const std::vector<int64_t> windows = parse_windows(ap.get_or("--windows", "1,4,16,32,64"), tokens - tokens / 2);
-  const int repeat = static_cast<int>(ap.get_int("--repeat", 5, 1, 1000));
-  const uint64_t seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, 1ll << 62));
-  if (auto path = ap.get("--json")) check_output_path(*path, "--json");
-  std::vector<std::string> nfe_files;
-  if (auto f = ap.get("--nfe")) {
-    std::stringstream ss(*f);
-    for (std::string item; std::getline(ss, item, ',');)
-      if (!item.empty() && item != "none") nfe_files.push_back(item);
-  } else {
-    for (const char* f : {"window_sweep12_lavapipe.json", "scdgs12_lavapipe.json", "lantern_k12_lavapipe.json"}) {
-      const std::string path = std::string(VKSPEC_BENCH_DIR) + "/" + f;
-      if (std::ifstream(path)) nfe_files.push_back(path);
-    }
-  }
-
+  const SyntheticRequest r = parse_request(args);
   auto ctx = frontend::open_device();
-  const std::string label = "synthetic LlamaGen-" + name + " " + std::to_string(grid) + "x" + std::to_string(grid);
-  GptOptions opt;
-  opt.max_queries = windows.back();
-  const uint64_t need = device_bytes_needed(shape, opt.max_queries), budget = device_budget(*ctx);
-  if (budget && need > budget)
-    throw OutOfDeviceMemory(label + " needs about " + std::to_string(need >> 20) +
-                            " MiB of device memory (f16 weights, KV cache, activations), more than the " +
-                            std::to_string(budget >> 20) + " MiB " +
-                            (ctx->options().device_memory_cap ? "VKSPEC_MAX_DEVICE_MEMORY allows"
-                                                              : "of the largest device-local heap") +
-                            " on " + ctx->caps().name);
-  auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Gpt> gpt;
-  double generate_s = 0;
-  try {
-    std::vector<uint8_t> bytes = synthetic_gpt(shape, llamagen_init_fill(seed)).take_bytes();
-    generate_s = since(t0);
-    t0 = std::chrono::steady_clock::now();
-    gpt = std::make_unique<Gpt>(*ctx, SafetensorsFile(label, std::move(bytes)), opt);
-  } catch (const std::bad_alloc&) {
-    throw Error(label + ": out of host memory generating its weights (about " + std::to_string(need >> 20) + " MiB)");
-  } catch (const OutOfDeviceMemory& e) {
-    throw OutOfDeviceMemory(label + " does not fit on " + ctx->caps().name + ": " + e.what());
-  }
-  const double upload_s = since(t0);
-  const GptConfig& cfg = gpt->config();
-  GptBench bench(*ctx, *gpt);
+  const SyntheticModel m = load_synthetic_model(*ctx, r);
+  const GptConfig& cfg = m.gpt->config();
+  GptBench bench(*ctx, *m.gpt);
+  const ForwardWork work{matrix_params(r.shape), static_cast<double>(cfg.dim * cfg.n_layer)};
+  std::fprintf(stderr, "bench: %s: generated in %.1f s, uploaded in %.1f s; timing ...\n", m.label.c_str(),
+               m.generate_s, m.upload_s);
+  const SyntheticTimings t = time_forwards(bench, r);
 
-  const double params = matrix_params(shape);
-  auto bytes_read = [&](const ForwardTiming& t) {  // f16 matrices plus both CFG rows' keys and values
-    return 2 * params + 2.0 * 2 * 2 * static_cast<double>(t.kv_len) * static_cast<double>(cfg.dim * cfg.n_layer);
-  };
-  auto flops = [&](const ForwardTiming& t) {
-    const double rows = 2.0 * static_cast<double>(t.queries);
-    return 2 * rows * params + 4 * rows * static_cast<double>(t.kv_len) * static_cast<double>(cfg.dim * cfg.n_layer);
-  };
-  std::fprintf(stderr, "bench: %s: generated in %.1f s, uploaded in %.1f s; timing ...\n", label.c_str(), generate_s,
-               upload_s);
-  const ForwardTiming ar = bench.time(first, 1, repeat);
-  // AR steps 16 to a submit: the step without the host's round trip (ar --tokens-per-submit 16).
-  constexpr int kPipelined = 16;
-  const ForwardTiming ar_pipelined = bench.time(first, 1, repeat, kPipelined);
-  std::vector<ForwardTiming> runs;
-  for (int64_t w : windows) {
-    runs.push_back(w == 1 ? ar : bench.time(first, w, repeat));
-    std::fprintf(stderr, "bench: window %lld: %.2f ms\n", static_cast<long long>(w), runs.back().ms());
-  }
-
-  const bool gpu_clock = ar.gpu_ms > 0;
-  std::printf("device: %s\nmodel: %s (dim %lld, %lld layers, %lld heads, FFN %lld, vocabulary %lld, %lld classes), "
-              "f16 weights generated in memory (seed %llu)\n",
-              ctx->caps().name.c_str(), label.c_str(), static_cast<long long>(cfg.dim),
-              static_cast<long long>(cfg.n_layer), static_cast<long long>(cfg.n_head), static_cast<long long>(cfg.ffn_hidden),
-              static_cast<long long>(cfg.vocab_size), static_cast<long long>(cfg.num_classes),
-              static_cast<unsigned long long>(seed));
-  std::printf("weights on the device %.1f MB, matrices streamed per forward %.1f MB; KV cache holds %lld of %lld "
-              "tokens, 2 batch rows (CFG)\n",
-              static_cast<double>(gpt->weight_bytes()) / 1e6, 2 * params / 1e6, static_cast<long long>(tokens / 2),
-              static_cast<long long>(tokens));
-  std::printf("ms: %s, median of %d; each forward is followed by the CFG sampler (vocabulary %lld), as in a decoding "
-              "step\n\n",
-              gpu_clock ? "GPU timestamps" : "wall clock (no timestamps on this device)", repeat,
-              static_cast<long long>(cfg.vocab_size));
-  std::printf("%-10s %7s %7s %10s %10s %10s %7s %8s %9s %11s %9s\n", "forward", "queries", "kv len", "ms", "wall ms",
-              "busy ms", "ms/AR's", "GB/s", "GFLOP/s", "dispatches", "barriers");
-  auto row = [&](const char* what, const ForwardTiming& t) {
-    char disp[32];
-    std::snprintf(disp, sizeof disp, "%u+%u", t.forward_dispatches, t.sampler_dispatches);
-    std::printf("%-10s %7lld %7lld %10.2f %10.2f %10.2f %7.2f %8.2f %9.2f %11s %9u\n", what,
-                static_cast<long long>(t.queries), static_cast<long long>(t.kv_len), t.ms(), t.wall_ms, t.busy_ms,
-                t.ms() / ar.ms(), bytes_read(t) / (t.ms() * 1e6), flops(t) / (t.ms() * 1e6), disp, t.barriers);
-  };
-  row("AR step", ar);
-  row("AR x16", ar_pipelined);
-  for (const ForwardTiming& t : runs) row(("window " + std::to_string(t.queries)).c_str(), t);
-  std::printf("(ms/AR's: this forward's ms over the AR step's, a cost per forward, not a speedup; dispatches: "
-              "forward + sampler; GB/s: streamed matrices + KV read per forward / ms; AR x16: 16 AR steps per "
-              "submit, times per step)\n");
-  if (gpu_clock) {
-    // The AR step and the widest window: where a verification forward's excess over a step goes.
-    auto by_kernel = [](const char* what, const ForwardTiming& t) {
-      std::printf("GPU time of %s by kernel:", what);
-      for (size_t i = 0; i < t.by_kernel.size() && i < 6; ++i)
-        std::printf(" %s %.2f ms (%.0f%%);", t.by_kernel[i].label.c_str(), t.by_kernel[i].ms,
-                    100 * t.by_kernel[i].ms / t.gpu_ms);
-      std::printf("\n");
-    };
-    std::printf("\n");
-    by_kernel("the AR step", ar);
-    if (!runs.empty() && runs.back().queries > 1)
-      by_kernel(("window " + std::to_string(runs.back().queries)).c_str(), runs.back());
-  }
-
-  std::vector<ForwardCost> costs = {{1, ar.ms()}};
-  for (const ForwardTiming& t : runs)
-    if (t.queries > 1) costs.push_back({t.queries, t.ms()});
-  std::vector<std::string> skipped;
-  const std::vector<ProjectedMethod> projected = project_methods(nfe_files, tokens, costs, &skipped);
-  if (!projected.empty()) {
-    std::printf("\nPROJECTION, not a measurement: images/s = 1000 / (NFE x ms per forward), NFE per image from the "
-                "shipped 16x16 model's runs%s, ms interpolated from the table above at the method's queries per "
-                "forward; drafting and acceptance kernels not counted\n",
-                tokens == 256 ? "" : " scaled to this grid's tokens");
-    std::printf("%-10s %-22s %7s %8s %8s %10s %9s %10s %8s\n", "method", "options", "images", "NFE", "queries",
-                "ms/fwd", "s/image", "images/s", "proj. vs ar");
-    double ar_rate = 0;
-    for (const auto& p : projected)
-      if (p.method == reference_method_name()) ar_rate = p.images_per_s;
-    for (const auto& p : projected)
-      std::printf("%-10s %-22s %7lld %8.1f %8lld %10.2f %9.3f %10.4g %8.2f\n", p.method.c_str(), p.options.c_str(),
-                  static_cast<long long>(p.images), p.nfe, static_cast<long long>(p.queries), p.ms_per_forward,
-                  1.0 / p.images_per_s, p.images_per_s, ar_rate > 0 ? p.images_per_s / ar_rate : 0);
-    if (!skipped.empty()) {
-      std::printf("not projected (no fixed queries per forward, a drafter model, or beyond the windows measured):");
-      for (const auto& s : skipped) std::printf(" %s;", s.c_str());
-      std::printf("\n");
-    }
-  }
-
-  if (auto path = ap.get("--json")) {
-    nlohmann::json j = run_info(*ctx);
-    j["bench"] = "synthetic";
-    j["impl"] = "vkspec";
-    j["shape"] = name;
-    j["grid"] = grid;
-    j["model"] = {{"dim", cfg.dim},         {"n_layer", cfg.n_layer},   {"n_head", cfg.n_head},
-                  {"ffn_hidden", cfg.ffn_hidden}, {"vocab_size", cfg.vocab_size}, {"num_classes", cfg.num_classes},
-                  {"weights", "f16"},       {"seed", seed}};
-    j["weight_bytes"] = gpt->weight_bytes();
-    j["matrix_bytes_per_forward"] = 2 * params;
-    j["kv_tokens"] = tokens / 2;
-    j["batch_rows"] = 2;
-    j["repeat"] = repeat;
-    j["clock"] = gpu_clock ? "gpu_timestamps" : "wall";
-    j["generate_s"] = generate_s;
-    j["upload_s"] = upload_s;
-    j["ar_step"] = timing_json(ar, ar.ms(), bytes_read(ar), flops(ar));
-    j["ar_step_16_per_submit"] = timing_json(ar_pipelined, ar.ms(), bytes_read(ar_pipelined), flops(ar_pipelined));
-    j["windows"] = nlohmann::json::array();
-    for (const ForwardTiming& t : runs) {
-      nlohmann::json w = timing_json(t, ar.ms(), bytes_read(t), flops(t));
-      w["window"] = t.queries;
-      j["windows"].push_back(w);
-    }
-    nlohmann::json p = {{"note", "projection, not a measurement: NFE per image from the shipped model's bench runs "
-                                 "(scaled to this grid) x the forward times measured here"},
-                        {"sources", nfe_files},
-                        {"methods", nlohmann::json::array()},
-                        {"not_projected", skipped}};
-    for (const auto& m : projected)
-      p["methods"].push_back({{"method", m.method},
-                              {"options", m.options},
-                              {"source", m.source},
-                              {"images", m.images},
-                              {"nfe", m.nfe},
-                              {"queries_per_forward", m.queries},
-                              {"ms_per_forward", m.ms_per_forward},
-                              {"images_per_s", m.images_per_s}});
-    j["projection"] = p;
-    write_json_file(*path, j, "bench");
-  }
+  const bool gpu_clock = t.ar.gpu_ms > 0;
+  print_model_header(*ctx, r, m, work, gpu_clock);
+  print_timing_table(t, work);
+  if (gpu_clock) print_kernel_breakdown(t);
+  const Projection p = project(r, t);
+  print_projection(p, r.tokens);
+  if (r.json_path) write_synthetic_json(*ctx, r, m, t, work, p);
   return 0;
 }
 

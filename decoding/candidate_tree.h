@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "decoding/step_event.h"
 #include "decoding/target_session.h"
 #include "engine/ops/attention_mask.h"
 #include "engine/ops/speculative.h"
@@ -111,6 +112,51 @@ AcceptedPath accepted_path(const std::vector<Node>& nodes, const std::vector<uin
     a.path.push_back(next);
     cur = next;
   }
+}
+
+// What commit_accepted_path committed after the path's nodes.
+struct PathCommit {
+  int64_t end = 0;              // positions [0, end) are committed
+  int64_t bonus_position = -1;  // the token after the walk when it was accepted, not resampled; else -1
+  int32_t bonus_token = 0;
+};
+
+// The commit of an accepted path (accepted_path's a, over nodes as above): the path's tokens after
+// the root into grid and e.accepted; then, unless the walk reached the image's end, the token the
+// last node drew from what its tests left (final_token, record_tree_tests' row per node, checked by
+// check(token, position)) at the next position: listed as rejected and resampled when that node
+// had children, as accepted (a bonus, returned for the caller's proposal lists) when it had none.
+// repairs: the path's alternates (nodes in a scratch slot), re-fed in their own slot next step.
+template <typename Node, typename Check>
+PathCommit commit_accepted_path(const std::vector<Node>& nodes, const AcceptedPath& a,
+                                const std::vector<uint32_t>& final_token, Check&& check, std::vector<int32_t>& grid,
+                                StepEvent& e, std::vector<int64_t>& repairs) {
+  const int64_t N = static_cast<int64_t>(grid.size());
+  for (size_t i = 1; i < a.path.size(); ++i) {
+    const Node& n = nodes[static_cast<size_t>(a.path[i])];
+    grid[static_cast<size_t>(n.position)] = n.token;
+    e.accepted.push_back(static_cast<int32_t>(n.position));
+  }
+  const int32_t last = a.path.back();
+  const int64_t f_pos = nodes[static_cast<size_t>(last)].position + 1;
+  PathCommit out;
+  if (f_pos < N) {
+    const int32_t f = check(final_token[static_cast<size_t>(last)], f_pos);
+    grid[static_cast<size_t>(f_pos)] = f;
+    if (a.had_children) {
+      e.rejected.push_back(static_cast<int32_t>(f_pos));
+      e.resampled.push_back(static_cast<int32_t>(f_pos));
+    } else {
+      e.accepted.push_back(static_cast<int32_t>(f_pos));
+      out.bonus_position = f_pos;
+      out.bonus_token = f;
+    }
+  }
+  out.end = std::min(f_pos + 1, N);
+  repairs.clear();
+  for (size_t i = 1; i < a.path.size(); ++i)
+    if (nodes[static_cast<size_t>(a.path[i])].alternate) repairs.push_back(nodes[static_cast<size_t>(a.path[i])].position);
+  return out;
 }
 
 }  // namespace vkspec

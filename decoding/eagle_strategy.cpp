@@ -374,9 +374,8 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
 }
 
 std::vector<int32_t> EagleStrategy::walk_and_commit(const std::vector<Node>& tree, StepEvent& e) {
-  const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
-  const auto [path, had_children] = accepted_path(tree, accept_host_);
-  const int32_t cur = path.back();
+  const int64_t M = static_cast<int64_t>(tree.size());
+  AcceptedPath walk = accepted_path(tree, accept_host_);
   std::set<std::pair<int64_t, int32_t>> listed;  // a candidate repeated under another parent once
   for (int64_t i = 1; i < M; ++i) {
     const Node& n = tree[static_cast<size_t>(i)];
@@ -384,29 +383,15 @@ std::vector<int32_t> EagleStrategy::walk_and_commit(const std::vector<Node>& tre
     e.proposed.push_back(static_cast<int32_t>(n.position));
     e.proposed_tokens.push_back(n.token);
   }
-  for (size_t i = 1; i < path.size(); ++i) {
-    const Node& n = tree[static_cast<size_t>(path[i])];
-    grid_[static_cast<size_t>(n.position)] = n.token;
-    e.accepted.push_back(static_cast<int32_t>(n.position));
+  const PathCommit done = commit_accepted_path(
+      tree, walk, final_host_, [this](uint32_t t, int64_t p) { return checked_token(t, p); }, grid_, e, repairs_);
+  if (done.bonus_position >= 0 && !listed.count({done.bonus_position, done.bonus_token})) {
+    e.proposed.push_back(static_cast<int32_t>(done.bonus_position));
+    e.proposed_tokens.push_back(done.bonus_token);
   }
-  const int64_t f_pos = tree[static_cast<size_t>(cur)].position + 1;
-  if (f_pos < N) {
-    const int32_t f = checked_token(final_host_[static_cast<size_t>(cur)], f_pos);
-    grid_[static_cast<size_t>(f_pos)] = f;
-    if (had_children) {
-      e.rejected.push_back(static_cast<int32_t>(f_pos));
-      e.resampled.push_back(static_cast<int32_t>(f_pos));
-    } else {
-      e.accepted.push_back(static_cast<int32_t>(f_pos));
-      if (!listed.count({f_pos, f})) {
-        e.proposed.push_back(static_cast<int32_t>(f_pos));
-        e.proposed_tokens.push_back(f);
-      }
-    }
-  }
-  committed_ = std::min(f_pos + 1, N);
+  committed_ = done.end;
   ++nfe_;
-  return path;
+  return std::move(walk.path);
 }
 
 void EagleStrategy::decode(StepEvent& e) {
@@ -467,9 +452,6 @@ void EagleStrategy::decode(StepEvent& e) {
   feature_rows_.assign(path.begin(), path.end());
   // Elements [drafter_valid_, committed_) are caught up next step: one feature per element.
   feature_rows_.resize(static_cast<size_t>(std::max<int64_t>(0, committed_ - drafter_valid_)));
-  repairs_.clear();
-  for (size_t i = 1; i < path.size(); ++i)
-    if (tree[static_cast<size_t>(path[i])].alternate) repairs_.push_back(tree[static_cast<size_t>(path[i])].position);
 }
 
 namespace {

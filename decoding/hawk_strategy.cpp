@@ -232,43 +232,24 @@ void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {
                     final_.view());
 }
 
-std::vector<int32_t> HawkStrategy::walk_and_commit(Tree& tree, const Readback& r, StepEvent& e) {
-  std::vector<Node>& nodes = tree.nodes;
-  const int64_t M = static_cast<int64_t>(nodes.size()), N = image_tokens();
-  const auto [path, had_children] = accepted_path(nodes, r.accept);
-  const int32_t cur = path.back();
+std::vector<int32_t> HawkStrategy::walk_and_commit(const Tree& tree, const Readback& r, StepEvent& e) {
+  const std::vector<Node>& nodes = tree.nodes;
+  const int64_t M = static_cast<int64_t>(nodes.size());
+  AcceptedPath walk = accepted_path(nodes, r.accept);
   for (int64_t i = 1; i < M; ++i) {
     if (!tree.shown[static_cast<size_t>(i)]) continue;  // a candidate repeated under another parent
     e.proposed.push_back(static_cast<int32_t>(nodes[static_cast<size_t>(i)].position));
     e.proposed_tokens.push_back(nodes[static_cast<size_t>(i)].token);
   }
-  for (size_t i = 1; i < path.size(); ++i) {
-    const Node& nd = nodes[static_cast<size_t>(path[i])];
-    grid_[static_cast<size_t>(nd.position)] = nd.token;
-    e.accepted.push_back(static_cast<int32_t>(nd.position));
+  const PathCommit done = commit_accepted_path(
+      nodes, walk, r.final_token, [this](uint32_t t, int64_t p) { return checked_token(t, p); }, grid_, e, repairs_);
+  if (done.bonus_position >= 0 && M == 1) {  // no candidates: the step's one token is its proposal
+    e.proposed.push_back(static_cast<int32_t>(done.bonus_position));
+    e.proposed_tokens.push_back(done.bonus_token);
   }
-  // The token after the walk: the last residual's sample (none when the walk reached the end).
-  const int64_t f_pos = nodes[static_cast<size_t>(cur)].position + 1;
-  if (f_pos < N) {
-    const int32_t f = checked_token(r.final_token[static_cast<size_t>(cur)], f_pos);
-    grid_[static_cast<size_t>(f_pos)] = f;
-    if (had_children) {
-      e.rejected.push_back(static_cast<int32_t>(f_pos));
-      e.resampled.push_back(static_cast<int32_t>(f_pos));
-    } else {
-      e.accepted.push_back(static_cast<int32_t>(f_pos));
-      if (M == 1) {
-        e.proposed.push_back(static_cast<int32_t>(f_pos));
-        e.proposed_tokens.push_back(f);
-      }
-    }
-  }
-  committed_ = std::min(f_pos + 1, N);
+  committed_ = done.end;
   ++nfe_;
-  repairs_.clear();
-  for (size_t i = 1; i < path.size(); ++i)
-    if (nodes[static_cast<size_t>(path[i])].alternate) repairs_.push_back(nodes[static_cast<size_t>(path[i])].position);
-  return path;
+  return std::move(walk.path);
 }
 
 void HawkStrategy::decode(StepEvent& e_out) {

@@ -102,7 +102,7 @@ class HawkStrategy : public Strategy {
   void record_tests(const Tree& tree, uint32_t round);
   // Walks the accepted path, commits it and the token after it; returns the path's nodes from the
   // root to the node the walk ended on.
-  std::vector<int32_t> walk_and_commit(Tree& tree, const Readback& r, StepEvent& e);
+  std::vector<int32_t> walk_and_commit(const Tree& tree, const Readback& r, StepEvent& e);
 
   struct HeadGroup {
     int head;       // head index

@@ -1,5 +1,6 @@
 #pragma once
-// Jacobi-style window decoding with lossless verification, the machinery shared by SJD and SCD.
+// Jacobi-style window decoding, the machinery of sjd, scd-mc, scd-gs, lantern's Jacobi drafter and
+// ssd-coupled; drafts are judged by the strategy's acceptance rule (lossless under the exact one).
 //
 // A window of L drafts follows the committed prefix. Each step runs one target forward over
 // [last committed token + drafts] (speculative_base.h), verifies the drafts on the GPU and commits
@@ -26,7 +27,9 @@ enum class DraftRule {
   SharedGumbel,  // SCD-GS: Gumbel-max from p with noise keyed by (seed, position) only
 };
 
-// Heads: the newest draft-head proposal for the position (ModelSet::heads; SSD), else Above.
+// Heads: the newest proposal the token draft heads (ModelSet::heads) made for the position, from
+// the nearest head (smallest offset) among those whose rows reached it; Above where none has. Any
+// window method's --init heads, and ssd-coupled's drafting (`ssd` has latent heads of its own).
 enum class DraftInit { Random, Left, Above, Heads };
 
 struct WindowOptions {

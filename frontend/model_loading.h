@@ -1,8 +1,10 @@
 #pragma once
-// Loads the models a front end asks for from the catalog's files, once per process: the target,
-// then the drafter, low-resolution model, tokenizer, codebook neighbours and draft heads that its
-// runs need (errors when missing) or that it keeps in case a later run wants them (the viewer's
-// panel; skipped when the catalog has no companion file).
+// What a front end's runs need of the catalog's models (request_for), and loading them onto one
+// context (load_models; a front end on several devices loads a set per device's context): the
+// target, then the drafter, low-resolution model, tokenizer, codebook neighbours, draft heads,
+// latent heads, EAGLE drafter, SR net and latent upsampler that the runs need (an error when the
+// file is missing) or that the front end keeps in case a later run wants them (the viewer's panel;
+// skipped when the catalog has no companion file).
 #include <memory>
 #include <string>
 #include <vector>

@@ -75,91 +75,118 @@ void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath
   RegisterOpBench(op, name, [=](Context& c, int repeat) { return bench_matmul(c, repeat, m, n, k, wt, path); });
 }
 
+// Decoding: a 4096 x 4096 projection, and a GPT-B-sized (768 wide) attention and MLP layer for a
+// conditional + unconditional pair. Then prefill-sized and square GEMMs, and the kernels every
+// device has on shapes where another kernel may be chosen.
+void register_plain_shapes() {
+  for (DType wt : {DType::F16, DType::F32}) {
+    add(1, 4096, 4096, wt);
+    add(2, 2304, 768, wt);
+    add(2, 768, 3072, wt);
+    add(32, 768, 768, wt);
+    add(64, 2048, 768, wt);
+    add(1024, 1024, 1024, wt);
+  }
+  add(1, 4096, 4096, DType::F16, MatmulPath::Gemv);
+  add(256, 768, 768, DType::F16);
+  add(256, 768, 768, DType::F16, MatmulPath::Gemm);
+}
+
+// matmul-fused: the shipped GPT's projections (dim 256, FFN 768) for an AR step (2 rows with CFG)
+// and a window-16 verification forward (34): q|k|v and w1|w3 after their norms, the output
+// projection and w2 (after the gate) into the residual.
+void register_fused() {
+  struct F {
+    int64_t n, k;
+    Fused kind;
+    const char* what;
+  };
+  for (int64_t m : {2, 34})
+    for (const F& f : {F{768, 256, Fused::Plain, "qkv"}, F{768, 256, Fused::Norm, "qkv + norm"},
+                       F{256, 256, Fused::Plain, "wo"}, F{256, 256, Fused::Accumulate, "wo + residual"},
+                       F{256, 768, Fused::Plain, "w2"}, F{256, 768, Fused::GateAccumulate, "w2 + gate + residual"}})
+      RegisterOpBench("matmul-fused",
+                      std::string("f16 ") + std::to_string(m) + "x" + std::to_string(f.n) + "x" + std::to_string(f.k) +
+                          " " + f.what,
+                      [=](Context& c, int repeat) { return bench_matmul_fused(c, repeat, m, f.n, f.k, f.kind); });
+}
+
+// A projection's output and input widths.
+struct Projection {
+  int64_t n, k;
+};
+// The shipped model's, LlamaGen-B's and -XL's q|k|v; LlamaGen-XL's q|k|v and w2.
+constexpr Projection kSweepProjections[] = {{768, 256}, {2304, 768}, {3840, 1280}};
+constexpr Projection kXlProjections[] = {{3840, 1280}, {1280, 3456}};
+
+std::string sweep_shape(int64_t m, const Projection& pr) {
+  return "f16 " + std::to_string(m) + "x" + std::to_string(pr.n) + "x" + std::to_string(pr.k);
+}
+
+// matmul-sweep (run only when named): where GEMV stops paying against the tiled kernels, at
+// verification-window rows (window + 1, times 2 for CFG).
+void register_path_sweep() {
+  for (const Projection& pr : kSweepProjections)
+    for (int64_t m : {10, 18, 34, 66, 130})
+      for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
+        add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
+}
+
+// The plain GEMV's own shape on LlamaGen-XL's projections: invocations per workgroup (one
+// K-reduction) x weight rows per workgroup, for decoding (2 rows: CFG) and at 18 and 34 rows
+// (windows 8 and 16 with CFG, which the row-block kernel takes where the table has it).
+void register_gemv_shape_sweep() {
+  for (int64_t m : {2, 18, 34})
+    for (const Projection& pr : kXlProjections)
+      for (uint32_t wg : {32u, 64u, 128u, 256u})
+        for (uint32_t rows : {1u, 2u, 4u, 8u}) {
+          const int64_t n = pr.n, k = pr.k;
+          RegisterOpBench("matmul-sweep",
+                          sweep_shape(m, pr) + " gemv wg" + std::to_string(wg) + " r" + std::to_string(rows),
+                          [=](Context& c, int repeat) {
+                            return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
+                          });
+        }
+}
+
+// The row-block GEMV's shape (weight rows per workgroup x activation rows per subgroup) at
+// windows 8, 16 and 32 with CFG, on the same projections. Timed alone these have disagreed with
+// whole forwards on an H200 (docs/perf.md); `bench --synthetic` with VKSPEC_GEMV_ROWS_TILE
+// decides the table.
+void register_row_block_sweep() {
+  for (int64_t m : {18, 34, 66})
+    for (const Projection& pr : kXlProjections)
+      for (const auto& [r, mg] :
+           std::initializer_list<std::pair<uint32_t, uint32_t>>{{4, 4}, {4, 8}, {8, 4}, {8, 8}, {16, 4}}) {
+        const int64_t n = pr.n, k = pr.k;
+        RegisterOpBench("matmul-sweep", sweep_shape(m, pr) + " rows r" + std::to_string(r) + " mg" + std::to_string(mg),
+                        [=](Context& c, int repeat) {
+                          return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {0, 0, 0, r, mg});
+                        });
+      }
+}
+
+// The cooperative-matrix kernel's K slice at verification-window rows (34: window 16 with CFG).
+void register_coopmat_sweep() {
+  for (const Projection& pr : {Projection{2304, 768}, Projection{3840, 1280}})
+    for (int64_t m : {34, 66})
+      for (uint32_t bk : {16u, 32u, 64u, 128u}) {
+        const int64_t n = pr.n, k = pr.k;
+        RegisterOpBench("matmul-sweep", sweep_shape(m, pr) + " coopmat bk" + std::to_string(bk),
+                        [=](Context& c, int repeat) {
+                          return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
+                        });
+      }
+}
+
 struct Register {
   Register() {
-    // Decoding: a 4096 x 4096 projection, and a GPT-B-sized (768 wide) attention and MLP layer
-    // for a conditional + unconditional pair. Then prefill-sized and square GEMMs.
-    for (DType wt : {DType::F16, DType::F32}) {
-      add(1, 4096, 4096, wt);
-      add(2, 2304, 768, wt);
-      add(2, 768, 3072, wt);
-      add(32, 768, 768, wt);
-      add(64, 2048, 768, wt);
-      add(1024, 1024, 1024, wt);
-    }
-    // The kernels every device has, on shapes where another kernel may be chosen.
-    add(1, 4096, 4096, DType::F16, MatmulPath::Gemv);
-    add(256, 768, 768, DType::F16);
-    add(256, 768, 768, DType::F16, MatmulPath::Gemm);
-    // matmul-fused: the shipped GPT's projections (dim 256, FFN 768) for an
-    // AR step (2 rows with CFG) and a window-16 verification forward (34): q|k|v and w1|w3 after
-    // their norms, the output projection and w2 (after the gate) into the residual.
-    struct F {
-      int64_t n, k;
-      Fused kind;
-      const char* what;
-    };
-    for (int64_t m : {2, 34})
-      for (const F& f : {F{768, 256, Fused::Plain, "qkv"}, F{768, 256, Fused::Norm, "qkv + norm"},
-                         F{256, 256, Fused::Plain, "wo"}, F{256, 256, Fused::Accumulate, "wo + residual"},
-                         F{256, 768, Fused::Plain, "w2"}, F{256, 768, Fused::GateAccumulate, "w2 + gate + residual"}})
-        RegisterOpBench("matmul-fused",
-                        std::string("f16 ") + std::to_string(m) + "x" + std::to_string(f.n) + "x" +
-                            std::to_string(f.k) + " " + f.what,
-                        [=](Context& c, int repeat) { return bench_matmul_fused(c, repeat, m, f.n, f.k, f.kind); });
-    // matmul-sweep (run only when named): where GEMV stops paying against the tiled kernels, at
-    // verification-window rows (window + 1, times 2 for CFG) on the shipped model's, LlamaGen-B's
-    // and -XL's projections.
-    struct P {
-      int64_t n, k;
-    };
-    for (const P& pr : {P{768, 256}, P{2304, 768}, P{3840, 1280}})
-      for (int64_t m : {10, 18, 34, 66, 130})
-        for (MatmulPath path : {MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
-          add(m, pr.n, pr.k, DType::F16, path, "matmul-sweep");
-    // The plain GEMV's own shape on LlamaGen-XL's projections: invocations per workgroup (one
-    // K-reduction) x weight rows per workgroup, for decoding (2 rows: CFG) and at 18 and 34 rows
-    // (windows 8 and 16 with CFG, which the row-block kernel takes where the table has it).
-    for (int64_t m : {2, 18, 34})
-      for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
-        for (uint32_t wg : {32u, 64u, 128u, 256u})
-          for (uint32_t rows : {1u, 2u, 4u, 8u}) {
-            const int64_t n = pr.n, k = pr.k;
-            RegisterOpBench("matmul-sweep",
-                            "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                                " gemv wg" + std::to_string(wg) + " r" + std::to_string(rows),
-                            [=](Context& c, int repeat) {
-                              return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {wg, rows, 0});
-                            });
-          }
-    // The row-block GEMV's shape (weight rows per workgroup x activation rows per subgroup) at
-    // windows 8, 16 and 32 with CFG, on the same projections. Timed alone these have disagreed
-    // with whole forwards on an H200 (docs/perf.md); `bench --synthetic` with
-    // VKSPEC_GEMV_ROWS_TILE decides the table.
-    for (int64_t m : {18, 34, 66})
-      for (const P& pr : {P{3840, 1280}, P{1280, 3456}})
-        for (const auto& [r, mg] :
-             std::initializer_list<std::pair<uint32_t, uint32_t>>{{4, 4}, {4, 8}, {8, 4}, {8, 8}, {16, 4}}) {
-          const int64_t n = pr.n, k = pr.k;
-          RegisterOpBench("matmul-sweep",
-                          "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " rows r" +
-                              std::to_string(r) + " mg" + std::to_string(mg),
-                          [=](Context& c, int repeat) {
-                            return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::Gemv, {0, 0, 0, r, mg});
-                          });
-        }
-    // The cooperative-matrix kernel's K slice at verification-window rows (34: window 16 with CFG).
-    for (const P& pr : {P{2304, 768}, P{3840, 1280}})
-      for (int64_t m : {34, 66})
-        for (uint32_t bk : {16u, 32u, 64u, 128u}) {
-          const int64_t n = pr.n, k = pr.k;
-          RegisterOpBench("matmul-sweep",
-                          "f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                              " coopmat bk" + std::to_string(bk),
-                          [=](Context& c, int repeat) {
-                            return bench_matmul(c, repeat, m, n, k, DType::F16, MatmulPath::CoopMat, {0, 0, bk});
-                          });
-        }
+    register_plain_shapes();
+    register_fused();
+    register_path_sweep();
+    register_gemv_shape_sweep();
+    register_row_block_sweep();
+    register_coopmat_sweep();
   }
 } register_matmul_benches;
 

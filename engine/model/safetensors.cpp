@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -55,6 +56,112 @@ bool parse_int(const std::string& s, int64_t* out) {
   const char* end = s.data() + s.size();
   auto r = std::from_chars(s.data(), end, *out);
   return !s.empty() && r.ec == std::errc() && r.ptr == end;
+}
+
+[[noreturn]] void fail_in(const std::string& path, const std::string& what) { throw Error(path + ": " + what); }
+
+// The header as JSON, refusing duplicate keys: nlohmann keeps the last of them, so a duplicated
+// tensor name would silently pick one.
+json parse_header_json(const std::string& path, const char* text, size_t n) {
+  std::set<std::string> seen;
+  std::string duplicate;
+  auto on_event = [&](int depth, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text, text + n, on_event);
+  } catch (const json::exception& e) {
+    fail_in(path, std::string("invalid header JSON: ") + e.what());
+  }
+  if (!header.is_object()) fail_in(path, "header is not a JSON object");
+  if (!duplicate.empty()) fail_in(path, "tensor " + duplicate + " appears twice in the header");
+  return header;
+}
+
+// A tensor's shape, and its element count, bounded so that it and the byte size fit in int64.
+void parse_shape(const json& shape, StTensorInfo& t, const std::function<void(const std::string&)>& bad) {
+  if (!shape.is_array()) bad("shape " + shape.dump() + " is not an array");
+  bool has_zero = false;
+  for (const json& d : shape) {
+    uint64_t v = 0;
+    std::string why;
+    if (!json_to_u64(d, &v, &why)) bad("shape " + shape.dump() + ": dimension " + why);
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) bad("shape " + shape.dump() + " is too large");
+    t.shape.push_back(static_cast<int64_t>(v));
+    has_zero |= v == 0;
+  }
+  const uint64_t max_elems = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / st_dtype_size(t.dtype);
+  uint64_t numel = 1;
+  if (has_zero) {
+    numel = 0;
+  } else {
+    for (int64_t d : t.shape) {
+      if (numel > max_elems / static_cast<uint64_t>(d)) bad("shape " + t.shape_str() + " overflows a 64-bit size");
+      numel *= static_cast<uint64_t>(d);
+    }
+  }
+  t.numel = static_cast<int64_t>(numel);
+}
+
+// A tensor's data_offsets: inside the data section of data_size bytes, as many as its shape needs.
+void parse_offsets(const json& off, uint64_t data_size, StTensorInfo& t,
+                   const std::function<void(const std::string&)>& bad) {
+  if (!off.is_array() || off.size() != 2) bad("data_offsets " + off.dump() + " is not [begin, end]");
+  std::string why;
+  if (!json_to_u64(off[0], &t.begin, &why) || !json_to_u64(off[1], &t.end, &why)) bad("data_offsets " + why);
+  const std::string range = "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
+  if (t.begin > t.end) bad(range + " ends before it begins");
+  if (t.end > data_size)
+    bad(range + " run past the data section (" + std::to_string(data_size) + " bytes): truncated file?");
+  const uint64_t want = static_cast<uint64_t>(t.numel) * st_dtype_size(t.dtype);
+  if (t.bytes() != want)
+    bad(range + " hold " + std::to_string(t.bytes()) + " bytes but " + st_dtype_name(t.dtype) + " " + t.shape_str() +
+        " needs " + std::to_string(want));
+}
+
+StTensorInfo parse_tensor_entry(const std::string& path, const std::string& name, const json& entry,
+                                uint64_t data_size) {
+  const std::function<void(const std::string&)> bad = [&](const std::string& what) {
+    fail_in(path, "tensor " + name + ": " + what);
+  };
+  if (!entry.is_object()) bad("entry is not a JSON object");
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field)) bad(std::string("missing \"") + field + "\"");
+  StTensorInfo t;
+  t.name = name;
+  const json& dt = entry["dtype"];
+  if (!dt.is_string()) bad("dtype " + dt.dump() + " is not a string");
+  if (!st_dtype_parse(dt.get<std::string>(), &t.dtype))
+    bad("unsupported dtype " + dt.get<std::string>() + " (accepted: F32, F16, BF16, I32, I64, U8)");
+  parse_shape(entry["shape"], t, bad);
+  parse_offsets(entry["data_offsets"], data_size, t, bad);
+  return t;
+}
+
+// The tensors' names in the order of their data, refusing tensors whose bytes overlap.
+std::vector<std::string> names_in_file_order(const std::string& path,
+                                             const std::map<std::string, StTensorInfo>& tensors) {
+  std::vector<const StTensorInfo*> order;
+  for (const auto& kv : tensors) order.push_back(&kv.second);
+  std::sort(order.begin(), order.end(), [](const StTensorInfo* a, const StTensorInfo* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->name < b->name;
+  });
+  const StTensorInfo* prev = nullptr;
+  for (const StTensorInfo* t : order) {
+    if (t->bytes() == 0) continue;
+    if (prev && t->begin < prev->end)
+      fail_in(path, "tensors " + prev->name + " [" + std::to_string(prev->begin) + ", " + std::to_string(prev->end) +
+                        ") and " + t->name + " [" + std::to_string(t->begin) + ", " + std::to_string(t->end) +
+                        ") overlap");
+    prev = t;
+  }
+  std::vector<std::string> names;
+  for (const StTensorInfo* t : order) names.push_back(t->name);
+  return names;
 }
 
 }  // namespace
@@ -192,27 +299,10 @@ void SafetensorsFile::release() {
   map_ = data_ = nullptr;
 }
 
-void SafetensorsFile::fail(const std::string& what) const { throw Error(path_ + ": " + what); }
+void SafetensorsFile::fail(const std::string& what) const { fail_in(path_, what); }
 
 void SafetensorsFile::parse_header(const char* text, size_t n) {
-  // nlohmann keeps the last of duplicate keys; a duplicated tensor name would silently pick one.
-  std::set<std::string> seen;
-  std::string duplicate;
-  auto on_event = [&](int depth, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second &&
-        duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(text, text + n, on_event);
-  } catch (const json::exception& e) {
-    fail(std::string("invalid header JSON: ") + e.what());
-  }
-  if (!header.is_object()) fail("header is not a JSON object");
-  if (!duplicate.empty()) fail("tensor " + duplicate + " appears twice in the header");
-
+  const json header = parse_header_json(path_, text, n);
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) fail("__metadata__ is not a JSON object");
@@ -222,73 +312,9 @@ void SafetensorsFile::parse_header(const char* text, size_t n) {
       }
       continue;
     }
-    // A copy, not the structured binding: C++17 lambdas cannot capture bindings (clang rejects it).
-    const std::string tensor = name;
-    auto bad = [&](const std::string& what) { fail("tensor " + tensor + ": " + what); };
-    if (!entry.is_object()) bad("entry is not a JSON object");
-    for (const char* field : {"dtype", "shape", "data_offsets"})
-      if (!entry.contains(field)) bad(std::string("missing \"") + field + "\"");
-
-    StTensorInfo t;
-    t.name = name;
-    const json& dt = entry["dtype"];
-    if (!dt.is_string()) bad("dtype " + dt.dump() + " is not a string");
-    if (!st_dtype_parse(dt.get<std::string>(), &t.dtype))
-      bad("unsupported dtype " + dt.get<std::string>() + " (accepted: F32, F16, BF16, I32, I64, U8)");
-
-    const json& shape = entry["shape"];
-    if (!shape.is_array()) bad("shape " + shape.dump() + " is not an array");
-    bool has_zero = false;
-    for (const json& d : shape) {
-      uint64_t v = 0;
-      std::string why;
-      if (!json_to_u64(d, &v, &why)) bad("shape " + shape.dump() + ": dimension " + why);
-      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) bad("shape " + shape.dump() + " is too large");
-      t.shape.push_back(static_cast<int64_t>(v));
-      has_zero |= v == 0;
-    }
-    // Bounded so numel and the byte size both fit in int64 without overflow.
-    const uint64_t max_elems = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / st_dtype_size(t.dtype);
-    uint64_t numel = 1;
-    if (has_zero) {
-      numel = 0;
-    } else {
-      for (int64_t d : t.shape) {
-        if (numel > max_elems / static_cast<uint64_t>(d)) bad("shape " + t.shape_str() + " overflows a 64-bit size");
-        numel *= static_cast<uint64_t>(d);
-      }
-    }
-    t.numel = static_cast<int64_t>(numel);
-
-    const json& off = entry["data_offsets"];
-    if (!off.is_array() || off.size() != 2) bad("data_offsets " + off.dump() + " is not [begin, end]");
-    std::string why;
-    if (!json_to_u64(off[0], &t.begin, &why) || !json_to_u64(off[1], &t.end, &why)) bad("data_offsets " + why);
-    const std::string range = "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
-    if (t.begin > t.end) bad(range + " ends before it begins");
-    if (t.end > data_size_)
-      bad(range + " run past the data section (" + std::to_string(data_size_) + " bytes): truncated file?");
-    const uint64_t want = numel * st_dtype_size(t.dtype);
-    if (t.bytes() != want)
-      bad(range + " hold " + std::to_string(t.bytes()) + " bytes but " + st_dtype_name(t.dtype) + " " +
-          t.shape_str() + " needs " + std::to_string(want));
-    tensors_.emplace(name, std::move(t));
+    tensors_.emplace(name, parse_tensor_entry(path_, name, entry, data_size_));
   }
-
-  std::vector<const StTensorInfo*> order;
-  for (const auto& kv : tensors_) order.push_back(&kv.second);
-  std::sort(order.begin(), order.end(), [](const StTensorInfo* a, const StTensorInfo* b) {
-    return a->begin != b->begin ? a->begin < b->begin : a->name < b->name;
-  });
-  const StTensorInfo* prev = nullptr;
-  for (const StTensorInfo* t : order) {
-    if (t->bytes() == 0) continue;
-    if (prev && t->begin < prev->end)
-      fail("tensors " + prev->name + " [" + std::to_string(prev->begin) + ", " + std::to_string(prev->end) +
-           ") and " + t->name + " [" + std::to_string(t->begin) + ", " + std::to_string(t->end) + ") overlap");
-    prev = t;
-  }
-  for (const StTensorInfo* t : order) names_.push_back(t->name);
+  names_ = names_in_file_order(path_, tensors_);
 }
 
 const StTensorInfo& SafetensorsFile::info(const std::string& name) const {

@@ -80,22 +80,12 @@ VqModel::Attn VqModel::load_attn(WeightStore& ws, const std::string& name, int64
   return a;
 }
 
-VqModel::VqModel(Context& ctx, const std::string& path, DType weights, int64_t max_images, int64_t max_grid)
-    : ctx_(ctx), path_(path), wt_(weights), max_images_(max_images), max_grid_(max_grid) {
-  WeightStore ws(ctx, path);
-  cfg_ = VqConfig::from_file(ws.file());
-  if (max_images < 1 || max_grid < 1) throw Error(path + ": max_images and max_grid must be >= 1");
+int64_t VqModel::load_encoder(WeightStore& ws, int64_t top) {
   const int64_t L = static_cast<int64_t>(cfg_.ch_mult.size()), ch = cfg_.ch, nres = cfg_.num_res_blocks;
   const auto& em = cfg_.ch_mult;
-  const auto& dm = cfg_.decoder_ch_mult;
-  // Largest activation of one image, walking both directions: (side, channels) of every stage.
-  const int64_t g = max_grid, top = g * cfg_.downsample();
-  int64_t per_image = std::max({top * top * std::max(cfg_.in_channels, cfg_.out_channels), g * g * cfg_.z_channels});
-
-  // Encoder.
   enc_.conv_in = load_conv(ws, "encoder.conv_in", ch, cfg_.in_channels, 3);
   int64_t cin = ch, side = top;
-  per_image = std::max(per_image, side * side * ch);
+  int64_t per_image = side * side * ch;
   for (int64_t i = 0; i < L; ++i) {
     Level lv;
     const std::string p = "encoder.conv_blocks." + std::to_string(i);
@@ -117,18 +107,18 @@ VqModel::VqModel(Context& ctx, const std::string& path, DType weights, int64_t m
   enc_.mid2 = load_res(ws, "encoder.mid.2", cin, cin);
   enc_.norm_out = load_norm(ws, "encoder.norm_out", cin);
   enc_.conv_out = load_conv(ws, "encoder.conv_out", cfg_.z_channels, cin, 3);
-  quant_conv_ = load_conv(ws, "quant_conv", cfg_.codebook_embed_dim, cfg_.z_channels, 1);
-  codebook_ = ws.load("quantize.embedding.weight", {cfg_.codebook_size, cfg_.codebook_embed_dim}, DType::F32);
-  post_quant_conv_ = load_conv(ws, "post_quant_conv", cfg_.z_channels, cfg_.codebook_embed_dim, 1);
+  return per_image;
+}
 
-  // Decoder.
-  cin = ch * dm.back();
-  side = g;
+int64_t VqModel::load_decoder(WeightStore& ws, int64_t g) {
+  const int64_t L = static_cast<int64_t>(cfg_.ch_mult.size()), ch = cfg_.ch, nres = cfg_.num_res_blocks;
+  const auto& dm = cfg_.decoder_ch_mult;
+  int64_t cin = ch * dm.back(), side = g;
   dec_.conv_in = load_conv(ws, "decoder.conv_in", cin, cfg_.z_channels, 3);
   dec_.mid0 = load_res(ws, "decoder.mid.0", cin, cin);
   dec_.mid1 = load_attn(ws, "decoder.mid.1", cin);
   dec_.mid2 = load_res(ws, "decoder.mid.2", cin, cin);
-  per_image = std::max(per_image, side * side * cin);
+  int64_t per_image = side * side * cin;
   for (int64_t i = 0; i < L; ++i) {
     Level lv;
     // LlamaGen walks the decoder's levels from the deepest: conv_blocks[i] is level L - 1 - i.
@@ -149,6 +139,22 @@ VqModel::VqModel(Context& ctx, const std::string& path, DType weights, int64_t m
   }
   dec_.norm_out = load_norm(ws, "decoder.norm_out", cin);
   dec_.conv_out = load_conv(ws, "decoder.conv_out", cfg_.out_channels, cin, 3);
+  return per_image;
+}
+
+VqModel::VqModel(Context& ctx, const std::string& path, DType weights, int64_t max_images, int64_t max_grid)
+    : ctx_(ctx), path_(path), wt_(weights), max_images_(max_images), max_grid_(max_grid) {
+  WeightStore ws(ctx, path);
+  cfg_ = VqConfig::from_file(ws.file());
+  if (max_images < 1 || max_grid < 1) throw Error(path + ": max_images and max_grid must be >= 1");
+  // Largest activation of one image, walking both directions: (side, channels) of every stage.
+  const int64_t g = max_grid, top = g * cfg_.downsample();
+  int64_t per_image = std::max({top * top * std::max(cfg_.in_channels, cfg_.out_channels), g * g * cfg_.z_channels});
+  per_image = std::max(per_image, load_encoder(ws, top));
+  quant_conv_ = load_conv(ws, "quant_conv", cfg_.codebook_embed_dim, cfg_.z_channels, 1);
+  codebook_ = ws.load("quantize.embedding.weight", {cfg_.codebook_size, cfg_.codebook_embed_dim}, DType::F32);
+  post_quant_conv_ = load_conv(ws, "post_quant_conv", cfg_.z_channels, cfg_.codebook_embed_dim, 1);
+  per_image = std::max(per_image, load_decoder(ws, g));
   for (const std::string& n : ws.unused())
     if (n != "quantize.codebook_used")  // a training statistic some checkpoints keep
       throw Error(path + ": tensor " + n + " is not part of a VQ model with this metadata");

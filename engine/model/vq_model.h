@@ -81,6 +81,10 @@ class VqModel final : public Tokenizer {
   Norm load_norm(WeightStore& ws, const std::string& name, int64_t c);
   Res load_res(WeightStore& ws, const std::string& name, int64_t cin, int64_t cout);
   Attn load_attn(WeightStore& ws, const std::string& name, int64_t c);
+  // The encoder for images of top x top pixels, and the decoder for grids of g x g tokens: each
+  // returns the most floats one image's activation takes on its way.
+  int64_t load_encoder(WeightStore& ws, int64_t top);
+  int64_t load_decoder(WeightStore& ws, int64_t g);
   TensorView view(const Act& a) const;
   int free_slot(std::initializer_list<int> busy) const;
   Act conv(CommandStream& s, const Act& x, const Conv& c, int64_t cout, int64_t k, int out_slot);

@@ -1,24 +1,12 @@
 #include "engine/ops/gelu.h"
 
-#include "engine/ops/dispatch_util.h"
+#include "engine/ops/unary.h"
 #include "shaders/shader_ids.h"
 
 namespace vkspec::ops {
 
 void gelu_tanh(CommandStream& s, const TensorView& x, const TensorView& y) {
-  require(x.dtype == DType::F32 && y.dtype == DType::F32, "gelu_tanh", "tensors must be f32");
-  require(x.numel() == y.numel(), "gelu_tanh",
-          [&] { return "sizes differ: " + x.shape.str() + " -> " + y.shape.str(); });
-  require(static_cast<uint64_t>(x.numel()) < (1ull << 32), "gelu_tanh",
-          [&] { return "tensor too large: " + x.shape.str(); });
-  if (x.numel() == 0) return;
-  Context& ctx = s.context();
-  const uint32_t wg = ctx.default_workgroup_size();
-  const Grid g = grid_1d(ctx, static_cast<uint64_t>(x.numel()), wg);
-  struct {
-    uint32_t n;
-  } push{static_cast<uint32_t>(x.numel())};
-  s.dispatch(ctx.pipeline(shaders::gelu_tanh, {wg}), {x, y}, push, g.x, g.y);
+  unary_elementwise(s, shaders::gelu_tanh, "gelu_tanh", x, y);
 }
 
 }  // namespace vkspec::ops

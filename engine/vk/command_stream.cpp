@@ -18,6 +18,48 @@ bool overlaps(VkBuffer b, VkDeviceSize lo, VkDeviceSize hi, VkBuffer b2, VkDevic
 uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 uint64_t saturating_mul(uint64_t a, uint64_t b) { return a && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
 
+// Throws when the dispatch's bindings or push constants differ from what the shader declares, or
+// its grid exceeds the device's limits.
+void check_dispatch_fits(const Pipeline& p, size_t n_bindings, uint32_t push_size, const DeviceCaps& caps, uint32_t gx,
+                         uint32_t gy, uint32_t gz) {
+  const auto& decl = p.bindings();
+  if (n_bindings != decl.size())
+    throw Error("dispatch " + p.name() + ": " + std::to_string(n_bindings) + " buffers given, shader has " +
+                std::to_string(decl.size()));
+  if (push_size != p.push_constant_size())
+    throw Error("dispatch " + p.name() + ": push constants of " + std::to_string(push_size) +
+                " bytes, shader declares " + std::to_string(p.push_constant_size()));
+  if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1] || gz > caps.max_workgroup_count[2])
+    throw Error("dispatch " + p.name() + ": " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                std::to_string(gz) + " workgroups exceed the device limit");
+}
+
+void check_texel_binding(const Pipeline& p, size_t i, const TensorView& v) {
+  const TexelView& t = v.texels;
+  if (!t.view || v.offset < t.begin || (v.offset - t.begin) % 16 || v.offset + v.bytes > t.begin + t.bytes)
+    throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) +
+                " is a texel buffer but its tensor has no texel view covering it on a texel boundary");
+}
+
+// The bytes a storage-buffer descriptor of v covers.
+VkDeviceSize storage_range(const Pipeline& p, size_t i, const TensorView& v, const DeviceCaps& caps) {
+  if (v.offset % caps.min_storage_buffer_offset_alignment)
+    throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " + std::to_string(v.offset) +
+                " is not aligned to " + std::to_string(caps.min_storage_buffer_offset_alignment));
+  // Ranges are rounded up to whole 16-byte vectors: shaders load f16 data as packed uvec4 and
+  // f32 data as vec4, and a device with robust buffer access may return zero for a whole
+  // vector that crosses the end of the range (NVIDIA does: a 65x36 f16 weight ends mid-vector).
+  // The Allocator hands out 16-byte aligned ranges padded to 16 bytes, and views start on the
+  // storage offset alignment, so the rounded range stays inside the buffer.
+  VkDeviceSize range = (std::max<VkDeviceSize>(v.bytes, 4) + 15) / 16 * 16;
+  // A device whose limit is no multiple of 16 (0xFFFFFFFF) keeps whole words at the limit.
+  if (range > caps.max_storage_buffer_range) range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
+  if (range > caps.max_storage_buffer_range)
+    throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " + std::to_string(range >> 20) +
+                " MiB, over the device's maxStorageBufferRange; the op must split it");
+  return range;
+}
+
 }  // namespace
 
 CommandStream::CommandStream(Context& ctx, bool profile)
@@ -125,81 +167,15 @@ void CommandStream::stamp(const std::string& label) {
 
 void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView> bindings, const void* push,
                              uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
-  const auto& decl = p.bindings();
-  if (bindings.size() != decl.size())
-    throw Error("dispatch " + p.name() + ": " + std::to_string(bindings.size()) + " buffers given, shader has " +
-                std::to_string(decl.size()));
-  if (push_size != p.push_constant_size())
-    throw Error("dispatch " + p.name() + ": push constants of " + std::to_string(push_size) +
-                " bytes, shader declares " + std::to_string(p.push_constant_size()));
-  const DeviceCaps& caps = ctx_.caps();
-  if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1] || gz > caps.max_workgroup_count[2])
-    throw Error("dispatch " + p.name() + ": " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
-                std::to_string(gz) + " workgroups exceed the device limit");
+  check_dispatch_fits(p, bindings.size(), push_size, ctx_.caps(), gx, gy, gz);
   // Staging first: its copies may end the batch (ContextOptions::batch_limit), and the dispatch
   // must then begin the next one.
   stage_bindings(p, bindings);
   begin_if_needed();
-
-  // Members reused across dispatches: no allocation per dispatch once they have grown.
-  std::vector<VkDescriptorBufferInfo>& infos = scratch_infos_;
-  std::vector<VkBufferView>& views = scratch_views_;
-  std::vector<VkWriteDescriptorSet>& writes = scratch_writes_;
-  std::vector<Range>& reads = scratch_reads_;
-  std::vector<Range>& wr = scratch_writes_ranges_;
-  infos.assign(bindings.size(), VkDescriptorBufferInfo{});
-  views.assign(bindings.size(), VK_NULL_HANDLE);
-  writes.clear();
-  reads.clear();
-  wr.clear();
-  size_t i = 0;
-  for (const TensorView& v : bound_) {
-    if (!v.buffer) throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " has no buffer");
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstBinding = static_cast<uint32_t>(i);
-    w.descriptorCount = 1;
-    VkDeviceSize range = 0;
-    Range r{v.buffer, v.offset, 0};
-    if (decl[i].texels) {
-      // The descriptor exposes the whole view, so that is what the shader may read, what
-      // synchronization tracks and what this access records; the shader offsets into it itself.
-      const TexelView& t = v.texels;
-      if (!t.view || v.offset < t.begin || (v.offset - t.begin) % 16 || v.offset + v.bytes > t.begin + t.bytes)
-        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) +
-                    " is a texel buffer but its tensor has no texel view covering it on a texel boundary");
-      r = {v.buffer, t.begin, t.begin + t.bytes};
-      views[i] = t.view;
-      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
-      w.pTexelBufferView = &views[i];
-    } else {
-      if (v.offset % caps.min_storage_buffer_offset_alignment)
-        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " offset " +
-                    std::to_string(v.offset) + " is not aligned to " +
-                    std::to_string(caps.min_storage_buffer_offset_alignment));
-      // Ranges are rounded up to whole 16-byte vectors: shaders load f16 data as packed uvec4 and
-      // f32 data as vec4, and a device with robust buffer access may return zero for a whole
-      // vector that crosses the end of the range (NVIDIA does: a 65x36 f16 weight ends mid-vector).
-      // The Allocator hands out 16-byte aligned ranges padded to 16 bytes, and views start on the
-      // storage offset alignment, so the rounded range stays inside the buffer.
-      range = (std::max<VkDeviceSize>(v.bytes, 4) + 15) / 16 * 16;
-      // A device whose limit is no multiple of 16 (0xFFFFFFFF) keeps whole words at the limit.
-      if (range > caps.max_storage_buffer_range) range = (std::max<VkDeviceSize>(v.bytes, 4) + 3) / 4 * 4;
-      if (range > caps.max_storage_buffer_range)
-        throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " spans " +
-                    std::to_string(range >> 20) + " MiB, over the device's maxStorageBufferRange; the op must split it");
-      infos[i] = {v.buffer, v.offset, range};
-      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      w.pBufferInfo = &infos[i];
-      r.end = v.offset + range;
-    }
-    writes.push_back(w);
-    if (decl[i].reads) reads.push_back(r);
-    if (decl[i].writes) wr.push_back(r);
-    ++i;
-  }
-  track(reads, wr);
+  describe_bindings(p);
+  track(scratch_reads_, scratch_writes_ranges_);
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
-  if (!writes.empty()) bind_descriptors(p, writes);
+  if (!scratch_writes_.empty()) bind_descriptors(p, scratch_writes_);
   if (push_size) vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
   if (gx && gy && gz) {
     if (p.take_first_use()) {
@@ -212,6 +188,47 @@ void CommandStream::dispatch(const Pipeline& p, std::initializer_list<TensorView
   }
   stamp(p.name());
   if (!copy_back_.empty()) copy(copy_back_);
+}
+
+void CommandStream::describe_bindings(const Pipeline& p) {
+  const auto& decl = p.bindings();
+  const DeviceCaps& caps = ctx_.caps();
+  // Members reused across dispatches: no allocation per dispatch once they have grown.
+  std::vector<VkDescriptorBufferInfo>& infos = scratch_infos_;
+  std::vector<VkBufferView>& views = scratch_views_;
+  std::vector<VkWriteDescriptorSet>& writes = scratch_writes_;
+  infos.assign(bound_.size(), VkDescriptorBufferInfo{});
+  views.assign(bound_.size(), VK_NULL_HANDLE);
+  writes.clear();
+  scratch_reads_.clear();
+  scratch_writes_ranges_.clear();
+  size_t i = 0;
+  for (const TensorView& v : bound_) {
+    if (!v.buffer) throw Error("dispatch " + p.name() + ": binding " + std::to_string(i) + " has no buffer");
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstBinding = static_cast<uint32_t>(i);
+    w.descriptorCount = 1;
+    Range r{v.buffer, v.offset, 0};
+    if (decl[i].texels) {
+      // The descriptor exposes the whole view, so that is what the shader may read, what
+      // synchronization tracks and what this access records; the shader offsets into it itself.
+      check_texel_binding(p, i, v);
+      r = {v.buffer, v.texels.begin, v.texels.begin + v.texels.bytes};
+      views[i] = v.texels.view;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      w.pTexelBufferView = &views[i];
+    } else {
+      const VkDeviceSize range = storage_range(p, i, v, caps);
+      infos[i] = {v.buffer, v.offset, range};
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i];
+      r.end = v.offset + range;
+    }
+    writes.push_back(w);
+    if (decl[i].reads) scratch_reads_.push_back(r);
+    if (decl[i].writes) scratch_writes_ranges_.push_back(r);
+    ++i;
+  }
 }
 
 void CommandStream::stage_bindings(const Pipeline& p, std::initializer_list<TensorView> bindings) {

@@ -115,6 +115,10 @@ class CommandStream {
   // device cannot bind, which are copied into staging_ ranges (and listed in copy_back_ when the
   // shader writes them).
   void stage_bindings(const Pipeline& p, std::initializer_list<TensorView> bindings);
+  // The descriptor writes of bound_ for p (in scratch_writes_, pointing into scratch_infos_ and
+  // scratch_views_) and the ranges the dispatch reads and writes through them (scratch_reads_,
+  // scratch_writes_ranges_).
+  void describe_bindings(const Pipeline& p);
 
   Context& ctx_;
   bool profile_;

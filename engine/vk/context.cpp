@@ -40,6 +40,105 @@ ContextOptions::GemvRowsTile parse_gemv_rows_tile(const std::string& text) {
   return {v[0], v[1], v[2]};
 }
 
+// Prefer a compute-only family (async compute on discrete GPUs), else any with compute; with a
+// window to present to, the first family that does compute, graphics and presenting to it.
+uint32_t choose_queue_family(VkPhysicalDevice physical, VkSurfaceKHR present_surface, const std::string& where) {
+  uint32_t n_q = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n_q, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(n_q);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n_q, qs.data());
+  int family = -1;
+  if (present_surface) {
+    const VkQueueFlags need = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+    for (uint32_t i = 0; i < n_q && family < 0; ++i) {
+      VkBool32 present = VK_FALSE;
+      vkGetPhysicalDeviceSurfaceSupportKHR(physical, i, present_surface, &present);
+      if ((qs[i].queueFlags & need) == need && present) family = static_cast<int>(i);
+    }
+    if (family < 0) throw Error("no queue family does compute, graphics and presenting to the window" + where);
+  }
+  for (uint32_t i = 0; i < n_q && family < 0 && !present_surface; ++i)
+    if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
+        qs[i].timestampValidBits) family = static_cast<int>(i);
+  for (uint32_t i = 0; i < n_q && family < 0; ++i)
+    if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
+  if (family < 0) throw Error("no compute queue" + where);
+  return static_cast<uint32_t>(family);
+}
+
+// The feature chain and extensions vkCreateDevice gets: every optional feature the kernels may
+// use and the device has. Its structs point at each other, so it is neither copied nor moved.
+struct EnabledFeatures {
+  explicit EnabledFeatures(const DeviceCaps& caps) {
+    f2.pNext = &f11;
+    f11.pNext = &f12;
+    f2.features.shaderInt64 = caps.shader_int64;
+    f11.storageBuffer16BitAccess = caps.storage_buffer_16bit;
+    f12.shaderFloat16 = caps.shader_float16;
+    f12.shaderInt8 = caps.shader_int8;
+    f12.storageBuffer8BitAccess = caps.storage_buffer_8bit;
+    // Without push descriptors every CommandStream allocates its sets from a DescriptorArena.
+    if (caps.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    if (caps.subgroup_size_control) {
+      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+      fsize.subgroupSizeControl = VK_TRUE;
+      fsize.computeFullSubgroups = VK_TRUE;
+      f12.pNext = &fsize;
+    }
+    // DeviceCaps only reports NV cooperative matrix with its feature bit and the memory model that
+    // glslang emits for cooperative-matrix shaders, so both can be turned on here.
+    if (caps.cooperative_matrix_nv) {
+      extensions.push_back("VK_NV_cooperative_matrix");
+      f12.vulkanMemoryModel = VK_TRUE;
+      fcoop.cooperativeMatrix = VK_TRUE;
+      fcoop.pNext = f2.pNext;
+      f2.pNext = &fcoop;
+    }
+  }
+  EnabledFeatures(const EnabledFeatures&) = delete;
+  EnabledFeatures& operator=(const EnabledFeatures&) = delete;
+
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  std::vector<const char*> extensions;
+};
+
+// Adds the extensions ContextOptions asks for (the strings must outlive the device's creation),
+// checked here so a missing one is named; vkCreateDevice would only say EXTENSION_NOT_PRESENT.
+void add_required_extensions(VkPhysicalDevice physical, const std::vector<std::string>& required,
+                             const std::string& where, std::vector<const char*>& exts) {
+  uint32_t n_ext = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n_ext, nullptr);
+  std::vector<VkExtensionProperties> have(n_ext);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n_ext, have.data());
+  for (const std::string& e : required) {
+    if (std::none_of(have.begin(), have.end(), [&](const VkExtensionProperties& p) { return e == p.extensionName; }))
+      throw Error("device extension " + e + " is required but not supported" + where);
+    if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
+  }
+}
+
+VkDevice create_device(VkPhysicalDevice physical, uint32_t queue_family, const EnabledFeatures& features,
+                       const std::string& where) {
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = queue_family;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &features.f2;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  di.enabledExtensionCount = static_cast<uint32_t>(features.extensions.size());
+  di.ppEnabledExtensionNames = features.extensions.data();
+  VkDevice device = VK_NULL_HANDLE;
+  vk_check(vkCreateDevice(physical, &di, nullptr, &device), ("vkCreateDevice" + where).c_str());
+  return device;
+}
+
 }  // namespace
 
 ContextOptions ContextOptions::from_environment() {
@@ -88,86 +187,10 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
   if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
 
-  uint32_t n_q = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, nullptr);
-  std::vector<VkQueueFamilyProperties> qs(n_q);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n_q, qs.data());
-  // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
-  int family = -1;
-  if (options_.present_surface) {
-    const VkQueueFlags need = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
-    for (uint32_t i = 0; i < n_q && family < 0; ++i) {
-      VkBool32 present = VK_FALSE;
-      vkGetPhysicalDeviceSurfaceSupportKHR(physical_, i, options_.present_surface, &present);
-      if ((qs[i].queueFlags & need) == need && present) family = static_cast<int>(i);
-    }
-    if (family < 0) throw Error("no queue family does compute, graphics and presenting to the window" + where);
-  }
-  for (uint32_t i = 0; i < n_q && family < 0 && !options_.present_surface; ++i)
-    if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
-        qs[i].timestampValidBits) family = static_cast<int>(i);
-  for (uint32_t i = 0; i < n_q && family < 0; ++i)
-    if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
-  if (family < 0) throw Error("no compute queue" + where);
-  queue_family_ = static_cast<uint32_t>(family);
-
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qi.queueFamilyIndex = queue_family_;
-  qi.queueCount = 1;
-  qi.pQueuePriorities = &priority;
-
-  // Turn on every optional feature the kernels may use and the device has.
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  f2.pNext = &f11;
-  f11.pNext = &f12;
-  f2.features.shaderInt64 = caps_.shader_int64;
-  f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
-  f12.shaderFloat16 = caps_.shader_float16;
-  f12.shaderInt8 = caps_.shader_int8;
-  f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
-  // Without push descriptors every CommandStream allocates its sets from a DescriptorArena.
-  std::vector<const char*> exts;
-  if (caps_.push_descriptor) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  if (caps_.subgroup_size_control) {
-    exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-    fsize.subgroupSizeControl = VK_TRUE;
-    fsize.computeFullSubgroups = VK_TRUE;
-    f12.pNext = &fsize;
-  }
-  // DeviceCaps only reports NV cooperative matrix with its feature bit and the memory model that
-  // glslang emits for cooperative-matrix shaders, so both can be turned on here.
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  if (caps_.cooperative_matrix_nv) {
-    exts.push_back("VK_NV_cooperative_matrix");
-    f12.vulkanMemoryModel = VK_TRUE;
-    fcoop.cooperativeMatrix = VK_TRUE;
-    fcoop.pNext = f2.pNext;
-    f2.pNext = &fcoop;
-  }
-
-  uint32_t n_ext = 0;
-  vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n_ext, nullptr);
-  std::vector<VkExtensionProperties> have(n_ext);
-  vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n_ext, have.data());
-  for (const std::string& e : options_.device_extensions) {
-    // Checked here so a missing one is named; vkCreateDevice would only say EXTENSION_NOT_PRESENT.
-    if (std::none_of(have.begin(), have.end(), [&](const VkExtensionProperties& p) { return e == p.extensionName; }))
-      throw Error("device extension " + e + " is required but not supported" + where);
-    if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
-  }
-
-  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  di.pNext = &f2;
-  di.queueCreateInfoCount = 1;
-  di.pQueueCreateInfos = &qi;
-  di.enabledExtensionCount = static_cast<uint32_t>(exts.size());
-  di.ppEnabledExtensionNames = exts.data();
-  vk_check(vkCreateDevice(physical_, &di, nullptr, &device_), ("vkCreateDevice" + where).c_str());
+  queue_family_ = choose_queue_family(physical_, options_.present_surface, where);
+  EnabledFeatures features(caps_);
+  add_required_extensions(physical_, options_.device_extensions, where, features.extensions);
+  device_ = create_device(physical_, queue_family_, features, where);
   // No volkLoadDevice: the Instance loaded the loader's trampolines, valid for every device.
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
@@ -175,7 +198,7 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
                                            options_.device_memory_cap, caps_.max_texel_buffer_elements,
                                            caps_.min_texel_buffer_offset_alignment);
   load_pipeline_cache();
-  // computeFullSubgroups is on wherever subgroup_size_control is (above).
+  // computeFullSubgroups is on wherever subgroup_size_control is (EnabledFeatures).
   pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
                                                caps_.subgroup_size_control ? caps_.subgroup_size : 0,
                                                caps_.push_descriptor);

@@ -91,44 +91,17 @@ bool has_coopmat_nv_16x16x16_f16(VkPhysicalDevice pd) {
   return false;
 }
 
-}  // namespace
-
-int device_type_rank(const std::string& t) {
-  if (t == "discrete") return 0;
-  if (t == "integrated") return 1;
-  if (t == "virtual") return 2;
-  if (t == "cpu") return 3;
-  return 4;
-}
-
-uint64_t DeviceCaps::device_local_bytes() const {
-  uint64_t total = 0;
-  for (const auto& h : heaps)
-    if (h.device_local) total += h.size;
-  return total;
-}
-
-DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
-  DeviceCaps c;
-  c.index = index;
-
+std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
   uint32_t n_ext = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
   std::vector<VkExtensionProperties> exts(n_ext);
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
+  return exts;
+}
 
-  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceSubgroupSizeControlProperties size_ctl{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
-  subgroup.pNext = &driver;
-  const bool size_control_ext = has_extension(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  if (size_control_ext) driver.pNext = &size_ctl;
-  vkGetPhysicalDeviceProperties2(pd, &props2);
-  const VkPhysicalDeviceProperties& p = props2.properties;
-
+// Name, vendor, type, driver, API version and UUID.
+void read_identity(VkPhysicalDevice pd, const VkPhysicalDeviceProperties& p,
+                   const VkPhysicalDeviceDriverProperties& driver, DeviceCaps& c) {
   c.name = p.deviceName;
   c.vendor_id = p.vendorID;
   c.device_id = p.deviceID;
@@ -137,14 +110,17 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   c.driver_name = driver.driverName;
   c.driver_info = driver.driverInfo;
   c.api_version = p.apiVersion;
-  {
-    VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    p2.pNext = &id;
-    vkGetPhysicalDeviceProperties2(pd, &p2);
-    std::memcpy(c.device_uuid, id.deviceUUID, 16);
-  }
+  VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &id;
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  std::memcpy(c.device_uuid, id.deviceUUID, 16);
+}
 
+// size_ctl is only filled in when the device has VK_EXT_subgroup_size_control (size_control_ext).
+void read_subgroup(const VkPhysicalDeviceSubgroupProperties& subgroup,
+                   const VkPhysicalDeviceSubgroupSizeControlProperties& size_ctl, bool size_control_ext,
+                   DeviceCaps& c) {
   c.subgroup_size = subgroup.subgroupSize;
   c.subgroup_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   const VkSubgroupFeatureFlags ops = subgroup.supportedOperations;
@@ -161,7 +137,42 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
     c.min_subgroup_size = size_ctl.minSubgroupSize;
     c.max_subgroup_size = size_ctl.maxSubgroupSize;
   }
+}
 
+void read_limits(const VkPhysicalDeviceLimits& l, DeviceCaps& c) {
+  c.max_shared_memory = l.maxComputeSharedMemorySize;
+  c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    c.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  c.max_storage_buffer_range = l.maxStorageBufferRange;
+  c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  c.max_texel_buffer_elements = l.maxTexelBufferElements;
+  c.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
+  c.max_push_constants_size = l.maxPushConstantsSize;
+  c.timestamp_period_ns = l.timestampPeriod;
+}
+
+// Identity, subgroup properties and limits, from one properties query.
+void read_properties(VkPhysicalDevice pd, bool size_control_ext, DeviceCaps& c) {
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties size_ctl{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  subgroup.pNext = &driver;
+  if (size_control_ext) driver.pNext = &size_ctl;
+  vkGetPhysicalDeviceProperties2(pd, &props2);
+  read_identity(pd, props2.properties, driver, c);
+  read_subgroup(subgroup, size_ctl, size_control_ext, c);
+  read_limits(props2.properties.limits, c);
+}
+
+// Shader types, storage access, subgroup size control, and the extensions the kernels use.
+void read_features(VkPhysicalDevice pd, const std::vector<VkExtensionProperties>& exts, bool size_control_ext,
+                   DeviceCaps& c) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures fsize{
@@ -182,21 +193,10 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
   c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix") && has_coopmat_nv_features(pd);
   c.cooperative_matrix_khr = has_extension(exts, "VK_KHR_cooperative_matrix");
   c.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+}
 
-  const VkPhysicalDeviceLimits& l = p.limits;
-  c.max_shared_memory = l.maxComputeSharedMemorySize;
-  c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
-  for (int i = 0; i < 3; ++i) {
-    c.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
-    c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
-  }
-  c.max_storage_buffer_range = l.maxStorageBufferRange;
-  c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
-  c.max_texel_buffer_elements = l.maxTexelBufferElements;
-  c.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
-  c.max_push_constants_size = l.maxPushConstantsSize;
-  c.timestamp_period_ns = l.timestampPeriod;
-
+// Memory heaps, and the first compute queue family's timestamps.
+void read_memory_and_queues(VkPhysicalDevice pd, DeviceCaps& c) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
   for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
@@ -214,13 +214,44 @@ DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
       break;
     }
   }
+}
 
+// What the kernels choose by: combinations of the properties and features read above.
+void derive_kernel_capabilities(VkPhysicalDevice pd, DeviceCaps& c) {
   c.coopmat_f16_16x16x16 = c.cooperative_matrix_nv && c.shader_float16 && has_coopmat_nv_16x16x16_f16(pd);
   c.subgroup_reduce = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic;
   const bool fixed_size = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
   c.subgroup_lane_reads = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && c.subgroup_shuffle &&
                           fixed_size && c.subgroup_size >= 1;
   c.cpu_driver = c.device_type == "cpu";
+}
+
+}  // namespace
+
+int device_type_rank(const std::string& t) {
+  if (t == "discrete") return 0;
+  if (t == "integrated") return 1;
+  if (t == "virtual") return 2;
+  if (t == "cpu") return 3;
+  return 4;
+}
+
+uint64_t DeviceCaps::device_local_bytes() const {
+  uint64_t total = 0;
+  for (const auto& h : heaps)
+    if (h.device_local) total += h.size;
+  return total;
+}
+
+DeviceCaps query_device_caps(VkPhysicalDevice pd, uint32_t index) {
+  DeviceCaps c;
+  c.index = index;
+  const std::vector<VkExtensionProperties> exts = device_extensions(pd);
+  const bool size_control_ext = has_extension(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  read_properties(pd, size_control_ext, c);
+  read_features(pd, exts, size_control_ext, c);
+  read_memory_and_queues(pd, c);
+  derive_kernel_capabilities(pd, c);
   return c;
 }
 
