@@ -24,7 +24,7 @@ class BatchDecoding : public VulkanTest {
     if (!target) {
       GptOptions opt;
       opt.batch_rows = 2 * kMostImages;
-      opt.max_queries = 4;
+      opt.max_queries = 8;
       target = std::make_unique<Gpt>(ctx(), VKSPEC_ASSETS_DIR "/fmnist_gpt8.safetensors", opt);
     }
     ModelSet m;
@@ -107,6 +107,70 @@ TEST_F(BatchDecoding, AnImagesLogitsDoNotDependOnTheImagesBesideIt) {
         EXPECT_EQ(std::memcmp(a, t, V * sizeof(float)), 0) << "image " << g << " step " << n << " row " << half;
       }
   }
+}
+
+// A ragged forward: three images, each at positions, slots and a mask of its own (a window of
+// 4 queries starting at a different token, one with a non-causal mask bit pattern), give each
+// image's logits bit for bit as its own forward does.
+TEST_F(BatchDecoding, RaggedImagesGetTheLogitsTheyGetAlone) {
+  Gpt& gpt = *models().target;
+  const GptConfig& cfg = gpt.config();
+  const int64_t G = 3, T = 4, prefix = 8;
+  std::vector<std::unique_ptr<ClassLabel>> labels;
+  for (int64_t g = 0; g < G; ++g) labels.push_back(std::make_unique<ClassLabel>((4 * g + 1) % 10));
+  auto tokens_of = [](int64_t g, int64_t first, int64_t n) {
+    std::vector<uint32_t> t;
+    for (int64_t i = 0; i < n; ++i) t.push_back(static_cast<uint32_t>((97 * g + 31 * (first + i) + 5) % 1024));
+    return t;
+  };
+  // Image g's window: queries at positions start .. start + T - 1 (start = 1 + 2g), each seeing
+  // the prefix and itself, and (image 1) the window's first query but not the others.
+  auto window = [&](int64_t g, int64_t slots) {
+    const int64_t start = 1 + 2 * g;
+    std::vector<int64_t> positions;
+    for (int64_t i = 0; i < T; ++i) positions.push_back(start + i);
+    GptQueries q = GptQueries::at_positions(cfg, positions, tokens_of(g, start - 1, T),
+                                            {labels[static_cast<size_t>(g)].get(), nullptr}, slots,
+                                            [&](int64_t i, int64_t s) { return s < start || (g == 1 && s == start && i > 0); });
+    return q;
+  };
+  // Both steps for `images` images from image `first`: a lockstep prefill of `prefix` positions,
+  // then the windows (ragged when several), returning the windows' logits.
+  auto run = [&](int64_t first, int64_t images) {
+    std::vector<const Condition*> conditions;
+    for (int64_t g = 0; g < images; ++g) conditions.push_back(labels[static_cast<size_t>(first + g)].get());
+    conditions.resize(static_cast<size_t>(2 * images), nullptr);
+    const KvCache cache = gpt.make_cache(0, 2 * images);
+    std::vector<uint32_t> fed;
+    for (int64_t g = 0; g < images; ++g) {
+      const std::vector<uint32_t> t = tokens_of(first + g, 0, prefix - 1);
+      fed.insert(fed.end(), t.begin(), t.end());
+    }
+    const GptBatch pre(ctx(), cfg, GptQueries::causal(cfg, 0, prefix, fed, conditions, cache.slots(), images),
+                       2 * images, cache.slots());
+    std::vector<GptQueries> windows;
+    for (int64_t g = 0; g < images; ++g) windows.push_back(window(first + g, cache.slots()));
+    const GptBatch step(ctx(), cfg, images == 1 ? windows[0] : GptQueries::ragged(windows), 2 * images, cache.slots());
+    CommandStream s(ctx());
+    gpt.forward(s, pre, cache);
+    const GptOutputs out = gpt.forward(s, step, cache);
+    Tensor logits = ctx().tensor(DType::F32, out.logits.shape, "logits copy");
+    s.copy(out.logits, logits);
+    s.submit_and_wait();
+    return download_floats(ctx(), logits);
+  };
+  const std::vector<float> together = run(0, G);
+  const size_t V = static_cast<size_t>(cfg.vocab_size), TV = static_cast<size_t>(T) * V;
+  for (int64_t g = 0; g < G; ++g) {
+    const std::vector<float> alone = run(g, 1);
+    for (int64_t half = 0; half < 2; ++half)
+      EXPECT_EQ(std::memcmp(alone.data() + half * TV, together.data() + (half * G + g) * TV, TV * sizeof(float)), 0)
+          << "image " << g << (half ? " null row" : " conditional row");
+  }
+  // Images that disagree on their query count cannot share a forward.
+  std::vector<GptQueries> uneven = {window(0, 300), window(1, 300)};
+  uneven[1].positions.pop_back();
+  EXPECT_THROW(GptQueries::ragged(uneven), Error);
 }
 
 TEST_F(BatchDecoding, ArImagesTogetherEqualImagesAloneWithCfg) { expect_alone_equals_batched(inputs(5, 4.0f)); }

@@ -201,6 +201,11 @@ const bool registered = [] {
     c = make(1, 6, 200, 180, 2, 64, F32, MaskKind::Random);  // some splits see nothing for some queries
     c.opt.splits = 9;
     reg("random 9 splits B=1 T=6 kv=180 H=2 Dh=64 f32", c);
+    // Chunks cut for the cache's slots (batched images): the last ones lie past kv_len, empty.
+    c = make(2, 1, 300, 40, 2, 64, F16, MaskKind::Causal);
+    c.opt.splits = 6;
+    c.opt.split_slots = 300;
+    reg("decode chunks past kv 6 splits of 300 slots B=2 T=1 kv=40 H=2 Dh=64 f16", c);
     // Fewer queries per pass than the plan would take (a window of 17 leaves a partial group).
     for (uint32_t g : {1u, 2u, 4u}) {
       c = make(2, 17, 160, 145, 4, 64, F16, MaskKind::Tree);

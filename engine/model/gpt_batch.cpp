@@ -120,39 +120,115 @@ void GptBatch::ensure(Tensor& t, DType dtype, const Shape& shape, const std::str
   t = ctx_.tensor(dtype, grown, name, MemoryUsage::Upload);
 }
 
-void GptBatch::assign(const GptQueries& q) {
-  const GptConfig& cfg = cfg_;
-  const int64_t cache_slots = cache_slots_;
-  t_ = q.count();
-  kv_len_ = 0;
-  auto fail = [](const std::string& what) { return Error("GPT batch: " + what); };
-  if (t_ < 1) throw fail("no queries");
-  if (static_cast<int64_t>(q.slots.size()) != t_) throw fail("slots and positions differ in count");
-  if (static_cast<int64_t>(q.conditions.size()) != b_)
-    throw fail(std::to_string(q.conditions.size()) + " conditions for " + std::to_string(b_) + " batch rows");
-  if (q.mask.queries != t_) throw fail("mask has " + std::to_string(q.mask.queries) + " queries, expected " +
-                                       std::to_string(t_));
-  if (q.images < 1 || b_ % q.images != 0)
-    throw fail(std::to_string(q.images) + " images for " + std::to_string(b_) + " batch rows");
-  images_ = q.images;
-  n_cond_ = q.condition_count(cfg.cls_token_num);
-  if (static_cast<int64_t>(q.tokens.size()) != images_ * (t_ - n_cond_))
-    throw fail(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) + " image queries of " +
-               std::to_string(images_) + " image(s)");
-  std::vector<int32_t> rope(static_cast<size_t>(3 * t_));
-  for (int64_t i = 0; i < t_; ++i) {
+namespace {
+
+Error batch_error(const std::string& what) { return Error("GPT batch: " + what); }
+
+// RoPE (row, col, flag) of every query, image by image in a ragged batch; checks the positions
+// (within the sequence, each image's condition queries first).
+std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_t per_image, int64_t n_cond) {
+  std::vector<int32_t> rope(static_cast<size_t>(3 * q.count()));
+  for (int64_t i = 0; i < q.count(); ++i) {
     const int64_t p = q.positions[static_cast<size_t>(i)];
-    if (p < 0 || p >= cfg.seq_len()) throw fail("position " + std::to_string(p) + " outside the sequence");
-    if (i >= n_cond_ && p < cfg.cls_token_num) throw fail("condition queries must come first");
+    if (p < 0 || p >= cfg.seq_len()) throw batch_error("position " + std::to_string(p) + " outside the sequence");
+    if ((i % per_image < n_cond) != (p < cfg.cls_token_num))
+      throw batch_error(q.per_image ? "every image must have as many condition queries, first"
+                                    : "condition queries must come first");
     const ops::RopePosition rp = ops::llamagen_position(p, cfg.cls_token_num, cfg.grid_size);
     rope[static_cast<size_t>(3 * i)] = rp.row;
     rope[static_cast<size_t>(3 * i + 1)] = rp.col;
     rope[static_cast<size_t>(3 * i + 2)] = rp.flag;
   }
+  return rope;
+}
+
+// A caption's padding hidden from every query but its own slot's (t2i), over all of q's queries.
+ops::PackedAttentionMask hide_caption_padding(const GptConfig& cfg, const GptQueries& q,
+                                              const std::vector<const CaptionEmbeddings*>& captions, int64_t slots) {
+  const std::vector<uint8_t> visible = caption_mask(cfg, captions);
+  if (std::find(visible.begin(), visible.end(), uint8_t{0}) == visible.end()) return q.mask;
+  ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, slots);
+  for (int64_t i = 0; i < q.count(); ++i)
+    for (int64_t p = 0; p < cfg.cls_token_num && p < slots; ++p)
+      if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p)) mb.hide(i, p);
+  return mb.pack();
+}
+
+// Per-query rows of `width` values, given per query of q (T, or images x T), as the device reads
+// them: [T] shared, or [B * T] with batch row b taking image b % images's block.
+template <typename V>
+std::vector<V> per_row(const std::vector<V>& values, size_t width, bool ragged, int64_t rows, int64_t images, int64_t T) {
+  if (!ragged) return values;
+  std::vector<V> out;
+  out.reserve(static_cast<size_t>(rows * T) * width);
+  for (int64_t b = 0; b < rows; ++b) {
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>((b % images) * T * static_cast<int64_t>(width));
+    out.insert(out.end(), first, first + static_cast<std::ptrdiff_t>(T * static_cast<int64_t>(width)));
+  }
+  return out;
+}
+
+}  // namespace
+
+GptQueries GptQueries::ragged(const std::vector<GptQueries>& images) {
+  if (images.empty()) throw batch_error("a ragged batch of no images");
+  GptQueries q;
+  q.images = static_cast<int64_t>(images.size());
+  q.per_image = true;
+  const size_t rows = images[0].conditions.size();
+  std::vector<const Condition*> nulls;
+  for (const GptQueries& im : images) {
+    if (im.images != 1 || im.per_image) throw batch_error("a ragged batch is made of one-image queries");
+    if (im.count() != images[0].count() || im.conditions.size() != rows || im.mask.words != images[0].mask.words)
+      throw batch_error("the images of a ragged batch must have as many queries and batch rows");
+    q.positions.insert(q.positions.end(), im.positions.begin(), im.positions.end());
+    q.slots.insert(q.slots.end(), im.slots.begin(), im.slots.end());
+    q.tokens.insert(q.tokens.end(), im.tokens.begin(), im.tokens.end());
+    q.conditions.push_back(im.conditions.at(0));
+    if (rows == 2) nulls.push_back(im.conditions[1]);
+  }
+  q.conditions.insert(q.conditions.end(), nulls.begin(), nulls.end());
+  // One mask over every image's queries: bits for all where any image has them.
+  const bool bits = std::any_of(images.begin(), images.end(), [](const GptQueries& im) { return !im.mask.bits.empty(); });
+  q.mask.queries = q.count();
+  q.mask.words = images[0].mask.words;
+  for (const GptQueries& im : images) {
+    q.mask.ranges.insert(q.mask.ranges.end(), im.mask.ranges.begin(), im.mask.ranges.end());
+    if (!bits) continue;
+    if (im.mask.bits.empty()) q.mask.bits.resize(q.mask.bits.size() + static_cast<size_t>(im.count() * im.mask.words), 0u);
+    else q.mask.bits.insert(q.mask.bits.end(), im.mask.bits.begin(), im.mask.bits.end());
+  }
+  return q;
+}
+
+void GptBatch::check_shape(const GptQueries& q) {
+  if (q.images < 1 || b_ % q.images != 0)
+    throw batch_error(std::to_string(q.images) + " images for " + std::to_string(b_) + " batch rows");
+  if (q.per_image && q.count() % q.images != 0) throw batch_error("a ragged batch's queries must split evenly by image");
+  images_ = q.images;
+  t_ = q.queries_per_row();
+  if (t_ < 1) throw batch_error("no queries");
+  if (static_cast<int64_t>(q.slots.size()) != q.count()) throw batch_error("slots and positions differ in count");
+  if (static_cast<int64_t>(q.conditions.size()) != b_)
+    throw batch_error(std::to_string(q.conditions.size()) + " conditions for " + std::to_string(b_) + " batch rows");
+  if (q.mask.queries != q.count())
+    throw batch_error("mask has " + std::to_string(q.mask.queries) + " queries, expected " + std::to_string(q.count()));
+  n_cond_ = 0;
+  while (n_cond_ < t_ && q.positions[static_cast<size_t>(n_cond_)] < cfg_.cls_token_num) ++n_cond_;
+  if (static_cast<int64_t>(q.tokens.size()) != images_ * (t_ - n_cond_))
+    throw batch_error(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) +
+                      " image queries of " + std::to_string(images_) + " image(s)");
   for (uint32_t s : q.slots)
-    if (s >= cache_slots) throw fail("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots));
+    if (s >= cache_slots_)
+      throw batch_error("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots_));
   for (uint32_t t : q.tokens)
-    if (t >= cfg.vocab_size) throw fail("token id " + std::to_string(t) + " outside the vocabulary");
+    if (t >= cfg_.vocab_size) throw batch_error("token id " + std::to_string(t) + " outside the vocabulary");
+}
+
+void GptBatch::assign(const GptQueries& q) {
+  const GptConfig& cfg = cfg_;
+  check_shape(q);
+  const std::vector<int32_t> rope = rope_rows(cfg, q, t_, n_cond_);
   const bool t2i = cfg.model_type == ModelType::t2i;
   std::vector<uint32_t> labels;
   std::vector<const CaptionEmbeddings*> captions;
@@ -160,36 +236,54 @@ void GptBatch::assign(const GptQueries& q) {
     if (t2i) captions.push_back(caption_of(cfg, c));
     else labels.push_back(class_id(cfg, c));
   }
-  ops::PackedAttentionMask mask = q.mask;
-  if (t2i) {
-    const std::vector<uint8_t> visible = caption_mask(cfg, captions);
-    for (int64_t i = 0; i < n_cond_; ++i)
-      if (q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(q.positions[static_cast<size_t>(i)]))
-        throw fail("a condition query of a text-conditional model must write the slot of its position");
-    if (std::find(visible.begin(), visible.end(), uint8_t{0}) != visible.end()) {
-      ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, cache_slots);
-      for (int64_t i = 0; i < t_; ++i)
-        for (int64_t p = 0; p < cfg.cls_token_num && p < cache_slots; ++p)
-          if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p))
-            mb.hide(i, p);
-      mask = mb.pack();
-    }
+  if (t2i && n_cond_ > 0) {
+    for (int64_t i = 0; i < q.count(); ++i)
+      if (i % t_ < n_cond_ && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(q.positions[static_cast<size_t>(i)]))
+        throw batch_error("a condition query of a text-conditional model must write the slot of its position");
+    for (int64_t i = n_cond_; q.per_image && i < q.count(); i += t_)  // one set of condition rows for all
+      if (!std::equal(q.positions.begin(), q.positions.begin() + n_cond_, q.positions.begin() + (i - n_cond_)))
+        throw batch_error("the images of a ragged batch must query the same condition positions");
   }
-  for (int64_t i = 0; i < t_; ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
-  if (kv_len_ > cache_slots) throw fail("mask reaches beyond the cache");
+  const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, captions, cache_slots_) : q.mask;
+  kv_len_ = 0;
+  for (int64_t i = 0; i < q.count(); ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
+  if (kv_len_ > cache_slots_) throw batch_error("mask reaches beyond the cache");
+  meta_rows_ = q.per_image ? b_ * t_ : t_;
+  upload_queries(q, rope, mask);
+  upload_conditions(q, labels, captions);
+}
 
+void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask) {
+  const bool ragged = q.per_image;
+  auto rows = [&](const auto& values, size_t width) { return per_row(values, width, ragged, b_, images_, t_); };
   ensure(tokens_, DType::U32, {std::max<int64_t>(images_ * (t_ - n_cond_), 1)}, "token ids");
   if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
-  ensure(positions_, DType::I32, {t_, 3}, "rope positions");
-  ctx_.upload(positions_, 0, rope.data(), rope.size() * 4);
-  ensure(slots_, DType::U32, {t_}, "kv slots");
-  ctx_.upload(slots_, 0, q.slots.data(), q.slots.size() * 4);
+  const std::vector<int32_t> rope_rows_ = rows(rope, 3);
+  ensure(positions_, DType::I32, {meta_rows_, 3}, "rope positions");
+  ctx_.upload(positions_, 0, rope_rows_.data(), rope_rows_.size() * 4);
+  const std::vector<uint32_t> slot_rows = rows(q.slots, 1);
+  ensure(slots_, DType::U32, {meta_rows_}, "kv slots");
+  ctx_.upload(slots_, 0, slot_rows.data(), slot_rows.size() * 4);
+  const std::vector<uint32_t> ranges = rows(mask.ranges, 2);
+  ensure(mask_.ranges, DType::U32, {meta_rows_, 2}, "attention ranges");
+  ctx_.upload(mask_.ranges, 0, ranges.data(), ranges.size() * 4);
+  has_bits_ = !mask.bits.empty();
+  if (has_bits_) {
+    const std::vector<uint32_t> bits = rows(mask.bits, static_cast<size_t>(mask.words));
+    if (mask_.bits.valid() && mask_.bits.shape()[1] != mask.words) mask_.bits = Tensor();
+    ensure(mask_.bits, DType::U32, {meta_rows_, mask.words}, "attention bits");
+    ctx_.upload(mask_.bits, 0, bits.data(), bits.size() * 4);
+  }
+}
+
+void GptBatch::upload_conditions(const GptQueries& q, const std::vector<uint32_t>& labels,
+                                 const std::vector<const CaptionEmbeddings*>& captions) {
   labels_.resize(labels.size());
   for (size_t b = 0; b < labels.size(); ++b) {
     ensure(labels_[b], DType::U32, {1}, "label row " + std::to_string(b));
     ctx_.upload(labels_[b], 0, &labels[b], 4);
   }
-  if (t2i && n_cond_ > 0) {
+  if (!captions.empty() && n_cond_ > 0) {
     std::vector<uint32_t> cond_pos(q.positions.begin(), q.positions.begin() + n_cond_);
     ensure(condition_positions_, DType::U32, {n_cond_}, "condition positions");
     ctx_.upload(condition_positions_, 0, cond_pos.data(), cond_pos.size() * 4);
@@ -199,26 +293,18 @@ void GptBatch::assign(const GptQueries& q) {
   for (size_t b = 0; b < captions.size(); ++b) {
     if (!captions[b] || n_cond_ == 0) continue;
     null_caption_[b] = false;
-    const int64_t cd = cfg.caption_dim;
-    const std::vector<float> placed = captions[b]->placed_values(cfg.cls_token_num);
+    const int64_t cd = cfg_.caption_dim;
+    const std::vector<float> placed = captions[b]->placed_values(cfg_.cls_token_num);
     std::vector<float> rows(static_cast<size_t>(n_cond_ * cd));
     for (int64_t i = 0; i < n_cond_; ++i)
       std::copy_n(placed.begin() + q.positions[static_cast<size_t>(i)] * cd, cd, rows.begin() + i * cd);
     ensure(captions_[b], DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b));
     ctx_.upload(captions_[b], 0, rows.data(), rows.size() * 4);
   }
-  ensure(mask_.ranges, DType::U32, {t_, 2}, "attention ranges");
-  ctx_.upload(mask_.ranges, 0, mask.ranges.data(), mask.ranges.size() * 4);
-  has_bits_ = !mask.bits.empty();
-  if (has_bits_) {
-    if (mask_.bits.valid() && mask_.bits.shape()[1] != mask.words) mask_.bits = Tensor();
-    ensure(mask_.bits, DType::U32, {t_, mask.words}, "attention bits");
-    ctx_.upload(mask_.bits, 0, mask.bits.data(), mask.bits.size() * 4);
-  }
 }
 
 ops::AttentionMask GptBatch::mask() const {
-  return {mask_.ranges.view().rows(0, t_), has_bits_ ? mask_.bits.view().rows(0, t_) : TensorView{}};
+  return {mask_.ranges.view().rows(0, meta_rows_), has_bits_ ? mask_.bits.view().rows(0, meta_rows_) : TensorView{}};
 }
 
 }  // namespace vkspec

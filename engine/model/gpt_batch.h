@@ -28,6 +28,9 @@ struct GptQueries {
   // row b serves image b % images, so with CFG rows [0, images) are the images' conditional rows
   // and [images, 2 images) their null rows (the sampler's CfgLayout::Halves).
   int64_t images = 1;
+  // Ragged (see ragged()): positions, slots and mask hold images * T entries, image by image,
+  // each image's queries at positions, slots and a mask of their own.
+  bool per_image = false;
   // KV slot each query writes its key and value to (distinct, < cache slots).
   std::vector<uint32_t> slots;
   // Which slots each query attends to (its own slot included, for causal attention).
@@ -40,6 +43,8 @@ struct GptQueries {
   std::vector<const Condition*> conditions;
 
   int64_t count() const { return static_cast<int64_t>(positions.size()); }
+  // Queries of each batch row: count(), or count() / images in a ragged batch.
+  int64_t queries_per_row() const { return per_image ? count() / std::max<int64_t>(images, 1) : count(); }
   int64_t condition_count(int64_t cls_token_num) const;
 
   // The common causal case: queries at consecutive positions [first, first + n), slot =
@@ -47,6 +52,10 @@ struct GptQueries {
   // at the non-condition positions, in order, for each of `images` images in turn.
   static GptQueries causal(const GptConfig& cfg, int64_t first, int64_t n, const std::vector<uint32_t>& tokens,
                            const std::vector<const Condition*>& conditions, int64_t cache_slots, int64_t images = 1);
+  // One forward for several images at positions of their own (batched speculative decoding):
+  // each entry one image's queries (conditions: its own row, or its row and the null row with
+  // CFG), all with the same number of queries and of condition queries, and with CFG all or none.
+  static GptQueries ragged(const std::vector<GptQueries>& images);
   // Queries at any sequence positions (condition positions first), slot = position; query i sees
   // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
   static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
@@ -91,18 +100,25 @@ class GptBatch {
   TensorView caption_values(int64_t row) const { return captions_[static_cast<size_t>(row)].view().rows(0, n_cond_); }
   // t2i: the sequence positions of the condition queries (u32 [condition queries]).
   TensorView condition_positions() const { return condition_positions_.view().rows(0, n_cond_); }
-  TensorView rope_positions() const { return positions_.view().rows(0, t_); }
-  TensorView slots() const { return slots_.view().rows(0, t_); }
+  // [T] shared by the batch rows, or [B * T] (row b * T + t) in a ragged batch; mask() likewise.
+  TensorView rope_positions() const { return positions_.view().rows(0, meta_rows_); }
+  TensorView slots() const { return slots_.view().rows(0, meta_rows_); }
   ops::AttentionMask mask() const;
 
  private:
   // t unless it is too small for shape (rank and trailing dims equal, at least shape[0] rows).
   void ensure(Tensor& t, DType dtype, const Shape& shape, const std::string& name);
+  // assign()'s parts: the counts checked (images_, t_, n_cond_ set), then the uploads.
+  void check_shape(const GptQueries& q);
+  void upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask);
+  void upload_conditions(const GptQueries& q, const std::vector<uint32_t>& labels,
+                         const std::vector<const CaptionEmbeddings*>& captions);
 
   Context& ctx_;
   GptConfig cfg_;
   int64_t cache_slots_ = 0;
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0, images_ = 1;
+  int64_t meta_rows_ = 0;  // rows of positions, slots and mask: T, or B * T in a ragged batch
   bool has_bits_ = false;
   Tensor tokens_, positions_, slots_;
   std::vector<Tensor> labels_;    // c2i, one per batch row so each binding starts aligned

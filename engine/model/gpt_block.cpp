@@ -63,6 +63,7 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   ops::matmul_fused(s, x, L.wqkv, qkv, qkv_fusion);
   ops::AttentionOptions per_image;  // the split one image's rows would take: batch-invariant sums
   per_image.split_rows = B / batch.images();
+  per_image.split_slots = cache.slots();
   ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws, per_image);
   ops::MatmulFusion residual;
   residual.rows_per_image = rows_per_image;

@@ -65,12 +65,15 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   // lavapipe runs one workgroup per CPU thread at a time.
   const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
   const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 8;
-  uint64_t splits = forced_splits ? forced_splits : std::min<uint64_t>((target + units - 1) / units, (kv + min_chunk - 1) / min_chunk);
+  const uint64_t cut = opt.split_slots > 0 ? std::max<uint64_t>(static_cast<uint64_t>(opt.split_slots), kv) : kv;
+  uint64_t splits = forced_splits ? forced_splits : std::min<uint64_t>((target + units - 1) / units, (cut + min_chunk - 1) / min_chunk);
   splits = std::min<uint64_t>(splits, caps.max_workgroup_count[0] / p.qblocks);
   if (splits > 1 && split_bytes(sh, splits) > max_workspace) splits = max_workspace / split_bytes(sh, 1);
   splits = std::max<uint64_t>(splits, 1);
-  p.chunk = static_cast<uint32_t>((kv + splits - 1) / splits);
-  p.splits = p.chunk ? static_cast<uint32_t>((kv + p.chunk - 1) / p.chunk) : 1;
+  p.chunk = static_cast<uint32_t>((cut + splits - 1) / splits);
+  // Cut for the cache's slots, every chunk runs (those past kv_len find no slot and add exact
+  // zeros): one chunk or several is one kernel or two, which round differently.
+  p.splits = p.chunk ? static_cast<uint32_t>((cut + p.chunk - 1) / p.chunk) : 1;
   return p;
 }
 

@@ -68,6 +68,10 @@ struct AttentionOptions {
   // passes one image's rows, so that each row's sums take the same order whatever the number of
   // images sharing the forward (batched decoding gives the tokens of one image at a time).
   int64_t split_rows = 0;
+  // Slots the split's chunks are cut for and run over (0: kv_len). A batch of images at positions
+  // of their own passes the cache's slot count: the chunks then do not move with the other
+  // images' kv_len (chunks past a query's last slot add exact zeros in the combine).
+  int64_t split_slots = 0;
 };
 
 // Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
