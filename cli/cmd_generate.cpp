@@ -47,6 +47,66 @@ std::vector<OptionSection> generate_sections() {
   return s;
 }
 
+namespace {
+
+// The images decoded on worker 0 (in batches the tokenizer was sized for) into --npz, --out-dir
+// and the --out grid.
+void write_images(DevicePool& pool, const std::vector<Generation>& gens, const SampleOutputs& outputs,
+                  const std::string& out, int scale, int columns, const GptConfig& cfg) {
+  std::vector<SampleId> ids;
+  for (const Generation& g : gens) ids.push_back({g.seed, g.class_id, &g.tokens});
+  const int64_t images = static_cast<int64_t>(gens.size());
+  std::vector<Image> pictures;
+  pool.submit<ModelWorker>(0, [&](Context& ctx, ModelWorker& w) {
+    TokenImages decoder(ctx, *w.loaded.tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
+    write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
+      if (!out.empty()) pictures.push_back(im.scaled(scale));
+    });
+  }).get();
+  if (!out.empty()) make_grid(pictures, columns).write_png(out);
+}
+
+// Image k of the run (block.begin <= k < block.end): seed seed + k, the caption, else class `cls`
+// (-1: k mod the classes).
+std::vector<StrategyInputs> image_inputs(const ImageBlock& block, uint64_t seed,
+                                         const std::shared_ptr<const Condition>& caption, int64_t cls,
+                                         int64_t classes, const SamplerSettings& ss, const MethodOptions& options) {
+  std::vector<StrategyInputs> inputs;
+  for (int64_t k = block.begin; k < block.end; ++k) {
+    StrategyInputs in;
+    in.condition = caption ? caption : std::make_shared<ClassLabel>(cls >= 0 ? cls : k % classes);
+    in.seed = seed + static_cast<uint64_t>(k);
+    in.sampler = ss;
+    in.options = options;
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
+// The one line generate prints: what was written, the run, forwards, latency and images/s.
+void print_summary(const frontend::ArgParser& ap, const std::vector<Generation>& gens,
+                   const std::vector<std::string>& files, const std::string& method, const MethodOptions& options,
+                   const SamplerSettings& ss, int64_t batch, const ImageBlock& block, int64_t run_images,
+                   double seconds, const std::string& devices) {
+  const int64_t images = static_cast<int64_t>(gens.size());
+  double nfe = 0, ms = 0;
+  for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
+  const std::string opts = frontend::format_method_options(options);
+  std::string written;
+  for (const std::string& f : files)
+    if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
+  const std::string share = images == run_images ? "" : " (images " + std::to_string(block.begin) + ".." +
+                                                          std::to_string(block.end - 1) + " of " +
+                                                          std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
+  const std::string batched = batch > 1 ? ", " + std::to_string(batch) + " images per forward" : "";
+  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
+              written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
+              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images,
+              ms / images, static_cast<double>(images) / seconds, devices.c_str());
+}
+
+}  // namespace
+
 int cmd_generate(const Args& args) {
   frontend::ArgParser ap("generate", all_options(generate_sections()));
   ap.parse(args);
@@ -107,15 +167,7 @@ int cmd_generate(const Args& args) {
   run.method = method;
   run.keep_events = !ap.get_or("--trace", "").empty();
   run.batch = batch;
-  for (int64_t i = 0; i < images; ++i) {
-    StrategyInputs in;
-    const int64_t k = block.begin + i;  // the image's number in the whole run: its seed and class
-    in.condition = caption ? caption : std::make_shared<ClassLabel>(fixed_class ? cls : k % cfg.num_classes);
-    in.seed = seed + static_cast<uint64_t>(k);
-    in.sampler = ss;
-    in.options = method_options;
-    run.inputs.push_back(std::move(in));
-  }
+  run.inputs = image_inputs(block, seed, caption, fixed_class ? cls : -1, cfg.num_classes, ss, method_options);
   const int64_t image_tokens = cfg.image_tokens();
   run.on_event = [&](size_t k, const StepEvent& e) {
     progress.note("image " + std::to_string(k + 1) + ": " + std::to_string(e.committed) + "/" +
@@ -128,41 +180,10 @@ int cmd_generate(const Args& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   progress.finish();
 
-  // Decoded on worker 0, in batches the tokenizer was sized for.
-  std::vector<SampleId> ids;
-  for (const Generation& g : gens) ids.push_back({g.seed, g.class_id, &g.tokens});
-  std::vector<Image> pictures;
-  pool.submit<ModelWorker>(0, [&](Context& ctx, ModelWorker& w) {
-    TokenImages decoder(ctx, *w.loaded.tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
-    write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
-      if (!out.empty()) pictures.push_back(im.scaled(scale));
-    });
-  }).get();
-  if (!out.empty()) make_grid(pictures, columns).write_png(out);
-
-  if (auto trace = ap.get("--trace")) {
-    TraceConfig tc;
-    tc.model = model_path;
-    tc.grid_size = cfg.grid_size;
-    tc.vocab_size = cfg.vocab_size;
-    tc.sampler = ss;
-    tc.options = method_options;
-    write_trace(*trace, tc, gens);
-  }
-  double nfe = 0, ms = 0;
-  for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
-  const std::string opts = frontend::format_method_options(method_options);
-  std::string written;
-  for (const std::string& f : {out, outputs.npz, outputs.out_dir})
-    if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
-  const std::string share = images == run_images ? "" : " (images " + std::to_string(block.begin) + ".." +
-                                                          std::to_string(block.end - 1) + " of " +
-                                                          std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
-  const std::string batched = batch > 1 ? ", " + std::to_string(batch) + " images per forward" : "";
-  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
-              written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
-              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images,
-              ms / images, static_cast<double>(images) / seconds, pool.describe().c_str());
+  write_images(pool, gens, outputs, out, scale, columns, cfg);
+  if (auto trace = ap.get("--trace")) write_trace(*trace, {model_path, cfg.grid_size, cfg.vocab_size, ss, method_options}, gens);
+  print_summary(ap, gens, {out, outputs.npz, outputs.out_dir}, method, method_options, ss, batch, block, run_images,
+                seconds, pool.describe());
   return 0;
 }
 
