@@ -246,11 +246,10 @@ nlohmann::json stages_json(const SampleSummary& m) {
   return j;
 }
 
-// Speedups, quality against the test set and against ar's samples (same target, sampler and
-// classifier; eval/run_quality.h), the tables and the JSON: the same for a live run and for --report.
-void report(std::vector<RunResult>& results, const ReportHeader& h, const ReferenceSet& reference_set,
-            const QualityOptions& quality, const std::optional<std::string>& json_path) {
-  // ar one image per forward where the run has it (the latency every paper compares with).
+// Each run's speedup and quality against ar one image per forward (the latency every paper
+// compares with) on the same target, sampler and classifier (eval/run_quality.h); returns the
+// fewest images judged by a run with features (0: none), for the FID note.
+int64_t assess_runs(std::vector<RunResult>& results, const ReferenceSet& reference_set, const QualityOptions& quality) {
   auto ar_of = [&](const RunResult& r) -> const RunResult* {
     const RunResult* found = nullptr;
     for (const auto& a : results)
@@ -269,7 +268,11 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     const int64_t judged = r.sum.feature_dim ? static_cast<int64_t>(r.sum.features.size()) / r.sum.feature_dim : 0;
     if (judged >= 2) fewest = fewest ? std::min(fewest, judged) : judged;
   }
+  return fewest;
+}
 
+// The main table: speed first, as wall-clock against ar in this run, then forwards and quality.
+void print_speed_table(const std::vector<RunResult>& results, const ReportHeader& h) {
   std::printf("device: %s%s%s\nmodel: %s (%lld tokens per image), %s\n\n", h.device.c_str(),
               h.device_note.empty() ? "" : "; ", h.device_note.c_str(), h.model.c_str(),
               static_cast<long long>(h.image_tokens), h.sampler.c_str());
@@ -291,6 +294,10 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     if (with_islands) std::printf(" %8.1f", m.islands_mean);
     std::printf("\n");
   }
+}
+
+// What a forward costs besides its arithmetic: memory, dispatches, transfers, submits, CPU and GPU time.
+void print_overheads(const std::vector<RunResult>& results, const ReportHeader& h) {
   // Long runs (the soak in docs/reliability.md) read these to see that nothing grows.
   if (std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.memory_known; })) {
     // Interleaved runs finish together, so each one's figure is the end of the command's.
@@ -329,27 +336,10 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     }
     std::printf("\n");
   }
-  std::printf("speedup: median wall-clock latency of ar (one image per forward) / the method's, same run; images/s: "
-              "images generated here per second of the run's wall-clock (batch=B: B images per forward, each "
-              "image's latency the batch's); NFE: target forwards; all fwd: every model's forwards\n");
-  if (h.workers > 1)
-    std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
-                "every method's latency grows alike)\n", h.workers);
-  if (fewest && fewest < 1000)
-    std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
-                static_cast<long long>(fewest));
-  std::vector<QualityRow> rows;
-  for (const auto& r : results)
-    rows.push_back({r.run.method, run_options_text(r.run), r.sum.images, r.sum.class_accuracy,
-                    r.sum.feature_dim, &r.quality});
-  print_quality_table(rows, quality.precision_recall);
-  std::vector<IterationRow> iteration_rows;
-  for (const auto& r : results)
-    if (r.iterations) iteration_rows.push_back({r.run.method, run_options_text(r.run), &*r.iterations});
-  print_iteration_table(iteration_rows);
-  if (h.profile)
-    for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
-  if (!json_path) return;
+}
+
+// The results as JSON (--json).
+void write_report_json(const std::vector<RunResult>& results, const ReportHeader& h, const std::string& json_path) {
   nlohmann::json j = h.extra;
   j["device"] = h.device;
   j["model"] = h.model;
@@ -394,7 +384,37 @@ void report(std::vector<RunResult>& results, const ReportHeader& h, const Refere
     result["iterations"] = r.iterations ? iteration_json(*r.iterations) : nlohmann::json(nullptr);
     j["results"].push_back(std::move(result));
   }
-  write_json_file(*json_path, j, "bench");
+  write_json_file(json_path, j, "bench");
+}
+
+// Speedups, quality against the test set and against ar's samples, the tables and the JSON: the
+// same for a live run and for --report.
+void report(std::vector<RunResult>& results, const ReportHeader& h, const ReferenceSet& reference_set,
+            const QualityOptions& quality, const std::optional<std::string>& json_path) {
+  const int64_t fewest = assess_runs(results, reference_set, quality);
+  print_speed_table(results, h);
+  print_overheads(results, h);
+  std::printf("speedup: median wall-clock latency of ar (one image per forward) / the method's, same run; images/s: "
+              "images generated here per second of the run's wall-clock (batch=B: B images per forward, each "
+              "image's latency the batch's); NFE: target forwards; all fwd: every model's forwards\n");
+  if (h.workers > 1)
+    std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
+                "every method's latency grows alike)\n", h.workers);
+  if (fewest && fewest < 1000)
+    std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
+                static_cast<long long>(fewest));
+  std::vector<QualityRow> rows;
+  for (const auto& r : results)
+    rows.push_back({r.run.method, run_options_text(r.run), r.sum.images, r.sum.class_accuracy,
+                    r.sum.feature_dim, &r.quality});
+  print_quality_table(rows, quality.precision_recall);
+  std::vector<IterationRow> iteration_rows;
+  for (const auto& r : results)
+    if (r.iterations) iteration_rows.push_back({r.run.method, run_options_text(r.run), &*r.iterations});
+  print_iteration_table(iteration_rows);
+  if (h.profile)
+    for (const auto& r : results) print_kernel_table(run_label(r.run), r.kernels);
+  if (json_path) write_report_json(results, h, *json_path);
 }
 
 // Every merged run against the seeds its commands were asked for (eval/sample_completeness.h):

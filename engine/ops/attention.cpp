@@ -100,11 +100,11 @@ uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShap
   return std::max(bytes, attention_workspace_bytes(ctx, shape, opt));
 }
 
-void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
-               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
-               const AttentionOptions& opt) {
-  Context& ctx = s.context();
-  const DeviceCaps& caps = ctx.caps();
+namespace {
+
+// q, the caches, kv_len and out checked against each other; returns T, the queries per batch row.
+int64_t checked_queries(const DeviceCaps& caps, const HeadRows& q, int64_t batch, const TensorView& k_cache,
+                        const TensorView& v_cache, int64_t kv_len, const TensorView& out) {
   require(caps.subgroup_shuffle && caps.subgroup_ballot && caps.subgroup_in_compute, kOp,
           "device lacks subgroup shuffle and ballot in compute shaders");
   q.validate(kOp, "q");
@@ -122,65 +122,102 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
             return "caches " + cache_shape.str() + " / " + v_cache.shape.str() + " must be [" + std::to_string(batch) +
                    ", S, " + std::to_string(H) + ", " + std::to_string(Dh) + "] for q " + q.str();
           });
-  const int64_t S = cache_shape[1];
   // The kernel reads cache elements in pairs (vec2 / one word of halves).
   const uint64_t cache_align = k_cache.dtype == DType::F32 ? 8 : 4;
   require(k_cache.offset % cache_align == 0 && v_cache.offset % cache_align == 0, kOp,
           [&] { return "cache views must start at a multiple of " + std::to_string(cache_align) + " bytes"; });
-  require(kv_len >= 0 && kv_len <= S, kOp,
-          [&] { return "kv_len " + std::to_string(kv_len) + " outside [0, " + std::to_string(S) + "]"; });
+  require(kv_len >= 0 && kv_len <= cache_shape[1], kOp,
+          [&] { return "kv_len " + std::to_string(kv_len) + " outside [0, " + std::to_string(cache_shape[1]) + "]"; });
   require(out.dtype == DType::F32 && out.numel() == batch * T * H * Dh, kOp, [&] {
     return "out " + out.shape.str() + " must be f32 with " + std::to_string(batch * T * H * Dh) + " elements";
   });
   require(!overlap(out, q.data) && !overlap(out, k_cache) && !overlap(out, v_cache), kOp,
           "out must not overlap q or the caches");
+  return T;
+}
 
+// The mask checked: its rows (T shared, or B * T) and bit words per row (0 without bits).
+struct MaskLayout {
+  int64_t rows = 0, words = 0;
+  bool bits = false;
+};
+MaskLayout checked_mask(const AttentionMask& mask, int64_t batch, int64_t T, int64_t kv_len) {
   const TensorView& r = mask.ranges;
   require(r.dtype == DType::U32 && r.shape.rank >= 1 && r.shape[r.shape.rank - 1] == 2 &&
               (r.numel() == T * 2 || r.numel() == batch * T * 2),
           kOp, [&] {
             return "ranges must be u32 [T, 2] or [B, T, 2] for T=" + std::to_string(T) + ", got " + r.shape.str();
           });
-  const int64_t meta_rows = r.numel() / 2;
-  const bool has_bits = mask.bits.buffer != VK_NULL_HANDLE;
-  int64_t words = 0;
-  if (has_bits) {
-    const TensorView& m = mask.bits;
-    require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, [&] { return "bits must be u32, got " + m.shape.str(); });
-    words = m.shape[m.shape.rank - 1];
-    require(m.numel() == meta_rows * words && words * 32 >= kv_len, kOp, [&] {
-      return "bits " + m.shape.str() + " must hold " + std::to_string(meta_rows) +
-             " rows of >= " + std::to_string((kv_len + 31) / 32) + " words";
-    });
-  }
+  MaskLayout l;
+  l.rows = r.numel() / 2;
+  l.bits = mask.bits.buffer != VK_NULL_HANDLE;
+  if (!l.bits) return l;
+  const TensorView& m = mask.bits;
+  require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, [&] { return "bits must be u32, got " + m.shape.str(); });
+  l.words = m.shape[m.shape.rank - 1];
+  require(m.numel() == l.rows * l.words && l.words * 32 >= kv_len, kOp, [&] {
+    return "bits " + m.shape.str() + " must hold " + std::to_string(l.rows) + " rows of >= " +
+           std::to_string((kv_len + 31) / 32) + " words";
+  });
+  return l;
+}
+
+// The kernel for the caches' loads (opt.loads, else the device's best), checked.
+ShaderId choose_shader(const DeviceCaps& caps, const AttentionOptions& opt, const TensorView& k_cache,
+                       const TensorView& v_cache, int64_t Dh, bool* texel) {
+  const bool f16 = k_cache.dtype == DType::F16;
+  const bool wide_ok = attention_loads_available(caps, AttentionLoads::Wide) && Dh % (f16 ? 4 : 2) == 0 &&
+                       k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
+  require(opt.loads != AttentionLoads::Wide || wide_ok, kOp, [&] {
+    return "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
+           " == 0 and 8-byte aligned caches";
+  });
+  const bool texel_ok = f16 && Dh % 4 == 0 && attention_loads_available(caps, AttentionLoads::Texel) &&
+                        texel_readable(k_cache) && texel_readable(v_cache);
+  require(opt.loads != AttentionLoads::Texel || texel_ok, kOp,
+          "texel cache loads need f16 caches, head_dim % 4 == 0 and caches starting on a texel of their views");
+  *texel = opt.loads == AttentionLoads::Texel || (opt.loads == AttentionLoads::Auto && caps.cpu_driver && texel_ok);
+  const bool wide = !*texel && (opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok));
+  return *texel ? shaders::attention_f16_texel
+         : f16  ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
+                : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
+}
+
+// The split's second pass: each output the weighted sum of its chunks' partials.
+void record_combine(CommandStream& s, const TensorView& ws, const TensorView& out, const AttentionShape& sh,
+                    uint32_t splits) {
+  Context& ctx = s.context();
+  const uint32_t wg = ctx.default_workgroup_size();
+  const Grid g = grid_1d(ctx, static_cast<uint64_t>(sh.batch * sh.tokens * sh.heads * sh.head_dim), wg);
+  struct {
+    uint32_t B, T, H, head_dim, splits;
+  } cpush{static_cast<uint32_t>(sh.batch), static_cast<uint32_t>(sh.tokens), static_cast<uint32_t>(sh.heads),
+          static_cast<uint32_t>(sh.head_dim), splits};
+  s.dispatch(ctx.pipeline(shaders::attention_combine, {wg}), {ws, out}, cpush, g.x, g.y);
+}
+
+}  // namespace
+
+void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
+               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
+               const AttentionOptions& opt) {
+  Context& ctx = s.context();
+  const DeviceCaps& caps = ctx.caps();
+  const int64_t T = checked_queries(caps, q, batch, k_cache, v_cache, kv_len, out);
+  const int64_t H = q.heads, Dh = q.head_dim, S = k_cache.shape[1];
+  const MaskLayout ml = checked_mask(mask, batch, T, kv_len);
   const bool has_ws = workspace.buffer != VK_NULL_HANDLE;
   require(!has_ws || workspace.dtype == DType::F32, kOp, "workspace must be f32");
   require(!has_ws || (!overlap(workspace, out) && !overlap(workspace, q.data) && !overlap(workspace, k_cache) &&
                       !overlap(workspace, v_cache)),
           kOp, "workspace must not overlap the other tensors");
-
-  const bool f16 = k_cache.dtype == DType::F16;
-  const bool wide_ok =
-      attention_loads_available(caps, AttentionLoads::Wide) && Dh % (f16 ? 4 : 2) == 0 && k_cache.offset % 8 == 0 && v_cache.offset % 8 == 0;
-  require(opt.loads != AttentionLoads::Wide || wide_ok, kOp, [&] {
-    return "64-bit cache loads need shaderInt64, head_dim % " + std::string(f16 ? "4" : "2") +
-           " == 0 and 8-byte aligned caches";
-  });
-  const bool texel_ok =
-      f16 && Dh % 4 == 0 && attention_loads_available(caps, AttentionLoads::Texel) && texel_readable(k_cache) && texel_readable(v_cache);
-  require(opt.loads != AttentionLoads::Texel || texel_ok, kOp,
-          "texel cache loads need f16 caches, head_dim % 4 == 0 and caches starting on a texel of their views");
-  const bool texel =
-      opt.loads == AttentionLoads::Texel || (opt.loads == AttentionLoads::Auto && caps.cpu_driver && texel_ok);
-  const bool wide = !texel && (opt.loads == AttentionLoads::Wide || (opt.loads == AttentionLoads::Auto && wide_ok));
+  bool texel = false;
+  const ShaderId shader = choose_shader(caps, opt, k_cache, v_cache, Dh, &texel);
   const AttentionShape sh{batch, T, H, Dh, kv_len};
   const Plan p = make_plan(ctx, sh, opt, has_ws ? workspace.bytes : 0);
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
           kOp, [&] { return "grid exceeds the device's workgroup count limits for q " + q.str(); });
-  const ShaderId shader = texel ? shaders::attention_f16_texel
-                          : f16 ? (wide ? shaders::attention_f16 : shaders::attention_f16_narrow)
-                                : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
   const uint32_t fixed_sg = caps.subgroup_lane_reads ? caps.subgroup_size : 0;
   const Pipeline& pipe =
       ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg, caps.cpu_driver ? 1u : 0u});
@@ -194,16 +231,17 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
          static_cast<uint32_t>(kv_len),
          static_cast<uint32_t>(q.row_stride),
          static_cast<uint32_t>(q.col_offset),
-         static_cast<uint32_t>(meta_rows == T ? 0 : T),
-         static_cast<uint32_t>(words),
-         has_bits ? 1u : 0u,
+         static_cast<uint32_t>(ml.rows == T ? 0 : T),
+         static_cast<uint32_t>(ml.words),
+         ml.bits ? 1u : 0u,
          p.qblock,
          p.chunk,
          p.splits,
          opt.scale > 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(Dh)),
          texel ? static_cast<uint32_t>((k_cache.offset - k_cache.texels.begin) / 16) : 0u,
          texel ? static_cast<uint32_t>((v_cache.offset - v_cache.texels.begin) / 16) : 0u};
-  const TensorView bits = has_bits ? mask.bits : r;  // unread placeholder without bits
+  const TensorView& r = mask.ranges;
+  const TensorView bits = ml.bits ? mask.bits : r;  // unread placeholder without bits
   const uint32_t gx = p.qblocks * p.splits;
   if (p.splits == 1) {
     s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, out}, push, gx, H, batch);
@@ -213,13 +251,7 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
   ws.bytes = split_bytes(sh, p.splits);
   ws.shape = Shape{static_cast<int64_t>(ws.bytes / 4)};
   s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, ws}, push, gx, H, batch);
-  const uint32_t wg = ctx.default_workgroup_size();
-  const Grid g = grid_1d(ctx, static_cast<uint64_t>(batch * T * H * Dh), wg);
-  struct {
-    uint32_t B, T, H, head_dim, splits;
-  } cpush{static_cast<uint32_t>(batch), static_cast<uint32_t>(T), static_cast<uint32_t>(H), static_cast<uint32_t>(Dh),
-          p.splits};
-  s.dispatch(ctx.pipeline(shaders::attention_combine, {wg}), {ws, out}, cpush, g.x, g.y);
+  record_combine(s, ws, out, sh, p.splits);
 }
 
 }  // namespace vkspec::ops
