@@ -12,8 +12,11 @@ layout(binding = 1) readonly buffer QB { float qv[]; };
 layout(binding = 2) readonly buffer Draft { uint draft[]; };
 layout(binding = 3) readonly buffer Pos { uint positions[]; };
 layout(binding = 4) writeonly buffer Acc { uint accept[]; };
+layout(binding = 5) readonly buffer Seeds { uint seeds[]; };    // lo, hi per row, with per_row_key
+layout(binding = 6) readonly buffer Rounds { uint rounds[]; };  // added to the purpose's round, per row
 layout(push_constant) uniform P {
   uint rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered, seed_lo, seed_hi, purpose;
+  uint per_row_key, seed_off, round_off;  // 1: row j draws with its own key (images of a batch)
 } p;
 
 void main() {
@@ -29,7 +32,13 @@ void main() {
     idx = j * p.vocab + x;
   }
   const float a = pv[p.p_off + idx], b = qv[p.q_off + idx];
-  const float u = philox_uniform(uvec2(p.seed_lo, p.seed_hi), positions[p.pos_off + j], p.purpose, 0u);
+  uvec2 seed = uvec2(p.seed_lo, p.seed_hi);
+  uint purpose = p.purpose;
+  if (p.per_row_key != 0u) {
+    seed = uvec2(seeds[p.seed_off + 2u * j], seeds[p.seed_off + 2u * j + 1u]);
+    purpose += rounds[p.round_off + j] << 8;
+  }
+  const float u = philox_uniform(seed, positions[p.pos_off + j], purpose, 0u);
   precise float ub = u * b;
   accept[p.acc_off + j] = (a > 0.0 && (a >= b || ub < a)) ? 1u : 0u;
 }

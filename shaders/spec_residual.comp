@@ -13,8 +13,11 @@ layout(binding = 2) readonly buffer Pos { uint positions[]; };
 layout(binding = 3) readonly buffer Acc { uint accept[]; };
 layout(binding = 4) readonly buffer Draft { uint draft[]; };
 layout(binding = 5) writeonly buffer Tok { uint tokens[]; };
+layout(binding = 6) readonly buffer Seeds { uint seeds[]; };    // lo, hi per row, with per_row_key
+layout(binding = 7) readonly buffer Rounds { uint rounds[]; };  // added to the purpose's round, per row
 layout(push_constant) uniform P {
   uint rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve, seed_lo, seed_hi, purpose;
+  uint per_row_key, seed_off, round_off;  // 1: row `row` draws with its own key (images of a batch)
 } p;
 
 uint row, tid, wg, csize, nch, leaves;
@@ -50,7 +53,13 @@ void main() {
   }
   if (tid == 0u) {
     const uint pos = positions[p.pos_off + row];
-    precise float t = philox_uniform(uvec2(p.seed_lo, p.seed_hi), pos, p.purpose, 0u) * total;
+    uvec2 seed = uvec2(p.seed_lo, p.seed_hi);
+    uint purpose = p.purpose;
+    if (p.per_row_key != 0u) {
+      seed = uvec2(seeds[p.seed_off + 2u * row], seeds[p.seed_off + 2u * row + 1u]);
+      purpose += rounds[p.round_off + row] << 8;
+    }
+    precise float t = philox_uniform(seed, pos, purpose, 0u) * total;
     sh_chunk = ct_descend(leaves, t);
     sh_target = t;
   }

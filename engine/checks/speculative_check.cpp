@@ -138,6 +138,45 @@ CheckResult check_residual(Context& ctx, uint32_t n, uint32_t vocab, bool resolv
                  "residual N=" + std::to_string(n) + " V=" + std::to_string(vocab));
 }
 
+// Rows of several images (batched decoding): each row's own seed and round (RowKeys) through
+// spec_accept and the resolving spec_residual_sample, against the references called row by row.
+CheckResult check_row_keys(Context& ctx, uint32_t n, uint32_t vocab) {
+  auto p = random_probs(n, vocab, 41), q = random_probs(n, vocab, 42);
+  const auto draft = draw_from(q, n, vocab, 43), positions = random_positions(n, 44);
+  std::mt19937_64 rng(45);
+  std::vector<uint64_t> seeds(n);
+  std::vector<uint32_t> rounds(n);
+  for (uint32_t j = 0; j < n; ++j) {
+    seeds[j] = j % 3 == 0 && j > 0 ? seeds[j - 1] : rng();  // some rows share an image's seed
+    rounds[j] = static_cast<uint32_t>(rng() % 300);
+  }
+  const uint32_t accept_purpose = purpose_word(Purpose::Accept), residual_purpose = purpose_word(Purpose::Residual);
+  std::vector<uint32_t> want_accept(n), want_tokens(n);
+  for (uint32_t j = 0; j < n; ++j) {
+    const std::vector<float> pj(p.begin() + size_t{j} * vocab, p.begin() + size_t{j + 1} * vocab);
+    const std::vector<float> qj(q.begin() + size_t{j} * vocab, q.begin() + size_t{j + 1} * vocab);
+    want_accept[j] = ref::spec_accept(pj, qj, vocab, {draft[j]}, {positions[j]}, seeds[j],
+                                      accept_purpose + (rounds[j] << 8))[0];
+    want_tokens[j] = ref::spec_residual_sample(pj, qj, vocab, {positions[j]}, seeds[j],
+                                               residual_purpose + (rounds[j] << 8), {want_accept[j]}, {draft[j]})[0];
+  }
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor td = upload_u32(ctx, draft, "draft"), tpos = upload_u32(ctx, positions, "positions");
+  Tensor tseeds = ctx.tensor(DType::U32, {n, 2}, "seeds"), trounds = upload_u32(ctx, rounds, "rounds");
+  ctx.upload(tseeds, seeds.data(), seeds.size() * 8);  // little-endian: low word first, as the ops read
+  Tensor acc = ctx.tensor(DType::U32, {n}, "accept"), tok = ctx.tensor(DType::U32, {n}, "tokens");
+  const ops::RowKeys keys{tseeds.view(), trounds.view()};
+  CommandStream s(ctx);
+  ops::spec_accept(s, tp, tq, td, tpos, 1, accept_purpose, acc, keys);
+  ops::spec_residual_sample(s, tp, tq, tpos, 1, residual_purpose, tok, acc, td, keys);
+  s.submit_and_wait();
+  std::vector<uint32_t> got = download_u32(ctx, acc), want = want_accept;
+  const std::vector<uint32_t> got_tokens = download_u32(ctx, tok);
+  got.insert(got.end(), got_tokens.begin(), got_tokens.end());
+  want.insert(want.end(), want_tokens.begin(), want_tokens.end());
+  return compare(got, want, "row keys N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " (accept, tokens)");
+}
+
 CheckResult check_pooled(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max, uint32_t k) {
   const auto p = random_probs(n, vocab, 13);
   std::mt19937 rng(14);
@@ -331,6 +370,7 @@ VKSPEC_OP_CHECK("spec_residual_sample", "resolve N=300 V=777",
                 [](Context& c) { return check_residual(c, 300, 777, true); });
 VKSPEC_OP_CHECK("spec_residual_sample", "N=21 V=16384", [](Context& c) { return check_residual(c, 21, 16384, false); });
 VKSPEC_OP_CHECK("spec_residual_sample", "N=1 V=3", [](Context& c) { return check_residual(c, 1, 3, false); });
+VKSPEC_OP_CHECK("spec_residual_sample", "row keys N=333 V=1000", [](Context& c) { return check_row_keys(c, 333, 1000); });
 VKSPEC_OP_CHECK("pooled_prob", "N=2048 V=1000 k=9 of 16", [](Context& c) { return check_pooled(c, 2048, 1000, 16, 9); });
 VKSPEC_OP_CHECK("pooled_prob", "N=9 V=16384 k=1 of 4", [](Context& c) { return check_pooled(c, 9, 16384, 4, 1); });
 

@@ -31,10 +31,29 @@ void require_neighbours(const char* op, const Context& ctx, const TensorView& ne
           [&] { return "neighbour table " + neighbours.shape.str() + " exceeds maxStorageBufferRange"; });
 }
 
+void require_keys(const char* op, const RowKeys& keys, int64_t n) {
+  if (!keys.given()) return;
+  require_index(op, "keys.seeds", keys.seeds, 2 * n);
+  require_index(op, "keys.rounds", keys.rounds, n);
+}
+
+// The bindings and push words of a dispatch's rows [r0, r0 + n) under keys; `bound` stands in
+// for the bindings without keys (an already-bound view).
+struct KeyWindows {
+  TensorView seeds, rounds;
+  uint32_t per_row = 0, seed_off = 0, round_off = 0;
+};
+
+KeyWindows key_windows(Context& ctx, const RowKeys& keys, uint32_t r0, uint32_t n, const TensorView& bound) {
+  if (!keys.given()) return {bound, bound};
+  const Window ws = window(ctx, keys.seeds, uint64_t{r0} * 2, uint64_t{n} * 2), wr = window(ctx, keys.rounds, r0, n);
+  return {ws.view, wr.view, 1u, ws.offset, wr.offset};
+}
+
 // Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
 void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
                      bool gathered, const TensorView& positions, uint64_t seed, uint32_t purpose,
-                     const TensorView& accept, uint32_t rows, uint32_t vocab, const char* op) {
+                     const TensorView& accept, uint32_t rows, uint32_t vocab, const RowKeys& keys, const char* op) {
   if (rows == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
@@ -46,19 +65,23 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
     const Window wq = window(ctx, q, uint64_t{r0} * vocab, uint64_t{n} * vocab);
     const Window wpos = window(ctx, positions, r0, n), wacc = window(ctx, accept, r0, n);
     const Window wd = gathered ? window(ctx, draft, r0, n) : wpos;  // unused binding: an already-bound view
+    const KeyWindows wk = key_windows(ctx, keys, r0, n, wpos.view);
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered, seed_lo, seed_hi, purpose;
+      uint32_t per_row_key, seed_off, round_off;
     } push{n, vocab, wp.offset, wq.offset, wd.offset, wpos.offset, wacc.offset, gathered ? 1u : 0u,
-           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose};
+           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off,
+           wk.round_off};
     const Grid g = grid_1d(ctx, n, wg);
-    s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view}, push, g.x, g.y);
+    s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   }
 }
 
 }  // namespace
 
 void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept) {
+                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
+                 const RowKeys& keys) {
   const char* op = "spec_accept";
   require_probs(op, "p", p);
   require(q.dtype == DType::F32 && q.shape == p.shape, op,
@@ -67,24 +90,27 @@ void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, con
   require_index(op, "draft", draft, n);
   require_index(op, "positions", positions, n);
   require_index(op, "accept", accept, n);
+  require_keys(op, keys, n);
   accept_dispatch(s, p, q, draft, true, positions, seed, purpose, accept, static_cast<uint32_t>(n),
-                  static_cast<uint32_t>(p.shape[1]), op);
+                  static_cast<uint32_t>(p.shape[1]), keys, op);
 }
 
 void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
-                        uint64_t seed, uint32_t purpose, const TensorView& accept) {
+                        uint64_t seed, uint32_t purpose, const TensorView& accept, const RowKeys& keys) {
   const char* op = "spec_accept_values";
   const int64_t n = p_x.numel();
   require(p_x.dtype == DType::F32 && q_x.dtype == DType::F32 && q_x.numel() == n, op,
           [&] { return "p_x and q_x must be f32 of equal size, got " + p_x.shape.str() + " and " + q_x.shape.str(); });
   require_index(op, "positions", positions, n);
   require_index(op, "accept", accept, n);
-  accept_dispatch(s, p_x, q_x, positions, false, positions, seed, purpose, accept, static_cast<uint32_t>(n), 1, op);
+  require_keys(op, keys, n);
+  accept_dispatch(s, p_x, q_x, positions, false, positions, seed, purpose, accept, static_cast<uint32_t>(n), 1, keys,
+                  op);
 }
 
 void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
                           uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept,
-                          const TensorView& draft) {
+                          const TensorView& draft, const RowKeys& keys) {
   const char* op = "spec_residual_sample";
   require_probs(op, "p", p);
   require(q.dtype == DType::F32 && q.shape == p.shape, op,
@@ -98,6 +124,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     require_index(op, "accept", accept, n);
     require_index(op, "draft", draft, n);
   }
+  require_keys(op, keys, n);
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
@@ -110,12 +137,16 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     const Window wpos = window(ctx, positions, r0, m), wtok = window(ctx, tokens, r0, m);
     const Window wacc = resolve ? window(ctx, accept, r0, m) : wpos;
     const Window wd = resolve ? window(ctx, draft, r0, m) : wpos;
+    const KeyWindows wk = key_windows(ctx, keys, r0, m, wpos.view);
     struct {
       uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve, seed_lo, seed_hi, purpose;
+      uint32_t per_row_key, seed_off, round_off;
     } push{m, V, wp.offset, wq.offset, wpos.offset, wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u,
-           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose};
+           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off,
+           wk.round_off};
     const Grid g = grid_1d(ctx, m, 1);
-    s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view}, push, g.x, g.y);
+    s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x,
+               g.y);
   }
 }
 

@@ -13,18 +13,29 @@ namespace vkspec::ops {
 
 constexpr uint32_t kNoToken = 0xFFFFFFFFu;
 
+// Random keys per row, for the rows of several images in one call (batched decoding, where each
+// image has its own seed and its own step count): row j draws with seeds[j] (u32 [N, 2], low word
+// first) and purpose + (rounds[j] << 8) (u32 [N], added to the purpose's round field) instead of
+// the call's seed and purpose. Empty: the call's for every row.
+struct RowKeys {
+  TensorView seeds, rounds;
+  bool given() const { return seeds.buffer != VK_NULL_HANDLE; }
+};
+
 // accept[j] = 1 when draft token x = draft[j] survives, else 0. With a = p[j][x], b = q[j][x],
 // u = philox::uniform(seed, positions[j], purpose, 0):
 //   accept  <=>  a > 0 and (a >= b or u * b < a)
 // i.e. u < min(1, a / b) without a division (exact on every device); x >= V is rejected.
 // p, q: f32 [N, V]; draft, positions: u32/i32 [N]; accept: u32/i32 [N], written.
+// keys: per-row seeds and rounds (RowKeys), else seed and purpose for every row.
 void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept);
+                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
+                 const RowKeys& keys = {});
 
 // The same rule on given values a = p_x[j], b = q_x[j] (relaxed acceptance: pooled_prob sums for
 // LANTERN / MuLo-SD style neighbourhoods). p_x, q_x: f32 [N].
 void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
-                        uint64_t seed, uint32_t purpose, const TensorView& accept);
+                        uint64_t seed, uint32_t purpose, const TensorView& accept, const RowKeys& keys = {});
 
 // tokens[j] = a sample from norm(max(p_j - q_j, 0)); where that residual is all zero (p_j == q_j)
 // from p_j instead; kNoToken when p_j is all zero too. Weights are w_i = max(p_i - q_i, 0) with
@@ -32,9 +43,10 @@ void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorVie
 // det::descend over their chunk tree with target philox::uniform(seed, positions[j], purpose, 0)
 // * sum. With accept and draft given (u32/i32 [N]), rows with accept[j] != 0 just copy draft[j],
 // so tokens is the resolved token of every position: "accept x ~ q, else resample" is lossless.
+// keys as spec_accept's.
 void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
                           uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept = {},
-                          const TensorView& draft = {});
+                          const TensorView& draft = {}, const RowKeys& keys = {});
 
 // out[j] = sum of p[j][y] over y = neighbours[x][m], m = 0..k-1, x = tokens[j], added in m
 // order starting from 0.0f. neighbours: u32 [V, k_max] (row x lists x's nearest codebook entries,
