@@ -28,16 +28,24 @@ std::vector<ShardedImage> split_batch(std::vector<Generation>&& gens, const Work
   return out;
 }
 
+// Inputs per generate_batch call at `batch` images per forward: with continuous batching several
+// lanes' worth, so that finished images' lanes take new ones and only each group's last images
+// decode beside idle lanes; a group's results reach the caller when the group is done.
+size_t group_size(const std::string& method, size_t batch) {
+  constexpr size_t kLaneRefills = 4;
+  return batch > 1 && find_strategy(method).continuous_batching ? batch * kLaneRefills : batch;
+}
+
 }  // namespace
 
 void generate_sharded(DevicePool& pool, const ShardedRun& run,
                       const std::function<void(size_t k, ShardedImage&&)>& take) {
-  const size_t batch = static_cast<size_t>(std::max<int64_t>(run.batch, 1));
+  const size_t batch = static_cast<size_t>(std::max<int64_t>(run.batch, 1)), group = group_size(run.method, batch);
   std::vector<std::future<std::vector<ShardedImage>>> pending;
   const double workers = static_cast<double>(pool.size());
-  for (size_t first = 0; first < run.inputs.size(); first += batch) {
-    const size_t n = std::min(batch, run.inputs.size() - first);
-    auto job = [&run, &pool, first, n, workers](Context& ctx, ModelWorker& w) {
+  for (size_t first = 0; first < run.inputs.size(); first += group) {
+    const size_t n = std::min(group, run.inputs.size() - first);
+    auto job = [&run, &pool, first, n, workers, batch](Context& ctx, ModelWorker& w) {
       pool.throw_if_cancelled();  // queued behind a failed image: never started
       const WorkCounters w0 = ctx.counters();
       const double c0 = process_cpu_seconds();
@@ -48,7 +56,8 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
             // Where a failed worker's neighbours stop: within one step, never a whole image later.
             pool.throw_if_cancelled();
             if (run.on_event) run.on_event(first + i, e);
-          });
+          },
+          static_cast<int64_t>(batch));
       const double busy = (process_cpu_seconds() - c0) * 1e3 / workers;
       if (run.on_finished)
         for (size_t i = 0; i < n; ++i) run.on_finished(first + i);
@@ -61,7 +70,7 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
   for (size_t j = 0; j < pending.size(); ++j) {
     try {
       std::vector<ShardedImage> images = pending[j].get();
-      for (size_t i = 0; i < images.size(); ++i) take(j * batch + i, std::move(images[i]));
+      for (size_t i = 0; i < images.size(); ++i) take(j * group + i, std::move(images[i]));
     } catch (const Cancelled&) {
       // stopped because another image failed: that one's error is the one to report
     } catch (...) {
@@ -76,17 +85,17 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
 
 void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs, int64_t batch) {
   if (inputs.empty()) return;
-  const size_t b = static_cast<size_t>(std::max<int64_t>(batch, 1));
+  const size_t b = static_cast<size_t>(std::max<int64_t>(batch, 1)), group = group_size(method, b);
   std::vector<std::future<void>> done;
   for (size_t w = 0; w < pool.size(); ++w)
-    done.push_back(pool.submit<ModelWorker>(w, [&method, &inputs, &pool, b](Context&, ModelWorker& mw) {
-      for (size_t first = 0; first < inputs.size(); first += b) {
+    done.push_back(pool.submit<ModelWorker>(w, [&method, &inputs, &pool, b, group](Context&, ModelWorker& mw) {
+      for (size_t first = 0; first < inputs.size(); first += group) {
         pool.throw_if_cancelled();
-        const size_t n = std::min(b, inputs.size() - first);
+        const size_t n = std::min(group, inputs.size() - first);
         generate_batch(method, mw.models,
                        {inputs.begin() + static_cast<std::ptrdiff_t>(first),
                         inputs.begin() + static_cast<std::ptrdiff_t>(first + n)},
-                       false);
+                       false, {}, static_cast<int64_t>(b));
       }
     }));
   std::exception_ptr first_error;

@@ -2,8 +2,10 @@
 // The images of one method spread over a DevicePool: image with seed s on worker s mod the
 // workers (a fixed assignment, so a run is reproducible whatever the devices' speeds; on equal
 // devices every image equals a single-device run's, token for token), handed back to the calling
-// thread in the order given. With --batch B, B consecutive images share every forward
-// (decoding/batch_strategy.h) on the worker of the first one's seed; their tokens are the same.
+// thread in the order given. With --batch B, B images share every forward
+// (decoding/batch_strategy.h) on the worker of the first one's seed (a method with continuous
+// batching takes 4B consecutive images, each taking the lane of one that finished); their tokens
+// are the ones they get alone.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,7 +39,7 @@ struct ShardedRun {
   std::string method;
   std::vector<StrategyInputs> inputs;  // one per image
   bool keep_events = false;            // Generation::events (traces)
-  int64_t batch = 1;                   // images per forward (consecutive inputs; the last batch may be smaller)
+  int64_t batch = 1;                   // images per forward (consecutive inputs; the last forwards may have fewer)
   // Every step of image k, on its worker's thread (progress notes: must be thread-safe).
   std::function<void(size_t k, const StepEvent&)> on_event;
   // Image k finished, on its worker's thread (the progress bar: thread-safe).

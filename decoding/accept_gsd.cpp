@@ -80,9 +80,9 @@ class GsdRule final : public AcceptRule {
     ops::gsd_group_mass(s, rows.p, rows.q, rows.drafts, embeddings_.view(), below_, above_, gap_, dist2_, p_group,
                         q_group);
     ops::spec_accept_values(s, p_group, q_group, rows.positions, rows.seed,
-                            philox::purpose_word(Purpose::Accept, rows.round), accept);
+                            philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
     ops::spec_residual_sample(s, rows.p, rows.q, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts);
+                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
   }
 
  private:

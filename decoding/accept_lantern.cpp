@@ -78,9 +78,9 @@ class LanternRule final : public AcceptRule {
     if (!excluded_.valid()) excluded_ = ctx_.tensor(DType::F32, {max_rows_, V}, method_ + " q without neighbours");
     const Rejection r = record_rejection(s, rows.p, target, rows.q, rows.drafts, excluded_.view().rows(0, n));
     ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
-                     philox::purpose_word(Purpose::Accept, rows.round), accept);
+                     philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
     ops::spec_residual_sample(s, r.from, r.minus, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts);
+                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
   }
   TensorView record_target(CommandStream& s, const TensorView& p, const TensorView& drafts,
                            const TensorView& scratch) const override {

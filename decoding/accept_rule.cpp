@@ -134,9 +134,9 @@ void record_exact_resolution(CommandStream& s, const JudgedRows& rows, const Ten
                              const TensorView& accept, const TensorView& resolved) {
   using philox::Purpose;
   ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
-                   philox::purpose_word(Purpose::Accept, rows.round), accept);
+                   philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
   ops::spec_residual_sample(s, target, rows.q, rows.positions, rows.seed,
-                            philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts);
+                            philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
 }
 
 }  // namespace vkspec

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "decoding/option_spec.h"
+#include "engine/ops/speculative.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -33,6 +34,8 @@ struct JudgedRows {
   TensorView positions;  // u32 [n]: each row's image position (its Philox key)
   uint64_t seed = 0;
   uint32_t round = 0;
+  // Rows of several images (batched decoding): each row's own seed and round, added to `round`.
+  ops::RowKeys keys;
 };
 
 struct AcceptRuleDescriptor {

@@ -125,8 +125,8 @@ StrategyDescriptor ar() {
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<ArStrategy>(m, in, o.integer("tokens-per-submit"));
   };
-  d.make_batch = [](const ModelSet& m, const std::vector<StrategyInputs>& in,
-                    const OptionValues& o) -> std::unique_ptr<BatchStrategy> {
+  d.make_batch = [](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
+                    int64_t) -> std::unique_ptr<BatchStrategy> {  // every image takes 256 steps: no lanes to free
     return std::make_unique<ArBatchStrategy>(m, in, o.integer("tokens-per-submit"));
   };
   return d;

@@ -22,15 +22,22 @@ const std::vector<StrategyInputs>& checked(const std::string& method, const Mode
   return in;
 }
 
+std::vector<StrategyInputs> first_lanes(const std::vector<StrategyInputs>& in, int64_t lanes) {
+  if (lanes < 0 || lanes > static_cast<int64_t>(in.size()))
+    throw Error("a batch of " + std::to_string(in.size()) + " images cannot fill " + std::to_string(lanes) + " lanes");
+  if (lanes == 0) return in;
+  return {in.begin(), in.begin() + lanes};
+}
+
 }  // namespace
 
 BatchStrategy::BatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in,
-                             int64_t max_queries, int64_t scratch_slots)
+                             int64_t max_queries, int64_t scratch_slots, int64_t lanes)
     : models_(models),
       method_(std::move(method)),
-      target_(models, checked(method_, models, in), method_, max_queries, scratch_slots) {
+      target_(models, first_lanes(checked(method_, models, in), lanes), method_, max_queries, scratch_slots) {
   for (const StrategyInputs& i : in)
-    images_.push_back({i, std::vector<int32_t>(static_cast<size_t>(image_tokens()), kUndecided), 0, 0});
+    images_.push_back({i, std::vector<int32_t>(static_cast<size_t>(image_tokens()), kUndecided)});
 }
 
 bool BatchStrategy::done(size_t image) const {
@@ -60,7 +67,7 @@ std::vector<BatchEvent> BatchStrategy::step() {
     e.device_ms_by_stage = target_.ms_by_stage();
     e.device_ms_by_kernel = target_.ms_by_kernel();
     e.wall_ms = wall;
-    e.step = step_;
+    e.step = images_[i].steps++;
     e.grid = images_[i].grid;
     e.committed = images_[i].committed;
     e.nfe = images_[i].nfe;
@@ -80,12 +87,17 @@ int32_t BatchStrategy::checked_token(uint32_t token, size_t image, int64_t posit
 }
 
 std::unique_ptr<BatchStrategy> make_batch_strategy(const std::string& method, const ModelSet& models,
-                                                   const std::vector<StrategyInputs>& in) {
+                                                   const std::vector<StrategyInputs>& in, int64_t lanes) {
   const StrategyDescriptor& d = find_strategy(method);
   if (!d.make_batch)
     throw Error(method + ": decodes one image per forward (--batch > 1 takes " + batch_method_names() + ")");
   if (in.empty()) throw Error(method + ": a batch of no images");
-  return d.make_batch(models, in, d.values(in[0].options));
+  const int64_t images = static_cast<int64_t>(in.size());
+  if (lanes == 0) lanes = images;
+  if (lanes < 1 || lanes > images || (lanes < images && !d.continuous_batching))
+    throw Error(method + ": " + std::to_string(images) + " images cannot share " + std::to_string(lanes) +
+                " lanes" + (d.continuous_batching ? "" : " (each image keeps its lane to the end)"));
+  return d.make_batch(models, in, d.values(in[0].options), lanes);
 }
 
 }  // namespace vkspec

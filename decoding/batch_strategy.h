@@ -37,8 +37,10 @@ class BatchStrategy {
   int64_t nfe(size_t image) const { return images_[image].nfe; }
 
  protected:
+  // lanes: images in each forward (0: all of `in`); the target session is made for the first
+  // `lanes` inputs (their conditions prefilled), later inputs take the lanes of finished images.
   BatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in,
-                int64_t max_queries, int64_t scratch_slots = 0);
+                int64_t max_queries, int64_t scratch_slots = 0, int64_t lanes = 0);
   // One step: records and submits its GPU work, commits tokens (the images' grid, committed, nfe)
   // and fills events[i] for each image i it advanced (others stay untouched and are not reported).
   virtual void decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) = 0;
@@ -47,6 +49,7 @@ class BatchStrategy {
     StrategyInputs in;
     std::vector<int32_t> grid;
     int64_t committed = 0, nfe = 0;
+    int64_t steps = 0;  // steps that advanced it: its events' step numbers, as when decoded alone
   };
   int64_t image_tokens() const { return models_.target->config().image_tokens(); }
   int64_t vocab() const { return models_.target->config().vocab_size; }
@@ -62,9 +65,10 @@ class BatchStrategy {
   TargetSession target_;
 };
 
-// The method's descriptor's batch factory; throws Error naming the method when it has none, or
-// when the inputs disagree on what one forward shares (method options, sampler settings).
+// The method's descriptor's batch factory, `lanes` images per forward (0: all of `in`; fewer only
+// with StrategyDescriptor::continuous_batching); throws Error naming the method when it has none,
+// or when the inputs disagree on what one forward shares (method options, sampler settings).
 std::unique_ptr<BatchStrategy> make_batch_strategy(const std::string& method, const ModelSet& models,
-                                                   const std::vector<StrategyInputs>& in);
+                                                   const std::vector<StrategyInputs>& in, int64_t lanes = 0);
 
 }  // namespace vkspec

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "decoding/batch_strategy.h"
+#include "decoding/strategy_registry.h"
 
 namespace vkspec {
 
@@ -38,6 +39,40 @@ void add_event(Generation& g, StepEvent&& e, double share, bool keep_events) {
   if (keep_events) g.events.push_back(std::move(e));
 }
 
+// One batch strategy over every input, `lanes` images per forward. An image's wall-clock runs from
+// the step that first advanced it (or the strategy's construction, for the first lanes) to the step
+// that completed it; each step's GPU time is shared by the images it advanced.
+std::vector<Generation> run_batch(const std::string& method, const ModelSet& models,
+                                  const std::vector<StrategyInputs>& inputs, bool keep_events,
+                                  const std::function<void(size_t, const StepEvent&)>& on_event, int64_t lanes) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  std::unique_ptr<BatchStrategy> strategy = make_batch_strategy(method, models, inputs, lanes);
+  std::vector<Generation> out;
+  for (const StrategyInputs& in : inputs) out.push_back(started(method, in));
+  std::vector<Clock::time_point> start(inputs.size());
+  std::vector<bool> seen(inputs.size(), false);
+  for (bool first_step = true; !strategy->done(); first_step = false) {
+    const Clock::time_point step_start = first_step ? t0 : Clock::now();
+    std::vector<BatchEvent> events = strategy->step();
+    const double share = 1.0 / static_cast<double>(std::max<size_t>(events.size(), 1));
+    for (BatchEvent& b : events) {
+      Generation& g = out[b.image];
+      if (!seen[b.image]) start[b.image] = step_start;
+      seen[b.image] = true;
+      const bool done = b.event.done;
+      if (on_event) on_event(b.image, b.event);
+      add_event(g, std::move(b.event), share, keep_events);
+      if (done) g.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start[b.image]).count();
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].tokens = strategy->grid(i);
+    out[i].batch = lanes;
+  }
+  return out;
+}
+
 }  // namespace
 
 Generation generate_one(const std::string& method, const ModelSet& models, const StrategyInputs& in, bool keep_events,
@@ -57,30 +92,32 @@ Generation generate_one(const std::string& method, const ModelSet& models, const
 
 std::vector<Generation> generate_batch(const std::string& method, const ModelSet& models,
                                        const std::vector<StrategyInputs>& inputs, bool keep_events,
-                                       const std::function<void(size_t, const StepEvent&)>& on_event) {
-  if (inputs.size() == 1) {
-    std::function<void(const StepEvent&)> each;
-    if (on_event) each = [&](const StepEvent& e) { on_event(0, e); };
-    return {generate_one(method, models, inputs[0], keep_events, each)};
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<BatchStrategy> strategy = make_batch_strategy(method, models, inputs);
-  std::vector<Generation> out;
-  for (const StrategyInputs& in : inputs) out.push_back(started(method, in));
-  const double share = 1.0 / static_cast<double>(inputs.size());
-  while (!strategy->done()) {
-    for (BatchEvent& b : strategy->step()) {
-      if (on_event) on_event(b.image, b.event);
-      add_event(out[b.image], std::move(b.event), share, keep_events);
+                                       const std::function<void(size_t, const StepEvent&)>& on_event, int64_t lanes) {
+  const int64_t images = static_cast<int64_t>(inputs.size());
+  if (lanes <= 0 || lanes > images) lanes = images;
+  if (lanes == 1) {  // one image per forward, one after another
+    std::vector<Generation> out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::function<void(const StepEvent&)> each;
+      if (on_event) each = [&](const StepEvent& e) { on_event(i, e); };
+      out.push_back(generate_one(method, models, inputs[i], keep_events, each));
     }
+    return out;
   }
-  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].tokens = strategy->grid(i);
-    out[i].batch = static_cast<int64_t>(inputs.size());
-    out[i].wall_ms = wall;
+  if (lanes < images && !find_strategy(method).continuous_batching) {  // groups of `lanes`, each to its end
+    std::vector<Generation> out;
+    for (size_t first = 0; first < inputs.size(); first += static_cast<size_t>(lanes)) {
+      const size_t n = std::min(static_cast<size_t>(lanes), inputs.size() - first);
+      std::function<void(size_t, const StepEvent&)> each;
+      if (on_event) each = [&](size_t i, const StepEvent& e) { on_event(first + i, e); };
+      for (Generation& g : generate_batch(method, models, {inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                                                          inputs.begin() + static_cast<std::ptrdiff_t>(first + n)},
+                                          keep_events, each))
+        out.push_back(std::move(g));
+    }
+    return out;
   }
-  return out;
+  return run_batch(method, models, inputs, keep_events, on_event, lanes);
 }
 
 }  // namespace vkspec

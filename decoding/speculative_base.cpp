@@ -105,21 +105,23 @@ SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
   return o;
 }
 
-int64_t SpeculativeStrategy::commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens,
-                                    const Outcome& o) {
+int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c, int64_t q,
+                             const std::vector<uint32_t>& draft_tokens, const std::vector<uint32_t>& accept,
+                             const std::vector<uint32_t>& resolved,
+                             const std::function<int32_t(uint32_t, int64_t)>& checked_token, const std::string& method) {
   const int64_t drafts = static_cast<int64_t>(draft_tokens.size());
   int64_t j = 0;
-  while (j < q && o.accept[static_cast<size_t>(j)]) ++j;
-  if (j > drafts) throw Error(name() + ": accepted a row without a draft");
+  while (j < q && accept[static_cast<size_t>(j)]) ++j;
+  if (j > drafts) throw Error(method + ": accepted a row without a draft");
   for (int64_t t = 0; t < q; ++t) {
     const int32_t n = static_cast<int32_t>(c + t);
     e.proposed.push_back(n);
     // The row without a draft proposes the sample it resolves to.
     e.proposed_tokens.push_back(static_cast<int32_t>(t < drafts ? draft_tokens[static_cast<size_t>(t)]
-                                                                : o.resolved[static_cast<size_t>(t)]));
+                                                                : resolved[static_cast<size_t>(t)]));
   }
   for (int64_t t = 0; t <= j && t < q; ++t) {
-    grid_[static_cast<size_t>(c + t)] = checked_token(o.resolved[static_cast<size_t>(t)], c + t);
+    grid[static_cast<size_t>(c + t)] = checked_token(resolved[static_cast<size_t>(t)], c + t);
     const int32_t n = static_cast<int32_t>(c + t);
     if (t < j || t >= drafts) {
       e.accepted.push_back(n);  // an accepted draft, or the exact sample of the row without one
@@ -128,6 +130,13 @@ int64_t SpeculativeStrategy::commit(StepEvent& e, int64_t c, int64_t q, const st
       e.resampled.push_back(n);
     }
   }
+  return j;
+}
+
+int64_t SpeculativeStrategy::commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens,
+                                    const Outcome& o) {
+  const int64_t j = commit_verified_rows(e, grid_, c, q, draft_tokens, o.accept, o.resolved,
+                                         [this](uint32_t token, int64_t n) { return checked_token(token, n); }, name());
   committed_ = c + std::min(j + 1, q);
   ++nfe_;
   return j;

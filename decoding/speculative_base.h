@@ -15,6 +15,7 @@
 // KV rollback is the causal mask: slot = sequence position, each query sees the slots up to its
 // own, and the slots of rejected drafts are overwritten when the position is fed again.
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@
 #include "engine/ops/sampler.h"
 
 namespace vkspec {
+
+// Commits rows [0, j] of a step that verified `draft_tokens` from position c with q rows (j = the
+// first rejected row, or q when none) into grid (token check: the strategy's checked_token) and
+// fills the event's proposed/accepted/rejected/resampled lists. Returns j; the image's committed
+// count becomes c + min(j + 1, q). Shared by the one-image and the batched window strategies.
+int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c, int64_t q,
+                             const std::vector<uint32_t>& draft_tokens, const std::vector<uint32_t>& accept,
+                             const std::vector<uint32_t>& resolved,
+                             const std::function<int32_t(uint32_t, int64_t)>& checked_token, const std::string& method);
 
 class SpeculativeStrategy : public Strategy {
  protected:

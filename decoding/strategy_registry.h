@@ -66,9 +66,14 @@ struct StrategyDescriptor {
   // Builds the strategy from options already checked against `options`.
   std::function<std::unique_ptr<Strategy>(const ModelSet&, const StrategyInputs&, const OptionValues&)> make;
   // Builds the strategy for several images sharing every forward (decoding/batch_strategy.h), the
-  // inputs agreeing on options and sampler settings; empty: the method decodes one image at a time.
-  std::function<std::unique_ptr<BatchStrategy>(const ModelSet&, const std::vector<StrategyInputs>&, const OptionValues&)>
+  // inputs agreeing on options and sampler settings, `lanes` of them in each forward (lanes =
+  // inputs unless continuous_batching); empty: the method decodes one image at a time.
+  std::function<std::unique_ptr<BatchStrategy>(const ModelSet&, const std::vector<StrategyInputs>&, const OptionValues&,
+                                               int64_t lanes)>
       make_batch;
+  // make_batch takes fewer lanes than inputs: an input takes the lane of an image that finished
+  // (images of a method whose steps commit varying numbers of tokens finish at different steps).
+  bool continuous_batching = false;
 
   // `given` checked against `options` (throws naming the method and option).
   OptionValues values(const MethodOptions& given) const;

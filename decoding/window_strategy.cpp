@@ -1,6 +1,7 @@
 #include "decoding/window_strategy.h"
 
 #include "decoding/point_mass.h"
+#include "decoding/window_batch_strategy.h"
 #include "engine/model/draft_heads.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/sampler.h"
@@ -62,6 +63,11 @@ StrategyDescriptor window_method_descriptor(const std::string& name, int order, 
   d.make = [name, rule](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<WindowStrategy>(name, m, in, rule, parse_window_options(o));
   };
+  d.make_batch = [name, rule](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
+                              int64_t lanes) -> std::unique_ptr<BatchStrategy> {
+    return std::make_unique<WindowBatchStrategy>(name, m, in, rule, parse_window_options(o), lanes);
+  };
+  d.continuous_batching = true;
   return d;
 }
 
@@ -100,12 +106,26 @@ WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const
   row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, name() + " row drafts", MemoryUsage::Upload);
 }
 
-bool WindowStrategy::coupled_next(int64_t n, uint32_t round) const {
-  if (opt_.alpha >= 1.0) return true;
+InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t vocab, int64_t grid_size,
+                           const std::function<uint32_t(int64_t)>& token_at) {
+  if (how == DraftInit::Above && n < grid_size) how = DraftInit::Left;  // the first row has nothing above
+  if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
+  if (how != DraftInit::Random) return {token_at(how == DraftInit::Left ? n - 1 : n - grid_size), false};
+  // (bits * V) >> 32 is uniform to within V / 2^32, far below anything a test could see.
+  const uint32_t bits = philox::bits(seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit), 0);
+  return {static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(vocab)) >> 32), true};
+}
+
+uint32_t next_window_draft(const WindowOptions& opt, DraftRule rule, bool exact_successor, uint64_t seed, int64_t n,
+                           uint32_t round, uint32_t resolved, uint32_t fresh, uint32_t independent) {
+  const uint32_t coupled = rule == DraftRule::Coupled && !exact_successor ? resolved : fresh;
+  if (rule == DraftRule::Fresh || opt.alpha >= 1.0) return coupled;
   // A coin of its own per (position, step): independent of the draft, the verification and both
   // candidate next drafts, which is what keeps the mixture an exact sample of p.
-  return philox::uniform(in_.seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::Couple, round), 0) <
-         opt_.alpha;
+  const bool take_coupled =
+      philox::uniform(seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::Couple, round), 0) <
+      opt.alpha;
+  return take_coupled ? coupled : independent;
 }
 
 uint32_t WindowStrategy::token_at(int64_t n) const {
@@ -128,20 +148,10 @@ void WindowStrategy::initialise(int64_t end) {
       }
       how = DraftInit::Above;
     }
-    if (how == DraftInit::Above && n < W) how = DraftInit::Left;  // the first row has nothing above
-    if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
-    uint32_t tok = 0;
-    if (how == DraftInit::Random) {
-      // (bits * V) >> 32 is uniform to within V / 2^32, far below anything a test could see.
-      const uint32_t bits =
-          philox::bits(in_.seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit), 0);
-      tok = static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(V)) >> 32);
-      s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
-    } else {
-      tok = token_at(how == DraftInit::Left ? n - 1 : n - W);
-      point_mass.push_back({n, tok});
-    }
-    drafts_[static_cast<size_t>(n)] = tok;
+    const InitialDraft d = initial_draft(how, in_.seed, n, V, W, [this](int64_t m) { return token_at(m); });
+    if (d.uniform) s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
+    else point_mass.push_back({n, d.token});
+    drafts_[static_cast<size_t>(n)] = d.token;
   }
   record_point_masses(s, q_, point_mass);
   s.copy(proposals);
@@ -194,8 +204,8 @@ void WindowStrategy::decode(StepEvent& e) {
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
     const size_t r = static_cast<size_t>(t);
-    const uint32_t coupled = rule_ == DraftRule::Coupled && !exact_successor ? o.resolved[r] : o.fresh[r];
-    drafts_[static_cast<size_t>(c + t)] = !partial || coupled_next(c + t, round) ? coupled : o.independent[r];
+    drafts_[static_cast<size_t>(c + t)] = next_window_draft(opt_, rule_, exact_successor, in_.seed, c + t, round,
+                                                            o.resolved[r], o.fresh[r], partial ? o.independent[r] : 0);
     if (opt_.init == DraftInit::Heads && opt_.redraft_after > 0 &&
         ++rounds_[static_cast<size_t>(c + t)] >= opt_.redraft_after)
       redraft_.push_back(c + t);

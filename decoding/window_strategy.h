@@ -14,6 +14,7 @@
 // random numbers keyed by the position itself, with fresh Accept/Residual rounds every step. So
 // when the prefix before it is committed, the draft is an exact sample of q given that prefix, and
 // accept-or-resample yields an exact sample of the target p.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,23 @@ int64_t window_max_queries(const OptionValues& o);
 StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
                                             std::string reference);
 
+// How position n is first drafted under `how` (Random, Left or Above; Above falls back to Left on
+// the first image row, Left to Random at n = 0): the token, and whether its q is uniform (Random)
+// rather than a point mass on the token. token_at(m): the committed token or current draft at m < n.
+struct InitialDraft {
+  uint32_t token = 0;
+  bool uniform = false;
+};
+InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t vocab, int64_t grid_size,
+                           const std::function<uint32_t(int64_t)>& token_at);
+
+// The draft position n keeps after step `round` left it undecided, from that step's row: the
+// coupled one (rule Coupled: the row's resolved token, or its exact successor `fresh` under a lossy
+// rule; SharedGumbel / Fresh: `fresh`) or, with alpha < 1 and the position's coin against it,
+// `independent` (WindowOptions::alpha).
+uint32_t next_window_draft(const WindowOptions& opt, DraftRule rule, bool exact_successor, uint64_t seed, int64_t n,
+                           uint32_t round, uint32_t resolved, uint32_t fresh, uint32_t independent);
+
 class WindowStrategy : public SpeculativeStrategy {
  public:
   WindowStrategy(std::string method, const ModelSet& models, const StrategyInputs& in, DraftRule rule,
@@ -86,8 +104,6 @@ class WindowStrategy : public SpeculativeStrategy {
   // After the step's submit: the picked tokens into proposal_tok_.
   void read_head_proposals(const HeadPicks& picks);
   uint32_t token_at(int64_t n) const;  // committed token or current draft
-  // Whether position n's next draft after step `round` is the coupled one (WindowOptions::alpha).
-  bool coupled_next(int64_t n, uint32_t round) const;
 
   DraftRule rule_;
   WindowOptions opt_;

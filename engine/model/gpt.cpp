@@ -119,6 +119,11 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   const int64_t G = batch.images();
   if (n_cond == 0) ops::embedding(s, tok_embeddings_, batch.token_ids().rows(0, G * T), x);
   for (int64_t b = 0; b < B && n_cond > 0; ++b) {
+    const int64_t n = batch.condition_queries(b % G);  // 0 for an image past its first step (ragged)
+    if (n == 0) {
+      ops::embedding(s, tok_embeddings_, batch.token_ids().rows(batch.token_offset(b % G), T), x.rows(b * T, T));
+      continue;
+    }
     const TensorView cond_rows = x.rows(b * T, n_cond);
     if (cfg_.model_type == ModelType::c2i) {
       ops::embedding(s, cls_embedding_, batch.label_ids(b), cond_rows);
@@ -128,7 +133,7 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
       embed_caption(s, batch.caption_values(b), caption_hidden_.view().rows(0, n_cond), cond_rows);
     }
     if (T > n_cond) {
-      TensorView ids = batch.token_ids().rows((b % G) * (T - n_cond), T - n_cond);
+      TensorView ids = batch.token_ids().rows(batch.token_offset(b % G), T - n_cond);
       ops::embedding(s, tok_embeddings_, ids, x.rows(b * T + n_cond, T - n_cond));
     }
   }

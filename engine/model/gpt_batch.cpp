@@ -125,13 +125,15 @@ namespace {
 Error batch_error(const std::string& what) { return Error("GPT batch: " + what); }
 
 // RoPE (row, col, flag) of every query, image by image in a ragged batch; checks the positions
-// (within the sequence, each image's condition queries first).
-std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_t per_image, int64_t n_cond) {
+// (within the sequence, each image's condition queries first: n_cond[image] of them).
+std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_t per_image,
+                               const std::vector<int64_t>& n_cond) {
   std::vector<int32_t> rope(static_cast<size_t>(3 * q.count()));
   for (int64_t i = 0; i < q.count(); ++i) {
     const int64_t p = q.positions[static_cast<size_t>(i)];
     if (p < 0 || p >= cfg.seq_len()) throw batch_error("position " + std::to_string(p) + " outside the sequence");
-    if ((i % per_image < n_cond) != (p < cfg.cls_token_num))
+    const int64_t image = q.per_image ? i / per_image : 0;
+    if ((i % per_image < n_cond[static_cast<size_t>(image)]) != (p < cfg.cls_token_num))
       throw batch_error(q.per_image ? "every image must have as many condition queries, first"
                                     : "condition queries must come first");
     const ops::RopePosition rp = ops::llamagen_position(p, cfg.cls_token_num, cfg.grid_size);
@@ -213,10 +215,9 @@ void GptBatch::check_shape(const GptQueries& q) {
     throw batch_error(std::to_string(q.conditions.size()) + " conditions for " + std::to_string(b_) + " batch rows");
   if (q.mask.queries != q.count())
     throw batch_error("mask has " + std::to_string(q.mask.queries) + " queries, expected " + std::to_string(q.count()));
-  n_cond_ = 0;
-  while (n_cond_ < t_ && q.positions[static_cast<size_t>(n_cond_)] < cfg_.cls_token_num) ++n_cond_;
-  if (static_cast<int64_t>(q.tokens.size()) != images_ * (t_ - n_cond_))
-    throw batch_error(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(t_ - n_cond_) +
+  count_condition_queries(q);
+  if (static_cast<int64_t>(q.tokens.size()) != token_count_)
+    throw batch_error(std::to_string(q.tokens.size()) + " tokens for " + std::to_string(token_count_) +
                       " image queries of " + std::to_string(images_) + " image(s)");
   for (uint32_t s : q.slots)
     if (s >= cache_slots_)
@@ -225,10 +226,38 @@ void GptBatch::check_shape(const GptQueries& q) {
     if (t >= cfg_.vocab_size) throw batch_error("token id " + std::to_string(t) + " outside the vocabulary");
 }
 
+void GptBatch::count_condition_queries(const GptQueries& q) {
+  // Each block's leading condition positions: one block shared by every image, or one per image
+  // in a ragged batch, where images at their first step (condition queries) may share a forward
+  // with images further on (none), as continuous batching has them.
+  const int64_t blocks = q.per_image ? images_ : 1;
+  n_cond_ = 0;
+  cond_first_ = 0;
+  cond_of_.assign(static_cast<size_t>(blocks), 0);
+  for (int64_t g = 0; g < blocks; ++g) {
+    int64_t n = 0;
+    while (n < t_ && q.positions[static_cast<size_t>(g * t_ + n)] < cfg_.cls_token_num) ++n;
+    if (n > 0 && n_cond_ > 0 && n != n_cond_)
+      throw batch_error("the images of a ragged batch that have condition queries must have as many");
+    if (n > 0 && n_cond_ == 0) {
+      n_cond_ = n;
+      cond_first_ = g * t_;
+    }
+    cond_of_[static_cast<size_t>(g)] = n;
+  }
+  if (!q.per_image) cond_of_.assign(static_cast<size_t>(images_), n_cond_);
+  token_off_.clear();
+  token_count_ = 0;
+  for (int64_t n : cond_of_) {
+    token_off_.push_back(token_count_);
+    token_count_ += t_ - n;
+  }
+}
+
 void GptBatch::assign(const GptQueries& q) {
   const GptConfig& cfg = cfg_;
   check_shape(q);
-  const std::vector<int32_t> rope = rope_rows(cfg, q, t_, n_cond_);
+  const std::vector<int32_t> rope = rope_rows(cfg, q, t_, cond_of_);
   const bool t2i = cfg.model_type == ModelType::t2i;
   std::vector<uint32_t> labels;
   std::vector<const CaptionEmbeddings*> captions;
@@ -238,10 +267,12 @@ void GptBatch::assign(const GptQueries& q) {
   }
   if (t2i && n_cond_ > 0) {
     for (int64_t i = 0; i < q.count(); ++i)
-      if (i % t_ < n_cond_ && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(q.positions[static_cast<size_t>(i)]))
+      if (i % t_ < condition_queries(i / t_) &&
+          q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(q.positions[static_cast<size_t>(i)]))
         throw batch_error("a condition query of a text-conditional model must write the slot of its position");
-    for (int64_t i = n_cond_; q.per_image && i < q.count(); i += t_)  // one set of condition rows for all
-      if (!std::equal(q.positions.begin(), q.positions.begin() + n_cond_, q.positions.begin() + (i - n_cond_)))
+    const auto first = q.positions.begin() + cond_first_;
+    for (int64_t g = 0; q.per_image && g < images_; ++g)  // one set of condition rows for all
+      if (condition_queries(g) > 0 && !std::equal(first, first + n_cond_, q.positions.begin() + g * t_))
         throw batch_error("the images of a ragged batch must query the same condition positions");
   }
   const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, captions, cache_slots_) : q.mask;
@@ -256,7 +287,7 @@ void GptBatch::assign(const GptQueries& q) {
 void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask) {
   const bool ragged = q.per_image;
   auto rows = [&](const auto& values, size_t width) { return per_row(values, width, ragged, b_, images_, t_); };
-  ensure(tokens_, DType::U32, {std::max<int64_t>(images_ * (t_ - n_cond_), 1)}, "token ids");
+  ensure(tokens_, DType::U32, {std::max<int64_t>(token_count_, 1)}, "token ids");
   if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
   const std::vector<int32_t> rope_rows_ = rows(rope, 3);
   ensure(positions_, DType::I32, {meta_rows_, 3}, "rope positions");
@@ -284,7 +315,8 @@ void GptBatch::upload_conditions(const GptQueries& q, const std::vector<uint32_t
     ctx_.upload(labels_[b], 0, &labels[b], 4);
   }
   if (!captions.empty() && n_cond_ > 0) {
-    std::vector<uint32_t> cond_pos(q.positions.begin(), q.positions.begin() + n_cond_);
+    const auto first = q.positions.begin() + cond_first_;
+    std::vector<uint32_t> cond_pos(first, first + n_cond_);
     ensure(condition_positions_, DType::U32, {n_cond_}, "condition positions");
     ctx_.upload(condition_positions_, 0, cond_pos.data(), cond_pos.size() * 4);
   }
@@ -297,7 +329,7 @@ void GptBatch::upload_conditions(const GptQueries& q, const std::vector<uint32_t
     const std::vector<float> placed = captions[b]->placed_values(cfg_.cls_token_num);
     std::vector<float> rows(static_cast<size_t>(n_cond_ * cd));
     for (int64_t i = 0; i < n_cond_; ++i)
-      std::copy_n(placed.begin() + q.positions[static_cast<size_t>(i)] * cd, cd, rows.begin() + i * cd);
+      std::copy_n(placed.begin() + q.positions[static_cast<size_t>(cond_first_ + i)] * cd, cd, rows.begin() + i * cd);
     ensure(captions_[b], DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b));
     ctx_.upload(captions_[b], 0, rows.data(), rows.size() * 4);
   }

@@ -84,14 +84,22 @@ class GptBatch {
 
   int64_t tokens_per_row() const { return t_; }
   int64_t images() const { return images_; }
+  // Condition queries of the images that have them (0 when none has). Every image has them, or
+  // in a ragged batch just the images at their first step: condition_queries(image) is 0 or this.
   int64_t condition_queries() const { return n_cond_; }
+  int64_t condition_queries(int64_t image) const {
+    return cond_of_.size() == 1 ? cond_of_[0] : cond_of_[static_cast<size_t>(image)];
+  }
+  // Where an image's ids start in token_ids().
+  int64_t token_offset(int64_t image) const { return token_off_[static_cast<size_t>(image)]; }
   int64_t batch_rows() const { return b_; }
   int64_t cache_slots() const { return cache_slots_; }
   int64_t kv_len() const { return kv_len_; }  // 1 + the highest slot any query may see
-  // Image token ids [max(images * (T - condition queries), 1)] (u32), image by image. Host-visible:
+  // Image token ids (u32), image by image: T - condition_queries(image) each (at least one id in
+  // all). Host-visible:
   // a strategy may also write the ids here, or copy GPU-sampled tokens into it within the stream,
   // before the forward reads it.
-  TensorView token_ids() const { return tokens_.view().rows(0, std::max<int64_t>(images_ * (t_ - n_cond_), 1)); }
+  TensorView token_ids() const { return tokens_.view().rows(0, std::max<int64_t>(token_count_, 1)); }
   // c2i: the class id of a batch row (u32 [1]; num_classes for the null class).
   TensorView label_ids(int64_t row) const { return labels_[static_cast<size_t>(row)].view(); }
   // t2i: whether a batch row takes the model's null caption, else its caption's values at the
@@ -110,6 +118,7 @@ class GptBatch {
   void ensure(Tensor& t, DType dtype, const Shape& shape, const std::string& name);
   // assign()'s parts: the counts checked (images_, t_, n_cond_ set), then the uploads.
   void check_shape(const GptQueries& q);
+  void count_condition_queries(const GptQueries& q);  // n_cond_, cond_of_, cond_first_, token_off_
   void upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask);
   void upload_conditions(const GptQueries& q, const std::vector<uint32_t>& labels,
                          const std::vector<const CaptionEmbeddings*>& captions);
@@ -119,6 +128,10 @@ class GptBatch {
   int64_t cache_slots_ = 0;
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0, images_ = 1;
   int64_t meta_rows_ = 0;  // rows of positions, slots and mask: T, or B * T in a ragged batch
+  std::vector<int64_t> cond_of_;    // condition queries per image (one entry when shared)
+  int64_t cond_first_ = 0;          // index of the first query of the first image with condition queries
+  std::vector<int64_t> token_off_;  // per image: its first id in token_ids()
+  int64_t token_count_ = 0;
   bool has_bits_ = false;
   Tensor tokens_, positions_, slots_;
   std::vector<Tensor> labels_;    // c2i, one per batch row so each binding starts aligned
