@@ -1,8 +1,9 @@
 // Batched decoding (decoding/batch_strategy.h) on the shipped 8x8 model: images decoded together
 // get the tokens each gets alone, seed for seed, with and without CFG, across the row counts where
 // the matmul kernels change their row blocking (batch 5 with CFG: 10 rows, past the 8-row GEMV), and
-// with several forwards per submit; a batch of a method without a batch factory, or of images
-// that disagree on their settings, is refused with the reason.
+// with several forwards per submit; the window methods likewise, in lockstep and with continuous
+// batching; a batch of a method without a batch factory, or of images that disagree on their
+// settings, is refused with the reason.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -47,15 +48,17 @@ class BatchDecoding : public VulkanTest {
     return in;
   }
 
-  void expect_alone_equals_batched(const std::vector<StrategyInputs>& in) {
-    const std::vector<Generation> batched = generate_batch("ar", models(), in, false);
+  // lanes: images per forward (0: all).
+  void expect_alone_equals_batched(const std::vector<StrategyInputs>& in, const std::string& method = "ar",
+                                   int64_t lanes = 0) {
+    const std::vector<Generation> batched = generate_batch(method, models(), in, false, {}, lanes);
     ASSERT_EQ(batched.size(), in.size());
     for (size_t i = 0; i < in.size(); ++i) {
-      const Generation alone = generate_one("ar", models(), in[i], false);
-      EXPECT_EQ(batched[i].tokens, alone.tokens) << "image " << i << " (seed " << in[i].seed << ")";
+      const Generation alone = generate_one(method, models(), in[i], false);
+      EXPECT_EQ(batched[i].tokens, alone.tokens) << method << " image " << i << " (seed " << in[i].seed << ")";
       EXPECT_EQ(batched[i].seed, in[i].seed);
-      EXPECT_EQ(batched[i].nfe, alone.nfe);
-      EXPECT_EQ(batched[i].batch, static_cast<int64_t>(in.size()));
+      EXPECT_EQ(batched[i].nfe, alone.nfe) << method << " image " << i;
+      EXPECT_EQ(batched[i].batch, lanes ? lanes : static_cast<int64_t>(in.size()));
     }
   }
 };
@@ -181,6 +184,32 @@ TEST_F(BatchDecoding, ArSeveralForwardsPerSubmitInABatch) {
   expect_alone_equals_batched(inputs(2, 4.0f, {{"tokens-per-submit", "5"}}));
 }
 
+// The window methods: each image's window verified in one ragged forward with the others', under
+// its own seed and step count (per-row keys), gives the tokens and forwards it gets alone.
+TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
+  for (const char* method : {"sjd", "scd-mc", "scd-gs"}) expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "6"}}), method);
+  expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}, {"init", "random"}}), "sjd");
+  // Partial coupling: the independent drafts and coins are keyed per image too.
+  expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");
+}
+
+// Continuous batching: five images in two lanes, each finished image's lane taken by the next
+// input (whose condition query shares the forward with the other lane's window), still the
+// tokens each image gets alone; no step advances more images than there are lanes.
+TEST_F(BatchDecoding, ContinuousBatchingRefillsLanesWithTheTokensOfImagesAlone) {
+  const std::vector<StrategyInputs> in = inputs(5, 4.0f, {{"window", "6"}});
+  expect_alone_equals_batched(in, "scd-mc", 2);
+  std::unique_ptr<BatchStrategy> st = make_batch_strategy("scd-mc", models(), in, 2);
+  std::vector<int64_t> steps(in.size(), 0);
+  while (!st->done()) {
+    const std::vector<BatchEvent> events = st->step();
+    EXPECT_LE(events.size(), 2u);
+    for (const BatchEvent& b : events) EXPECT_EQ(b.event.step, steps[b.image]++) << "image " << b.image;
+  }
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(steps[i], st->nfe(i));
+  EXPECT_THROW(make_batch_strategy("ar", models(), in, 2), Error);  // ar keeps every image to the end
+}
+
 TEST_F(BatchDecoding, EventsNameEachImageAndItsOwnGrid) {
   const std::vector<StrategyInputs> in = inputs(2, 4.0f);
   std::vector<int64_t> steps(2, 0);
@@ -198,8 +227,8 @@ TEST_F(BatchDecoding, EventsNameEachImageAndItsOwnGrid) {
 
 TEST_F(BatchDecoding, RefusesWhatItCannotBatch) {
   try {
-    generate_batch("sjd", models(), inputs(2, 4.0f), false);
-    FAIL() << "sjd has no batch factory";
+    generate_batch("zipar", models(), inputs(2, 4.0f), false);
+    FAIL() << "zipar has no batch factory";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--batch > 1 takes ar"), std::string::npos) << e.what();
   }

@@ -20,6 +20,7 @@
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/vulkan_test.h"
+#include "decoding/generation.h"
 
 namespace vkspec {
 namespace {
@@ -77,6 +78,38 @@ class lossless_decoding : public testing::VulkanTest {
     EXPECT_TRUE(v.same) << label << " differs from ar:\n" << v.report;
   }
 };
+
+// Three images per forward with continuous batching (decoding/window_batch_strategy.h): every
+// step verifies three images' windows in one ragged forward, each under its own seed and step
+// count, and a finished image's lane goes to the next seed. Seeds of their own (not the one-image
+// test's), so this is a sample of its own.
+TEST_F(lossless_decoding, ScdThreeImagesPerForwardMatchesAr) {
+  const int64_t lanes = 3;
+  static std::unique_ptr<Gpt> target;
+  if (!target) {
+    GptOptions opt;
+    opt.weights = DType::F32;
+    opt.batch_rows = 2 * lanes;
+    target = std::make_unique<Gpt>(ctx(), testing::tiny_models(ctx()).dir + "/target.safetensors", opt);
+  }
+  ModelSet models = testing::tiny_models(ctx()).set;
+  models.target = target.get();
+  std::vector<StrategyInputs> inputs(kImages);
+  for (int i = 0; i < kImages; ++i) {
+    inputs[static_cast<size_t>(i)].condition = std::make_shared<ClassLabel>(i % 2);
+    inputs[static_cast<size_t>(i)].seed = 3000000 + static_cast<uint64_t>(i);
+    inputs[static_cast<size_t>(i)].sampler = testing::tiny_settings();
+    inputs[static_cast<size_t>(i)].options = {{"window", "4"}, {"init", "left"}};
+  }
+  testing::Sample s;
+  for (const Generation& g : generate_batch("scd-mc", models, inputs, false, {}, lanes)) {
+    s.grids.push_back(g.tokens);
+    s.nfe_per_image += static_cast<double>(g.nfe) / kImages;
+  }
+  const Verdict v = compare(s, ar());
+  std::printf("scd-mc, 3 images per forward: %.2f target forwards per image\n%s", s.nfe_per_image, v.report.c_str());
+  EXPECT_TRUE(v.same) << "scd-mc at 3 images per forward differs from ar:\n" << v.report;
+}
 
 TEST_F(lossless_decoding, SjdMatchesAr) {
   expect_matches_ar("sjd --window 4 --init above", "sjd", {{"window", "4"}, {"init", "above"}});

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
---batch 1 writes (traces compared image by image); bench --sweep batch=1,3 makes a row per batch
-size for ar and one for sjd (which decodes one image per forward), with images/s and the batch in
-its JSON, and keeps each batch size's images in a sample file of its own that a second command
-resumes; --batch with a method that cannot batch, or out of range, is refused with the reason.
+--batch 1 writes (traces compared image by image), for ar and for scd-mc under GSD's lossy rule
+(continuous batching: 5 images in 2 lanes); bench --sweep batch=1,3 makes a row per batch size
+for ar and sjd and one for zipar (which decodes one image per forward), with images/s and the
+batch in its JSON, and keeps each batch size's images in a sample file of its own that a second
+command resumes; --batch with a method that cannot batch, or out of range, is refused with the
+reason.
 
 usage: test_batch_cli.py VKSPEC_BINARY ASSETS_DIR
 """
@@ -35,14 +37,20 @@ def main():
         run(base + ["--out", f"{d}/b1.png", "--trace", f"{d}/b1.json"])
         if tokens_of(f"{d}/b3.json") != tokens_of(f"{d}/b1.json"):
             sys.exit("FAIL: generate --batch 3 wrote other tokens than --batch 1")
+        gsd = [vkspec, "generate", "--method", "scd-mc", "--accept", "gsd", "--window", "6", "--images", "5",
+               "--seed", "9"] + model
+        run(gsd + ["--batch", "2", "--out", f"{d}/g2.png", "--trace", f"{d}/g2.json"])
+        run(gsd + ["--out", f"{d}/g1.png", "--trace", f"{d}/g1.json"])
+        if tokens_of(f"{d}/g2.json") != tokens_of(f"{d}/g1.json"):
+            sys.exit("FAIL: scd-mc --accept gsd --batch 2 wrote other tokens than --batch 1")
 
         os.mkdir(f"{d}/samples")
-        bench = [vkspec, "bench", "--methods", "ar,sjd", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
+        bench = [vkspec, "bench", "--methods", "ar,sjd,zipar", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
                  "--classifier", "none", "--samples", f"{d}/samples", "--json", f"{d}/bench.json"] + model
         run(bench)
         with open(f"{d}/bench.json") as f:
             rows = [(r["method"], r["batch"], r["images_per_s"]) for r in json.load(f)["results"]]
-        if [(m, b) for m, b, _ in rows] != [("ar", 1), ("ar", 3), ("sjd", 1)]:
+        if [(m, b) for m, b, _ in rows] != [("ar", 1), ("ar", 3), ("sjd", 1), ("sjd", 3), ("zipar", 1)]:
             sys.exit(f"FAIL: bench --sweep batch=1,3 ran {rows}")
         if not all(ips and ips > 0 for _, _, ips in rows):
             sys.exit(f"FAIL: images/s missing: {rows}")
@@ -54,8 +62,8 @@ def main():
             sys.exit(f"FAIL: the batch run did not resume from its file:\n{again.stderr}")
 
         for args, says in [
-            (["generate", "--method", "sjd", "--batch", "2"], "sjd decodes one image per forward"),
-            (["bench", "--methods", "ar,sjd", "--batch", "2", "--images", "2"], "sjd decodes one image per forward"),
+            (["generate", "--method", "zipar", "--batch", "2"], "zipar decodes one image per forward"),
+            (["bench", "--methods", "ar,zipar", "--batch", "2", "--images", "2"], "zipar decodes one image per forward"),
             (["generate", "--batch", "0"], "--batch"),
             (["bench", "--sweep", "batch=1,x"], "not a batch size"),
             (["bench", "--batch", "2", "--sweep", "batch=1,2"], "both given and swept"),
