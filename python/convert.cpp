@@ -22,7 +22,9 @@ py::list groups_list(const std::vector<std::vector<int32_t>>& groups) {
 py::dict option_dict(const OptionSpec& o) {
   py::dict d;
   d["name"] = o.name;
-  d["type"] = o.type == OptionSpec::Type::Integer ? "integer" : o.type == OptionSpec::Type::Number ? "number" : "choice";
+  d["type"] = o.type == OptionSpec::Type::Integer  ? "integer"
+              : o.type == OptionSpec::Type::Number ? "number"
+                                                   : "choice";
   d["default"] = o.fallback;  // text, as the registry keeps it: some defaults depend on the model
   if (o.type == OptionSpec::Type::Choice) {
     d["choices"] = o.choices;

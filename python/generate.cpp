@@ -16,9 +16,10 @@ GenerateResult generate(Session& session, const RunOptions& run, const std::vect
   // Events are dropped (keep_events = false): the caller wants images and totals; steps() has them.
   for (size_t i = 0; i < inputs.size(); i += static_cast<size_t>(run.batch)) {
     const size_t end = std::min(inputs.size(), i + static_cast<size_t>(run.batch));
-    std::vector<Generation> gens = generate_batch(run.method, models, {inputs.begin() + static_cast<long>(i),
-                                                                       inputs.begin() + static_cast<long>(end)},
-                                                  false, [&](size_t, const StepEvent&) { between_steps(); });
+    std::vector<Generation> gens =
+        generate_batch(run.method, models,
+                       {inputs.begin() + static_cast<long>(i), inputs.begin() + static_cast<long>(end)}, false,
+                       [&](size_t, const StepEvent&) { between_steps(); });
     for (Generation& g : gens) result.generations.push_back(std::move(g));
   }
   std::vector<const std::vector<int32_t>*> grids;

@@ -17,10 +17,10 @@ frontend::ModelCatalog catalog_from(const std::vector<std::string>& model_args) 
 }
 
 bool covers(const StrategyNeeds& have, const StrategyNeeds& need) {
-  return (have.drafter || !need.drafter) && (have.low_res || !need.low_res) &&
-         (have.tokenizer || !need.tokenizer) && (have.neighbours || !need.neighbours) &&
-         (have.heads || !need.heads) && (have.latent_heads || !need.latent_heads) && (have.eagle || !need.eagle) &&
-         (have.sr_net || !need.sr_net) && (have.latent_upsampler || !need.latent_upsampler);
+  return (have.drafter || !need.drafter) && (have.low_res || !need.low_res) && (have.tokenizer || !need.tokenizer) &&
+         (have.neighbours || !need.neighbours) && (have.heads || !need.heads) &&
+         (have.latent_heads || !need.latent_heads) && (have.eagle || !need.eagle) && (have.sr_net || !need.sr_net) &&
+         (have.latent_upsampler || !need.latent_upsampler);
 }
 
 // Whether models loaded for `have` serve `need`. The batch size must match: load_models sizes the
