@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "common/error.h"
+
 namespace vkspec::python {
 
 GenerateResult generate(Session& session, const RunOptions& run, const std::vector<uint64_t>& seeds,
                         const std::vector<int64_t>& classes, const std::function<void()>& between_steps) {
+  if (seeds.empty()) throw Error("generate: no images (images must be at least 1)");
   const frontend::LoadedModels& loaded = session.models_for({{run.method, run.options, run.batch}}, run.batch);
   const GptConfig& cfg = loaded.target->config();
   const std::vector<StrategyInputs> inputs =

@@ -32,6 +32,8 @@ def test_bad_class_and_seeds(session):
         session.generate("ar", classes=99)
     with pytest.raises(vkspec.Error, match="seeds"):
         session.generate("ar", images=3, seeds=[1, 2])
+    with pytest.raises(vkspec.Error, match="at least 1"):
+        session.generate("ar", images=0)
 
 
 def test_missing_model_file(tmp_path):
