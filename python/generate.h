@@ -36,6 +36,7 @@ class StepRun {
 
   bool done() const { return strategy_->done(); }
   Session& session() { return *session_; }
+  const std::shared_ptr<Session>& shared_session() const { return session_; }
   int64_t grid_size() const { return grid_size_; }
   struct Step {
     StepEvent event;

@@ -54,6 +54,15 @@ int run_bench(const std::vector<std::string>& args) {
   return rc;
 }
 
+// Python frees a StepRun with the GIL held; its strategy's device objects go under the session's
+// lock like any other device work (on_device), and the session outlives the lock it holds.
+struct StepRunDeleter {
+  void operator()(StepRun* run) const {
+    const std::shared_ptr<Session> keep = run->shared_session();
+    on_device(*keep, [&] { delete run; });
+  }
+};
+
 py::object next_step(StepRun& run, Session& s) {
   if (run.done()) throw py::stop_iteration();
   StepRun::Step step = on_device(s, [&] { return run.next(); });
@@ -83,16 +92,20 @@ PYBIND11_MODULE(_native, m) {
            py::arg("model_args"))
       .def_property_readonly("model_args", &Session::model_args)
       .def_property_readonly("device", [](Session& s) { return s.context().caps().name; })
-      .def_property_readonly("grid_size", [](Session& s) { return s.target_config().grid_size; })
-      .def_property_readonly("num_classes", [](Session& s) { return s.target_config().num_classes; })
+      .def_property_readonly("grid_size",
+                             [](Session& s) { return on_device(s, [&] { return s.target_config().grid_size; }); })
+      .def_property_readonly("num_classes",
+                             [](Session& s) { return on_device(s, [&] { return s.target_config().num_classes; }); })
       .def("generate", &generate_call, py::arg("method"), py::arg("args"), py::arg("seeds"), py::arg("classes"))
       .def("validation_messages", &Session::take_validation_messages);
 
-  py::class_<StepRun>(m, "StepRun")
+  py::class_<StepRun, std::unique_ptr<StepRun, StepRunDeleter>>(m, "StepRun")
       .def(py::init([](std::shared_ptr<Session> s, const std::string& method, const std::vector<std::string>& args,
                        uint64_t seed, int64_t cls, bool images) {
              const RunOptions run = parse_run_options("steps", method, args);
-             return on_device(*s, [&] { return std::make_unique<StepRun>(s, run, seed, cls, images); });
+             return on_device(*s, [&] {
+               return std::unique_ptr<StepRun, StepRunDeleter>(new StepRun(s, run, seed, cls, images));
+             });
            }),
            py::arg("session"), py::arg("method"), py::arg("args"), py::arg("seed"), py::arg("cls"), py::arg("images"))
       .def("__iter__", [](StepRun& r) -> StepRun& { return r; })

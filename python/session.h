@@ -3,6 +3,7 @@
 // reused by every call (loading is what costs on a small run). A call whose method needs more
 // than is loaded (another model, a larger forward, another batch size) reloads the union, so
 // alternating methods does not reload each time.
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,7 +49,7 @@ class Session {
   frontend::ModelRequest request_;  // what `loaded_` was loaded for
   std::optional<frontend::LoadedModels> loaded_;
   std::mutex mutex_;
-  int pins_ = 0;
+  std::atomic<int> pins_{0};  // changed by iterators Python frees without the lock
 };
 
 }  // namespace vkspec::python
