@@ -12,7 +12,7 @@ pkgs=(
   glslang-tools glslang-dev spirv-tools spirv-cross libspirv-cross-c-shared-dev
   libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
   libopenblas0-pthread nlohmann-json3-dev zlib1g-dev xvfb xauth x11-apps
-  python3-numpy python3-torch dataset-fashion-mnist
+  python3-numpy python3-torch dataset-fashion-mnist pybind11-dev python3-dev python3-pytest
   slurmctld slurmd slurm-client munge
 )
 for arg in "$@"; do

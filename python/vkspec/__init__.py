@@ -1,0 +1,190 @@
+"""vkspec from Python: speculative decoding of autoregressive image models on any Vulkan device.
+
+The functions below run on a `Session` (the device and the models, opened once); the
+module-level ones use a default session on the shipped models. Keyword arguments are the
+`vkspec generate` / `vkspec bench` options with `_` for `-` (`top_k=50` is `--top-k 50`,
+`window=16` is the method option `--window 16`), read by the command's own parsers, so the
+names, ranges and error messages are the command's. Errors raise `vkspec.Error`.
+See docs/python.md.
+"""
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from ._native import Error
+from . import _native
+
+Error.__module__ = "vkspec"  # shown as vkspec.Error, the name users catch
+
+__all__ = ["Error", "Session", "devices", "methods", "generate", "steps", "bench", "default_session"]
+
+# Session(...) keyword -> the model-file option it stands for (frontend/model_catalog.h).
+_MODEL_FILES = ("model", "vq", "drafter", "low_res", "heads", "latent_heads", "eagle_drafter", "sr_net",
+                "latent_upsampler")
+
+
+def _cli_args(options):
+    """{'top_k': 50, 'profile': True, 'methods': ['ar', 'sjd']} -> ['--top-k', '50', '--profile', '--methods', 'ar,sjd']."""
+    args = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        name = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(name)
+        elif isinstance(value, (list, tuple)):
+            args += [name, ",".join(str(v) for v in value)]
+        else:
+            args += [name, str(value)]
+    return args
+
+
+class _Captions:
+    """A caption's embeddings as the file --caption-embeddings reads: a path as it is, an array
+    ([tokens, dim] or [1, tokens, dim]; all-zero tokens are padding) saved as .npy for the call."""
+
+    def __init__(self, captions):
+        self.path, self._dir = None, None
+        if captions is None:
+            return
+        if isinstance(captions, (str, os.PathLike)):
+            self.path = os.fspath(captions)
+            return
+        values = np.asarray(captions, dtype=np.float32)
+        if values.ndim == 2:
+            values = values[None]
+        self._dir = tempfile.TemporaryDirectory(prefix="vkspec-caption-")
+        self.path = os.path.join(self._dir.name, "caption.npy")
+        np.save(self.path, values)
+
+    def args(self):
+        return ["--caption-embeddings", self.path] if self.path else []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self._dir:
+            self._dir.cleanup()
+
+
+def _seed_list(images, seed, seeds):
+    if seeds is None:
+        return list(range(int(seed), int(seed) + int(1 if images is None else images)))
+    seeds = [int(s) for s in seeds]
+    if images is not None and images != len(seeds):
+        raise Error(f"generate: images={images} but {len(seeds)} seeds")
+    return seeds
+
+
+def _class_list(classes, n):
+    if classes is None:
+        return []
+    if isinstance(classes, (int, np.integer)):
+        return [int(classes)] * n
+    return [int(c) for c in classes]
+
+
+class Session:
+    """A device and the models calls need, opened once and kept: `Session(model=PATH, vq=PATH, ...)`
+    takes the model files `vkspec generate` takes (default: the shipped ones in assets/)."""
+
+    def __init__(self, **model_files):
+        unknown = sorted(set(model_files) - set(_MODEL_FILES))
+        if unknown:
+            raise Error(f"vkspec.Session: unknown model file {unknown[0]!r} (known: {', '.join(_MODEL_FILES)})")
+        self._native = _native.Session(_cli_args({k: os.fspath(v) for k, v in model_files.items() if v is not None}))
+
+    @property
+    def device(self):
+        return self._native.device
+
+    @property
+    def grid_size(self):
+        return self._native.grid_size
+
+    @property
+    def num_classes(self):
+        return self._native.num_classes
+
+    def generate(self, method="ar", images=None, seed=0, seeds=None, classes=None, captions=None, **options):
+        """Images with seeds seed, seed + 1, ... (or `seeds`), as `vkspec generate` makes them.
+
+        classes: one class for all, one per image, or None (image i has class i mod the classes).
+        captions: a text-to-image model's caption embeddings (file or array) instead of classes.
+        options: sampler settings (cfg, temperature, top_k, top_p, ...), batch, method options.
+        Returns a dict: images uint8 [N, H, W, 3], tokens int32 [N, L], stats (one dict per image:
+        nfe, draft_forwards, head_forwards, accepted_length, wall_ms, ...), method, options, sampler.
+        """
+        seed_list = _seed_list(images, seed, seeds)
+        with _Captions(captions) as cap:
+            return self._native.generate(method, _cli_args(options) + cap.args(), seed_list,
+                                         _class_list(classes, len(seed_list)))
+
+    def steps(self, method="ar", seed=0, cls=0, captions=None, images=True, **options):
+        """An iterator over one image's decoding steps, each a dict: proposed, proposed_tokens,
+        accepted, rejected, resampled (positions), islands, groups, grid (int32 [G, G], -1 where
+        undecided), committed, nfe, ms, and with images=True the partial image (uint8 [H, W, 3];
+        undecided cells drawn as token 0)."""
+        with _Captions(captions) as cap:
+            return _native.StepRun(self._native, method, _cli_args(options) + cap.args(), int(seed), int(cls),
+                                   bool(images))
+
+    def bench(self, **options):
+        """`vkspec bench` on this session's model files; returns what --json writes, as a dict."""
+        return _bench(self._native.model_args, options)
+
+    def validation_messages(self):
+        """Validation-layer messages since the last call (with VKSPEC_VALIDATION=1)."""
+        return self._native.validation_messages()
+
+
+def _bench(model_args, options):
+    given = options.pop("json", None)
+    with tempfile.TemporaryDirectory(prefix="vkspec-bench-") as d:
+        path = os.fspath(given) if given else os.path.join(d, "bench.json")
+        rc = _native.run_bench(model_args + _cli_args(options) + ["--json", path])
+        if rc != 0:
+            raise Error(f"bench exited with status {rc}")
+        with open(path) as f:
+            return json.load(f)
+
+
+_default = None
+
+
+def default_session():
+    """The session the module-level functions use: the shipped models, opened on first use."""
+    global _default
+    if _default is None:
+        _default = Session()
+    return _default
+
+
+def devices():
+    """Every Vulkan device's capability record, as `vkspec devices --json` prints it."""
+    return [json.loads(r) for r in _native.device_records()]
+
+
+def methods():
+    """Every registered decoding method: name, summary, reference, lossless (with default
+    options), batches, and its options (name, type, default, min/max or choices, help)."""
+    return _native.methods()
+
+
+def generate(method="ar", **kwargs):
+    """Session.generate on the default session."""
+    return default_session().generate(method, **kwargs)
+
+
+def steps(method="ar", **kwargs):
+    """Session.steps on the default session."""
+    return default_session().steps(method, **kwargs)
+
+
+def bench(**options):
+    """`vkspec bench` with these options (model files included: model=..., vq=...); returns the
+    --json document as a dict. It opens its own device, as the command does."""
+    return _bench([], options)
