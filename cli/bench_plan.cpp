@@ -24,7 +24,8 @@ std::vector<Run> plan_batch_runs(const std::vector<std::string>& methods, const 
     char* end = nullptr;
     const long long b = std::strtoll(v.c_str(), &end, 10);
     if (v.empty() || *end != '\0' || b < 1 || b > kMaxBatchRows / 2)
-      throw Error("bench: --sweep batch: '" + v + "' is not a batch size in [1, " + std::to_string(kMaxBatchRows / 2) + "]");
+      throw Error("bench: --sweep batch: '" + v + "' is not a batch size in [1, " + std::to_string(kMaxBatchRows / 2) +
+                  "]");
     sizes.push_back(b);
   }
   std::vector<Run> runs;

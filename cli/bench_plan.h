@@ -23,12 +23,12 @@ struct BenchPlan {
   // This command's share: images seed, seed + 1, ..., seed + images - 1 (the whole run's without --shard).
   uint64_t seed = 0;
   int64_t images = 0;
-  int64_t warmup = -1;      // untimed images per run first; -1: auto (see the option's help)
-  std::string order;        // "interleaved" or "sequential"
-  std::string samples_dir;  // --samples: where each run's records are kept and resumed ("": nowhere)
-  bool profile = false;     // --profile: GPU timestamps around every command of every step
-  bool iterations = false;  // --iterations
-  SampleOutputs outputs;    // --npz, --out-dir
+  int64_t warmup = -1;                        // untimed images per run first; -1: auto (see the option's help)
+  std::string order;                          // "interleaved" or "sequential"
+  std::string samples_dir;                    // --samples: where each run's records are kept and resumed ("": nowhere)
+  bool profile = false;                       // --profile: GPU timestamps around every command of every step
+  bool iterations = false;                    // --iterations
+  SampleOutputs outputs;                      // --npz, --out-dir
   std::vector<SampleOutputs> outputs_of_run;  // each run's own file and folder of them
 };
 

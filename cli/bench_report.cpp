@@ -18,7 +18,8 @@ nlohmann::json measured(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann
 // GPU ms per image of each model (and of sampling), from the steps' timestamps.
 nlohmann::json stages_json(const SampleSummary& m) {
   nlohmann::json j;
-  for (int k = 0; k < ImageRecord::kStageCount; ++k) j[ImageRecord::kStages[k]] = m.stage_ms_mean[static_cast<size_t>(k)];
+  for (int k = 0; k < ImageRecord::kStageCount; ++k)
+    j[ImageRecord::kStages[k]] = m.stage_ms_mean[static_cast<size_t>(k)];
   return j;
 }
 
@@ -31,7 +32,8 @@ int64_t assess_runs(std::vector<RunResult>& results, const ReferenceSet& referen
     for (const auto& a : results)
       if (a.run.method == reference_method_name() && target_of(a.samples) == target_of(r.samples) &&
           a.samples.meta.at("sampler") == r.samples.meta.at("sampler") &&
-          a.samples.meta.at("classifier") == r.samples.meta.at("classifier") && (!found || a.run.batch < found->run.batch))
+          a.samples.meta.at("classifier") == r.samples.meta.at("classifier") &&
+          (!found || a.run.batch < found->run.batch))
         found = &a;
     return found;
   };
@@ -57,14 +59,15 @@ void print_speed_table(const std::vector<RunResult>& results, const ReportHeader
   // Speed leads, as wall-clock against ar in this run; forwards count the target's (NFE) and every
   // model's (all fwd: target, drafter or low-resolution model, draft heads).
   std::printf("%-10s %-24s %6s %8s %11s %9s %8s %7s %8s %8s %9s %9s %7s %7s%s\n", "method", "options", "images",
-              "speedup", "latency ms", "p90 ms", "images/s", "NFE", "all fwd", "acc.len", "tokens/s", "class acc", "FID",
-              "FID/ar", with_islands ? "  islands" : "");
+              "speedup", "latency ms", "p90 ms", "images/s", "NFE", "all fwd", "acc.len", "tokens/s", "class acc",
+              "FID", "FID/ar", with_islands ? "  islands" : "");
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
     std::printf("%-10s %-24s %6lld %7.2fx %11.1f %9.1f %8s %7.1f %8.1f %8.2f %9.1f %9s %7s %7s", r.run.method.c_str(),
                 run_options_text(r.run).c_str(), static_cast<long long>(m.images), r.speedup, m.latency_median,
-                m.latency_p90, measured_cell(r.images_per_s, "%.3g").c_str(), m.nfe_mean, m.all_forwards_mean(), m.accepted_length_mean,
-                m.tokens_per_s, m.class_accuracy >= 0 ? (measured_cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
+                m.latency_p90, measured_cell(r.images_per_s, "%.3g").c_str(), m.nfe_mean, m.all_forwards_mean(),
+                m.accepted_length_mean, m.tokens_per_s,
+                m.class_accuracy >= 0 ? (measured_cell(100.0 * m.class_accuracy, "%.1f") + "%").c_str() : "-",
                 measured_cell(r.quality.fid.value_or(-1), "%.2f").c_str(),
                 measured_cell(r.quality.fid_vs_ar.value_or(-1), "%.2f").c_str());
     if (with_islands) std::printf(" %8.1f", m.islands_mean);
@@ -81,7 +84,8 @@ void print_overheads(const std::vector<RunResult>& results, const ReportHeader& 
     std::printf(interleaved ? "\nmemory at the end of the interleaved runs (RSS / device in use, MiB):"
                             : "\nmemory after each run (RSS / device in use, MiB):");
     for (const auto& r : results)
-      if (r.memory_known) std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
+      if (r.memory_known)
+        std::printf(" %s %.1f/%.1f;", r.run.method.c_str(), r.memory.rss_mib, r.memory.device_in_use_mib);
     std::printf("\n");
   }
   // Per-dispatch overhead is paid per token: the count to bring down next to milliseconds.
@@ -125,37 +129,37 @@ void write_report_json(const std::vector<RunResult>& results, const ReportHeader
   for (const auto& r : results) {
     const SampleSummary& m = r.sum;
     const double n = static_cast<double>(m.images);
-    nlohmann::json result = {{"method", r.run.method},
-                            {"options", r.run.options},
-                            {"batch", r.run.batch},
-                            {"images", m.images},
-                            {"devices", r.samples.meta.at("device")},
-                            {"nfe_mean", m.nfe_mean},
-                            {"draft_forwards_mean", m.draft_forwards_mean},
-                            {"head_forwards_mean", m.head_forwards_mean},
-                            {"all_forwards_mean", m.all_forwards_mean()},
-                            {"time_ms_by_model", h.profile ? stages_json(m) : nlohmann::json(nullptr)},
-                            {"time_ms_by_kernel", kernel_json(r.kernels)},
-                            {"accepted_length_mean", m.accepted_length_mean},
-                            {"latency_ms_median", m.latency_median},
-                            {"latency_ms_p90", m.latency_p90},
-                            {"speedup", r.speedup},
-                            {"images_per_s", measured(r.images_per_s)},
-                            {"tokens_per_s", m.tokens_per_s},
-                            {"class_accuracy", measured(m.class_accuracy)},
-                            {"fid", measured(r.quality.fid.value_or(-1))},
-                            {"fid_vs_ar", measured(r.quality.fid_vs_ar.value_or(-1))},
-                            {"islands_mean", m.islands_mean},
-                            {"dispatches_per_image", static_cast<double>(m.work.dispatches) / n},
-                            {"dispatches_per_forward", static_cast<double>(m.work.dispatches) / (n * m.nfe_mean)},
-                            {"transfers_per_image", static_cast<double>(m.work.transfers) / n},
-                            {"submits_per_image", static_cast<double>(m.work.submits) / n},
-                            {"barriers_per_image", static_cast<double>(m.work.barriers) / n},
-                            {"busy_cpu_ms_per_image", m.busy_ms / n},
-                            {"device_ms_per_image", h.profile ? nlohmann::json(m.device_ms / n) : nlohmann::json(nullptr)},
-                            {"rss_mib_after", r.memory_known ? nlohmann::json(r.memory.rss_mib) : nlohmann::json(nullptr)},
-                            {"device_mib_after",
-                             r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}};
+    nlohmann::json result = {
+        {"method", r.run.method},
+        {"options", r.run.options},
+        {"batch", r.run.batch},
+        {"images", m.images},
+        {"devices", r.samples.meta.at("device")},
+        {"nfe_mean", m.nfe_mean},
+        {"draft_forwards_mean", m.draft_forwards_mean},
+        {"head_forwards_mean", m.head_forwards_mean},
+        {"all_forwards_mean", m.all_forwards_mean()},
+        {"time_ms_by_model", h.profile ? stages_json(m) : nlohmann::json(nullptr)},
+        {"time_ms_by_kernel", kernel_json(r.kernels)},
+        {"accepted_length_mean", m.accepted_length_mean},
+        {"latency_ms_median", m.latency_median},
+        {"latency_ms_p90", m.latency_p90},
+        {"speedup", r.speedup},
+        {"images_per_s", measured(r.images_per_s)},
+        {"tokens_per_s", m.tokens_per_s},
+        {"class_accuracy", measured(m.class_accuracy)},
+        {"fid", measured(r.quality.fid.value_or(-1))},
+        {"fid_vs_ar", measured(r.quality.fid_vs_ar.value_or(-1))},
+        {"islands_mean", m.islands_mean},
+        {"dispatches_per_image", static_cast<double>(m.work.dispatches) / n},
+        {"dispatches_per_forward", static_cast<double>(m.work.dispatches) / (n * m.nfe_mean)},
+        {"transfers_per_image", static_cast<double>(m.work.transfers) / n},
+        {"submits_per_image", static_cast<double>(m.work.submits) / n},
+        {"barriers_per_image", static_cast<double>(m.work.barriers) / n},
+        {"busy_cpu_ms_per_image", m.busy_ms / n},
+        {"device_ms_per_image", h.profile ? nlohmann::json(m.device_ms / n) : nlohmann::json(nullptr)},
+        {"rss_mib_after", r.memory_known ? nlohmann::json(r.memory.rss_mib) : nlohmann::json(nullptr)},
+        {"device_mib_after", r.memory_known ? nlohmann::json(r.memory.device_in_use_mib) : nlohmann::json(nullptr)}};
     result.update(quality_json(r.quality));
     result["iterations"] = r.iterations ? iteration_json(*r.iterations) : nlohmann::json(nullptr);
     j["results"].push_back(std::move(result));
@@ -182,14 +186,15 @@ void report_runs(std::vector<RunResult>& results, const ReportHeader& h, const R
               "image's latency the batch's); NFE: target forwards; all fwd: every model's forwards\n");
   if (h.workers > 1)
     std::printf("%zu devices at once: each image timed on its own device while the others ran (on a shared one, "
-                "every method's latency grows alike)\n", h.workers);
+                "every method's latency grows alike)\n",
+                h.workers);
   if (fewest && fewest < 1000)
     std::printf("\nFID from %lld images or more per method (quote FID from 1000 or more)\n",
                 static_cast<long long>(fewest));
   std::vector<QualityRow> rows;
   for (const auto& r : results)
-    rows.push_back({r.run.method, run_options_text(r.run), r.sum.images, r.sum.class_accuracy,
-                    r.sum.feature_dim, &r.quality});
+    rows.push_back({r.run.method, run_options_text(r.run), r.sum.images, r.sum.class_accuracy, r.sum.feature_dim,
+                    &r.quality});
   print_quality_table(rows, quality.precision_recall);
   std::vector<IterationRow> iteration_rows;
   for (const auto& r : results)

@@ -25,10 +25,10 @@ struct RunResult {
   SampleSet samples;  // every image of the run (this process's and, with --samples, earlier ones)
   SampleSummary sum;
   double speedup = 0;
-  RunQuality quality;               // FID, KID, intervals, differences against ar
-  bool memory_known = false;        // generated in this process
-  MemoryReport memory;              // after the run
-  KernelProfile kernels;            // --profile: GPU time by kernel of the images generated here
+  RunQuality quality;         // FID, KID, intervals, differences against ar
+  bool memory_known = false;  // generated in this process
+  MemoryReport memory;        // after the run
+  KernelProfile kernels;      // --profile: GPU time by kernel of the images generated here
   // Images generated here per second of wall-clock over all devices together (-1: none generated
   // here). What --devices buys; latency and speedup are per image, timed on its own device.
   double images_per_s = -1;
@@ -41,7 +41,7 @@ struct ReportHeader {
   std::string device_note;  // a live run's lavapipe threads (cli/run_info.h)
   int64_t image_tokens = 0;
   bool profile = false;
-  size_t workers = 1;  // --devices: how many generated at once
+  size_t workers = 1;    // --devices: how many generated at once
   nlohmann::json extra;  // JSON fields of the live run (drafter)
 };
 

@@ -34,13 +34,14 @@ void check_complete(const std::vector<SampleSet>& groups, bool allow_partial) {
     std::string rerun;
     for (const std::string& r : c.rerun) rerun += (rerun.empty() ? "" : ", ") + r;
     const std::string opts = g.meta.at("options");
-    missing += (missing.empty() ? " " : "\n  ") + g.meta.at("method") + (opts.empty() ? "" : " " + opts) + ": " + std::to_string(c.missing) +
-               " of " + std::to_string(c.expected) + " images missing, seeds " + c.missing_seeds + "; run again: " + rerun;
+    missing += (missing.empty() ? " " : "\n  ") + g.meta.at("method") + (opts.empty() ? "" : " " + opts) + ": " +
+               std::to_string(c.missing) + " of " + std::to_string(c.expected) + " images missing, seeds " +
+               c.missing_seeds + "; run again: " + rerun;
   }
   if (missing.empty()) return;
-  const std::string how =
-      "\n(the same bench command with the same --samples folder resumes a shard where it stopped)";
-  if (!allow_partial) throw Error("bench --report: incomplete:" + missing + how + "; --allow-partial reports what there is");
+  const std::string how = "\n(the same bench command with the same --samples folder resumes a shard where it stopped)";
+  if (!allow_partial)
+    throw Error("bench --report: incomplete:" + missing + how + "; --allow-partial reports what there is");
   std::fprintf(stderr, "bench --report: warning (--allow-partial): incomplete:%s\n", missing.c_str());
 }
 
@@ -55,8 +56,8 @@ void write_report_samples(const frontend::ArgParser& ap, const SampleOutputs& ou
     if (at == std::string::npos) continue;
     const std::string recorded = models.substr(at + 3, models.find(';', at) - at - 3);
     if (recorded != model_identity(vq))
-      throw Error("bench --report: " + run_label(r.run) + " was decoded by " + recorded + ", --vq is " + model_identity(vq) +
-                  " (give the tokenizer of the samples)");
+      throw Error("bench --report: " + run_label(r.run) + " was decoded by " + recorded + ", --vq is " +
+                  model_identity(vq) + " (give the tokenizer of the samples)");
   }
   int64_t grid = 1;
   while (grid * grid < tokens_per_image) ++grid;
@@ -65,7 +66,8 @@ void write_report_samples(const frontend::ArgParser& ap, const SampleOutputs& ou
   auto ctx = frontend::open_device();
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(*ctx, vq, DType::F16, ImageJudge::kBatch, grid);
   TokenImages decoder(*ctx, *tokenizer, grid, ImageJudge::kBatch);
-  for (const auto& r : results) write_run_samples(run_outputs(outputs, run_file_name(r.run)), decoder, r.samples, tokens_per_image);
+  for (const auto& r : results)
+    write_run_samples(run_outputs(outputs, run_file_name(r.run)), decoder, r.samples, tokens_per_image);
 }
 
 }  // namespace
@@ -98,7 +100,8 @@ int report_sample_files(const frontend::ArgParser& ap) {
     r.run = {g.meta.at("method"), frontend::parse_method_options(g.meta.at("options")),
              g.meta.count("batch") ? std::stoll(g.meta.at("batch")) : 1};
     r.sum = summarize_samples(g);
-    tokens_per_image = std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
+    tokens_per_image =
+        std::max<int64_t>(tokens_per_image, g.images.empty() ? 0 : static_cast<int64_t>(g.images[0].tokens.size()));
     r.samples = std::move(g);
     results.push_back(std::move(r));
   }
@@ -113,8 +116,8 @@ int report_sample_files(const frontend::ArgParser& ap) {
   if (!judged_by.empty() && dataset != "none") {
     const std::string cls = frontend::ModelCatalog(frontend::model_files(ap)).path(frontend::ModelRole::Classifier);
     if (model_identity(cls) != judged_by)
-      throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " + model_identity(cls) +
-                  " (give the classifier that judged them, or --dataset none)");
+      throw Error("bench --report: the samples were judged by " + judged_by + ", --classifier is " +
+                  model_identity(cls) + " (give the classifier that judged them, or --dataset none)");
     auto ctx = frontend::open_device();
     reference = fashion_mnist_test_reference(*ctx, cls, dataset);
   }

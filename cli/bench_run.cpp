@@ -45,9 +45,9 @@ struct BenchWorker : ModelWorker {
 constexpr int64_t kAutoWarmupImages = 8;  // the most --warmup auto runs per method
 
 uint64_t first_uses(DevicePool& pool) {
+  auto count = [](Context& ctx, BenchWorker&) { return ctx.first_uses(); };
   uint64_t n = 0;
-  for (size_t w = 0; w < pool.size(); ++w)
-    n += pool.submit<BenchWorker>(w, [](Context& ctx, BenchWorker&) { return ctx.first_uses(); }, true).get();
+  for (size_t w = 0; w < pool.size(); ++w) n += pool.submit<BenchWorker>(w, count, true).get();
   return n;
 }
 
@@ -164,20 +164,20 @@ std::vector<Meta> LiveBench::open_devices() {
   for (const Run& run : runs_) request.batch = std::max(request.batch, run.batch);
   const bool outputs = plan_.outputs.any();
   auto instance = std::make_shared<Instance>();
-  pool_ = std::make_unique<DevicePool>(
-      instance, device_list(ap_.get("--devices"), *instance), ContextOptions::from_environment(),
-      [&](Context& ctx, size_t worker) {
-        auto w = std::make_unique<BenchWorker>();
-        frontend::ModelRequest r = request;
-        r.tokenizer = worker == 0 && (judged_ || outputs);
-        r.tokenizer_batch = ImageJudge::kBatch;
-        w->loaded = frontend::load_models(ctx, catalog_, r);
-        w->models = w->loaded.set(ctx);
-        const int64_t grid = w->loaded.target->config().grid_size;
-        if (worker == 0 && judged_) w->judge = std::make_unique<ImageJudge>(ctx, *w->loaded.tokenizer, grid, classifier_);
-        if (worker == 0 && outputs) w->decoder.emplace(ctx, *w->loaded.tokenizer, grid, ImageJudge::kBatch);
-        return w;
-      });
+  auto setup = [&](Context& ctx, size_t worker) {
+    auto w = std::make_unique<BenchWorker>();
+    frontend::ModelRequest r = request;
+    r.tokenizer = worker == 0 && (judged_ || outputs);
+    r.tokenizer_batch = ImageJudge::kBatch;
+    w->loaded = frontend::load_models(ctx, catalog_, r);
+    w->models = w->loaded.set(ctx);
+    const int64_t grid = w->loaded.target->config().grid_size;
+    if (worker == 0 && judged_) w->judge = std::make_unique<ImageJudge>(ctx, *w->loaded.tokenizer, grid, classifier_);
+    if (worker == 0 && outputs) w->decoder.emplace(ctx, *w->loaded.tokenizer, grid, ImageJudge::kBatch);
+    return w;
+  };
+  pool_ = std::make_unique<DevicePool>(instance, device_list(ap_.get("--devices"), *instance),
+                                       ContextOptions::from_environment(), setup);
   cfg_ = on_worker0([](Context&, BenchWorker& w) { return w.loaded.target->config(); });
   ss_ = frontend::sampler_overrides(ap_).applied_to(SamplerSettings::from_defaults(cfg_.defaults));
   const std::string devices = pool_->device_names();
@@ -222,15 +222,16 @@ void LiveBench::load_reference() {
   // --dataset none: class accuracy and drift from ar only.
   const std::string dataset = ap_.get_or("--dataset", fashion_mnist_dir());
   if (dataset != "none")
-    reference_ = on_worker0(
-        [&](Context& ctx, BenchWorker&) { return fashion_mnist_test_reference(ctx, classifier_, dataset); });
+    reference_ =
+        on_worker0([&](Context& ctx, BenchWorker&) { return fashion_mnist_test_reference(ctx, classifier_, dataset); });
 }
 
 // Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed range
 // over several commands draws the same images.
 StrategyInputs LiveBench::inputs(const Run& run, uint64_t image_seed) const {
   StrategyInputs in;
-  in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg_.num_classes)));
+  in.condition =
+      std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg_.num_classes)));
   in.seed = image_seed;
   in.sampler = ss_;
   in.options = run.options;
@@ -331,7 +332,8 @@ bool LiveBench::generate_part(size_t i, size_t r) {
   part.keep_events = st.todo.keep_events;
   part.batch = run.batch;
   part.inputs.assign(st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(first),
-                     st.todo.inputs.begin() + static_cast<std::ptrdiff_t>(std::min(first + round, st.todo.inputs.size())));
+                     st.todo.inputs.begin() +
+                         static_cast<std::ptrdiff_t>(std::min(first + round, st.todo.inputs.size())));
   if (!interleaved_)
     progress_.emplace("bench " + st.label + " (run " + std::to_string(i + 1) + "/" + std::to_string(runs_.size()) + ")",
                       static_cast<int64_t>(part.inputs.size()));
@@ -417,8 +419,11 @@ ReportHeader LiveBench::header() const {
   h.profile = plan_.profile;
   h.workers = pool_->size();
   if (!drafter_.empty()) h.extra["drafter"] = drafter_;
-  h.extra["sampler_settings"] = {{"cfg", ss_.cfg}, {"temperature", ss_.temperature}, {"top_k", ss_.top_k},
-                                 {"top_p", ss_.top_p}, {"entropy_temperature", ss_.entropy.on}};
+  h.extra["sampler_settings"] = {{"cfg", ss_.cfg},
+                                 {"temperature", ss_.temperature},
+                                 {"top_k", ss_.top_k},
+                                 {"top_p", ss_.top_p},
+                                 {"entropy_temperature", ss_.entropy.on}};
   if (ss_.entropy.on) h.extra["sampler_settings"]["entropy_abc"] = {ss_.entropy.a, ss_.entropy.b, ss_.entropy.c};
   h.extra["device_count"] = pool_->size();  // --devices: 2 for "0,0"
   h.extra["order"] = interleaved_ ? "interleaved" : "sequential";

@@ -25,7 +25,8 @@ std::map<std::string, std::string> run_meta(const frontend::MethodRun& run, cons
   if (needs.drafter && loaded.drafter) models += ";drafter=" + model_identity(loaded.drafter->path());
   if (needs.low_res && loaded.low_res) models += ";low_res=" + model_identity(loaded.low_res->path());
   if (needs.heads && loaded.heads) models += ";heads=" + model_identity(loaded.heads->path());
-  if (needs.latent_heads && loaded.latent_heads) models += ";latent_heads=" + model_identity(loaded.latent_heads->path());
+  if (needs.latent_heads && loaded.latent_heads)
+    models += ";latent_heads=" + model_identity(loaded.latent_heads->path());
   if (needs.eagle && loaded.eagle) models += ";eagle=" + model_identity(loaded.eagle->path());
   if (needs.sr_net && loaded.sr_net) models += ";sr_net=" + model_identity(loaded.sr_net->path());
   if (needs.latent_upsampler && loaded.latent_upsampler)
@@ -39,11 +40,11 @@ std::map<std::string, std::string> run_meta(const frontend::MethodRun& run, cons
   if (needs.neighbours && needs.neighbour_metric != NeighbourMetric::L2)
     models += std::string(";neighbours=") + neighbour_metric_name(needs.neighbour_metric);
   std::map<std::string, std::string> meta = {{"method", run.method},
-                                              {"options", frontend::format_method_options(run.options)},
-                                              {"models", models},
-                                              {"sampler", ss.str()},
-                                              {"classifier", classifier.empty() ? "none" : model_identity(classifier)},
-                                              {"device", devices}};
+                                             {"options", frontend::format_method_options(run.options)},
+                                             {"models", models},
+                                             {"sampler", ss.str()},
+                                             {"classifier", classifier.empty() ? "none" : model_identity(classifier)},
+                                             {"device", devices}};
   // Absent where the kernels round as before the key existed, so those files still resume.
   if (!rounding.empty()) meta["rounding"] = rounding;
   // The tokens are batch 1's; the timings are not, so a batch's images are a run of their own.

@@ -34,9 +34,10 @@ std::vector<OptionSection> bench_sections() {
         {"--seed", "S",
          "seed of the first image; image i has seed S + i and class (S + i) mod the classes (default 0)"},
         frontend::shard_option(),
-        {"--warmup", "N|auto", "untimed images per method first; auto (the default): at least one, then more "
-                               "while the last one ran a pipeline for the first time (a CPU driver compiles it "
-                               "then), at most 8"},
+        {"--warmup", "N|auto",
+         "untimed images per method first; auto (the default): at least one, then more "
+         "while the last one ran a pipeline for the first time (a CPU driver compiles it "
+         "then), at most 8"},
         {"--order", "interleaved|sequential",
          "interleaved (default): image i of every method before image i + 1 of any, so the machine's load "
          "changes reach every method alike (fair wall-clock ratios); sequential: one method after another"},
@@ -71,8 +72,8 @@ int cmd_bench(const Args& args) {
   ap.parse(args);
   if (auto path = ap.get("--json")) check_output_path(*path, "--json");
   if (ap.get("--report")) {
-    for (const char* f :
-         {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--order", "--samples", "--devices", "--batch"})
+    for (const char* f : {"--methods", "--images", "--seed", "--shard", "--sweep", "--warmup", "--order", "--samples",
+                          "--devices", "--batch"})
       if (ap.get(f)) throw Error(std::string("bench --report reads finished samples; ") + f + " does not apply");
     if (ap.flag("--iterations"))
       throw Error("bench --report: --iterations needs every step of an image, which sample files do not keep");
