@@ -105,6 +105,15 @@ void print_summary(const frontend::ArgParser& ap, const std::vector<Generation>&
               ms / images, static_cast<double>(images) / seconds, devices.c_str());
 }
 
+// --caption-embeddings: a text-to-image model's condition, one caption's text-encoder outputs for
+// every image (none without the option).
+std::shared_ptr<const Condition> caption_from(const frontend::ArgParser& ap) {
+  const auto file = ap.get("--caption-embeddings");
+  if (!file) return nullptr;
+  if (ap.get("--class")) throw Error("generate: --class and --caption-embeddings exclude each other");
+  return std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
+}
+
 }  // namespace
 
 int cmd_generate(const Args& args) {
@@ -131,12 +140,7 @@ int cmd_generate(const Args& args) {
   const std::string out = ap.get_or("--out", outputs.any() ? "" : "out.png");
   if (!out.empty()) check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
-  // A text-to-image model's condition: one caption's text-encoder outputs for every image.
-  std::shared_ptr<const Condition> caption;
-  if (auto file = ap.get("--caption-embeddings")) {
-    if (ap.get("--class")) throw Error("generate: --class and --caption-embeddings exclude each other");
-    caption = std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
-  }
+  const std::shared_ptr<const Condition> caption = caption_from(ap);
 
   // One worker per --devices entry, each with its own copy of the models; worker 0 also decodes.
   auto instance = std::make_shared<Instance>();

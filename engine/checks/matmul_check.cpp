@@ -135,68 +135,79 @@ void register_cases(const std::string& kind, MatmulPath path, std::initializer_l
                       [s, wt, path, shape](Context& c) { return check_matmul(c, s.m, s.n, s.k, wt, path, shape); });
 }
 
+// Each kernel at shapes that reach its edges: whatever the device picks, then each one forced.
+void register_kernel_checks() {
+  // Whatever the device picks. Odd sizes leave partial tiles; K that is no multiple of 4 or 8
+  // takes unvectorised loads (and other kernels where one needs alignment); odd K with f16
+  // weights starts rows mid-word.
+  register_cases("auto", MatmulPath::Auto,
+                 {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {7, 33, 38},
+                  {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768}, {257, 1024, 256},
+                  {1024, 1024, 1024}});
+  // Each kernel on its own, so every one that the device has is checked whatever auto picks.
+  // Past 8 rows the pipeline is built for the next multiple of 8 (13 -> 16, 34 -> 40): the extra
+  // rows must neither be written nor read past x; past 64 rows one dispatch per 64 (130: 3).
+  register_cases("gemv", MatmulPath::Gemv,
+                 {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {8, 513, 1031},
+                  {13, 300, 129}, {34, 256, 768}, {64, 65, 36}, {130, 96, 72}});
+  register_cases("gemm", MatmulPath::Gemm,
+                 {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
+                  {257, 1024, 256}});
+  for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
+    register_cases("gemv wg" + std::to_string(wg) + " r" + std::to_string(rows), MatmulPath::Gemv, {{2, 301, 136}},
+                   {wg, rows, 0}, {DType::F16});
+  // A plain-GEMV shape at window rows: the plain kernel even where the table takes the row-block one.
+  register_cases("gemv wg64 r4", MatmulPath::Gemv, {{18, 301, 136}}, {64, 4, 0}, {DType::F16});
+  // The row-block GEMV at shapes a table may choose, on every device (forced): partial blocks of
+  // rows and of weight rows, each vector width, more blocks than a workgroup has subgroups (130
+  // rows one per subgroup: the loop over blocks), fewer weight rows than one workgroup's.
+  for (const auto& [r, mg] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{8, 4}, {4, 8}, {16, 2}, {3, 5}})
+    register_cases("rows r" + std::to_string(r) + " mg" + std::to_string(mg), MatmulPath::Gemv,
+                   {{9, 300, 136}, {34, 256, 768}, {13, 65, 36}, {40, 33, 77}}, {0, 0, 0, r, mg});
+  register_cases("rows r2 mg1", MatmulPath::Gemv, {{130, 96, 72}}, {0, 0, 0, 2, 1}, {DType::F16});
+  register_cases("rows r8 mg4", MatmulPath::Gemv, {{9, 3, 20}}, {0, 0, 0, 8, 4}, {DType::F32});
+  // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
+  register_cases("broadcast", MatmulPath::Broadcast,
+                 {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
+                  {40, 65, 1000}, {257, 1024, 256}});
+  register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
+  // Every K slice the table may choose, with K not a multiple of it (a partial last slice) and
+  // K not a multiple of 4 (element loads).
+  for (uint32_t bk : {16u, 32u, 128u})
+    register_cases("coopmat bk" + std::to_string(bk), MatmulPath::CoopMat, {{34, 300, 200}, {17, 65, 129}},
+                   {0, 0, bk}, {DType::F16});
+}
+
+// The fused forms: the FFN's gate with its down projection, and the norm before a projection and
+// the residual add after it.
+void register_fused_checks() {
+  for (const Shape3& sh :
+       std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}, {2, 10, 37}})
+    for (DType wt : {DType::F16, DType::F32})
+      RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
+                                    std::to_string(sh.n) + "x" + std::to_string(sh.k),
+                      [sh, wt](Context& c) { return check_matmul_swiglu(c, sh.m, sh.n, sh.k, wt); });
+  // The norm before a projection and the residual add after it, on each kernel: folded by the
+  // broadcast kernel, the plain and the row-block GEMV (and the add by the tiled one), their own
+  // dispatches elsewhere. Shapes: decoding rows, a window's, K no multiple of 4 (element loads).
+  for (bool norm : {true, false})
+    for (MatmulPath path :
+         {MatmulPath::Auto, MatmulPath::Broadcast, MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
+      for (const Shape3& sh : std::initializer_list<Shape3>{{2, 300, 256}, {34, 768, 256}, {13, 65, 40}, {9, 33, 38}})
+        for (DType wt : {DType::F16, DType::F32}) {
+          if (path == MatmulPath::Broadcast && sh.k % 8) continue;
+          RegisterOpCheck("matmul",
+                          std::string(norm ? "norm " : "residual ") + ops::matmul_path_name(path) + " " +
+                              dtype_name(wt) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
+                              std::to_string(sh.k),
+                          [=](Context& c) { return check_matmul_fused(c, sh.m, sh.n, sh.k, wt, norm, path); });
+        }
+}
+
 struct Register {
   Register() {
-    // Whatever the device picks. Odd sizes leave partial tiles; K that is no multiple of 4 or 8
-    // takes unvectorised loads (and other kernels where one needs alignment); odd K with f16
-    // weights starts rows mid-word.
-    register_cases("auto", MatmulPath::Auto,
-                   {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {7, 33, 38},
-                    {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768}, {257, 1024, 256},
-                    {1024, 1024, 1024}});
-    // Each kernel on its own, so every one that the device has is checked whatever auto picks.
-    // Past 8 rows the pipeline is built for the next multiple of 8 (13 -> 16, 34 -> 40): the extra
-    // rows must neither be written nor read past x; past 64 rows one dispatch per 64 (130: 3).
-    register_cases("gemv", MatmulPath::Gemv,
-                   {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {8, 513, 1031},
-                    {13, 300, 129}, {34, 256, 768}, {64, 65, 36}, {130, 96, 72}});
-    register_cases("gemm", MatmulPath::Gemm,
-                   {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
-                    {257, 1024, 256}});
-    for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
-      register_cases("gemv wg" + std::to_string(wg) + " r" + std::to_string(rows), MatmulPath::Gemv, {{2, 301, 136}},
-                     {wg, rows, 0}, {DType::F16});
-    // A plain-GEMV shape at window rows: the plain kernel even where the table takes the row-block one.
-    register_cases("gemv wg64 r4", MatmulPath::Gemv, {{18, 301, 136}}, {64, 4, 0}, {DType::F16});
-    // The row-block GEMV at shapes a table may choose, on every device (forced): partial blocks of
-    // rows and of weight rows, each vector width, more blocks than a workgroup has subgroups (130
-    // rows one per subgroup: the loop over blocks), fewer weight rows than one workgroup's.
-    for (const auto& [r, mg] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{8, 4}, {4, 8}, {16, 2}, {3, 5}})
-      register_cases("rows r" + std::to_string(r) + " mg" + std::to_string(mg), MatmulPath::Gemv,
-                     {{9, 300, 136}, {34, 256, 768}, {13, 65, 36}, {40, 33, 77}}, {0, 0, 0, r, mg});
-    register_cases("rows r2 mg1", MatmulPath::Gemv, {{130, 96, 72}}, {0, 0, 0, 2, 1}, {DType::F16});
-    register_cases("rows r8 mg4", MatmulPath::Gemv, {{9, 3, 20}}, {0, 0, 0, 8, 4}, {DType::F32});
-    // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
-    register_cases("broadcast", MatmulPath::Broadcast,
-                   {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
-                    {40, 65, 1000}, {257, 1024, 256}});
-    register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
-    // Every K slice the table may choose, with K not a multiple of it (a partial last slice) and
-    // K not a multiple of 4 (element loads).
-    for (uint32_t bk : {16u, 32u, 128u})
-      register_cases("coopmat bk" + std::to_string(bk), MatmulPath::CoopMat, {{34, 300, 200}, {17, 65, 129}},
-                     {0, 0, bk}, {DType::F16});
-    for (const Shape3& sh :
-         std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}, {2, 10, 37}})
-      for (DType wt : {DType::F16, DType::F32})
-        RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
-                                      std::to_string(sh.n) + "x" + std::to_string(sh.k),
-                        [sh, wt](Context& c) { return check_matmul_swiglu(c, sh.m, sh.n, sh.k, wt); });
-    // The norm before a projection and the residual add after it, on each kernel: folded by the
-    // broadcast kernel, the plain and the row-block GEMV (and the add by the tiled one), their own
-    // dispatches elsewhere. Shapes: decoding rows, a window's, K no multiple of 4 (element loads).
-    for (bool norm : {true, false})
-      for (MatmulPath path :
-           {MatmulPath::Auto, MatmulPath::Broadcast, MatmulPath::Gemv, MatmulPath::Gemm, MatmulPath::CoopMat})
-        for (const Shape3& sh : std::initializer_list<Shape3>{{2, 300, 256}, {34, 768, 256}, {13, 65, 40}, {9, 33, 38}})
-          for (DType wt : {DType::F16, DType::F32}) {
-            if (path == MatmulPath::Broadcast && sh.k % 8) continue;
-            RegisterOpCheck("matmul",
-                            std::string(norm ? "norm " : "residual ") + ops::matmul_path_name(path) + " " +
-                                dtype_name(wt) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
-                                std::to_string(sh.k),
-                            [=](Context& c) { return check_matmul_fused(c, sh.m, sh.n, sh.k, wt, norm, path); });
-          }
+    register_kernel_checks();
+    register_fused_checks();
     // Weights over maxStorageBufferRange are split into several dispatches (134 MB against 128 MiB
     // on lavapipe; capped at 512 MiB of weights where the range is larger).
     RegisterOpCheck("matmul", "split f32 weights over the binding range", [](Context& c) {
