@@ -23,8 +23,9 @@ double giga_per_s(double amount, double ms) { return amount > 0 && ms > 0 ? amou
 
 frontend::OptionTable bench_ops_options() {
   return {{"--json", "FILE", "also write every row as JSON"},
-          {"--op", "NAME", "time only this op (the *-sweep ops, grids of kernel variants for tuning a device, run "
-                           "only when named)"},
+          {"--op", "NAME",
+           "time only this op (the *-sweep ops, grids of kernel variants for tuning a device, run "
+           "only when named)"},
           {"--repeat", "N", "runs per case, the median is shown (default 10)"}};
 }
 

@@ -216,8 +216,8 @@ SyntheticTimings time_forwards(GptBench& bench, const SyntheticRequest& r) {
 
 // Bytes read and floating-point operations of a forward of the model.
 struct ForwardWork {
-  double params = 0;          // matrix_params of the shape
-  double kv_width = 0;        // dim x layers: the values one cached token holds per K or V
+  double params = 0;                            // matrix_params of the shape
+  double kv_width = 0;                          // dim x layers: the values one cached token holds per K or V
   double bytes(const ForwardTiming& t) const {  // f16 matrices plus both CFG rows' keys and values
     return 2 * params + 2.0 * 2 * 2 * static_cast<double>(t.kv_len) * kv_width;
   }
@@ -234,9 +234,8 @@ void print_model_header(const Context& ctx, const SyntheticRequest& r, const Syn
               "f16 weights generated in memory (seed %llu)\n",
               ctx.caps().name.c_str(), m.label.c_str(), static_cast<long long>(cfg.dim),
               static_cast<long long>(cfg.n_layer), static_cast<long long>(cfg.n_head),
-              static_cast<long long>(cfg.ffn_hidden),
-              static_cast<long long>(cfg.vocab_size), static_cast<long long>(cfg.num_classes),
-              static_cast<unsigned long long>(r.seed));
+              static_cast<long long>(cfg.ffn_hidden), static_cast<long long>(cfg.vocab_size),
+              static_cast<long long>(cfg.num_classes), static_cast<unsigned long long>(r.seed));
   std::printf("weights on the device %.1f MB, matrices streamed per forward %.1f MB; KV cache holds %lld of %lld "
               "tokens, 2 batch rows (CFG)\n",
               static_cast<double>(m.gpt->weight_bytes()) / 1e6, 2 * work.params / 1e6,
@@ -343,9 +342,14 @@ void write_synthetic_json(const Context& ctx, const SyntheticRequest& r, const S
   j["impl"] = "vkspec";
   j["shape"] = r.name;
   j["grid"] = r.grid;
-  j["model"] = {{"dim", cfg.dim},         {"n_layer", cfg.n_layer},   {"n_head", cfg.n_head},
-                {"ffn_hidden", cfg.ffn_hidden}, {"vocab_size", cfg.vocab_size}, {"num_classes", cfg.num_classes},
-                {"weights", "f16"},       {"seed", r.seed}};
+  j["model"] = {{"dim", cfg.dim},
+                {"n_layer", cfg.n_layer},
+                {"n_head", cfg.n_head},
+                {"ffn_hidden", cfg.ffn_hidden},
+                {"vocab_size", cfg.vocab_size},
+                {"num_classes", cfg.num_classes},
+                {"weights", "f16"},
+                {"seed", r.seed}};
   j["weight_bytes"] = m.gpt->weight_bytes();
   j["matrix_bytes_per_forward"] = 2 * work.params;
   j["kv_tokens"] = r.tokens / 2;

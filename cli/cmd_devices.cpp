@@ -8,9 +8,7 @@
 
 namespace vkspec::cli {
 
-frontend::OptionTable devices_options() {
-  return {{"--json", "", "print the capability records as JSON"}};
-}
+frontend::OptionTable devices_options() { return {{"--json", "", "print the capability records as JSON"}}; }
 
 int cmd_devices(const Args& args) {
   frontend::ArgParser ap("devices", devices_options());

@@ -29,17 +29,19 @@
 namespace vkspec::cli {
 
 std::vector<OptionSection> generate_sections() {
-  std::vector<OptionSection> s = {{"", "", {
-      {"--method", "M", "the decoding method (default ar; vkspec methods lists them)"},
-      {"--images", "N", "how many images (default 1; with --shard, of all shards together)"},
-      {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
-      {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
-      {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
-      {"--out", "FILE", "the PNG of all images as a grid (default out.png, none with --npz or --out-dir alone)"},
-      {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
-      {"--columns", "C", "images per row of the grid (default: up to 10)"},
-      {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"},
-      frontend::shard_option()}}};
+  std::vector<OptionSection> s = {
+      {"",
+       "",
+       {{"--method", "M", "the decoding method (default ar; vkspec methods lists them)"},
+        {"--images", "N", "how many images (default 1; with --shard, of all shards together)"},
+        {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
+        {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
+        {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
+        {"--out", "FILE", "the PNG of all images as a grid (default out.png, none with --npz or --out-dir alone)"},
+        {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
+        {"--columns", "C", "images per row of the grid (default: up to 10)"},
+        {"--trace", "FILE", "every step of every image as JSON (what vkspec-viewer replays)"},
+        frontend::shard_option()}}};
   frontend::append_options(s[0].options, sample_output_options(false));
   frontend::append_options(s[0].options, device_pool_options());
   frontend::append_options(s[0].options, batch_options());
@@ -57,20 +59,23 @@ void write_images(DevicePool& pool, const std::vector<Generation>& gens, const S
   for (const Generation& g : gens) ids.push_back({g.seed, g.class_id, &g.tokens});
   const int64_t images = static_cast<int64_t>(gens.size());
   std::vector<Image> pictures;
-  pool.submit<ModelWorker>(0, [&](Context& ctx, ModelWorker& w) {
-    TokenImages decoder(ctx, *w.loaded.tokenizer, cfg.grid_size, std::min<int64_t>(images, 16));
-    write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
-      if (!out.empty()) pictures.push_back(im.scaled(scale));
-    });
-  }).get();
+  pool.submit<ModelWorker>(0,
+                           [&](Context& ctx, ModelWorker& w) {
+                             TokenImages decoder(ctx, *w.loaded.tokenizer, cfg.grid_size,
+                                                 std::min<int64_t>(images, 16));
+                             write_samples(outputs, decoder, ids, cfg.image_tokens(), [&](const Image& im) {
+                               if (!out.empty()) pictures.push_back(im.scaled(scale));
+                             });
+                           })
+      .get();
   if (!out.empty()) make_grid(pictures, columns).write_png(out);
 }
 
 // Image k of the run (block.begin <= k < block.end): seed seed + k, the caption, else class `cls`
 // (-1: k mod the classes).
 std::vector<StrategyInputs> image_inputs(const ImageBlock& block, uint64_t seed,
-                                         const std::shared_ptr<const Condition>& caption, int64_t cls,
-                                         int64_t classes, const SamplerSettings& ss, const MethodOptions& options) {
+                                         const std::shared_ptr<const Condition>& caption, int64_t cls, int64_t classes,
+                                         const SamplerSettings& ss, const MethodOptions& options) {
   std::vector<StrategyInputs> inputs;
   for (int64_t k = block.begin; k < block.end; ++k) {
     StrategyInputs in;
@@ -95,14 +100,16 @@ void print_summary(const frontend::ArgParser& ap, const std::vector<Generation>&
   std::string written;
   for (const std::string& f : files)
     if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
-  const std::string share = images == run_images ? "" : " (images " + std::to_string(block.begin) + ".." +
-                                                          std::to_string(block.end - 1) + " of " +
-                                                          std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
+  const std::string share = images == run_images
+                                ? ""
+                                : " (images " + std::to_string(block.begin) + ".." + std::to_string(block.end - 1) +
+                                      " of " + std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
   const std::string batched = batch > 1 ? ", " + std::to_string(batch) + " images per forward" : "";
-  std::printf("wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
-              written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
-              opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images,
-              ms / images, static_cast<double>(images) / seconds, devices.c_str());
+  std::printf(
+      "wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
+      written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
+      opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images, ms / images,
+      static_cast<double>(images) / seconds, devices.c_str());
 }
 
 // --caption-embeddings: a text-to-image model's condition, one caption's text-encoder outputs for
@@ -131,7 +138,8 @@ int cmd_generate(const Args& args) {
   const int64_t images = block.size();
   // Every image (and its trace) is kept until the end: a share beyond that is bench's job.
   if (images > 10000)
-    throw Error("generate: " + std::to_string(images) + " images in one process (at most 10000; split them with "
+    throw Error("generate: " + std::to_string(images) +
+                " images in one process (at most 10000; split them with "
                 "--shard, or use vkspec bench --samples, which keeps only records)");
   const int scale = static_cast<int>(ap.get_int("--scale", 4, 1, 32));
   const int columns = static_cast<int>(ap.get_int("--columns", std::min<int64_t>(images, 10), 1, 1000));
@@ -157,10 +165,10 @@ int cmd_generate(const Args& args) {
     w->models = w->loaded.set(ctx);
     return w;
   });
-  const GptConfig cfg = pool.submit<ModelWorker>(0, [](Context&, ModelWorker& w) { return w.loaded.target->config(); }).get();
+  const GptConfig cfg =
+      pool.submit<ModelWorker>(0, [](Context&, ModelWorker& w) { return w.loaded.target->config(); }).get();
   const std::string model_path = catalog.path(frontend::ModelRole::Target);
-  const SamplerSettings ss =
-      frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
+  const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   if (caption) caption->check(cfg);
   if (!caption && cfg.num_classes < 1)
     throw Error("generate: " + model_path + " is conditioned on captions: give --caption-embeddings FILE");
@@ -185,7 +193,8 @@ int cmd_generate(const Args& args) {
   progress.finish();
 
   write_images(pool, gens, outputs, out, scale, columns, cfg);
-  if (auto trace = ap.get("--trace")) write_trace(*trace, {model_path, cfg.grid_size, cfg.vocab_size, ss, method_options}, gens);
+  if (auto trace = ap.get("--trace"))
+    write_trace(*trace, {model_path, cfg.grid_size, cfg.vocab_size, ss, method_options}, gens);
   print_summary(ap, gens, {out, outputs.npz, outputs.out_dir}, method, method_options, ss, batch, block, run_images,
                 seconds, pool.describe());
   return 0;

@@ -34,8 +34,8 @@ std::vector<uint32_t> selected_devices(const frontend::ArgParser& ap, const Inst
   } else if (dev.empty()) {
     devices.push_back(instance.preferred_device());
   } else {
-    devices.push_back(static_cast<uint32_t>(
-        ap.get_int("--device", 0, 0, static_cast<long long>(instance.devices().size()) - 1)));
+    devices.push_back(static_cast<uint32_t>(ap.get_int("--device", 0, 0,
+                                                       static_cast<long long>(instance.devices().size()) - 1)));
   }
   return devices;
 }
@@ -125,11 +125,12 @@ nlohmann::json matrix_json(const Instance& instance, const std::vector<DeviceCol
 }  // namespace
 
 frontend::OptionTable selftest_options() {
-  return {{"--device", "N|all",
-           "the device to check (see vkspec devices), or every device (default: the preferred one)"},
-          {"--op", "NAME", "check only this op"},
-          {"--json", "FILE", "also write the op x device matrix (each device's capabilities, each check's "
-                             "status, error and tolerance) as JSON"}};
+  return {
+      {"--device", "N|all", "the device to check (see vkspec devices), or every device (default: the preferred one)"},
+      {"--op", "NAME", "check only this op"},
+      {"--json", "FILE",
+       "also write the op x device matrix (each device's capabilities, each check's "
+       "status, error and tolerance) as JSON"}};
 }
 
 int cmd_selftest(const Args& args) {
@@ -151,9 +152,8 @@ int cmd_selftest(const Args& args) {
     if (!col.context_error.empty()) std::printf("device %u: %s\n", col.index, col.context_error.c_str());
     for (const CheckResult& r : col.results) (r.skipped ? skipped : r.pass() ? passed : failed) += 1;
   }
-  const size_t unusable = std::count_if(cols.begin(), cols.end(), [](const DeviceColumn& c) {
-    return !c.context_error.empty();
-  });
+  const size_t unusable =
+      std::count_if(cols.begin(), cols.end(), [](const DeviceColumn& c) { return !c.context_error.empty(); });
   std::printf("%zu passed, %zu skipped, %zu failed", passed, skipped, failed);
   if (unusable) std::printf(", %zu device(s) unusable", unusable);
   std::printf("\n");

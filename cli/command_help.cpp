@@ -53,10 +53,9 @@ std::string command_help(const Command& command) {
 }
 
 std::string global_usage() {
-  std::string out =
-      "usage: vkspec <command> [options]\n"
-      "       vkspec <command> --help   the command's options\n"
-      "       vkspec --version\n\ncommands:\n";
+  std::string out = "usage: vkspec <command> [options]\n"
+                    "       vkspec <command> --help   the command's options\n"
+                    "       vkspec --version\n\ncommands:\n";
   for (const Command& c : command_table()) {
     const std::string head = "  " + c.name;
     out += head + std::string(kSummaryColumn > head.size() + 1 ? kSummaryColumn - head.size() : 1, ' ') +

@@ -59,8 +59,8 @@ const std::vector<Command>& command_table() {
        one_section<devices_options>},
       {"selftest", "vkspec selftest [options]", "Runs every GPU op against the CPU reference.", cmd_selftest,
        one_section<selftest_options>},
-      {"bench-ops", "vkspec bench-ops [options]",
-       "Times each op (GPU timestamps) next to the CPU reference.", cmd_bench_ops, one_section<bench_ops_options>}};
+      {"bench-ops", "vkspec bench-ops [options]", "Times each op (GPU timestamps) next to the CPU reference.",
+       cmd_bench_ops, one_section<bench_ops_options>}};
   return table;
 }
 

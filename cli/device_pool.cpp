@@ -9,8 +9,7 @@ namespace {
 
 std::string devices_present(const Instance& instance) {
   std::string s;
-  for (const DeviceCaps& d : instance.devices())
-    s += (s.empty() ? "" : ", ") + std::to_string(d.index) + " " + d.name;
+  for (const DeviceCaps& d : instance.devices()) s += (s.empty() ? "" : ", ") + std::to_string(d.index) + " " + d.name;
   return s.empty() ? "none" : s;
 }
 
@@ -53,8 +52,8 @@ std::vector<uint32_t> device_list(const std::optional<std::string>& spec, const 
   return out;
 }
 
-DevicePool::DevicePool(std::shared_ptr<Instance> instance, std::vector<uint32_t> devices,
-                       const ContextOptions& options, const Setup& setup)
+DevicePool::DevicePool(std::shared_ptr<Instance> instance, std::vector<uint32_t> devices, const ContextOptions& options,
+                       const Setup& setup)
     : instance_(std::move(instance)), workers_(devices.size()) {
   if (devices.empty()) throw Error("device pool: no devices");
   for (size_t w = 0; w < devices.size(); ++w) {
@@ -172,8 +171,7 @@ std::string DevicePool::device_names() const {
 std::string DevicePool::describe() const {
   if (size() == 1) return caps(0).name;
   std::string s = std::to_string(size()) + " devices: ";
-  for (size_t w = 0; w < size(); ++w)
-    s += (w ? ", " : "") + std::to_string(workers_[w].device) + " " + caps(w).name;
+  for (size_t w = 0; w < size(); ++w) s += (w ? ", " : "") + std::to_string(workers_[w].device) + " " + caps(w).name;
   return s;
 }
 

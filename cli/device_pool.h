@@ -91,7 +91,8 @@ class DevicePool {
           }
         });
     std::future<R> result = task->get_future();
-    enqueue(worker, [task](Context& ctx, WorkerState& state) { (*task)(ctx, state); }, urgent);
+    enqueue(
+        worker, [task](Context& ctx, WorkerState& state) { (*task)(ctx, state); }, urgent);
     return result;
   }
 

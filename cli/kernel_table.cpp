@@ -42,8 +42,10 @@ void print_kernel_table(const std::string& run_label, const KernelProfile& p, si
   const std::vector<Row> rows = by_ms(p.total);
   KernelTime rest;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (i < top) line(rows[i].first.first, rows[i].first.second, rows[i].second);
-    else rest += rows[i].second;
+    if (i < top)
+      line(rows[i].first.first, rows[i].first.second, rows[i].second);
+    else
+      rest += rows[i].second;
   }
   if (rows.size() > top) line("other", "(" + std::to_string(rows.size() - top) + " more)", rest);
 }
@@ -53,8 +55,8 @@ nlohmann::json kernel_json(const KernelProfile& p) {
   const double n = static_cast<double>(p.images);
   nlohmann::json j = nlohmann::json::array();
   for (const auto& [key, t] : by_ms(p.total))
-    j.push_back({{"stage", key.first}, {"kernel", key.second}, {"calls", static_cast<double>(t.calls) / n},
-                 {"ms", t.ms / n}});
+    j.push_back(
+        {{"stage", key.first}, {"kernel", key.second}, {"calls", static_cast<double>(t.calls) / n}, {"ms", t.ms / n}});
   return j;
 }
 

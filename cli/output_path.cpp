@@ -13,9 +13,9 @@ void check_output_path(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error(flag + " " + path + ": folder " + dir.string() + " does not exist");
-  if (::access(dir.c_str(), W_OK) != 0) throw Error(flag + " " + path + ": folder " + dir.string() + " is not writable");
+  if (!fs::is_directory(dir, ec)) throw Error(flag + " " + path + ": folder " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(flag + " " + path + ": folder " + dir.string() + " is not writable");
   if (fs::is_directory(path, ec)) throw Error(flag + " " + path + " is a folder, not a file name");
 }
 

@@ -44,8 +44,8 @@ nlohmann::json difference_json(const std::optional<PairedDifference>& d) {
 
 void print_quality_table(const std::vector<QualityRow>& rows, bool precision_recall) {
   std::vector<std::vector<std::string>> table;
-  table.push_back({"method", "options", "images", "class acc [95 % CI]", "KID (SE)", "FID-inf",
-                   "NFE - ar [95 % CI]", "ms/image - ar [95 % CI]", "class acc - ar [95 % CI]"});
+  table.push_back({"method", "options", "images", "class acc [95 % CI]", "KID (SE)", "FID-inf", "NFE - ar [95 % CI]",
+                   "ms/image - ar [95 % CI]", "class acc - ar [95 % CI]"});
   if (precision_recall) {
     table[0].push_back("precision");
     table[0].push_back("recall");
@@ -57,8 +57,8 @@ void print_quality_table(const std::vector<QualityRow>& rows, bool precision_rec
     if (r.class_accuracy >= 0) {
       acc = fmt("%.1f%%", 100 * r.class_accuracy);
       if (q.class_accuracy_ci)
-        acc += " [" + fmt("%.1f", 100 * q.class_accuracy_ci->low) + ", " + fmt("%.1f", 100 * q.class_accuracy_ci->high) +
-               "]";
+        acc += " [" + fmt("%.1f", 100 * q.class_accuracy_ci->low) + ", " +
+               fmt("%.1f", 100 * q.class_accuracy_ci->high) + "]";
     }
     // KID's scale is the feature space's (here about 30 for a typical kernel value), not Inception's.
     std::string kid = q.kid ? fmt("%.3g", *q.kid) + (q.kid_se ? " (" + fmt("%.2g", *q.kid_se) + ")" : "") : "-";

@@ -32,10 +32,12 @@ frontend::OptionTable sample_output_options(bool per_run) {
   const std::string folder = per_run ? "; one folder per run, DIR/<run>/" : "";
   return {{"--npz", "FILE",
            "the images, tokens and labels as .npz (arr_0 uint8 [N, H, W, 3], as ADM's and LlamaGen's FID scripts "
-           "read)" + each},
+           "read)" +
+               each},
           {"--out-dir", "DIR",
            "one PNG per image at the decoder's size, named by seed and class (seed000007_class3.png); DIR is "
-           "created" + folder}};
+           "created" +
+               folder}};
 }
 
 SampleOutputs sample_outputs(const frontend::ArgParser& ap) {

@@ -20,9 +20,9 @@ std::vector<ShardedImage> split_batch(std::vector<Generation>&& gens, const Work
   for (size_t i = 0; i < gens.size(); ++i) {
     out[i].generation = std::move(gens[i]);
     const bool first = i == 0;
-    out[i].work = {work.dispatches / n + (first ? work.dispatches % n : 0),
-                   work.transfers / n + (first ? work.transfers % n : 0), work.barriers / n + (first ? work.barriers % n : 0),
-                   work.submits / n + (first ? work.submits % n : 0)};
+    out[i].work = {
+        work.dispatches / n + (first ? work.dispatches % n : 0), work.transfers / n + (first ? work.transfers % n : 0),
+        work.barriers / n + (first ? work.barriers % n : 0), work.submits / n + (first ? work.submits % n : 0)};
     out[i].busy_ms = busy_ms / static_cast<double>(n);
   }
   return out;
@@ -51,8 +51,9 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
       const double c0 = process_cpu_seconds();
       const std::vector<StrategyInputs> inputs(run.inputs.begin() + static_cast<std::ptrdiff_t>(first),
                                                run.inputs.begin() + static_cast<std::ptrdiff_t>(first + n));
-      std::vector<Generation> gens =
-          generate_batch(run.method, w.models, inputs, run.keep_events, [&](size_t i, const StepEvent& e) {
+      std::vector<Generation> gens = generate_batch(
+          run.method, w.models, inputs, run.keep_events,
+          [&](size_t i, const StepEvent& e) {
             // Where a failed worker's neighbours stop: within one step, never a whole image later.
             pool.throw_if_cancelled();
             if (run.on_event) run.on_event(first + i, e);
@@ -114,7 +115,8 @@ void warm_up(DevicePool& pool, const std::string& method, const std::vector<Stra
 frontend::OptionTable batch_options() {
   return {{"--batch", "B",
            "images per forward: B consecutive images decoded together, each with the tokens it gets alone "
-           "(default 1; methods that can: " + batch_method_names() + ")"}};
+           "(default 1; methods that can: " +
+               batch_method_names() + ")"}};
 }
 
 int64_t batch_from(const frontend::ArgParser& ap, const std::vector<std::string>& methods, const char* command) {

@@ -50,12 +50,12 @@ struct ShardedRun {
 // order. When a worker fails, the others stop at their next step, take() still sees every image
 // that finished (in order, skipping the rest), and the first error is then rethrown: what was
 // done is never lost. The State of the pool's workers must derive from ModelWorker.
-void generate_sharded(DevicePool& pool, const ShardedRun& run, const std::function<void(size_t k, ShardedImage&&)>& take);
+void generate_sharded(DevicePool& pool, const ShardedRun& run,
+                      const std::function<void(size_t k, ShardedImage&&)>& take);
 
 // The untimed images before timing (pipelines are compiled on first use): `inputs` on every worker,
 // in parallel, `batch` at a time as the timed images will run. Throws the first worker's error.
-void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs,
-             int64_t batch = 1);
+void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs, int64_t batch = 1);
 
 // --batch B, shared by generate and bench.
 frontend::OptionTable batch_options();

@@ -8,8 +8,7 @@
 namespace vkspec::env {
 
 const Variable kDevice{"VKSPEC_DEVICE", "VKSPEC_DEVICE=N",
-                       "use device N (see `vkspec devices`) instead of discrete > integrated > CPU",
-                       "a device index"};
+                       "use device N (see `vkspec devices`) instead of discrete > integrated > CPU", "a device index"};
 const Variable kValidation{"VKSPEC_VALIDATION", "VKSPEC_VALIDATION=1",
                            "Khronos validation layer with a debug messenger (always on in tests)", "0 or 1"};
 const Variable kSyncValidation{"VKSPEC_SYNC_VALIDATION", "VKSPEC_SYNC_VALIDATION=1",
@@ -43,12 +42,12 @@ const Variable kGpuKernels{"VKSPEC_GPU_KERNELS", "VKSPEC_GPU_KERNELS=1",
                            "runs may diverge by rounding",
                            "0 or 1"};
 const Variable kMaskFeatures{"VKSPEC_MASK_FEATURES", "VKSPEC_MASK_FEATURES=LIST",
-                              "treat the device as lacking these optional features (comma-separated: "
-                              "push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, "
-                              "subgroup-size-control, cooperative-matrix; small-offset-alignment: storage "
-                              "views need 256-byte offsets, as on SwiftShader), so the paths devices without "
-                              "them take are checked on any device",
-                              "a comma-separated list of those names"};
+                             "treat the device as lacking these optional features (comma-separated: "
+                             "push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, "
+                             "subgroup-size-control, cooperative-matrix; small-offset-alignment: storage "
+                             "views need 256-byte offsets, as on SwiftShader), so the paths devices without "
+                             "them take are checked on any device",
+                             "a comma-separated list of those names"};
 const Variable kGemvMaxRows{"VKSPEC_GEMV_MAX_ROWS", "VKSPEC_GEMV_MAX_ROWS=N",
                             "the GEMV matmul takes up to N activation rows, the tiled kernels more (a tuning "
                             "diagnostic: the device's tile table otherwise; `bench --synthetic` shows the "
@@ -67,9 +66,9 @@ const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
 
 const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {
-      &kDevice,         &kValidation,   &kSyncValidation, &kValidationPrint,    &kMaxDeviceMemory,
-      &kFenceTimeoutMs, &kCacheDir,     &kDisableCoopmat, &kDisableMatmulFolds, &kGpuKernels,
-      &kMaskFeatures,   &kGemvMaxRows,    &kGemvRowsTile, &kAssets};
+      &kDevice,       &kValidation,     &kSyncValidation,     &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
+      &kCacheDir,     &kDisableCoopmat, &kDisableMatmulFolds, &kGpuKernels,      &kMaskFeatures,    &kGemvMaxRows,
+      &kGemvRowsTile, &kAssets};
   return all;
 }
 
@@ -126,9 +125,12 @@ std::optional<uint64_t> byte_count(const Variable& v) {
   const double n = std::strtod(value, &end);
   if (end == value) reject(v, value);
   double unit = 1;
-  if (*end == 'K' || *end == 'k') unit = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') unit = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') unit = 1ull << 30, ++end;
+  if (*end == 'K' || *end == 'k')
+    unit = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    unit = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g')
+    unit = 1ull << 30, ++end;
   // 2^64 itself does not fit: the comparison is against the double nearest it.
   if (*end != '\0' || !(n >= 0) || !(n * unit < 18446744073709551616.0)) reject(v, value);
   return static_cast<uint64_t>(n * unit);

@@ -28,8 +28,9 @@ Shard parse_shard(const std::string& text, const std::string& what) {
   const int64_t i = digits(text.substr(0, slash)), n = digits(text.substr(slash + 1));
   if (i < 0 || n < 1 || n > kMaxShards) throw Error(expect);
   if (i >= n)
-    throw Error(what + " " + text + ": shard " + std::to_string(i) + " does not exist, the shards of " + std::to_string(n) +
-                " are 0.." + std::to_string(n - 1) + " (a Slurm array --array=0-" + std::to_string(n - 1) + ")");
+    throw Error(what + " " + text + ": shard " + std::to_string(i) + " does not exist, the shards of " +
+                std::to_string(n) + " are 0.." + std::to_string(n - 1) + " (a Slurm array --array=0-" +
+                std::to_string(n - 1) + ")");
   return {i, n};
 }
 

@@ -13,9 +13,9 @@
 // unit-normalised rows of the target's input embedding table, squared L2 < 2 (cosine > 0) by
 // default (the code: raw rows of Chameleon's, squared L2 < 0.5, a scale that does not carry over
 // to another model: on unit rows of the shipped model 0.5, cosine > 0.75, admits no neighbour at
-// all, and sjd --accept gsd made exactly sjd's forwards); the ranking is of the processed p (the code sorts the logits, the
-// same order where p > 0, and p's ties are broken by token id); the group is searched on the GPU
-// instead of sorting the whole row per draft.
+// all, and sjd --accept gsd made exactly sjd's forwards); the ranking is of the processed p (the code sorts the logits,
+// the same order where p > 0, and p's ties are broken by token id); the group is searched on the GPU instead of sorting
+// the whole row per draft.
 #include <cmath>
 
 #include "common/error.h"
@@ -50,7 +50,8 @@ Tensor unit_embeddings(const ModelSet& models, const std::string& method) {
   }
   for (int64_t x = 0; x < V; ++x) {
     double norm = 0;
-    for (int64_t e = 0; e < dim; ++e) norm += static_cast<double>(rows[static_cast<size_t>(x * dim + e)]) * rows[static_cast<size_t>(x * dim + e)];
+    for (int64_t e = 0; e < dim; ++e)
+      norm += static_cast<double>(rows[static_cast<size_t>(x * dim + e)]) * rows[static_cast<size_t>(x * dim + e)];
     const float scale = norm > 0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 0.0f;
     for (int64_t e = 0; e < dim; ++e) rows[static_cast<size_t>(x * dim + e)] *= scale;
   }
@@ -82,7 +83,8 @@ class GsdRule final : public AcceptRule {
     ops::spec_accept_values(s, p_group, q_group, rows.positions, rows.seed,
                             philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
     ops::spec_residual_sample(s, rows.p, rows.q, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
+                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
+                              rows.keys);
   }
 
  private:
@@ -90,7 +92,7 @@ class GsdRule final : public AcceptRule {
   float gap_, dist2_;
   Tensor embeddings_;  // f32 [V, dim], unit rows
   int64_t max_rows_;
-  Tensor masses_;      // f32 [2, max_rows]: P(G) per row, then Q(G)
+  Tensor masses_;  // f32 [2, max_rows]: P(G) per row, then Q(G)
 };
 
 AcceptRuleDescriptor gsd() {
@@ -108,7 +110,9 @@ AcceptRuleDescriptor gsd() {
                                   "... and its unit-normalised input embedding within this squared distance of the "
                                   "draft's (2: cosine > 0; the code's 0.5 is cosine > 0.75; 4: off)")};
   d.bind = [](const OptionValues& o, const ModelSet& m, const std::string& method,
-              int64_t max_rows) -> std::unique_ptr<AcceptRule> { return std::make_unique<GsdRule>(o, m, method, max_rows); };
+              int64_t max_rows) -> std::unique_ptr<AcceptRule> {
+    return std::make_unique<GsdRule>(o, m, method, max_rows);
+  };
   return d;
 }
 

@@ -80,7 +80,8 @@ class LanternRule final : public AcceptRule {
     ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
                      philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
     ops::spec_residual_sample(s, r.from, r.minus, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
+                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
+                              rows.keys);
   }
   TensorView record_target(CommandStream& s, const TensorView& p, const TensorView& drafts,
                            const TensorView& scratch) const override {
@@ -116,14 +117,15 @@ AcceptRuleDescriptor lantern() {
   d.reference = "Jang et al., ICLR 2025, LANTERN: Accelerating Visual Autoregressive Models with Relaxed "
                 "Speculative Decoding";
   d.relaxes_target = true;
-  d.options = {OptionSpec::integer("k", kDefaultK, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
-               OptionSpec::number("delta", kDefaultDelta, 0.0, 1.0,
-                                  "the most probability mass moved onto a draft, TV(p', p) (a committed token can "
-                                  "move further, docs/methods.md)"),
-               neighbour_metric_spec(),
-               OptionSpec::number("lambda", kLambdaOff, 0.0, kMaxLambda,
-                                  "LANTERN++'s multiplicative budget instead of --delta: neighbours' mass is moved "
-                                  "onto a draft while it stays <= (lambda - 1) p(x); >= 1 (1: the exact test), 0: off")};
+  d.options = {
+      OptionSpec::integer("k", kDefaultK, 1, 65536, "nearest codebook entries pooled (clamped to the table)"),
+      OptionSpec::number("delta", kDefaultDelta, 0.0, 1.0,
+                         "the most probability mass moved onto a draft, TV(p', p) (a committed token can "
+                         "move further, docs/methods.md)"),
+      neighbour_metric_spec(),
+      OptionSpec::number("lambda", kLambdaOff, 0.0, kMaxLambda,
+                         "LANTERN++'s multiplicative budget instead of --delta: neighbours' mass is moved "
+                         "onto a draft while it stays <= (lambda - 1) p(x); >= 1 (1: the exact test), 0: off")};
   d.needs = [](const OptionValues&, StrategyNeeds& n) { n.neighbours = true; };
   d.bind = [](const OptionValues& o, const ModelSet& m, const std::string& method,
               int64_t max_rows) -> std::unique_ptr<AcceptRule> {

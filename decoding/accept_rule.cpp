@@ -108,7 +108,8 @@ const AcceptRuleDescriptor& AcceptChoice::descriptor() const { return rule ? *ru
 AcceptChoice parse_accept_choice(const OptionValues& o, const AcceptRuleSlot& slot) {
   AcceptChoice c;
   c.rule = chosen_accept_rule(o, slot);
-  if (!c.rule) throw Error(o.method() + ": --" + slot.option + " " + o.choice(slot.option) + " names no acceptance rule");
+  if (!c.rule)
+    throw Error(o.method() + ": --" + slot.option + " " + o.choice(slot.option) + " names no acceptance rule");
   c.options = std::make_shared<const OptionValues>(o);
   return c;
 }
@@ -136,7 +137,8 @@ void record_exact_resolution(CommandStream& s, const JudgedRows& rows, const Ten
   ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
                    philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
   ops::spec_residual_sample(s, target, rows.q, rows.positions, rows.seed,
-                            philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts, rows.keys);
+                            philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
+                            rows.keys);
 }
 
 }  // namespace vkspec

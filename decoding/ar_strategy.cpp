@@ -37,8 +37,9 @@ void record_ar_forwards(TargetSession& t, int64_t first, const std::vector<uint3
   for (int64_t k = 0; k < K; ++k) {
     const int64_t n = first + k;
     // Token n - 1 of each image: known on the host for the first forward, else sampled just before.
-    const std::vector<uint32_t> fed = n == 0 ? std::vector<uint32_t>{}
-                                             : k == 0 ? last : std::vector<uint32_t>(static_cast<size_t>(G), 0u);
+    const std::vector<uint32_t> fed = n == 0   ? std::vector<uint32_t>{}
+                                      : k == 0 ? last
+                                               : std::vector<uint32_t>(static_cast<size_t>(G), 0u);
     const GptBatch& b = t.causal(n, 1, fed);
     if (k > 0) s.copy(tokens.rows((k - 1) * G, G), b.token_ids());
     const GptOutputs out = t.forward(b);

@@ -31,7 +31,7 @@ class ArStrategy : public Strategy {
   void record_and_run(int64_t first);
 
   int64_t per_submit_;
-  Tensor probs_, tokens_;  // probabilities on the device, the sampled tokens read back
+  Tensor probs_, tokens_;              // probabilities on the device, the sampled tokens read back
   std::vector<uint32_t> host_tokens_;  // sampled by the last submit, handed out from next_
   size_t next_ = 0;
 };

@@ -95,8 +95,8 @@ std::unique_ptr<BatchStrategy> make_batch_strategy(const std::string& method, co
   const int64_t images = static_cast<int64_t>(in.size());
   if (lanes == 0) lanes = images;
   if (lanes < 1 || lanes > images || (lanes < images && !d.continuous_batching))
-    throw Error(method + ": " + std::to_string(images) + " images cannot share " + std::to_string(lanes) +
-                " lanes" + (d.continuous_batching ? "" : " (each image keeps its lane to the end)"));
+    throw Error(method + ": " + std::to_string(images) + " images cannot share " + std::to_string(lanes) + " lanes" +
+                (d.continuous_batching ? "" : " (each image keeps its lane to the end)"));
   return d.make_batch(models, in, d.values(in[0].options), lanes);
 }
 

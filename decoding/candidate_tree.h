@@ -32,7 +32,8 @@ GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node
     q.slots.push_back(static_cast<uint32_t>(n.slot));
     if (i > 0 || c > 0) q.tokens.push_back(static_cast<uint32_t>(n.token));
     mb.see_prefix(i, root_slot + 1);
-    for (int32_t a = n.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent) mb.see(i, nodes[static_cast<size_t>(a)].slot);
+    for (int32_t a = n.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent)
+      mb.see(i, nodes[static_cast<size_t>(a)].slot);
     mb.see(i, n.slot);
   }
   // Each repair query sees the slots up to its own (an earlier repair's slot is written in this
@@ -155,7 +156,8 @@ PathCommit commit_accepted_path(const std::vector<Node>& nodes, const AcceptedPa
   out.end = std::min(f_pos + 1, N);
   repairs.clear();
   for (size_t i = 1; i < a.path.size(); ++i)
-    if (nodes[static_cast<size_t>(a.path[i])].alternate) repairs.push_back(nodes[static_cast<size_t>(a.path[i])].position);
+    if (nodes[static_cast<size_t>(a.path[i])].alternate)
+      repairs.push_back(nodes[static_cast<size_t>(a.path[i])].position);
   return out;
 }
 

@@ -33,8 +33,9 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
   return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
                              "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
                              "tree (LANTERN++'s idea; its shape: --shape); chain: one path"),
-          OptionSpec::integer("depth", d.depth, 1, 32, "levels of the draft tree (drafter forwards per step, after "
-                                                       "its catch-up)"),
+          OptionSpec::integer("depth", d.depth, 1, 32,
+                              "levels of the draft tree (drafter forwards per step, after "
+                              "its catch-up)"),
           OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kSiblings),
                               "proposals per expanded node, and nodes expanded per level"),
           OptionSpec::integer("nodes", d.nodes, 1, 256,
@@ -92,7 +93,8 @@ namespace {
 std::unique_ptr<AcceptRule> bind_tree_rule(const AcceptChoice& c, const ModelSet& models, const std::string& method,
                                            int64_t max_rows) {
   if (!c.descriptor().relaxes_target)
-    throw Error(method + ": acceptance rule " + c.descriptor().name + " cannot judge a draft tree (it is no relaxed "
+    throw Error(method + ": acceptance rule " + c.descriptor().name +
+                " cannot judge a draft tree (it is no relaxed "
                 "target; the window and draft-model methods take it)");
   return bind_accept_rule(c, models, method, max_rows);
 }
@@ -238,7 +240,8 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   if (opt_.sampled) {
     std::vector<CopyRegion> keep;
     for (int64_t i = 0; i < m; ++i)
-      keep.push_back({q_.view().rows(i, 1), q_store_.view().rows(g_row_[static_cast<size_t>(frontier[static_cast<size_t>(i)])], 1)});
+      keep.push_back({q_.view().rows(i, 1),
+                      q_store_.view().rows(g_row_[static_cast<size_t>(frontier[static_cast<size_t>(i)])], 1)});
     s.copy(keep);
   }
   ++draft_forwards_;
@@ -252,12 +255,11 @@ void EagleStrategy::record_draws(const DraftTreeBuilder& b, size_t first, int64_
   for (size_t id = first; id < nodes.size(); ++id) {
     const DraftTreeNode& n = nodes[id];
     const int64_t position = c + n.depth - 1;
-    ops::spec_residual_sample(
-        s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
-        positions_.view().rows(position, 1), in_.seed,
-        philox::purpose_word(philox::Purpose::Draft,
-                             static_cast<uint32_t>(step_) * kSiblings + static_cast<uint32_t>(n.rank)),
-        draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
+    ops::spec_residual_sample(s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
+                              positions_.view().rows(position, 1), in_.seed,
+                              philox::purpose_word(philox::Purpose::Draft, static_cast<uint32_t>(step_) * kSiblings +
+                                                                               static_cast<uint32_t>(n.rank)),
+                              draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
   }
 }
 
@@ -443,8 +445,9 @@ void EagleStrategy::decode(StepEvent& e) {
     t.ctx().download(draft_tokens_, 0, drawn_host_.data(), drawn_host_.size() * 4);
     for (int64_t i = 1; i < M; ++i)
       if (tree[static_cast<size_t>(i)].draft_id >= 0)
-        tree[static_cast<size_t>(i)].token = checked_token(drawn_host_[static_cast<size_t>(tree[static_cast<size_t>(i)].draft_id)],
-                                                           tree[static_cast<size_t>(i)].position);
+        tree[static_cast<size_t>(i)].token =
+            checked_token(drawn_host_[static_cast<size_t>(tree[static_cast<size_t>(i)].draft_id)],
+                          tree[static_cast<size_t>(i)].position);
   }
   const std::vector<int32_t> path = walk_and_commit(tree, e);
 

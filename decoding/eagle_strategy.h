@@ -62,13 +62,13 @@ class EagleStrategy : public Strategy {
 
  private:
   struct Node {
-    int32_t parent;      // index in the verified tree; -1 for the root
-    int64_t position;    // image position of its token (root: the last committed one, -1 at c = 0)
+    int32_t parent;    // index in the verified tree; -1 for the root
+    int64_t position;  // image position of its token (root: the last committed one, -1 at c = 0)
     int32_t token;
-    int64_t slot;        // target KV slot
-    bool alternate;      // in a scratch slot; re-fed next step when accepted
-    int64_t q_row;       // sampled candidates: the row of q_store_ it was drawn from
-    int32_t draft_id;    // sampled candidates: its row of draft_tokens_, where the GPU drew its token
+    int64_t slot;      // target KV slot
+    bool alternate;    // in a scratch slot; re-fed next step when accepted
+    int64_t q_row;     // sampled candidates: the row of q_store_ it was drawn from
+    int32_t draft_id;  // sampled candidates: its row of draft_tokens_, where the GPU drew its token
   };
   // Grows the draft tree from committed position c by the drafter's top tokens, a submit per
   // level (the host picks the children); returns the verified tree.
@@ -99,26 +99,26 @@ class EagleStrategy : public Strategy {
   std::unique_ptr<AcceptRule> rule_;
   int64_t cls_;
   KvCache drafter_cache_;
-  int64_t drafter_valid_ = 0;       // drafter elements [0, drafter_valid_) hold true features
+  int64_t drafter_valid_ = 0;          // drafter elements [0, drafter_valid_) hold true features
   std::vector<int32_t> feature_rows_;  // rows of hidden_ holding f(drafter_valid_), f(drafter_valid_ + 1), ...
-  int64_t hidden_queries_ = 0;      // queries of the forward hidden_ was copied from
-  std::vector<int64_t> repairs_;    // positions to re-feed in their own slots
+  int64_t hidden_queries_ = 0;         // queries of the forward hidden_ was copied from
+  std::vector<int64_t> repairs_;       // positions to re-feed in their own slots
   std::vector<int64_t> drafter_slot_;  // per builder node: its drafter scratch slot (-1: none)
   std::vector<int32_t> g_row_;         // per builder node: its row of g_ (-1: not run)
   int64_t next_drafter_slot_ = 0, next_g_row_ = 0;
-  int64_t drafter_queries_ = 0;  // the most queries of a drafter forward
-  std::unique_ptr<GptBatch> drafter_batch_;  // the catch-up, and each level of a top-token tree
+  int64_t drafter_queries_ = 0;                           // the most queries of a drafter forward
+  std::unique_ptr<GptBatch> drafter_batch_;               // the catch-up, and each level of a top-token tree
   std::vector<std::unique_ptr<GptBatch>> level_batches_;  // a sampled tree's levels, one submit
-  Tensor hidden_;      // f32 [rows * max_q, dim]: the last target forward's final hidden states
-  Tensor features_;    // f32 [rows * max_nodes, dim]: the drafter's input features of a forward
-  Tensor g_;           // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
-  Tensor last_logits_; // f32 [rows, V]: the catch-up's last element's logits
-  Tensor q_;           // f32 [max_nodes, V]: draft distributions of a level (read back)
-  Tensor q_store_;     // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
+  Tensor hidden_;       // f32 [rows * max_q, dim]: the last target forward's final hidden states
+  Tensor features_;     // f32 [rows * max_nodes, dim]: the drafter's input features of a forward
+  Tensor g_;            // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
+  Tensor last_logits_;  // f32 [rows, V]: the catch-up's last element's logits
+  Tensor q_;            // f32 [max_nodes, V]: draft distributions of a level (read back)
+  Tensor q_store_;      // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
   Tensor probs_, q_tree_, residuals_, relaxed_, rejected_q_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
   TreeTestRows tree_rows_;  // exact rule: ops::tree_tests' parent and position rows
-  Tensor draft_tokens_;  // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)
+  Tensor draft_tokens_;     // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)
   std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;
 };

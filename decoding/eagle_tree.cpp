@@ -42,9 +42,8 @@ std::vector<std::vector<int32_t>> eagle_static_paths(int64_t depth, int64_t topk
       q.push_back(static_cast<int32_t>(r));
       level.push_back(std::move(q));
     }
-    std::sort(level.begin(), level.end(), [](const auto& a, const auto& b) {
-      return a.size() != b.size() ? a.size() < b.size() : a < b;
-    });
+    std::sort(level.begin(), level.end(),
+              [](const auto& a, const auto& b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
     for (auto& p : level) {
       if (static_cast<int64_t>(out.size()) == nodes) break;
       out.push_back(std::move(p));
@@ -83,8 +82,7 @@ int64_t eagle_max_expanded(const EagleTreeOptions& o) {
 
 DraftTreeBuilder::DraftTreeBuilder(const EagleTreeOptions& options, int64_t max_depth)
     : o_(options), depth_(std::max<int64_t>(0, std::min(options.depth, max_depth))) {
-  if (o_.depth < 1 || o_.topk < 1 || o_.nodes < 1)
-    throw Error("draft tree: depth, topk and nodes must be >= 1");
+  if (o_.depth < 1 || o_.topk < 1 || o_.nodes < 1) throw Error("draft tree: depth, topk and nodes must be >= 1");
   nodes_.push_back(DraftTreeNode{});
   // The shape is the full-depth one cut at the image's end (recomputing it for fewer levels would
   // spread the same node budget wider than the buffers sized for the full shape).
@@ -92,12 +90,14 @@ DraftTreeBuilder::DraftTreeBuilder(const EagleTreeOptions& options, int64_t max_
     for (std::vector<int32_t>& p : eagle_shape_paths(o_))
       if (static_cast<int64_t>(p.size()) <= depth_) shape_.push_back(std::move(p));
   if (o_.kind == EagleTreeKind::Chain)
-    for (int64_t d = 1; d <= std::min(depth_, o_.nodes); ++d) shape_.push_back(std::vector<int32_t>(static_cast<size_t>(d), 0));
+    for (int64_t d = 1; d <= std::min(depth_, o_.nodes); ++d)
+      shape_.push_back(std::vector<int32_t>(static_cast<size_t>(d), 0));
 }
 
 std::vector<int32_t> DraftTreeBuilder::path_of(int32_t node) const {
   std::vector<int32_t> p;
-  for (int32_t n = node; n > 0; n = nodes_[static_cast<size_t>(n)].parent) p.push_back(nodes_[static_cast<size_t>(n)].rank);
+  for (int32_t n = node; n > 0; n = nodes_[static_cast<size_t>(n)].parent)
+    p.push_back(nodes_[static_cast<size_t>(n)].rank);
   std::reverse(p.begin(), p.end());
   return p;
 }
@@ -109,15 +109,15 @@ bool DraftTreeBuilder::in_static_shape(int32_t parent, int32_t rank) const {
 }
 
 void DraftTreeBuilder::add_children(int32_t parent, const float* q, int64_t V) {
-  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size())) throw Error("draft tree: no node " + std::to_string(parent));
+  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size()))
+    throw Error("draft tree: no node " + std::to_string(parent));
   const DraftTreeNode pn = nodes_[static_cast<size_t>(parent)];
   if (pn.depth >= depth_) throw Error("draft tree: node " + std::to_string(parent) + " is on the last level");
   std::vector<uint32_t> ids(static_cast<size_t>(V));
   std::iota(ids.begin(), ids.end(), 0u);
   const int64_t k = std::min<int64_t>(o_.topk, V);
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](uint32_t a, uint32_t b) {
-    return q[a] != q[b] ? q[a] > q[b] : a < b;
-  });
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                    [&](uint32_t a, uint32_t b) { return q[a] != q[b] ? q[a] > q[b] : a < b; });
   for (int64_t r = 0; r < k; ++r) {
     const uint32_t t = ids[static_cast<size_t>(r)];
     if (!(q[t] > 0.0f)) break;
@@ -144,7 +144,8 @@ void DraftTreeBuilder::add_shape_children(int32_t parent) {
   if (o_.kind == EagleTreeKind::Dynamic)
     throw Error("draft tree: sampled candidates need a static or chain shape (a dynamic tree would choose among "
                 "the samples by their values, which biases them)");
-  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size())) throw Error("draft tree: no node " + std::to_string(parent));
+  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size()))
+    throw Error("draft tree: no node " + std::to_string(parent));
   const DraftTreeNode pn = nodes_[static_cast<size_t>(parent)];
   if (pn.depth >= depth_) throw Error("draft tree: node " + std::to_string(parent) + " is on the last level");
   const int64_t n = shape_children(parent);

@@ -29,9 +29,9 @@ const char* eagle_tree_kind_name(EagleTreeKind k);
 
 struct EagleTreeOptions {
   EagleTreeKind kind = EagleTreeKind::Dynamic;
-  int64_t depth = 6;   // drafted levels below the root
-  int64_t topk = 10;   // proposals per expanded node, and nodes expanded per level (dynamic)
-  int64_t nodes = 60;  // candidates verified besides the root
+  int64_t depth = 6;                    // drafted levels below the root
+  int64_t topk = 10;                    // proposals per expanded node, and nodes expanded per level (dynamic)
+  int64_t nodes = 60;                   // candidates verified besides the root
   EagleShape shape = EagleShape::Cost;  // static trees: whose rank paths (a named one sets the three above)
 };
 
@@ -40,7 +40,7 @@ struct DraftTreeNode {
   int32_t depth = 0;    // 0 for the root
   int32_t rank = -1;    // its token's rank among the parent's proposals (0: the most likely)
   uint32_t token = 0;
-  double value = 1.0;   // product of the draft probabilities along the path
+  double value = 1.0;  // product of the draft probabilities along the path
 };
 
 // The `cost` shape's rank paths, parents before children.
@@ -84,7 +84,7 @@ class DraftTreeBuilder {
   int64_t depth_;
   std::vector<DraftTreeNode> nodes_;
   std::vector<std::vector<int32_t>> shape_;  // static and chain: the rank paths kept
-  int32_t level_ = 0;  // depth of the nodes frontier() offers (0: the root)
+  int32_t level_ = 0;                        // depth of the nodes frontier() offers (0: the root)
 };
 
 }  // namespace vkspec

@@ -110,8 +110,9 @@ std::vector<Generation> generate_batch(const std::string& method, const ModelSet
       const size_t n = std::min(static_cast<size_t>(lanes), inputs.size() - first);
       std::function<void(size_t, const StepEvent&)> each;
       if (on_event) each = [&](size_t i, const StepEvent& e) { on_event(first + i, e); };
-      for (Generation& g : generate_batch(method, models, {inputs.begin() + static_cast<std::ptrdiff_t>(first),
-                                                          inputs.begin() + static_cast<std::ptrdiff_t>(first + n)},
+      for (Generation& g : generate_batch(method, models,
+                                          {inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                                           inputs.begin() + static_cast<std::ptrdiff_t>(first + n)},
                                           keep_events, each))
         out.push_back(std::move(g));
     }

@@ -19,8 +19,8 @@ struct Generation {
   std::vector<StepEvent> events;
   int64_t nfe = 0, draft_forwards = 0, head_forwards = 0;
   std::map<std::string, double> device_ms_by_stage;  // summed over the steps (timestamps only)
-  KernelTimes device_ms_by_kernel;                    // the same per (stage, kernel), with calls
-  int64_t islands = 0;  // rejection islands over all steps (MuLo-SD)
+  KernelTimes device_ms_by_kernel;                   // the same per (stage, kernel), with calls
+  int64_t islands = 0;                               // rejection islands over all steps (MuLo-SD)
   // Images in each of this one's forwards (generate_batch's lanes); wall_ms is then this image's
   // latency inside the batch and device_ms, device_ms_by_stage and device_ms_by_kernel its share.
   int64_t batch = 1;

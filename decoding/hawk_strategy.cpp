@@ -20,7 +20,8 @@ constexpr int64_t kChainScratch = 8, kChainQueries = 1 + kPool * kMaxDepth + 1;
 constexpr int64_t kMaxNodes = 120;
 
 DraftHeads& checked_heads(const ModelSet& m) {
-  if (!m.heads) throw Error("hawk: needs draft heads (--heads FILE, trained on the target by tools/train_draft_heads.py)");
+  if (!m.heads)
+    throw Error("hawk: needs draft heads (--heads FILE, trained on the target by tools/train_draft_heads.py)");
   return *m.heads;
 }
 
@@ -67,7 +68,8 @@ HawkStrategy::HawkStrategy(const ModelSet& models, const StrategyInputs& in, con
       throw Error("hawk: head h" + std::to_string(j + 1) + " of " + heads_.path() + " has the wrong offset");
   const int64_t H = static_cast<int64_t>(heads_.heads().size());
   // A head's Philox round is step * 8 + head index: more heads would share numbers.
-  if (H > kMaxHeads) throw Error("hawk: " + heads_.path() + " has " + std::to_string(H) + " heads, at most 8 are supported");
+  if (H > kMaxHeads)
+    throw Error("hawk: " + heads_.path() + " has " + std::to_string(H) + " heads, at most 8 are supported");
   const int64_t max_q = hawk_max_queries(opt_), V = vocab(), N = image_tokens(), rows = target().rows();
   const int64_t groups = H + 2 * kMaxDepth;  // every head on the last row, v1 and v2 on the others
   Context& ctx = *models.ctx;
@@ -121,9 +123,10 @@ void HawkStrategy::record_heads() {
   last_group_.assign(heads_.heads().size(), -1);
   for (size_t g = 0; g < groups.size(); ++g) {
     const int64_t from = head_from_[static_cast<size_t>(groups[g].input)];
-    pos.push_back(static_cast<uint32_t>(std::min(from + heads_.heads()[static_cast<size_t>(groups[g].head)].offset, N)));
-    purposes.push_back(
-        philox::purpose_word(philox::Purpose::DraftHead, head_round_ * 8u + static_cast<uint32_t>(groups[g].head)));
+    pos.push_back(static_cast<uint32_t>(std::min(from + heads_.heads()[static_cast<size_t>(groups[g].head)].offset,
+                                                 N)));
+    purposes.push_back(philox::purpose_word(philox::Purpose::DraftHead,
+                                            head_round_ * 8u + static_cast<uint32_t>(groups[g].head)));
     for (int64_t b = 0; b < rows; ++b) picks.push_back({groups[g].head, groups[g].input * rows + b});
     if (groups[g].input == R - 1) last_group_[static_cast<size_t>(groups[g].head)] = static_cast<int>(g);
   }
@@ -149,7 +152,8 @@ void HawkStrategy::record_heads() {
   for (size_t g = 0; g < groups.size(); ++g)
     for (int v = 0; v < 2; ++v) {
       if (groups[g].head != vertical_[static_cast<size_t>(v)]) continue;
-      const int64_t pos_v = head_from_[static_cast<size_t>(groups[g].input)] + (v + 1) * W_, gi = static_cast<int64_t>(g);
+      const int64_t pos_v = head_from_[static_cast<size_t>(groups[g].input)] + (v + 1) * W_,
+                    gi = static_cast<int64_t>(g);
       if (pos_v >= N) continue;
       q_rows.push_back({head_q_.view().rows(gi, 1), vcache_q_.view().rows(2 * pos_v + v, 1)});
       token_rows.push_back({head_tok_.view().rows(gi, 1), vcache_tok_.view().rows(2 * pos_v + v, 1)});
@@ -276,7 +280,8 @@ void HawkStrategy::decode(StepEvent& e_out) {
   t.ctx().download(accept_, 0, r.accept.data(), r.accept.size() * 4);
   t.ctx().download(final_, 0, r.final_token.data(), r.final_token.size() * 4);
   t.ctx().download(tokens_, 0, toks.data(), toks.size() * 4);
-  for (int64_t i = 1; i < M; ++i) tree.nodes[static_cast<size_t>(i)].token = static_cast<int32_t>(toks[static_cast<size_t>(i)]);
+  for (int64_t i = 1; i < M; ++i)
+    tree.nodes[static_cast<size_t>(i)].token = static_cast<int32_t>(toks[static_cast<size_t>(i)]);
   const std::vector<int32_t> path = walk_and_commit(tree, r, e_out);
 
   // Proposals for the next step (made at the start of its submit): every head from the row that
@@ -294,7 +299,8 @@ void HawkStrategy::decode(StepEvent& e_out) {
   for (int64_t from : head_from_)
     for (int v = 0; v < 2 && use_v_; ++v) {
       const int64_t pos = from + (v + 1) * W_;
-      if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N) vcached_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = true;
+      if (vertical_[static_cast<size_t>(v)] >= 0 && pos < N)
+        vcached_[static_cast<size_t>(pos)][static_cast<size_t>(v)] = true;
     }
 }
 
@@ -314,7 +320,8 @@ StrategyDescriptor hawk() {
   d.name = "hawk";
   d.order = 80;
   d.summary = "Hawk: horizontal and vertical draft heads propose a Cartesian tree of candidates, verified at once";
-  d.reference = "Chen et al., NeurIPS 2025, Hawk (spatial draft heads, Cartesian candidate tree); --tree chain ours (docs/methods.md)";
+  d.reference = "Chen et al., NeurIPS 2025, Hawk (spatial draft heads, Cartesian candidate tree); --tree chain ours "
+                "(docs/methods.md)";
   d.options = {
       OptionSpec::integer("depth", kMaxDepth, 1, kMaxDepth, "candidate depths per step (horizontal heads used)"),
       OptionSpec::choice("tree", "cartesian", {"cartesian", "chain"},
@@ -323,9 +330,10 @@ StrategyDescriptor hawk() {
       OptionSpec::choice("directions", "both", {"horizontal", "vertical", "both"},
                          "which draft heads propose: the horizontal ones (h1..h4), the vertical ones (v1, v2, "
                          "from the speculation cache) or both (the paper's spatial heads)"),
-      OptionSpec::integer("nodes", 12, 1, kMaxNodes,
-                          "most candidates per tree besides the root (the target runs up to 1 + nodes + depth "
-                          "queries); the full product of 3 candidates over 4 depths is 120; chain: at most 3 per depth"),
+      OptionSpec::integer(
+          "nodes", 12, 1, kMaxNodes,
+          "most candidates per tree besides the root (the target runs up to 1 + nodes + depth "
+          "queries); the full product of 3 candidates over 4 depths is 120; chain: at most 3 per depth"),
   };
   d.lossless = [](const OptionValues&) { return true; };
   d.needs = [](const OptionValues&) {

@@ -49,7 +49,7 @@ enum class HawkDirections { Horizontal, Vertical, Both };
 HawkDirections parse_hawk_directions(const std::string& name);
 
 struct HawkOptions {
-  int64_t depth = 4;   // candidate depths per step (1..4)
+  int64_t depth = 4;  // candidate depths per step (1..4)
   HawkTreeKind tree = HawkTreeKind::Cartesian;
   HawkDirections directions = HawkDirections::Both;
   int64_t nodes = 12;  // node budget besides the root (the chain's most: 3 per depth)
@@ -67,14 +67,14 @@ class HawkStrategy : public Strategy {
 
  private:
   struct Candidate {
-    int source;       // 0: this step's horizontal proposal (head index in `head`), 1: vertical cache entry
-    int head = 0;     // head index (source 0) or cache slot 0/1 (source 1)
+    int source;    // 0: this step's horizontal proposal (head index in `head`), 1: vertical cache entry
+    int head = 0;  // head index (source 0) or cache slot 0/1 (source 1)
   };
   struct Node {
-    int32_t parent;   // -1 for the root
-    int64_t position; // image position of the node's token (root: the last committed one)
-    int32_t token;    // candidates: known after the step's submit (made on the GPU)
-    bool alternate;   // in a scratch slot (not its depth's first node); re-fed when accepted
+    int32_t parent;    // -1 for the root
+    int64_t position;  // image position of the node's token (root: the last committed one)
+    int32_t token;     // candidates: known after the step's submit (made on the GPU)
+    bool alternate;    // in a scratch slot (not its depth's first node); re-fed when accepted
     int64_t slot;
   };
   struct Tree {
@@ -116,8 +116,8 @@ class HawkStrategy : public Strategy {
   HawkOptions opt_;
   bool use_h_, use_v_;
   DraftHeads& heads_;
-  TreeTestRows tree_rows_;  // ops::tree_tests' parent and position rows
-  std::vector<int> horizontal_;        // head index of h1..h_depth (-1 when absent)
+  TreeTestRows tree_rows_;       // ops::tree_tests' parent and position rows
+  std::vector<int> horizontal_;  // head index of h1..h_depth (-1 when absent)
   std::array<int, 2> vertical_{-1, -1};
   // Rows of the previous forward whose nodes the walk committed, the one it ended on last (empty
   // before the first step): this step's heads run on them. head_from_: the position each row
@@ -125,15 +125,15 @@ class HawkStrategy : public Strategy {
   std::vector<int64_t> head_rows_, head_from_;
   int64_t head_queries_ = 0;
   uint32_t head_round_ = 0;
-  std::vector<int> last_group_;        // per head: its group on the last row (-1: not run)
+  std::vector<int> last_group_;               // per head: its group on the last row (-1: not run)
   std::vector<std::array<bool, 2>> vcached_;  // per position: a vertical proposal in the cache
-  std::vector<int64_t> repairs_;       // positions whose canonical slot to re-feed (accepted alternates)
+  std::vector<int64_t> repairs_;              // positions whose canonical slot to re-feed (accepted alternates)
   Tensor probs_, q_tree_, residuals_, vcache_q_, accept_, final_;
-  Tensor tokens_;      // u32 [max_q] (read back): each node's token, copied in on the GPU
-  Tensor vcache_tok_;  // u32 [2N]: the speculation cache's tokens
-  Tensor hidden_;      // f32 [batch rows * max_q, dim]: the last forward's hidden states
-  Tensor head_in_;     // f32 [head rows * batch rows, dim]: head_rows_' hidden states
-  Tensor head_pos_;    // u32 [groups], host-written: each group's target position
+  Tensor tokens_;             // u32 [max_q] (read back): each node's token, copied in on the GPU
+  Tensor vcache_tok_;         // u32 [2N]: the speculation cache's tokens
+  Tensor hidden_;             // f32 [batch rows * max_q, dim]: the last forward's hidden states
+  Tensor head_in_;            // f32 [head rows * batch rows, dim]: head_rows_' hidden states
+  Tensor head_pos_;           // u32 [groups], host-written: each group's target position
   Tensor head_purpose_;       // u32 [groups], host-written: each group's random-number purpose (its head)
   Tensor head_q_, head_tok_;  // f32 [groups, V] / u32 [groups]: each group's proposal
 };

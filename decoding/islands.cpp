@@ -6,14 +6,15 @@
 
 namespace vkspec {
 
-std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& rejected, int64_t width,
-                                                    int64_t radius, int64_t first, int64_t end) {
+std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& rejected, int64_t width, int64_t radius,
+                                                    int64_t first, int64_t end) {
   if (width < 1 || radius < 0 || first < 0 || end < first) throw Error("rejection islands: bad grid range");
   const int64_t n = end - first;
   std::vector<uint8_t> in(static_cast<size_t>(n), 0);
   for (int32_t t : rejected) {
-    if (t < first || t >= end) throw Error("rejection islands: rejected position " + std::to_string(t) +
-                                           " outside [" + std::to_string(first) + ", " + std::to_string(end) + ")");
+    if (t < first || t >= end)
+      throw Error("rejection islands: rejected position " + std::to_string(t) + " outside [" + std::to_string(first) +
+                  ", " + std::to_string(end) + ")");
     const int64_t r = t / width, c = t % width;
     for (int64_t dr = -radius; dr <= radius; ++dr)
       for (int64_t dc = -radius; dc <= radius; ++dc) {

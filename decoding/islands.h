@@ -8,8 +8,8 @@
 
 namespace vkspec {
 
-std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& rejected, int64_t width,
-                                                    int64_t radius, int64_t first, int64_t end);
+std::vector<std::vector<int32_t>> rejection_islands(const std::vector<int32_t>& rejected, int64_t width, int64_t radius,
+                                                    int64_t first, int64_t end);
 
 // The positions of an island (its undecided positions, raster order) that one ZipAR-style wave
 // resamples together: p is ready when no undecided position before it in raster order lies in a

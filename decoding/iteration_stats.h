@@ -19,7 +19,7 @@
 namespace vkspec {
 
 struct IterationStats {
-  static constexpr int kVisits = 8;  // buckets k = 1 .. kVisits - 1, and k >= kVisits in the last
+  static constexpr int kVisits = 8;            // buckets k = 1 .. kVisits - 1, and k >= kVisits in the last
   std::array<int64_t, kVisits> drafts{};       // draft rows verified at visit k
   std::array<int64_t, kVisits> decided{};      // of those, decided by the step (accepted or rejected)
   std::array<int64_t, kVisits> accepted{};     // of those, accepted

@@ -27,8 +27,8 @@ MuloLowResDrafter::MuloLowResDrafter(TargetSession& session, Gpt& low, int64_t b
   probs_ = ctx.tensor(DType::F32, {max_q, V}, "mulo low-resolution probabilities");
   tokens_ = ctx.tensor(DType::U32, {max_q}, "mulo low-resolution samples");
   if (window_ > 0)
-    query_positions_ = ctx.tensor(DType::U32, {band_rows * w_ * 2 * band_rows + 1}, "mulo low-resolution query positions",
-                                  MemoryUsage::Upload);
+    query_positions_ = ctx.tensor(DType::U32, {band_rows * w_ * 2 * band_rows + 1},
+                                  "mulo low-resolution query positions", MemoryUsage::Upload);
 }
 
 int64_t MuloLowResDrafter::record_band(const StrategyInputs& in, const TensorView& derived, int64_t row, int64_t rows,
@@ -53,10 +53,11 @@ void MuloLowResDrafter::record_first(const ops::SamplerParams& sp, const TensorV
   const int64_t m = row * w_;
   const int64_t P0 = row > 0 ? std::min(std::max<int64_t>(prev_row, 0) * w_, m - 1) : m - 1;
   const int64_t first_slot = row == 0 ? cls_ - 1 : cls_ + P0, n = row == 0 ? 1 : m - P0;
-  const GptBatch& b = session_.batch_for(
-      low_, cache_,
-      GptQueries::causal(lc, first_slot, n, std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                         session_.conditions(), cache_.slots()));
+  const GptBatch& b =
+      session_.batch_for(low_, cache_,
+                         GptQueries::causal(lc, first_slot, n,
+                                            std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
+                                            session_.conditions(), cache_.slots()));
   if (first_slot >= cls_) s.copy(derived.rows(P0, n), b.token_ids().rows(0, n));
   const GptOutputs out = session_.forward_of(low_, b, cache_, stage::kLowRes);
   ops::sampler(s, out.logits, positions_.view().rows(m - n + 1, n), sp, probs_.view().rows(0, n),
@@ -71,8 +72,9 @@ void MuloLowResDrafter::record_serial(const ops::SamplerParams& sp, const Tensor
   CommandStream& s = session_.stream();
   record_first(sp, derived, row, prev_row);
   for (int64_t m = row * w_ + 1; m < (row + rows) * w_; ++m) {
-    const GptBatch& b = session_.batch_for(
-        low_, cache_, GptQueries::causal(lc, cls_ + m - 1, 1, {0u}, session_.conditions(), cache_.slots()));
+    const GptBatch& b =
+        session_.batch_for(low_, cache_,
+                           GptQueries::causal(lc, cls_ + m - 1, 1, {0u}, session_.conditions(), cache_.slots()));
     s.copy(grid_.view().rows(m - 1, 1), b.token_ids().rows(0, 1));
     const GptOutputs out = session_.forward_of(low_, b, cache_, stage::kLowRes);
     ops::sampler(s, out.logits, positions_.view().rows(m, 1), sp, probs_.view().rows(0, 1), tokens_.view().rows(0, 1));
@@ -81,8 +83,8 @@ void MuloLowResDrafter::record_serial(const ops::SamplerParams& sp, const Tensor
   }
 }
 
-void MuloLowResDrafter::record_zipar(const ops::SamplerParams& sp, const TensorView& derived, int64_t row,
-                                     int64_t rows, int64_t prev_row) {
+void MuloLowResDrafter::record_zipar(const ops::SamplerParams& sp, const TensorView& derived, int64_t row, int64_t rows,
+                                     int64_t prev_row) {
   const GptConfig& lc = low_.config();
   CommandStream& s = session_.stream();
   record_first(sp, derived, row, prev_row);
@@ -125,10 +127,12 @@ void MuloLowResDrafter::record_zipar(const ops::SamplerParams& sp, const TensorV
       slots.push_back(q.slot);
       valid[static_cast<size_t>(q.slot)] = q.real;
     }
-    const GptBatch& b = session_.batch_for(
-        low_, cache_,
-        GptQueries::at_positions(lc, slots, std::vector<uint32_t>(static_cast<size_t>(T), 0u), session_.conditions(),
-                                 cache_.slots(), [&](int64_t, int64_t slot) { return valid[static_cast<size_t>(slot)] != 0; }));
+    const GptBatch& b =
+        session_.batch_for(low_, cache_,
+                           GptQueries::at_positions(lc, slots, std::vector<uint32_t>(static_cast<size_t>(T), 0u),
+                                                    session_.conditions(), cache_.slots(), [&](int64_t, int64_t slot) {
+                                                      return valid[static_cast<size_t>(slot)] != 0;
+                                                    }));
     std::vector<CopyRegion> feed, keep;
     const int64_t first_position = static_cast<int64_t>(host_positions.size());
     for (int64_t i = 0; i < T; ++i) {

@@ -33,7 +33,8 @@ const ModelSet& checked(const ModelSet& m) {
     throw Error("mulo: the target's grid (" + std::to_string(t.grid_size) + " tokens, " + m.target->path() +
                 ") must be r = 2, 4, 8, ... times the low-resolution model's (" + std::to_string(l.grid_size) +
                 " tokens, " + m.low_res->path() + "): ratio " + std::to_string(t.grid_size) + " / " +
-                std::to_string(l.grid_size) + (t.grid_size % l.grid_size ? " is not a whole number" : " is not a power of two >= 2"));
+                std::to_string(l.grid_size) +
+                (t.grid_size % l.grid_size ? " is not a whole number" : " is not a power of two >= 2"));
   if (m.tokenizer->codebook_size() != t.vocab_size)
     throw Error("mulo: tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                 " codes, the target's vocabulary is " + std::to_string(t.vocab_size));
@@ -57,12 +58,15 @@ MuloOptions parse_mulo_options(const OptionValues& o, const ModelSet& m) {
   r.upsampler = upsampler_kind(o.choice("upsampler"));
   r.raster = o.choice("backtrack") == "raster";
   r.ratio = m.target->config().grid_size / m.low_res->config().grid_size;
-  if (o.choice("parallel") == "zipar") r.zipar_window = o.integer("zipar-window");
-  else if (o.given("zipar-window")) throw Error("mulo: --zipar-window applies to --parallel zipar");
+  if (o.choice("parallel") == "zipar")
+    r.zipar_window = o.integer("zipar-window");
+  else if (o.given("zipar-window"))
+    throw Error("mulo: --zipar-window applies to --parallel zipar");
   if (r.raster)
     for (const char* key : {"radius", "islands", "resample"})
       if (o.given(key))
-        throw Error(std::string("mulo: --") + key + " applies to --backtrack local (raster backtracking has no islands)");
+        throw Error(std::string("mulo: --") + key +
+                    " applies to --backtrack local (raster backtracking has no islands)");
   if (r.coupled && o.given("islands"))
     throw Error("mulo: --islands applies to the fresh resampling waves, not to --resample coupled");
   if (r.band * m.low_res->config().grid_size > m.low_res->options().max_queries)
@@ -141,7 +145,8 @@ void MuloStrategy::record_band_drafts(int64_t row, int64_t low_rows, int64_t pre
     std::vector<uint32_t> host(static_cast<size_t>(image_tokens()));
     for (int64_t r = 0; r < W_; ++r)
       for (int64_t c = 0; c < W_; ++c)
-        host[static_cast<size_t>(r * W_ + c)] = static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
+        host[static_cast<size_t>(r * W_ + c)] =
+            static_cast<uint32_t>(grid_[static_cast<size_t>(std::min(r, R - 1) * W_ + c)]);
     target().ctx().upload(hi_grid_, 0, host.data(), host.size() * 4);
     resampler_.record_down(s, hi_grid_.view(), lo_derived_.view());
     s.copy(lo_derived_.view().rows(0, row * w_), lo_grid.rows(0, row * w_));
@@ -420,7 +425,7 @@ void MuloStrategy::wave_step(StepEvent& e) {
       continue;
     }
     const int32_t prev = grid_[static_cast<size_t>(n - 1)] != kUndecided ? grid_[static_cast<size_t>(n - 1)]
-                                                                        : drafts_[static_cast<size_t>(n - 1)];
+                                                                         : drafts_[static_cast<size_t>(n - 1)];
     fed.push_back(static_cast<uint32_t>(prev));
     slot_fed_[static_cast<size_t>(cls_ + n - 1)] = prev;
   }
@@ -512,7 +517,9 @@ StrategyDescriptor mulo() {
     n.latent_upsampler = o.choice("upsampler") == "latent";
     return n;
   };
-  d.max_queries = [](const OptionValues& o, const GptConfig& t) { return mulo_max_queries(o.integer("band"), 2, t.grid_size); };
+  d.max_queries = [](const OptionValues& o, const GptConfig& t) {
+    return mulo_max_queries(o.integer("band"), 2, t.grid_size);
+  };
   d.max_queries_with_low_res = [](const OptionValues& o, const GptConfig& t, const GptConfig& l) {
     const int64_t ratio = l.grid_size > 0 ? std::max<int64_t>(t.grid_size / l.grid_size, 2) : 2;
     return mulo_max_queries(o.integer("band"), ratio, t.grid_size);

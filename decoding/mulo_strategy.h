@@ -64,13 +64,13 @@ int64_t mulo_max_queries(int64_t band, int64_t ratio, int64_t grid);
 struct MuloOptions {
   double tau = 0.05;
   int64_t k = 8, radius = 1, band = 1;
-  NeighbourMetric metric = NeighbourMetric::L2;  // --metric: which neighbour table is pooled over
-  bool sequential = false;  // --islands sequential
-  bool coupled = false;     // --resample coupled
+  NeighbourMetric metric = NeighbourMetric::L2;      // --metric: which neighbour table is pooled over
+  bool sequential = false;                           // --islands sequential
+  bool coupled = false;                              // --resample coupled
   UpsamplerKind upsampler = UpsamplerKind::Nearest;  // --upsampler
-  bool raster = false;      // --backtrack raster
-  int64_t zipar_window = 0;  // --parallel zipar: ZipAR's window (0: --parallel none)
-  int64_t ratio = 2;         // target grid / low-resolution grid (from the models)
+  bool raster = false;                               // --backtrack raster
+  int64_t zipar_window = 0;                          // --parallel zipar: ZipAR's window (0: --parallel none)
+  int64_t ratio = 2;                                 // target grid / low-resolution grid (from the models)
 };
 // The options checked against the models (band within the low-resolution grid, k clamped to the
 // neighbour table); throws naming the option or the missing model.
@@ -104,26 +104,26 @@ class MuloStrategy : public Strategy {
   double tau_;
   int64_t k_, radius_, band_rows_;
   const CodebookNeighbours* table_;  // the --metric table
-  bool sequential_ = false;  // --islands sequential
-  bool coupled_ = false;     // --resample coupled
-  bool raster_ = false;      // --backtrack raster
-  int64_t zipar_window_ = 0;  // --parallel zipar: waves take island_ready_positions (0: fronts)
+  bool sequential_ = false;          // --islands sequential
+  bool coupled_ = false;             // --resample coupled
+  bool raster_ = false;              // --backtrack raster
+  int64_t zipar_window_ = 0;         // --parallel zipar: waves take island_ready_positions (0: fronts)
   int64_t ratio_;
   int64_t W_, w_, cls_;
   MuloLowResDrafter drafter_;
   PixelResampler resampler_;
   std::unique_ptr<DraftUpsampler> upsampler_;  // --upsampler (nearest records through resampler_)
-  int64_t band_ = 0;                            // the band being decoded
-  int64_t prev_row_ = 0;                        // low row where the last band's drafts began
-  int64_t raster_row_ = -1, redrafts_ = 0;      // --backtrack raster: band row drafted last, times in a row
-  std::vector<std::vector<int32_t>> islands_;   // pending, raster order; front = next to resample
-  std::vector<int32_t> drafts_;                 // the current band's drafts by position
-  std::vector<int32_t> slot_fed_;               // per slot: token its key/value were computed with
-  std::vector<uint8_t> pending_;                // --resample coupled: position is an undecided island token
-  int64_t pending_count_ = 0;                   // --resample coupled: undecided island tokens left
-  std::vector<int64_t> requeue_;                // --resample coupled: positions whose q row takes the last p row
-  int64_t requeue_first_ = 0;                   // position of that forward's first row
-  int64_t resume_ = -1;                         // --resample coupled: first position the next forward predicts
+  int64_t band_ = 0;                           // the band being decoded
+  int64_t prev_row_ = 0;                       // low row where the last band's drafts began
+  int64_t raster_row_ = -1, redrafts_ = 0;     // --backtrack raster: band row drafted last, times in a row
+  std::vector<std::vector<int32_t>> islands_;  // pending, raster order; front = next to resample
+  std::vector<int32_t> drafts_;                // the current band's drafts by position
+  std::vector<int32_t> slot_fed_;              // per slot: token its key/value were computed with
+  std::vector<uint8_t> pending_;               // --resample coupled: position is an undecided island token
+  int64_t pending_count_ = 0;                  // --resample coupled: undecided island tokens left
+  std::vector<int64_t> requeue_;               // --resample coupled: positions whose q row takes the last p row
+  int64_t requeue_first_ = 0;                  // position of that forward's first row
+  int64_t resume_ = -1;                        // --resample coupled: first position the next forward predicts
   Tensor hi_grid_, lo_derived_, hi_draft_;
   Tensor probs_, positions_, out_tokens_, pooled_, draft_back_;
   Tensor q_, row_drafts_, accept_back_;  // --resample coupled: draft distributions by position, per-row drafts, tests

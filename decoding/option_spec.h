@@ -15,9 +15,9 @@ using MethodOptions = std::map<std::string, std::string>;
 
 struct OptionSpec {
   enum class Type { Integer, Number, Choice };
-  std::string name;      // without the leading --
+  std::string name;  // without the leading --
   Type type = Type::Integer;
-  std::string fallback;  // the default as text; a default that depends on the model says so in `help`
+  std::string fallback;   // the default as text; a default that depends on the model says so in `help`
   double lo = 0, hi = 0;  // Integer and Number: the accepted range
   std::vector<std::string> choices;
   std::string help;

@@ -11,7 +11,8 @@ PixelResampler::PixelResampler(Context& ctx, Tokenizer& tokenizer, int64_t low_g
     : tokenizer_(tokenizer), low_(low_grid), ratio_(ratio), ds_(tokenizer.downsample()) {
   if (ratio < 2 || (ratio & (ratio - 1)) != 0)
     throw Error("pixel resampler: the resolution ratio must be a power of two >= 2 (target grid / low-resolution "
-                "grid), got " + std::to_string(ratio));
+                "grid), got " +
+                std::to_string(ratio));
   if (low_grid < 1) throw Error("pixel resampler: the low-resolution grid must be at least 1 token wide");
   const int64_t channels = tokenizer.image_channels();
   if (tokenizer.input_channels() != channels)

@@ -6,8 +6,7 @@
 
 namespace vkspec {
 
-PjdSchedule::PjdSchedule(int64_t width, int64_t window, int64_t lag)
-    : W_(width), window_(window), lag_(lag) {
+PjdSchedule::PjdSchedule(int64_t width, int64_t window, int64_t lag) : W_(width), window_(window), lag_(lag) {
   if (width < 1 || window < 1 || lag < 1 || lag > width)
     throw Error("pjd: schedule needs width >= 1, window >= 1 and lag in [1, width] (width " + std::to_string(width) +
                 ", window " + std::to_string(window) + ", lag " + std::to_string(lag) + ")");

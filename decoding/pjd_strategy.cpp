@@ -150,8 +150,10 @@ PjdStrategy::Outcome PjdStrategy::run(const std::vector<Query>& queries, const P
     if (q.slot >= t.config().cls_token_num) fed.push_back(q.fed);
     pos.push_back(static_cast<uint32_t>(std::max<int64_t>(q.predicts, 0)));
     drafts.push_back(q.draft);
-    if (q.draft != ops::kNoToken) gather.push_back({q_.view().rows(q.predicts, 1), q_rows_.view().rows(i, 1)});
-    else s.fill(q_rows_.view().rows(i, 1), 0u);
+    if (q.draft != ops::kNoToken)
+      gather.push_back({q_.view().rows(q.predicts, 1), q_rows_.view().rows(i, 1)});
+    else
+      s.fill(q_rows_.view().rows(i, 1), 0u);
   }
   s.copy(gather);
   t.ctx().upload(positions_, 0, pos.data(), pos.size() * 4);
@@ -164,7 +166,8 @@ PjdStrategy::Outcome PjdStrategy::run(const std::vector<Query>& queries, const P
                    x = probs_x_.view().reshape({2 * max_q});
   auto out_row = [&](int64_t r) { return flat.rows(r * max_q, T); };
   ops::sampler(s, fwd.logits, position,
-               in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical, philox::purpose_word(Purpose::Sample)),
+               in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
+                                     philox::purpose_word(Purpose::Sample)),
                p, out_row(0));
   ops::spec_accept(s, p, q, draft, position, in_.seed, philox::purpose_word(Purpose::Accept, round), out_row(1));
   ops::spec_residual_sample(s, p, q, position, in_.seed, philox::purpose_word(Purpose::Residual, round), out_row(2),

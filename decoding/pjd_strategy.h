@@ -51,9 +51,9 @@ class PjdStrategy : public Strategy {
  private:
   struct Query {
     int64_t slot = 0;
-    uint32_t fed = 0;         // image token fed (unused for the condition query)
-    int64_t window = -1;      // index into the step's windows; -1 for a repair
-    int64_t predicts = -1;    // image position whose p this query gives, -1 for a repair
+    uint32_t fed = 0;                // image token fed (unused for the condition query)
+    int64_t window = -1;             // index into the step's windows; -1 for a repair
+    int64_t predicts = -1;           // image position whose p this query gives, -1 for a repair
     uint32_t draft = ops::kNoToken;  // the draft for `predicts`, verified at this query
     PjdFeed feed = PjdFeed::Committed;
   };

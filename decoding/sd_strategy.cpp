@@ -17,8 +17,7 @@ const ModelSet& checked(const ModelSet& m, const std::string& method) {
                 std::to_string(d.grid_size) + ", classes " + std::to_string(d.num_classes) +
                 ") does not match the target (vocab " + std::to_string(t.vocab_size) + ", grid " +
                 std::to_string(t.grid_size) + ", classes " + std::to_string(t.num_classes) + ")");
-  if (m.drafter->options().max_queries < 2)
-    throw Error(method + ": the drafter must be loaded for at least 2 queries");
+  if (m.drafter->options().max_queries < 2) throw Error(method + ": the drafter must be loaded for at least 2 queries");
   return m;
 }
 
@@ -52,10 +51,10 @@ void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
                                                 philox::purpose_word(philox::Purpose::Draft, round));
   for (int64_t t = 0; t < G; ++t) {
     const int64_t start = t == 0 ? first : c + t, n = t == 0 ? c - first + 1 : 1;  // image tokens predicted
-    const GptBatch& b = target().batch_for(
-        drafter, drafter_cache_,
-        GptQueries::causal(dcfg, target().query_position(start), n, t == 0 ? fed : std::vector<uint32_t>{0},
-                           target().conditions(), drafter_cache_.slots()));
+    const GptBatch& b = target().batch_for(drafter, drafter_cache_,
+                                           GptQueries::causal(dcfg, target().query_position(start), n,
+                                                              t == 0 ? fed : std::vector<uint32_t>{0},
+                                                              target().conditions(), drafter_cache_.slots()));
     if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids());
     const GptOutputs out = target().forward_of(drafter, b, drafter_cache_, stage::kDrafter);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0
@@ -108,8 +107,7 @@ StrategyDescriptor sd() {
   };
   d.max_queries = [](const OptionValues& o, const GptConfig&) { return o.integer("window") + 1; };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
-    return std::make_unique<SdStrategy>("sd", m, in, o.integer("window"),
-                                        parse_accept_choice(o));
+    return std::make_unique<SdStrategy>("sd", m, in, o.integer("window"), parse_accept_choice(o));
   };
   return d;
 }

@@ -33,8 +33,7 @@ int64_t sjd_pac_tree_nodes(int64_t width, int64_t depth) {
 
 std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t chain) {
   std::vector<SjdPacNode> nodes;
-  for (const HawkTreeNode& h :
-       hawk_tree_shape(HawkTreeKind::Cartesian, pools, std::numeric_limits<int64_t>::max()))
+  for (const HawkTreeNode& h : hawk_tree_shape(HawkTreeKind::Cartesian, pools, std::numeric_limits<int64_t>::max()))
     nodes.push_back({h.parent, h.depth, h.pick, h.canonical, h.first_pick});
   int32_t last = 0;  // the deepest main-path node: the chain continues it
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -78,8 +77,8 @@ SjdPacStrategy::SjdPacStrategy(const ModelSet& models, const StrategyInputs& in,
   draw_pos_ = ctx.tensor(DType::U32, {max_q}, "sjd-pac draw positions", MemoryUsage::Upload);
   accept_ = ctx.tensor(DType::U32, {max_q}, "sjd-pac acceptances", MemoryUsage::Readback);
   final_ = ctx.tensor(DType::U32, {max_q}, "sjd-pac next tokens", MemoryUsage::Readback);
-  draws_ = ctx.tensor(DType::U32, {std::max<int64_t>(draws_per_node_, 1), max_q}, "sjd-pac draws",
-                      MemoryUsage::Readback);
+  draws_ =
+      ctx.tensor(DType::U32, {std::max<int64_t>(draws_per_node_, 1), max_q}, "sjd-pac draws", MemoryUsage::Readback);
 }
 
 void SjdPacStrategy::initialise(int64_t end, int64_t tree_end) {
@@ -102,8 +101,8 @@ void SjdPacStrategy::initialise(int64_t end, int64_t tree_end) {
     std::vector<uint32_t> taken;
     const int64_t count = n < tree_end ? opt_.width : 1;
     for (int64_t k = 0; k < count; ++k) {
-      const uint32_t bits = philox::bits(in_.seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit),
-                                         static_cast<uint32_t>(k));
+      const uint32_t bits = philox::bits(in_.seed, static_cast<uint32_t>(n),
+                                         philox::purpose_word(philox::Purpose::DraftInit), static_cast<uint32_t>(k));
       uint64_t pick = (static_cast<uint64_t>(bits) * static_cast<uint64_t>(V - k)) >> 32;
       uint32_t tok = 0;
       for (;; ++tok) {
@@ -125,7 +124,8 @@ std::vector<SjdPacStrategy::Node> SjdPacStrategy::build_tree(int64_t c) {
   std::vector<int> pools;
   int64_t tree = 1, level = 1;
   for (int64_t t = 0; t < depths; ++t) {
-    pools.push_back(static_cast<int>(std::min<size_t>(cand_[static_cast<size_t>(c + t)].size(), static_cast<size_t>(opt_.width))));
+    pools.push_back(static_cast<int>(std::min<size_t>(cand_[static_cast<size_t>(c + t)].size(),
+                                                      static_cast<size_t>(opt_.width))));
     level *= pools.back();
     tree += level;
   }
@@ -139,8 +139,8 @@ std::vector<SjdPacStrategy::Node> SjdPacStrategy::build_tree(int64_t c) {
     const SjdPacNode& s = shape[i];
     const int64_t pos = c + s.depth - 1;
     const uint32_t tok = cand_[static_cast<size_t>(pos)][static_cast<size_t>(s.pick)];
-    nodes.push_back({s.parent, pos, static_cast<int32_t>(tok), s.canonical ? cls_ + pos : scratch++, s.pick, s.canonical,
-                     s.first_pick});
+    nodes.push_back({s.parent, pos, static_cast<int32_t>(tok), s.canonical ? cls_ + pos : scratch++, s.pick,
+                     s.canonical, s.first_pick});
   }
   return nodes;
 }
@@ -174,8 +174,8 @@ void SjdPacStrategy::record_candidate_rows(const std::vector<Node>& nodes, int64
   std::vector<uint32_t> tokens(static_cast<size_t>(M), 0u);
   for (int64_t i = 1; i < M; ++i) {
     const Node& n = nodes[static_cast<size_t>(i)];
-    const TensorView src = n.pick == 0 ? q_base_.view().rows(n.position, 1)
-                                       : q_extra_.view().rows((n.pick - 1) * D1 + n.position - c, 1);
+    const TensorView src =
+        n.pick == 0 ? q_base_.view().rows(n.position, 1) : q_extra_.view().rows((n.pick - 1) * D1 + n.position - c, 1);
     rows.push_back({src, q_tree_.view().rows(i, 1)});
     tokens[static_cast<size_t>(i)] = static_cast<uint32_t>(n.token);
   }
@@ -206,7 +206,8 @@ void SjdPacStrategy::record_draws(const std::vector<Node>& nodes, uint32_t round
       if (!has_child[static_cast<size_t>(i)]) s.fill(first_child_q_.view().rows(i, 1), 0u);
     for (int64_t i = 1; i < M; ++i) {
       const int32_t p = nodes[static_cast<size_t>(i)].parent;
-      if (nodes[static_cast<size_t>(i)].pick == 0) rows.push_back({q_tree_.view().rows(i, 1), first_child_q_.view().rows(p, 1)});
+      if (nodes[static_cast<size_t>(i)].pick == 0)
+        rows.push_back({q_tree_.view().rows(i, 1), first_child_q_.view().rows(p, 1)});
     }
     s.copy(rows);
     from = first_child_q_.view().rows(0, M);
@@ -215,7 +216,8 @@ void SjdPacStrategy::record_draws(const std::vector<Node>& nodes, uint32_t round
   for (int64_t d = 0; d < draws_per_node_; ++d)
     ops::spec_residual_sample(s, probs_.view().rows(0, M), from, draw_pos_.view().rows(0, M), in_.seed,
                               philox::purpose_word(philox::Purpose::Draft,
-                                                   round * static_cast<uint32_t>(draws_per_node_) + static_cast<uint32_t>(d)),
+                                                   round * static_cast<uint32_t>(draws_per_node_) +
+                                                       static_cast<uint32_t>(d)),
                               out.rows(d * max_q, M));
 }
 
@@ -273,7 +275,8 @@ int64_t SjdPacStrategy::commit_path(const std::vector<Node>& nodes, const Accept
 }
 
 std::vector<uint32_t> SjdPacStrategy::next_candidates(const std::vector<Node>& nodes, const std::vector<int32_t>& kids,
-                                                      int32_t P, const Readback& r, int64_t j, bool tree_position) const {
+                                                      int32_t P, const Readback& r, int64_t j,
+                                                      bool tree_position) const {
   const size_t K = static_cast<size_t>(opt_.width);
   std::vector<uint32_t> distinct;  // the node's draws, first occurrences in draw order
   for (const std::vector<uint32_t>& d : r.draws) {
@@ -297,8 +300,10 @@ std::vector<uint32_t> SjdPacStrategy::next_candidates(const std::vector<Node>& n
     // The released rule: old candidate 0 kept when it passed its own test, else the residual's
     // first draw; the extra candidates are further distinct draws of that residual.
     const bool pass = !kids.empty() && r.accept[static_cast<size_t>(kids[0])];
-    if (pass) c = {static_cast<uint32_t>(nodes[static_cast<size_t>(kids[0])].token)};
-    else c = {distinct.empty() ? r.final_token[static_cast<size_t>(P)] : distinct[0]};
+    if (pass)
+      c = {static_cast<uint32_t>(nodes[static_cast<size_t>(kids[0])].token)};
+    else
+      c = {distinct.empty() ? r.final_token[static_cast<size_t>(P)] : distinct[0]};
     for (size_t i = pass ? 0 : 1; tree_position && i < distinct.size() && c.size() < K; ++i) c.push_back(distinct[i]);
   }
   for (uint32_t x : c) checked_token(x, j);
@@ -309,7 +314,8 @@ void SjdPacStrategy::continue_window(const std::vector<Node>& nodes, const Accep
                                      int64_t f) {
   const int64_t M = static_cast<int64_t>(nodes.size()), N = image_tokens();
   std::vector<std::vector<int32_t>> kids(static_cast<size_t>(M));
-  for (int64_t i = 1; i < M; ++i) kids[static_cast<size_t>(nodes[static_cast<size_t>(i)].parent)].push_back(static_cast<int32_t>(i));
+  for (int64_t i = 1; i < M; ++i)
+    kids[static_cast<size_t>(nodes[static_cast<size_t>(i)].parent)].push_back(static_cast<int32_t>(i));
   // The node whose row predicts each position: the main path's, replaced along the committed path
   // and the branch-0 descent below its end (context closer to what was committed). Any node
   // predicting j is exact: its row depends only on tokens before j.
@@ -428,9 +434,7 @@ StrategyDescriptor sjd_pac() {
                          "mass, one candidate)"),
   };
   d.lossless = [](const OptionValues& o) { return o.choice("path") == "first"; };
-  d.max_queries = [](const OptionValues& o, const GptConfig&) {
-    return o.integer("window") + o.integer("depth") - 1;
-  };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) { return o.integer("window") + o.integer("depth") - 1; };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<SjdPacStrategy>(m, in, sjd_pac_options(o));
   };

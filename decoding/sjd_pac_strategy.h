@@ -55,9 +55,9 @@ namespace vkspec {
 enum class SjdPacPath { First, Longest };
 
 struct SjdPacOptions {
-  int64_t width = 3;   // K: candidates per tree depth
-  int64_t depth = 3;   // D: tree levels with the root (the code's tree_depth): D - 1 candidate depths
-  int64_t window = 64; // L: nodes per forward with the root (the code's max_num_new_tokens)
+  int64_t width = 3;    // K: candidates per tree depth
+  int64_t depth = 3;    // D: tree levels with the root (the code's tree_depth): D - 1 candidate depths
+  int64_t window = 64;  // L: nodes per forward with the root (the code's max_num_new_tokens)
   SjdPacPath path = SjdPacPath::First;
   // How a position entering the window is first drafted: uniform (the code's, K distinct tokens in
   // the tree), or the token to its left / above it with a point-mass q (one candidate: a point
@@ -72,11 +72,11 @@ int64_t sjd_pac_tree_nodes(int64_t width, int64_t depth);
 // for depth t + 1, <= K) and the chain after it: nodes in breadth-first order, the main path (the
 // branch-0 path, then the chain) canonical. Pure, so tests check shapes without a device.
 struct SjdPacNode {
-  int32_t parent;  // -1 for the root
-  int32_t depth;   // 0 for the root
-  int32_t pick;    // the candidate's index at its position (0: the main path's)
-  bool canonical;  // on the main path: the position's own KV slot
-  bool first_pick; // the first node holding this (depth, pick): listed once as proposed
+  int32_t parent;   // -1 for the root
+  int32_t depth;    // 0 for the root
+  int32_t pick;     // the candidate's index at its position (0: the main path's)
+  bool canonical;   // on the main path: the position's own KV slot
+  bool first_pick;  // the first node holding this (depth, pick): listed once as proposed
 };
 std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t chain);
 
@@ -129,16 +129,16 @@ class SjdPacStrategy : public Strategy {
   SjdPacOptions opt_;
   int64_t cls_, draws_per_node_;
   TreeTestRows tree_rows_;
-  std::vector<std::vector<uint32_t>> cand_;  // per position: candidates, the coupled draft first
-  int64_t ready_ = 0;                        // positions below have candidates and a q' row
+  std::vector<std::vector<uint32_t>> cand_;           // per position: candidates, the coupled draft first
+  int64_t ready_ = 0;                                 // positions below have candidates and a q' row
   std::vector<std::pair<int32_t, int64_t>> pending_;  // (probs row, position): q' rows to store
-  std::vector<int64_t> repairs_;  // positions whose canonical slot to re-feed (accepted alternates)
-  Tensor q_base_;    // f32 [N, V]: each position's q' (candidate 0's q row)
+  std::vector<int64_t> repairs_;                      // positions whose canonical slot to re-feed (accepted alternates)
+  Tensor q_base_;                                     // f32 [N, V]: each position's q' (candidate 0's q row)
   Tensor probs_, q_tree_, residuals_, first_child_q_;  // f32 [max_q, V]
-  Tensor multihot_, q_extra_;  // f32 [(K - 1)(D - 1), V]: removed candidates, q^(k) rows
-  Tensor tokens_;              // u32 [max_q], host-written: each node's candidate
-  Tensor draw_pos_;            // u32 [max_q], host-written: the position each node predicts
-  Tensor accept_, final_, draws_;  // u32 [max_q], [max_q], [draws, max_q]: read back
+  Tensor multihot_, q_extra_;                          // f32 [(K - 1)(D - 1), V]: removed candidates, q^(k) rows
+  Tensor tokens_;                                      // u32 [max_q], host-written: each node's candidate
+  Tensor draw_pos_;                                    // u32 [max_q], host-written: the position each node predicts
+  Tensor accept_, final_, draws_;                      // u32 [max_q], [max_q], [draws, max_q]: read back
 };
 
 }  // namespace vkspec

@@ -37,7 +37,8 @@ TensorView SpeculativeStrategy::record_target(const GptBatch& batch, int64_t c, 
   const TensorView p = p_.view().rows(0, q);
   const TensorView fresh = out_.view().reshape({kOutRows * max_q}).rows(2 * max_q, q);
   ops::SamplerParams sp = in_.sampler.op_params(vocab(), in_.seed, fresh_mode, fresh_purpose);
-  ops::sampler(stream(), out.logits, positions(c, q), sp, p, fresh_mode == ops::SampleMode::None ? TensorView{} : fresh);
+  ops::sampler(stream(), out.logits, positions(c, q), sp, p,
+               fresh_mode == ops::SampleMode::None ? TensorView{} : fresh);
   if (faults_.q_unfiltered) {
     if (!p_unfiltered_.valid()) p_unfiltered_ = models_.ctx->tensor(DType::F32, p_.shape(), "unfiltered probabilities");
     sp.top_k = 0;
@@ -95,9 +96,7 @@ SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
   std::vector<uint32_t> all(static_cast<size_t>(kOutRows * max_q));
   models_.ctx->download(out_, all.data(), all.size() * 4);
   Outcome o;
-  auto row = [&](int64_t r) {
-    return std::vector<uint32_t>(all.begin() + r * max_q, all.begin() + r * max_q + q);
-  };
+  auto row = [&](int64_t r) { return std::vector<uint32_t>(all.begin() + r * max_q, all.begin() + r * max_q + q); };
   o.accept = row(0);
   o.resolved = row(1);
   o.fresh = row(2);
@@ -108,7 +107,8 @@ SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
 int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c, int64_t q,
                              const std::vector<uint32_t>& draft_tokens, const std::vector<uint32_t>& accept,
                              const std::vector<uint32_t>& resolved,
-                             const std::function<int32_t(uint32_t, int64_t)>& checked_token, const std::string& method) {
+                             const std::function<int32_t(uint32_t, int64_t)>& checked_token,
+                             const std::string& method) {
   const int64_t drafts = static_cast<int64_t>(draft_tokens.size());
   int64_t j = 0;
   while (j < q && accept[static_cast<size_t>(j)]) ++j;
@@ -135,8 +135,9 @@ int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c
 
 int64_t SpeculativeStrategy::commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens,
                                     const Outcome& o) {
-  const int64_t j = commit_verified_rows(e, grid_, c, q, draft_tokens, o.accept, o.resolved,
-                                         [this](uint32_t token, int64_t n) { return checked_token(token, n); }, name());
+  const int64_t j = commit_verified_rows(
+      e, grid_, c, q, draft_tokens, o.accept, o.resolved,
+      [this](uint32_t token, int64_t n) { return checked_token(token, n); }, name());
   committed_ = c + std::min(j + 1, q);
   ++nfe_;
   return j;

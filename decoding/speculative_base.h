@@ -109,7 +109,7 @@ class SpeculativeStrategy : public Strategy {
   Tensor exact_accept_;  // u32 [max_q], only with a lossy acceptance rule (record_exact_successor)
   TensorView last_hidden_;
   std::unique_ptr<AcceptRule> accept_;
-  Tensor out_;           // u32 [4, max_q], read back: accept, resolved token, fresh token, independent token
+  Tensor out_;  // u32 [4, max_q], read back: accept, resolved token, fresh token, independent token
 };
 
 }  // namespace vkspec

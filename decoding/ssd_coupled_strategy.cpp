@@ -29,10 +29,12 @@ StrategyDescriptor ssd_coupled() {
   d.name = "ssd-coupled";
   d.order = 91;
   d.summary = "ours: SSD-style row blocks drafted by the token heads, rejected tokens corrected by maximal coupling";
-  d.reference = "ours, after Xiang et al. 2026 (SSD): token heads instead of latent heads, SCD-MC's coupled correction (docs/methods.md)";
-  d.options = {OptionSpec::integer("rows", kDefaultRows, 1, 1 << 20, "image rows per verified block (at most the grid)"),
-               OptionSpec::integer("rounds", 3, 0, 1 << 20,
-                                   "re-verifications before a draft is replaced by the newest head proposal (0: never)")};
+  d.reference = "ours, after Xiang et al. 2026 (SSD): token heads instead of latent heads, SCD-MC's coupled correction "
+                "(docs/methods.md)";
+  d.options = {
+      OptionSpec::integer("rows", kDefaultRows, 1, 1 << 20, "image rows per verified block (at most the grid)"),
+      OptionSpec::integer("rounds", 3, 0, 1 << 20,
+                          "re-verifications before a draft is replaced by the newest head proposal (0: never)")};
   d.lossless = [](const OptionValues&) { return true; };
   d.needs = [](const OptionValues&) {
     StrategyNeeds n;

@@ -156,7 +156,7 @@ class SsdStrategy : public SpeculativeStrategy {
   BlockPlan plan_block(int64_t c) const {
     BlockPlan p;
     const int64_t N = image_tokens(), r = c / W(), x = c % W(), row_end = (r + 1) * W();
-    if (c == 0) return p;  // nothing to draft from yet: an ar step
+    if (c == 0) return p;                                         // nothing to draft from yet: an ar step
     int64_t h = x == 0 ? 0 : std::min(opt_.row_tokens, W() - x);  // the horizontal head never wraps a row
     if (opt_.heads == HeadKind::Token) h = std::min(h, token_h_);
     p.horizontal = h;
@@ -250,7 +250,7 @@ class SsdStrategy : public SpeculativeStrategy {
   }
 
   SsdOptions opt_;
-  int64_t token_h_ = 0;           // --head-kind token: horizontal heads h1..h{token_h_} present
+  int64_t token_h_ = 0;  // --head-kind token: horizontal heads h1..h{token_h_} present
   int64_t block_end_ = 0, rounds_left_ = 0;
   std::vector<uint32_t> drafts_;  // the current draft of each undecided block position
   Tensor states_;                 // f32 [N * B, dim]: exact or predicted state per (position, CFG row)

@@ -19,24 +19,24 @@ struct StepEvent {
   // Positions whose draft was accepted and committed, and tokens committed as exact samples of
   // the target without a draft (ar's token, a speculative step's extra row).
   std::vector<int32_t> accepted;
-  std::vector<int32_t> rejected;         // positions whose draft was rejected
-  std::vector<int32_t> resampled;        // positions committed with a resampled token
+  std::vector<int32_t> rejected;              // positions whose draft was rejected
+  std::vector<int32_t> resampled;             // positions committed with a resampled token
   std::vector<std::vector<int32_t>> islands;  // rejection islands (MuLo-SD), positions each
   // Drafts a step verifies as separate groups in one forward, positions each: PJD's windows (one
   // per active row), SJD-PAC's proactive tree (one per branch off the main path). Empty otherwise.
   std::vector<std::vector<int32_t>> groups;
-  std::vector<int32_t> grid;             // committed token per position, kUndecided elsewhere
-  int64_t committed = 0;                 // positions committed so far
-  int64_t nfe = 0;                       // target-model forwards so far
-  int64_t draft_forwards = 0;            // drafter forwards so far (draft models, low-res model)
-  int64_t head_forwards = 0;             // draft-head runs so far (each over the rows it needs)
-  double device_ms = 0;                  // GPU time of this step (timestamps; 0 when unavailable)
+  std::vector<int32_t> grid;   // committed token per position, kUndecided elsewhere
+  int64_t committed = 0;       // positions committed so far
+  int64_t nfe = 0;             // target-model forwards so far
+  int64_t draft_forwards = 0;  // drafter forwards so far (draft models, low-res model)
+  int64_t head_forwards = 0;   // draft-head runs so far (each over the rows it needs)
+  double device_ms = 0;        // GPU time of this step (timestamps; 0 when unavailable)
   // device_ms split by what the commands were for (TargetSession's stages: target, drafter,
   // low_res, heads, sampling); empty without timestamps.
   std::map<std::string, double> device_ms_by_stage;
   // device_ms split by (stage, kernel), with each kernel's command count; empty without timestamps.
   KernelTimes device_ms_by_kernel;
-  double wall_ms = 0;                    // host time of this step
+  double wall_ms = 0;  // host time of this step
   bool done = false;
 };
 

@@ -39,14 +39,14 @@ struct NeighbourTables {
 struct ModelSet {
   Context* ctx = nullptr;
   Gpt* target = nullptr;
-  Gpt* drafter = nullptr;  // small GPT on the same token grid (draft-model SD, LANTERN)
-  Gpt* low_res = nullptr;  // GPT on a coarser grid (MuLo-SD)
-  Tokenizer* tokenizer = nullptr;  // MuLo-SD's pixel path; not const: decode/encode write its buffers
-  NeighbourTables neighbours;  // relaxed acceptance (LANTERN, MuLo-SD), one table per metric loaded
-  DraftHeads* heads = nullptr;  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
-  LatentHeads* latent_heads = nullptr;  // SSD's latent heads on the target
-  EagleDrafter* eagle = nullptr;  // the EAGLE-style feature drafter on the target (eagle, lantern)
-  SrNet* sr_net = nullptr;  // MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)
+  Gpt* drafter = nullptr;                       // small GPT on the same token grid (draft-model SD, LANTERN)
+  Gpt* low_res = nullptr;                       // GPT on a coarser grid (MuLo-SD)
+  Tokenizer* tokenizer = nullptr;               // MuLo-SD's pixel path; not const: decode/encode write its buffers
+  NeighbourTables neighbours;                   // relaxed acceptance (LANTERN, MuLo-SD), one table per metric loaded
+  DraftHeads* heads = nullptr;                  // spatial draft heads on the target (Hawk, ssd-coupled, --init heads)
+  LatentHeads* latent_heads = nullptr;          // SSD's latent heads on the target
+  EagleDrafter* eagle = nullptr;                // the EAGLE-style feature drafter on the target (eagle, lantern)
+  SrNet* sr_net = nullptr;                      // MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)
   LatentUpsampler* latent_upsampler = nullptr;  // MuLo-SD's latent upsampler (mulo --upsampler latent)
 };
 

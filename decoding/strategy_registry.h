@@ -55,7 +55,8 @@ struct StrategyDescriptor {
   // Methods whose largest forward also depends on the low-resolution model (MuLo-SD: the target
   // verifies r band rows, r = target grid / low-resolution grid); used instead of max_queries
   // when that model's configuration is known.
-  std::function<int64_t(const OptionValues&, const GptConfig& target, const GptConfig& low_res)> max_queries_with_low_res;
+  std::function<int64_t(const OptionValues&, const GptConfig& target, const GptConfig& low_res)>
+      max_queries_with_low_res;
   // Queries of every target forward when that number is fixed and nothing but the target runs
   // (the NFE projection); 0 when it varies or other models also run. Empty: 0.
   std::function<int64_t(const OptionValues&)> fixed_queries;
@@ -80,7 +81,8 @@ struct StrategyDescriptor {
   // Bad values read as defaults, unknown options ignored: for sizing models before make() reports.
   OptionValues lenient_values(const MethodOptions& given) const;
   StrategyNeeds needs_for(const MethodOptions& given) const;
-  int64_t max_queries_for(const MethodOptions& given, const GptConfig& target, const GptConfig* low_res = nullptr) const;
+  int64_t max_queries_for(const MethodOptions& given, const GptConfig& target,
+                          const GptConfig* low_res = nullptr) const;
   int64_t fixed_queries_for(const MethodOptions& given) const;
   int64_t jacobi_window_for(const MethodOptions& given) const;
   bool lossless_for(const MethodOptions& given) const;

@@ -20,8 +20,8 @@ TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, c
                              int64_t max_queries, int64_t scratch_slots)
     : TargetSession(models, std::vector<StrategyInputs>{in}, method, max_queries, scratch_slots) {}
 
-TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images, const std::string& method,
-                             int64_t max_queries, int64_t scratch_slots)
+TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images,
+                             const std::string& method, int64_t max_queries, int64_t scratch_slots)
     : ctx_(*models.ctx),
       model_(checked_target(models)),
       images_(static_cast<int64_t>(images.size())),
@@ -89,8 +89,8 @@ const GptBatch& TargetSession::batch(const GptQueries& q) { return batch_for(mod
 const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache, const GptQueries& q) {
   BatchPool& pool = pools_[{&model, cache.slots()}];
   if (pool.used == pool.batches.size())
-    pool.batches.push_back(
-        std::make_unique<GptBatch>(ctx_, model.config(), rows_, model.options().max_queries, cache.slots()));
+    pool.batches.push_back(std::make_unique<GptBatch>(ctx_, model.config(), rows_, model.options().max_queries,
+                                                      cache.slots()));
   GptBatch& b = *pool.batches[pool.used++];
   b.assign(q);
   return b;

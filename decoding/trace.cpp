@@ -18,10 +18,18 @@ nlohmann::json rows_of(const std::vector<int32_t>& grid, int64_t w) {
 }
 
 nlohmann::json event_json(const StepEvent& e) {
-  nlohmann::json j = {{"step", e.step},         {"proposed", e.proposed}, {"proposed_tokens", e.proposed_tokens},
-                      {"accepted", e.accepted}, {"rejected", e.rejected}, {"resampled", e.resampled},
-                      {"islands", e.islands},   {"committed", e.committed}, {"nfe", e.nfe},
-                      {"draft_forwards", e.draft_forwards}, {"device_ms", e.device_ms}, {"wall_ms", e.wall_ms}};
+  nlohmann::json j = {{"step", e.step},
+                      {"proposed", e.proposed},
+                      {"proposed_tokens", e.proposed_tokens},
+                      {"accepted", e.accepted},
+                      {"rejected", e.rejected},
+                      {"resampled", e.resampled},
+                      {"islands", e.islands},
+                      {"committed", e.committed},
+                      {"nfe", e.nfe},
+                      {"draft_forwards", e.draft_forwards},
+                      {"device_ms", e.device_ms},
+                      {"wall_ms", e.wall_ms}};
   // Only methods that verify groups write them, so every other method's trace stays as it was.
   if (!e.groups.empty()) j["groups"] = e.groups;
   return j;
@@ -47,9 +55,12 @@ std::string trace_json(const TraceConfig& cfg, const std::vector<Generation>& ge
   }
   nlohmann::json images = nlohmann::json::array();
   for (const Generation& g : gens) {
-    nlohmann::json im = {{"method", g.method},   {"seed", g.seed},
-                         {"nfe", g.nfe},         {"draft_forwards", g.draft_forwards},
-                         {"wall_ms", g.wall_ms}, {"device_ms", g.device_ms},
+    nlohmann::json im = {{"method", g.method},
+                         {"seed", g.seed},
+                         {"nfe", g.nfe},
+                         {"draft_forwards", g.draft_forwards},
+                         {"wall_ms", g.wall_ms},
+                         {"device_ms", g.device_ms},
                          {"tokens", rows_of(g.tokens, cfg.grid_size)}};
     // A class-conditional image keeps its "class"; "condition" says what it was generated from.
     if (g.class_id >= 0) im["class"] = g.class_id;

@@ -103,9 +103,12 @@ void check_depth(const std::string& text, const Reader& r) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -157,11 +160,11 @@ StepEvent read_event(const Reader& r, const json& j, const std::string& w, int64
   e.proposed = r.positions(r.member(j, w, "proposed"), w + ".proposed", tokens);
   const json& pt = r.array(r.member(j, w, "proposed_tokens"), w + ".proposed_tokens", static_cast<size_t>(tokens));
   if (pt.size() != e.proposed.size())
-    r.fail(w + ".proposed_tokens", std::to_string(pt.size()) + " tokens for " + std::to_string(e.proposed.size()) +
-                                       " proposed positions");
+    r.fail(w + ".proposed_tokens",
+           std::to_string(pt.size()) + " tokens for " + std::to_string(e.proposed.size()) + " proposed positions");
   for (size_t i = 0; i < pt.size(); ++i)
-    e.proposed_tokens.push_back(
-        static_cast<int32_t>(r.integer(pt[i], w + ".proposed_tokens[" + std::to_string(i) + "]", 0, vocab - 1)));
+    e.proposed_tokens.push_back(static_cast<int32_t>(r.integer(pt[i], w + ".proposed_tokens[" + std::to_string(i) + "]",
+                                                               0, vocab - 1)));
   e.accepted = r.positions(r.member(j, w, "accepted"), w + ".accepted", tokens);
   e.rejected = r.positions(r.member(j, w, "rejected"), w + ".rejected", tokens);
   e.resampled = r.positions(r.member(j, w, "resampled"), w + ".resampled", tokens);
@@ -213,8 +216,8 @@ Generation read_image(const Reader& r, const json& im, const std::string& w, con
     if (static_cast<int64_t>(row.size()) != G)
       r.fail(wy, std::to_string(row.size()) + " tokens, the grid is " + std::to_string(G) + " wide");
     for (size_t x = 0; x < row.size(); ++x)
-      g.tokens.push_back(
-          static_cast<int32_t>(r.integer(row[x], wy + "[" + std::to_string(x) + "]", 0, cfg.vocab_size - 1)));
+      g.tokens.push_back(static_cast<int32_t>(r.integer(row[x], wy + "[" + std::to_string(x) + "]", 0,
+                                                        cfg.vocab_size - 1)));
   }
 
   const json& events = r.array(r.member(im, w, "events"), w + ".events", static_cast<size_t>(kStepsPerToken * T + 64));
@@ -223,12 +226,14 @@ Generation read_image(const Reader& r, const json& im, const std::string& w, con
   for (size_t i = 0; i < events.size(); ++i) {
     const std::string we = w + ".events[" + std::to_string(i) + "]";
     StepEvent e = read_event(r, events[i], we, T, cfg.vocab_size);
-    if (e.step != static_cast<int64_t>(i)) r.fail(we + ".step", std::to_string(e.step) + ", expected " + std::to_string(i));
+    if (e.step != static_cast<int64_t>(i))
+      r.fail(we + ".step", std::to_string(e.step) + ", expected " + std::to_string(i));
     if (committed == T) r.fail(we, "the image was already complete at the previous step");
     if (e.committed < committed)
-      r.fail(we + ".committed", std::to_string(e.committed) + " is less than the previous step's " +
-                                    std::to_string(committed));
-    if (e.nfe < nfe) r.fail(we + ".nfe", std::to_string(e.nfe) + " is less than the previous step's " + std::to_string(nfe));
+      r.fail(we + ".committed",
+             std::to_string(e.committed) + " is less than the previous step's " + std::to_string(committed));
+    if (e.nfe < nfe)
+      r.fail(we + ".nfe", std::to_string(e.nfe) + " is less than the previous step's " + std::to_string(nfe));
     if (e.draft_forwards < drafts)
       r.fail(we + ".draft_forwards", "decreases from the previous step's " + std::to_string(drafts));
     committed = e.committed, nfe = e.nfe, drafts = e.draft_forwards;
@@ -244,10 +249,11 @@ Generation read_image(const Reader& r, const json& im, const std::string& w, con
     if (committed != T)
       r.fail(w + ".events", "the last step commits " + std::to_string(committed) + " of " + std::to_string(T) +
                                 " tokens; the image is incomplete");
-    if (nfe != g.nfe) r.fail(w + ".nfe", std::to_string(g.nfe) + " differs from the last step's " + std::to_string(nfe));
+    if (nfe != g.nfe)
+      r.fail(w + ".nfe", std::to_string(g.nfe) + " differs from the last step's " + std::to_string(nfe));
     if (drafts != g.draft_forwards)
-      r.fail(w + ".draft_forwards", std::to_string(g.draft_forwards) + " differs from the last step's " +
-                                        std::to_string(drafts));
+      r.fail(w + ".draft_forwards",
+             std::to_string(g.draft_forwards) + " differs from the last step's " + std::to_string(drafts));
   }
   return g;
 }
@@ -312,8 +318,10 @@ const std::vector<int32_t>& GridReplay::apply(const StepEvent& e) {
       }
     }
   if (decided_ > e.committed)
-    throw Error("lists " + std::to_string(decided_) + " committed positions (accepted or resampled) but its committed "
-                "count is " + std::to_string(e.committed));
+    throw Error("lists " + std::to_string(decided_) +
+                " committed positions (accepted or resampled) but its committed "
+                "count is " +
+                std::to_string(e.committed));
   if (e.committed > static_cast<int64_t>(grid_.size()))
     throw Error("committed count " + std::to_string(e.committed) + " exceeds the grid");
   while (decided_ < e.committed) {

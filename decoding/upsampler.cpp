@@ -11,7 +11,9 @@ namespace {
 class NearestUpsampler final : public DraftUpsampler {
  public:
   explicit NearestUpsampler(PixelResampler& r) : r_(r) {}
-  void record_up(CommandStream& s, const TensorView& low, const TensorView& high) override { r_.record_up(s, low, high); }
+  void record_up(CommandStream& s, const TensorView& low, const TensorView& high) override {
+    r_.record_up(s, low, high);
+  }
 
  private:
   PixelResampler& r_;
@@ -63,10 +65,10 @@ std::unique_ptr<DraftUpsampler> make_draft_upsampler(UpsamplerKind kind, const M
                                                      int64_t low_grid, int64_t high_grid) {
   const int64_t r = high_grid / low_grid;
   switch (kind) {
-    case UpsamplerKind::Nearest:
-      return std::make_unique<NearestUpsampler>(resampler);
+    case UpsamplerKind::Nearest: return std::make_unique<NearestUpsampler>(resampler);
     case UpsamplerKind::PixelSr:
-      if (!m.sr_net) throw Error("mulo: --upsampler pixel-sr needs the super-resolution net (--sr-net FILE, tools/train_sr_net.py)");
+      if (!m.sr_net)
+        throw Error("mulo: --upsampler pixel-sr needs the super-resolution net (--sr-net FILE, tools/train_sr_net.py)");
       if (m.sr_net->scale() != r)
         throw Error("mulo: the super-resolution net " + m.sr_net->path() + " upsamples x" +
                     std::to_string(m.sr_net->scale()) + ", the low-resolution model is " + std::to_string(r) +

@@ -22,7 +22,7 @@ int64_t checked_lanes(const std::string& method, const ModelSet& models, const s
     throw Error(method + ": " + std::to_string(lanes) + " lanes for " + std::to_string(in.size()) + " images");
   if (models.target && models.target->config().cls_token_num > 1 && lanes < static_cast<int64_t>(in.size()))
     throw Error(method + ": a text-conditional model decodes its batch's images together (lanes = images): a "
-                "caption is prefilled with the session, not when its image takes a lane");
+                         "caption is prefilled with the session, not when its image takes a lane");
   if (opt.init == DraftInit::Heads) throw Error(method + ": --init heads decodes one image per forward");
   return lanes;
 }
@@ -95,8 +95,10 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   for (int64_t n = l.c + carried; n < l.c + l.drafts_now; ++n) {
     const InitialDraft d = initial_draft(opt_.init, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
     const int64_t row = first + (n - l.c);
-    if (d.uniform) s.fill(q_.view().rows(row, 1), det::float_bits(1.0f / static_cast<float>(V)));
-    else point_mass.push_back({row, d.token});
+    if (d.uniform)
+      s.fill(q_.view().rows(row, 1), det::float_bits(1.0f / static_cast<float>(V)));
+    else
+      point_mass.push_back({row, d.token});
     l.drafts[static_cast<size_t>(n)] = d.token;
   }
   record_point_masses(s, q_, point_mass);
@@ -161,7 +163,8 @@ void WindowBatchStrategy::record_verification(int64_t R) {
   const ops::RowKeys keys{seeds_.view().rows(0, R), rounds_.view().rows(0, R)};
   JudgedRows judged{p, q, drafts_.view().rows(0, R), pos, 0, 0, keys};
   accept_->record_resolution(s, judged, out.rows(0, R), out.rows(max_rows, R));
-  if (exact_successor_) record_exact_resolution(s, judged, p, exact_accept_.view().rows(0, R), out.rows(2 * max_rows, R));
+  if (exact_successor_)
+    record_exact_resolution(s, judged, p, exact_accept_.view().rows(0, R), out.rows(2 * max_rows, R));
   // The residual norm(max(p - p, 0)) is all zero: spec_residual_sample draws from p itself.
   if (partial_)
     ops::spec_residual_sample(s, p, p, pos, 0, philox::purpose_word(philox::Purpose::Draft), out.rows(3 * max_rows, R),

@@ -29,8 +29,8 @@ class WindowBatchStrategy : public BatchStrategy {
  public:
   // lanes: images decoded at once (<= in.size(); a text-conditional model takes lanes = in.size(),
   // its captions being prefilled once, with the session).
-  WindowBatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in,
-                      DraftRule rule, const WindowOptions& opt, int64_t lanes);
+  WindowBatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in, DraftRule rule,
+                      const WindowOptions& opt, int64_t lanes);
   ~WindowBatchStrategy() override;
 
  protected:
@@ -38,11 +38,11 @@ class WindowBatchStrategy : public BatchStrategy {
 
  private:
   struct Lane {
-    int64_t image = -1;            // index into images_; -1: idle
-    std::vector<uint32_t> drafts;  // current draft per position (valid in [committed, ready))
-    int64_t ready = 0;             // positions below have a draft and a q row
-    int64_t steps = 0;             // the image's own steps so far: its Philox round
-    int64_t p_row = 0, p_from = 0;  // position p_from's row of the previous step's p
+    int64_t image = -1;                          // index into images_; -1: idle
+    std::vector<uint32_t> drafts;                // current draft per position (valid in [committed, ready))
+    int64_t ready = 0;                           // positions below have a draft and a q row
+    int64_t steps = 0;                           // the image's own steps so far: its Philox round
+    int64_t p_row = 0, p_from = 0;               // position p_from's row of the previous step's p
     int64_t c = 0, drafts_now = 0, queries = 0;  // this step's
   };
   // Host rows of one step, uploaded before it is recorded.
@@ -51,7 +51,7 @@ class WindowBatchStrategy : public BatchStrategy {
     std::vector<uint64_t> seeds;
   };
 
-  void admit();  // idle lanes and lanes whose image is done take the next inputs
+  void admit();    // idle lanes and lanes whose image is done take the next inputs
   int64_t plan();  // each lane's window this step; returns the rows per lane (T)
   uint32_t token_at(const Lane& l, int64_t n) const;
   // This step's q rows (carried from the previous p, initialised, or zero) and the lane's host rows.
@@ -71,12 +71,12 @@ class WindowBatchStrategy : public BatchStrategy {
   std::vector<Lane> lanes_;
   size_t next_input_ = 0;
   std::unique_ptr<AcceptRule> accept_;
-  Tensor p_[2];          // f32 [lanes * (window + 1), V]: this step's and the previous step's target
-  int cur_ = 0;          // which p_ this step writes
-  Tensor q_;             // f32 [lanes * (window + 1), V]: this step's draft distributions
+  Tensor p_[2];  // f32 [lanes * (window + 1), V]: this step's and the previous step's target
+  int cur_ = 0;  // which p_ this step writes
+  Tensor q_;     // f32 [lanes * (window + 1), V]: this step's draft distributions
   Tensor positions_, drafts_, rounds_, purposes_, seeds_;  // host-written per-row inputs
-  Tensor exact_accept_;  // u32 [rows], under a lossy rule with coupled drafts
-  Tensor out_;           // u32 [4, rows], read back: accept, resolved, fresh, independent
+  Tensor exact_accept_;                                    // u32 [rows], under a lossy rule with coupled drafts
+  Tensor out_;  // u32 [4, rows], read back: accept, resolved, fresh, independent
 };
 
 }  // namespace vkspec

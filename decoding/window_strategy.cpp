@@ -11,10 +11,11 @@
 namespace vkspec {
 
 std::vector<OptionSpec> window_option_specs() {
-  return {OptionSpec::integer("window", 16, 1, 1024, "drafts verified per forward (the target runs window + 1 queries)"),
-          OptionSpec::choice("init", "above", {"random", "left", "above", "heads"},
-                             "how a position entering the window is first drafted: a uniform sample, the token to "
-                             "its left or above it, or the draft heads' proposal (--heads)")};
+  return {
+      OptionSpec::integer("window", 16, 1, 1024, "drafts verified per forward (the target runs window + 1 queries)"),
+      OptionSpec::choice("init", "above", {"random", "left", "above", "heads"},
+                         "how a position entering the window is first drafted: a uniform sample, the token to "
+                         "its left or above it, or the draft heads' proposal (--heads)")};
 }
 
 OptionSpec coupling_strength_spec() {
@@ -28,8 +29,8 @@ WindowOptions parse_window_options(const OptionValues& o, const AcceptRuleSlot& 
   w.window = o.integer("window");
   if (o.declares("alpha")) w.alpha = o.number("alpha");
   const std::string& init = o.choice("init");
-  w.init = init == "random" ? DraftInit::Random
-           : init == "left" ? DraftInit::Left
+  w.init = init == "random"  ? DraftInit::Random
+           : init == "left"  ? DraftInit::Left
            : init == "heads" ? DraftInit::Heads
                              : DraftInit::Above;
   w.accept = parse_accept_choice(o, slot);
@@ -60,7 +61,8 @@ StrategyDescriptor window_method_descriptor(const std::string& name, int order, 
   // With --init heads the heads also run on some rows: no fixed cost per forward.
   d.fixed_queries = [](const OptionValues& o) { return o.choice("init") == "heads" ? 0 : window_max_queries(o); };
   d.jacobi_window = [](const OptionValues& o) { return o.integer("window"); };
-  d.make = [name, rule](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+  d.make = [name, rule](const ModelSet& m, const StrategyInputs& in,
+                        const OptionValues& o) -> std::unique_ptr<Strategy> {
     return std::make_unique<WindowStrategy>(name, m, in, rule, parse_window_options(o));
   };
   d.make_batch = [name, rule](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
@@ -96,11 +98,10 @@ WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const
     proposal_q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " head proposals");
     for (const DraftHead& h : models.heads->heads()) {
       head_q_.push_back(ctx.tensor(DType::F32, {max_q, vocab()}, name() + " head " + h.name));
-      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, name() + " head tokens " + h.name,
-                                     MemoryUsage::Readback));
+      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, name() + " head tokens " + h.name, MemoryUsage::Readback));
     }
-    head_pos_ = ctx.tensor(DType::U32, {static_cast<int64_t>(head_q_.size()), max_q},
-                           name() + " head positions", MemoryUsage::Upload);
+    head_pos_ = ctx.tensor(DType::U32, {static_cast<int64_t>(head_q_.size()), max_q}, name() + " head positions",
+                           MemoryUsage::Upload);
   }
   q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " draft distributions");
   row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, name() + " row drafts", MemoryUsage::Upload);
@@ -112,7 +113,8 @@ InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t voca
   if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
   if (how != DraftInit::Random) return {token_at(how == DraftInit::Left ? n - 1 : n - grid_size), false};
   // (bits * V) >> 32 is uniform to within V / 2^32, far below anything a test could see.
-  const uint32_t bits = philox::bits(seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit), 0);
+  const uint32_t bits =
+      philox::bits(seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit), 0);
   return {static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(vocab)) >> 32), true};
 }
 
@@ -122,9 +124,8 @@ uint32_t next_window_draft(const WindowOptions& opt, DraftRule rule, bool exact_
   if (rule == DraftRule::Fresh || opt.alpha >= 1.0) return coupled;
   // A coin of its own per (position, step): independent of the draft, the verification and both
   // candidate next drafts, which is what keeps the mixture an exact sample of p.
-  const bool take_coupled =
-      philox::uniform(seed, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::Couple, round), 0) <
-      opt.alpha;
+  const bool take_coupled = philox::uniform(seed, static_cast<uint32_t>(n),
+                                            philox::purpose_word(philox::Purpose::Couple, round), 0) < opt.alpha;
   return take_coupled ? coupled : independent;
 }
 
@@ -149,8 +150,10 @@ void WindowStrategy::initialise(int64_t end) {
       how = DraftInit::Above;
     }
     const InitialDraft d = initial_draft(how, in_.seed, n, V, W, [this](int64_t m) { return token_at(m); });
-    if (d.uniform) s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
-    else point_mass.push_back({n, d.token});
+    if (d.uniform)
+      s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
+    else
+      point_mass.push_back({n, d.token});
     drafts_[static_cast<size_t>(n)] = d.token;
   }
   record_point_masses(s, q_, point_mass);
@@ -191,8 +194,8 @@ void WindowStrategy::decode(StepEvent& e) {
   models_.ctx->upload(row_drafts_, 0, rows.data(), rows.size() * 4);
   const TensorView q_rows = q_.view().rows(c, Q);
   record_verify(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
-  const bool exact_successor = rule_ == DraftRule::Coupled && !accept_rule().descriptor().lossless &&
-                               !faults_.relaxed_successor;
+  const bool exact_successor =
+      rule_ == DraftRule::Coupled && !accept_rule().descriptor().lossless && !faults_.relaxed_successor;
   if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   const bool partial = rule_ != DraftRule::Fresh && opt_.alpha < 1.0;
   if (partial) record_independent_draft(p, c, Q, round);
@@ -286,7 +289,8 @@ WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64
         in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                               philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
     ops::sampler(s, logits.rows(first_row, B * n), head_pos_.view().reshape({H * max_q}).rows(k * max_q, n), sp,
-                 head_q_[static_cast<size_t>(k)].view().rows(0, n), head_tok_[static_cast<size_t>(k)].view().rows(0, n));
+                 head_q_[static_cast<size_t>(k)].view().rows(0, n),
+                 head_tok_[static_cast<size_t>(k)].view().rows(0, n));
     first_row += B * n;
   }
   s.copy(spread);
@@ -301,7 +305,8 @@ void WindowStrategy::read_head_proposals(const HeadPicks& picks) {
   }
   for (size_t m = 0; m < picks.at.size(); ++m)
     if (picks.at[m].first >= 0)
-      proposal_tok_[m] = static_cast<int32_t>(tokens[static_cast<size_t>(picks.at[m].first)][static_cast<size_t>(picks.at[m].second)]);
+      proposal_tok_[m] =
+          static_cast<int32_t>(tokens[static_cast<size_t>(picks.at[m].first)][static_cast<size_t>(picks.at[m].second)]);
 }
 
 }  // namespace vkspec

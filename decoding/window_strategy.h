@@ -114,10 +114,10 @@ class WindowStrategy : public SpeculativeStrategy {
   // Draft-head proposals (DraftInit::Heads): token and q row per position, rounds verified.
   std::vector<int32_t> proposal_tok_;
   std::vector<int64_t> rounds_;
-  std::vector<int64_t> redraft_;  // positions to re-draft from proposals at the next step
-  Tensor proposal_q_;             // f32 [N, V]
+  std::vector<int64_t> redraft_;           // positions to re-draft from proposals at the next step
+  Tensor proposal_q_;                      // f32 [N, V]
   std::vector<Tensor> head_q_, head_tok_;  // per head: [max_q, V] / [max_q] (read back), picked rows first
-  Tensor head_pos_;               // u32 [heads, max_q], host-written: each picked row's target position
+  Tensor head_pos_;                        // u32 [heads, max_q], host-written: each picked row's target position
 };
 
 }  // namespace vkspec

@@ -124,9 +124,10 @@ StrategyDescriptor zipar() {
   d.summary = "ZipAR: several rows decode in parallel once the row above is far enough ahead";
   d.reference = "He et al. 2024, ZipAR: Parallel Auto-regressive Image Generation through Spatial Locality; "
                 "--verify is ours (docs/methods.md)";
-  d.options = {OptionSpec::integer("window", 4, 1, 1 << 20,
-                                   "tokens a row stays behind the row above it (at most the grid width)"),
-               };
+  d.options = {
+      OptionSpec::integer("window", 4, 1, 1 << 20,
+                          "tokens a row stays behind the row above it (at most the grid width)"),
+  };
   d.accept_rules = zipar_verify_slot();
   d.lossless = [](const OptionValues& o) { return o.choice("verify") != "none"; };  // and the rule lossless
   d.max_queries = [](const OptionValues& o, const GptConfig& t) {

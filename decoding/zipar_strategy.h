@@ -51,10 +51,10 @@ class ZipArStrategy : public Strategy {
   std::vector<int64_t> active_rows() const;
 
   int64_t W_, window_;
-  std::vector<int64_t> next_col_;          // per image row: tokens decoded so far
-  std::vector<bool> placeholder_;          // per image row: its first query was fed a placeholder
-  std::vector<bool> slot_valid_;           // per cache slot: holds K/V of a committed fed token
-  Tensor positions_, probs_, tokens_;      // per query: Philox position (upload), p, sampled token
+  std::vector<int64_t> next_col_;      // per image row: tokens decoded so far
+  std::vector<bool> placeholder_;      // per image row: its first query was fed a placeholder
+  std::vector<bool> slot_valid_;       // per cache slot: holds K/V of a committed fed token
+  Tensor positions_, probs_, tokens_;  // per query: Philox position (upload), p, sampled token
 };
 
 }  // namespace vkspec

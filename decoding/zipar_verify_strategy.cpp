@@ -124,13 +124,15 @@ void ZipArVerifyStrategy::record(const Plan& pl, uint32_t round) {
   };
   std::vector<uint32_t> tokens, pos(static_cast<size_t>(T));
   for (int64_t i = 0; i < T; ++i) {
-    if (pl.fed[static_cast<size_t>(i)] != kCondition) tokens.push_back(static_cast<uint32_t>(pl.fed[static_cast<size_t>(i)]));
+    if (pl.fed[static_cast<size_t>(i)] != kCondition)
+      tokens.push_back(static_cast<uint32_t>(pl.fed[static_cast<size_t>(i)]));
     pos[static_cast<size_t>(i)] = static_cast<uint32_t>(pl.predicts[static_cast<size_t>(i)]);
   }
   const GptBatch& batch = t.at_positions(pl.slots, tokens, [&](int64_t, int64_t sl) { return valid(sl); });
   t.ctx().upload(positions_, 0, pos.data(), pos.size() * 4);
   std::vector<uint32_t> verified(static_cast<size_t>(Vq), ops::kNoToken);
-  for (int64_t i = 0; i < D; ++i) verified[static_cast<size_t>(i)] = static_cast<uint32_t>(draft_[static_cast<size_t>(c + i)]);
+  for (int64_t i = 0; i < D; ++i)
+    verified[static_cast<size_t>(i)] = static_cast<uint32_t>(draft_[static_cast<size_t>(c + i)]);
   t.ctx().upload(row_tokens_, 0, verified.data(), verified.size() * 4);
 
   const int64_t max_q = p_.shape()[0];

@@ -6,10 +6,9 @@
 // sampled from; each forward also verifies the run of drafts at the raster frontier c under the
 // full causal context (queries for c .. c + D, fed the committed token and the drafts), with the
 // acceptance rule --verify names (decoding/accept_rule.h): exact (u < min(1, p/q), residual
-// resampling; lossless) or a lossy one (lantern, gsd). The first rejection is resampled and every draft after it is dropped
-// (it may have seen the rejected token); when the whole run passes, the row after it is an exact
-// sample. Drafts keep their own Philox randomness, so with --verify exact the output is ar's
-// distribution.
+// resampling; lossless) or a lossy one (lantern, gsd). The first rejection is resampled and every draft after it is
+// dropped (it may have seen the rejected token); when the whole run passes, the row after it is an exact sample. Drafts
+// keep their own Philox randomness, so with --verify exact the output is ar's distribution.
 #include <vector>
 
 #include "decoding/speculative_base.h"

@@ -10,8 +10,8 @@ namespace vkspec {
 
 struct FashionMnist {
   int64_t count = 0, size = 32;
-  std::vector<float> images;     // [count, 32, 32] in [-1, 1]
-  std::vector<int32_t> labels;   // [count]
+  std::vector<float> images;    // [count, 32, 32] in [-1, 1]
+  std::vector<int32_t> labels;  // [count]
 };
 
 // Default directory of the Debian package.

@@ -23,8 +23,7 @@ void for_each_dot_block(const float* x, int64_t n, const float* y, int64_t m, in
 std::vector<float> feature_rows(const std::vector<float>& features, int64_t dim, const std::vector<int64_t>& rows) {
   std::vector<float> out;
   out.reserve(rows.size() * static_cast<size_t>(dim));
-  for (int64_t r : rows)
-    out.insert(out.end(), features.begin() + r * dim, features.begin() + (r + 1) * dim);
+  for (int64_t r : rows) out.insert(out.end(), features.begin() + r * dim, features.begin() + (r + 1) * dim);
   return out;
 }
 

@@ -12,8 +12,8 @@ namespace {
 
 // Every entry carries ZIP64 sizes and the archive a ZIP64 end record, needed or not: one layout
 // for a 10-image test and a 10 GB evaluation set, so the tests exercise the one that matters.
-constexpr uint32_t kLocalHeader = 0x04034b50, kCentralHeader = 0x02014b50, kEnd = 0x06054b50,
-                   kZip64End = 0x06064b50, kZip64Locator = 0x07064b50;
+constexpr uint32_t kLocalHeader = 0x04034b50, kCentralHeader = 0x02014b50, kEnd = 0x06054b50, kZip64End = 0x06064b50,
+                   kZip64Locator = 0x07064b50;
 constexpr uint16_t kVersion = 45;     // ZIP64
 constexpr uint16_t kDate1980 = 0x21;  // 1980-01-01, 00:00: the same bytes for the same arrays
 constexpr uint32_t kMax32 = 0xFFFFFFFFu;
@@ -86,11 +86,22 @@ void NpzWriter::begin_array(const std::string& name, NpyType type, const std::ve
   e.size = header.size() + n * item_size(type);
   // Sizes live in the ZIP64 extra field; the CRC is patched in by end_array().
   const std::string local = Bytes()
-                                .u32(kLocalHeader).u16(kVersion).u16(0).u16(0).u16(0).u16(kDate1980)
-                                .u32(0).u32(kMax32).u32(kMax32)
-                                .u16(static_cast<uint16_t>(e.name.size())).u16(20)
+                                .u32(kLocalHeader)
+                                .u16(kVersion)
+                                .u16(0)
+                                .u16(0)
+                                .u16(0)
+                                .u16(kDate1980)
+                                .u32(0)
+                                .u32(kMax32)
+                                .u32(kMax32)
+                                .u16(static_cast<uint16_t>(e.name.size()))
+                                .u16(20)
                                 .text(e.name)
-                                .u16(0x0001).u16(16).u64(e.size).u64(e.size)
+                                .u16(0x0001)
+                                .u16(16)
+                                .u64(e.size)
+                                .u64(e.size)
                                 .str();
   put(local.data(), local.size());
   entries_.push_back(e);
@@ -139,15 +150,41 @@ void NpzWriter::close() {
   const uint64_t directory_at = static_cast<uint64_t>(out_.tellp());
   Bytes d;
   for (const Entry& e : entries_)
-    d.u32(kCentralHeader).u16(kVersion).u16(kVersion).u16(0).u16(0).u16(0).u16(kDate1980)
-        .u32(e.crc).u32(kMax32).u32(kMax32)
-        .u16(static_cast<uint16_t>(e.name.size())).u16(28).u16(0).u16(0).u16(0).u32(0).u32(kMax32)
+    d.u32(kCentralHeader)
+        .u16(kVersion)
+        .u16(kVersion)
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u16(kDate1980)
+        .u32(e.crc)
+        .u32(kMax32)
+        .u32(kMax32)
+        .u16(static_cast<uint16_t>(e.name.size()))
+        .u16(28)
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u32(0)
+        .u32(kMax32)
         .text(e.name)
-        .u16(0x0001).u16(24).u64(e.size).u64(e.size).u64(e.offset);
+        .u16(0x0001)
+        .u16(24)
+        .u64(e.size)
+        .u64(e.size)
+        .u64(e.offset);
   const uint64_t directory_size = d.str().size(), zip64_end_at = directory_at + directory_size;
   const uint64_t count = entries_.size();
-  d.u32(kZip64End).u64(44).u16(kVersion).u16(kVersion).u32(0).u32(0).u64(count).u64(count)
-      .u64(directory_size).u64(directory_at);
+  d.u32(kZip64End)
+      .u64(44)
+      .u16(kVersion)
+      .u16(kVersion)
+      .u32(0)
+      .u32(0)
+      .u64(count)
+      .u64(count)
+      .u64(directory_size)
+      .u64(directory_at);
   d.u32(kZip64Locator).u32(0).u64(zip64_end_at).u32(1);
   d.u32(kEnd).u16(0).u16(0).u16(0xFFFF).u16(0xFFFF).u32(kMax32).u32(kMax32).u16(0);
   put(d.str().data(), d.str().size());

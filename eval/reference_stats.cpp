@@ -32,7 +32,7 @@ bool read_cached(const std::string& path, uint64_t key, ReferenceSet& out) {
   if (dim <= 0 || dim > 4096 || count < 2 || features < 0 || features > kMaxReferenceFeatures ||
       static_cast<uint64_t>(head[3]) != key ||
       data.size() != 8 + sizeof(head) + static_cast<size_t>(dim + dim * dim) * sizeof(double) +
-                          static_cast<size_t>(features * dim) * sizeof(float))
+                         static_cast<size_t>(features * dim) * sizeof(float))
     return false;
   GaussianStats& s = out.stats;
   s.dim = dim;

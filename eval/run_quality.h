@@ -31,8 +31,8 @@ struct QualityOptions {
 struct RunQuality {
   // Against the test set (nullopt without a reference or with too few judged images).
   std::optional<double> fid, kid, kid_se, fid_inf, precision, recall;
-  std::optional<double> fid_vs_ar;                // against ar's samples
-  std::optional<Interval> class_accuracy_ci;      // 95 % percentile bootstrap over the judged images
+  std::optional<double> fid_vs_ar;            // against ar's samples
+  std::optional<Interval> class_accuracy_ci;  // 95 % percentile bootstrap over the judged images
   // Against ar's run on the seeds both have (nullopt for ar itself, without ar, or for no common seed).
   std::optional<PairedDifference> nfe_vs_ar, time_vs_ar, accuracy_vs_ar;
 };

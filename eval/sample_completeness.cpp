@@ -44,7 +44,8 @@ RunSeeds parse_run_seeds(const std::string& text, const std::string& where) {
 // Who makes image `seed` of `run`: the shard, or the unsharded command.
 std::string maker(const RunSeeds& run, uint64_t seed) {
   if (run.shards > 1)
-    return "shard " + Shard{shard_of_image(static_cast<int64_t>(seed - run.first), run.images, run.shards), run.shards}.str();
+    return "shard " +
+           Shard{shard_of_image(static_cast<int64_t>(seed - run.first), run.images, run.shards), run.shards}.str();
   return "--seed " + std::to_string(run.first) + " --images " + std::to_string(run.images);
 }
 

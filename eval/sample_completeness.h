@@ -22,8 +22,8 @@ std::string run_seeds_text(uint64_t first, int64_t images, int64_t shards);
 struct Completeness {
   int64_t expected = 0;  // seeds the commands were asked for (0: no file said)
   int64_t missing = 0;
-  std::string missing_seeds;                // "50-99 (shard 1/3), 120 (shard 2/3)"; at most a few ranges
-  std::vector<std::string> rerun;           // what to run again: "shard 1/3" or "--seed 0 --images 10"
+  std::string missing_seeds;       // "50-99 (shard 1/3), 120 (shard 2/3)"; at most a few ranges
+  std::vector<std::string> rerun;  // what to run again: "shard 1/3" or "--seed 0 --images 10"
   bool complete() const { return missing == 0; }
 };
 

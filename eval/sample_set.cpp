@@ -31,8 +31,8 @@ std::vector<T> read_column(const SafetensorsFile& f, const std::string& name, St
   const std::vector<int64_t> want = width >= 0 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{rows};
   if (info.dtype != dtype || info.shape != want)
     throw Error("sample file " + f.path() + ": tensor '" + name + "' is " + st_dtype_name(info.dtype) + " " +
-                info.shape_str() + ", expected " + st_dtype_name(dtype) + " with " + std::to_string(rows) +
-                " rows" + (width >= 0 ? " of " + std::to_string(width) : ""));
+                info.shape_str() + ", expected " + st_dtype_name(dtype) + " with " + std::to_string(rows) + " rows" +
+                (width >= 0 ? " of " + std::to_string(width) : ""));
   std::vector<T> v(static_cast<size_t>(info.numel));
   if (!v.empty()) std::memcpy(v.data(), f.data(name), info.bytes());
   return v;
@@ -41,7 +41,7 @@ std::vector<T> read_column(const SafetensorsFile& f, const std::string& name, St
 }  // namespace
 
 const char* const ImageRecord::kStages[ImageRecord::kStageCount] = {"target", "drafter", "low_res", "heads",
-                                                                   "sampling"};
+                                                                    "sampling"};
 
 void write_sample_set(const std::string& path, const SampleSet& set) {
   const auto& im = set.images;
@@ -168,8 +168,8 @@ std::vector<SampleSet> merge_sample_sets(std::vector<SampleSet> sets) {
       auto [it, fresh] = seen[g].emplace(r.seed, source);
       if (!fresh)
         throw Error("samples: seed " + std::to_string(r.seed) + " of " + s.meta["method"] +
-                    (s.meta["options"].empty() ? "" : " " + s.meta["options"]) + " is in both " + it->second + " and " + source +
-                    " (the same image twice would bias the statistics)");
+                    (s.meta["options"].empty() ? "" : " " + s.meta["options"]) + " is in both " + it->second + " and " +
+                    source + " (the same image twice would bias the statistics)");
       into.images.push_back(std::move(r));
     }
     into.sources.insert(into.sources.end(), s.sources.begin(), s.sources.end());
@@ -182,7 +182,8 @@ std::vector<SampleSet> merge_sample_sets(std::vector<SampleSet> sets) {
     }
   }
   for (SampleSet& g : groups)
-    std::sort(g.images.begin(), g.images.end(), [](const ImageRecord& a, const ImageRecord& b) { return a.seed < b.seed; });
+    std::sort(g.images.begin(), g.images.end(),
+              [](const ImageRecord& a, const ImageRecord& b) { return a.seed < b.seed; });
   return groups;
 }
 

@@ -15,11 +15,11 @@ struct SampleSummary {
   double all_forwards_mean() const { return nfe_mean + draft_forwards_mean + head_forwards_mean; }
   double latency_median = 0, latency_p90 = 0;  // wall ms per image
   double tokens_per_s = 0, islands_mean = 0;
-  double busy_ms = 0, device_ms = 0;  // totals over the images
+  double busy_ms = 0, device_ms = 0;                                                       // totals over the images
   std::vector<double> stage_ms_mean = std::vector<double>(ImageRecord::kStageCount, 0.0);  // per image
-  WorkCounters work;                  // totals over the images
-  double class_accuracy = -1;         // -1: not judged
-  std::vector<float> features;        // [judged images, feature_dim], in seed order
+  WorkCounters work;                                                                       // totals over the images
+  double class_accuracy = -1;                                                              // -1: not judged
+  std::vector<float> features;  // [judged images, feature_dim], in seed order
   int64_t feature_dim = 0;
   // Per image, in seed order: what intervals and paired differences (eval/run_quality.h) are
   // computed from, so they too depend on which images a run holds, not on the order they came in.

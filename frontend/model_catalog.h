@@ -11,7 +11,18 @@
 
 namespace vkspec::frontend {
 
-enum class ModelRole { Target, Drafter, LowRes, Heads, LatentHeads, Eagle, SrNet, LatentUpsampler, Tokenizer, Classifier };
+enum class ModelRole {
+  Target,
+  Drafter,
+  LowRes,
+  Heads,
+  LatentHeads,
+  Eagle,
+  SrNet,
+  LatentUpsampler,
+  Tokenizer,
+  Classifier
+};
 
 // The files given on the command line; empty when not given.
 struct ModelFiles {

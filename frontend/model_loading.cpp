@@ -82,12 +82,13 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
     std::vector<NeighbourMetric> metrics = request.neighbour_metrics;
     if (metrics.empty()) metrics.push_back(NeighbourMetric::L2);
     for (NeighbourMetric metric : metrics)
-      m.neighbours.push_back(
-          std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer, CodebookNeighbours::kDefaultMax, metric));
+      m.neighbours.push_back(std::make_unique<CodebookNeighbours>(ctx, *m.tokenizer, CodebookNeighbours::kDefaultMax,
+                                                                  metric));
   }
   if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
     m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
-  if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads); !h.empty())
+  if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads);
+      !h.empty())
     m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);
   if (const std::string e = file(needs.eagle, request.companions.eagle, ModelRole::Eagle); !e.empty())
     m.eagle = std::make_unique<EagleDrafter>(ctx, e, *m.target, request.max_queries);
@@ -96,7 +97,8 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
   const int64_t low_grid = m.low_res ? m.low_res->config().grid_size : cfg.grid_size / 2;
   if (const std::string f = file(needs.sr_net, request.companions.sr_net, ModelRole::SrNet); !f.empty() && m.tokenizer)
     m.sr_net = std::make_unique<SrNet>(ctx, f, low_grid * m.tokenizer->downsample());
-  if (const std::string f = file(needs.latent_upsampler, request.companions.latent_upsampler, ModelRole::LatentUpsampler);
+  if (const std::string f =
+          file(needs.latent_upsampler, request.companions.latent_upsampler, ModelRole::LatentUpsampler);
       !f.empty() && m.tokenizer)
     m.latent_upsampler = std::make_unique<LatentUpsampler>(ctx, f, *m.tokenizer, low_grid);
   return m;

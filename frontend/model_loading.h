@@ -28,11 +28,11 @@ struct MethodRun {
 };
 
 struct ModelRequest {
-  StrategyNeeds needs;       // must load
+  StrategyNeeds needs;  // must load
   // drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler: load when the catalog
   // has a companion file
   StrategyNeeds companions;
-  bool tokenizer = false;    // the front end decodes images itself
+  bool tokenizer = false;       // the front end decodes images itself
   int64_t tokenizer_batch = 1;  // the most images per decode call
   int64_t max_queries = 64;     // per target forward (a window of L drafts needs L + 1)
   int64_t method_queries = 1;   // the most the runs' methods themselves need (max_queries without its floor)

@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   try {
-    std::set<std::string> known = {"--method", "--methods", "--images", "--seed", "--class", "--cfg",
-                                   "--temperature", "--top-k", "--top-p", "--sweep", "--drafter"};
+    std::set<std::string> known = {"--method",      "--methods", "--images", "--seed",  "--class",  "--cfg",
+                                   "--temperature", "--top-k",   "--top-p",  "--sweep", "--drafter"};
     for (const std::string& f : cli::method_option_flags()) known.insert(f);
     frontend::ArgParser ap("fuzz", {"--json"}, known);
     ap.parse(args);

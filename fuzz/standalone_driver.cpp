@@ -60,9 +60,7 @@ int main(int argc, char** argv) {
         case 1:
           if (!x.empty()) x[at] = static_cast<uint8_t>(rng());
           break;
-        case 2:
-          x.insert(x.begin() + static_cast<long>(at), static_cast<uint8_t>(rng()));
-          break;
+        case 2: x.insert(x.begin() + static_cast<long>(at), static_cast<uint8_t>(rng())); break;
         case 3:
           if (!x.empty()) x.erase(x.begin() + static_cast<long>(at));
           break;

@@ -87,8 +87,8 @@ TEST_F(BatchDecoding, AnImagesLogitsDoNotDependOnTheImagesBesideIt) {
     for (int64_t n = 0; n < 2; ++n) {
       std::vector<uint32_t> fed;
       if (n == 1) fed.assign(tokens.begin() + first, tokens.begin() + first + images);
-      const GptBatch b(ctx(), cfg, GptQueries::causal(cfg, cfg.cls_token_num - 1 + n, 1, fed, conditions,
-                                                     cache.slots(), images),
+      const GptBatch b(ctx(), cfg,
+                       GptQueries::causal(cfg, cfg.cls_token_num - 1 + n, 1, fed, conditions, cache.slots(), images),
                        2 * images, cache.slots());
       CommandStream s(ctx());
       const GptOutputs out = gpt.forward(s, b, cache);
@@ -132,9 +132,10 @@ TEST_F(BatchDecoding, RaggedImagesGetTheLogitsTheyGetAlone) {
     const int64_t start = 1 + 2 * g;
     std::vector<int64_t> positions;
     for (int64_t i = 0; i < T; ++i) positions.push_back(start + i);
-    GptQueries q = GptQueries::at_positions(cfg, positions, tokens_of(g, start - 1, T),
-                                            {labels[static_cast<size_t>(g)].get(), nullptr}, slots,
-                                            [&](int64_t i, int64_t s) { return s < start || (g == 1 && s == start && i > 0); });
+    GptQueries q =
+        GptQueries::at_positions(cfg, positions, tokens_of(g, start - 1, T),
+                                 {labels[static_cast<size_t>(g)].get(), nullptr}, slots,
+                                 [&](int64_t i, int64_t s) { return s < start || (g == 1 && s == start && i > 0); });
     return q;
   };
   // Both steps for `images` images from image `first`: a lockstep prefill of `prefix` positions,
@@ -187,7 +188,8 @@ TEST_F(BatchDecoding, ArSeveralForwardsPerSubmitInABatch) {
 // The window methods: each image's window verified in one ragged forward with the others', under
 // its own seed and step count (per-row keys), gives the tokens and forwards it gets alone.
 TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
-  for (const char* method : {"sjd", "scd-mc", "scd-gs"}) expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "6"}}), method);
+  for (const char* method : {"sjd", "scd-mc", "scd-gs"})
+    expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "6"}}), method);
   expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}, {"init", "random"}}), "sjd");
   // Partial coupling: the independent drafts and coins are keyed per image too.
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");

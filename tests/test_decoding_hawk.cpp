@@ -65,7 +65,7 @@ TEST(hawk_tree, BudgetCutsBreadthFirstAndAnEmptyPoolEndsTheTree) {
   const std::vector<HawkTreeNode> t = hawk_tree_shape(HawkTreeKind::Cartesian, {3, 3, 3, 3}, 20);
   ASSERT_EQ(t.size(), 21u);
   EXPECT_EQ(depth_counts(t), (std::vector<int>{3, 9, 8}));  // depth 3 cut after its first parents
-  EXPECT_EQ(t[13].parent, 4);                                 // the first depth-2 node's children first
+  EXPECT_EQ(t[13].parent, 4);                               // the first depth-2 node's children first
   EXPECT_EQ(depth_counts(hawk_tree_shape(HawkTreeKind::Cartesian, {2, 0, 3}, 120)), (std::vector<int>{2}));
   EXPECT_THROW(hawk_tree_shape(HawkTreeKind::Cartesian, {1}, 0), Error);
 }
@@ -108,7 +108,8 @@ Alternates count_alternates(const testing::Sample& s) {
       for (int32_t p : e.accepted) last = std::max(last, p);
       for (int32_t p : e.resampled) last = std::max(last, p);
       for (size_t i = 0; i < e.proposed.size(); ++i) {
-        const bool repeat = std::find(e.proposed.begin(), e.proposed.begin() + i, e.proposed[i]) != e.proposed.begin() + i;
+        const bool repeat =
+            std::find(e.proposed.begin(), e.proposed.begin() + i, e.proposed[i]) != e.proposed.begin() + i;
         if (!repeat) continue;
         ++a.proposed;
         const size_t first = std::find(e.proposed.begin(), e.proposed.end(), e.proposed[i]) - e.proposed.begin();
@@ -136,9 +137,11 @@ TEST_F(decoding_hawk, CartesianWalkContinuesBelowAcceptedAlternates) {
 // Horizontal heads alone give one candidate per position (no alternates); vertical heads alone
 // propose nothing in the first row, which no vertical head reaches.
 TEST_F(decoding_hawk, EachDirectionProposesOnlyItsOwnCandidates) {
-  const testing::Sample h = testing::run_images(ctx(), testing::by_name("hawk"), {{"directions", "horizontal"}}, 500, 60, true);
+  const testing::Sample h =
+      testing::run_images(ctx(), testing::by_name("hawk"), {{"directions", "horizontal"}}, 500, 60, true);
   EXPECT_EQ(count_alternates(h).proposed, 0);
-  const testing::Sample v = testing::run_images(ctx(), testing::by_name("hawk"), {{"directions", "vertical"}}, 500, 60, true);
+  const testing::Sample v =
+      testing::run_images(ctx(), testing::by_name("hawk"), {{"directions", "vertical"}}, 500, 60, true);
   int64_t drafted = 0;
   for (const auto& events : v.events)
     for (const StepEvent& e : events) {
@@ -181,7 +184,8 @@ TEST_F(decoding_hawk, HeadLogitsFollowTheContract) {
       std::vector<double> y(static_cast<size_t>(D));
       for (int64_t i = 0; i < D; ++i) {
         double z = b[static_cast<size_t>(i)];
-        for (int64_t j = 0; j < D; ++j) z += double(w[static_cast<size_t>(i * D + j)]) * h[static_cast<size_t>(r * D + j)];
+        for (int64_t j = 0; j < D; ++j)
+          z += double(w[static_cast<size_t>(i * D + j)]) * h[static_cast<size_t>(r * D + j)];
         y[static_cast<size_t>(i)] = h[static_cast<size_t>(r * D + i)] + z / (1.0 + std::exp(-z));
       }
       for (int64_t v = 0; v < V; ++v) {
@@ -222,7 +226,8 @@ TEST_F(decoding_hawk, HeadLogitsAtPickedRowsMatchEachHead) {
     const std::vector<float> want = run([&](CommandStream& s) { return heads.logits(s, k, th.view()); }, R);
     for (int64_t v = 0; v < V; ++v) {
       const float w = want[static_cast<size_t>(r * V + v)];
-      EXPECT_NEAR(got[i * static_cast<size_t>(V) + static_cast<size_t>(v)], w, 1e-5f * (1 + std::abs(w))) << "pick " << i;
+      EXPECT_NEAR(got[i * static_cast<size_t>(V) + static_cast<size_t>(v)], w, 1e-5f * (1 + std::abs(w)))
+          << "pick " << i;
     }
   }
   CommandStream s(ctx());

@@ -55,7 +55,8 @@ TEST_F(decoding_lantern_pp, RunsAndAcceptsMoreThanTheExactTest) {
   EXPECT_NE(relaxed.grids, exact.grids);
   // The other named shape and ours run too.
   run_images(ctx(), by_name("lantern++"), {{"shape", "naive_extend_57"}}, 30, 2, true);
-  run_images(ctx(), by_name("lantern++"), {{"shape", "cost"}, {"depth", "3"}, {"topk", "2"}, {"nodes", "6"}}, 30, 2, true);
+  run_images(ctx(), by_name("lantern++"), {{"shape", "cost"}, {"depth", "3"}, {"topk", "2"}, {"nodes", "6"}}, 30, 2,
+             true);
 }
 
 void expect_error(const std::string& method, const MethodOptions& options, const std::string& fragment) {

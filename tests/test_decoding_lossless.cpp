@@ -2,13 +2,13 @@
 // vocabulary 8; CFG 2, top-k 2, top-p 0.9) run on the device: over 2000 images per method, the
 // token frequencies at grid positions 0, 4 and 8 and the joint frequencies of positions 7 and 8
 // (hawk: tree verification with multi-draft residuals; its Cartesian and chain trees, each head
-// direction alone; eagle: point-mass candidates of the feature drafter's trees) are indistinguishable from `ar`'s by a two-sample chi-square test at significance 0.001, and the
-// same test rejects a deliberately biased variant (drafts from the filtered distribution verified
-// against the unfiltered one, a known bug in other implementations). Fixed seeds make every
-// outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs
-// in its own process, so `ar`'s 2000 images are computed once per build and read from the test
-// cache by the other cases (support/cached_sample.h). scd-mc is also compared with ar both under
-// the entropy-aware temperature (a sampler setting every method applies alike).
+// direction alone; eagle: point-mass candidates of the feature drafter's trees) are indistinguishable from `ar`'s by a
+// two-sample chi-square test at significance 0.001, and the same test rejects a deliberately biased variant (drafts
+// from the filtered distribution verified against the unfiltered one, a known bug in other implementations). Fixed
+// seeds make every outcome deterministic; `ar` draws from seeds disjoint from the other methods'. Every case runs in
+// its own process, so `ar`'s 2000 images are computed once per build and read from the test cache by the other cases
+// (support/cached_sample.h). scd-mc is also compared with ar both under the entropy-aware temperature (a sampler
+// setting every method applies alike).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -69,8 +69,8 @@ class lossless_decoding : public testing::VulkanTest {
     const Sample& ref = ar();
     const Sample s = testing::run_images(ctx(), make, options, 0, kImages);
     const Verdict v = compare(s, ref);
-    std::printf("%s: %.2f ms and %.2f target forwards per image (ar: %.2f ms, %.2f)\n%s", label.c_str(),
-                s.ms_per_image, s.nfe_per_image, ref.ms_per_image, ref.nfe_per_image, v.report.c_str());
+    std::printf("%s: %.2f ms and %.2f target forwards per image (ar: %.2f ms, %.2f)\n%s", label.c_str(), s.ms_per_image,
+                s.nfe_per_image, ref.ms_per_image, ref.nfe_per_image, v.report.c_str());
     return v;
   }
   void expect_matches_ar(const std::string& label, const std::string& method, const MethodOptions& options) {
@@ -135,9 +135,7 @@ TEST_F(lossless_decoding, ScdPartialGumbelSharingMatchesAr) {
                     {{"window", "4"}, {"init", "left"}, {"alpha", "0.5"}});
 }
 
-TEST_F(lossless_decoding, DraftModelSdMatchesAr) {
-  expect_matches_ar("sd --window 3", "sd", {{"window", "3"}});
-}
+TEST_F(lossless_decoding, DraftModelSdMatchesAr) { expect_matches_ar("sd --window 3", "sd", {{"window", "3"}}); }
 
 // EAGLE-2's draft trees: candidates are the feature drafter's most likely tokens, each tested as
 // a point mass against the running residual (sampling by elimination), so any tree is lossless.
@@ -179,7 +177,9 @@ TEST_F(lossless_decoding, HawkCartesianCutByBudgetMatchesAr) {
   expect_matches_ar("hawk --tree cartesian --nodes 5", "hawk", {{"tree", "cartesian"}, {"nodes", "5"}});
 }
 
-TEST_F(lossless_decoding, HawkChainTreeMatchesAr) { expect_matches_ar("hawk --tree chain", "hawk", {{"tree", "chain"}}); }
+TEST_F(lossless_decoding, HawkChainTreeMatchesAr) {
+  expect_matches_ar("hawk --tree chain", "hawk", {{"tree", "chain"}});
+}
 
 TEST_F(lossless_decoding, HawkHorizontalHeadsMatchAr) {
   expect_matches_ar("hawk --directions horizontal", "hawk", {{"directions", "horizontal"}});
@@ -220,8 +220,8 @@ TEST_F(lossless_decoding, ScdWithEntropyTemperatureMatchesArWithIt) {
   SamplerSettings entropy = testing::tiny_settings();
   entropy.entropy.on = true;
   const Sample ref = testing::cached_run_images(ctx(), "ar", {}, kArSeeds, kImages, entropy);
-  const Sample s = testing::run_images(ctx(), testing::by_name("scd-mc", entropy), {{"window", "4"}, {"init", "random"}},
-                                       0, kImages);
+  const Sample s = testing::run_images(ctx(), testing::by_name("scd-mc", entropy),
+                                       {{"window", "4"}, {"init", "random"}}, 0, kImages);
   const Verdict v = compare(s, ref);
   std::printf("scd-mc --window 4 --init random, entropy temperature: %.2f target forwards per image (ar: %.2f)\n%s",
               s.nfe_per_image, ref.nfe_per_image, v.report.c_str());

@@ -40,7 +40,7 @@ struct MuloModels {
   std::unique_ptr<Gpt> target, low;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<CodebookNeighbours> neighbours;
-  std::unique_ptr<SrNet> sr2, sr4;  // random super-resolution nets, x2 (fits) and x4 (does not)
+  std::unique_ptr<SrNet> sr2, sr4;          // random super-resolution nets, x2 (fits) and x4 (does not)
   std::unique_ptr<LatentUpsampler> latent;  // a random r = 2 latent upsampler on the tokenizer's codebook
   ModelSet set;
 };
@@ -67,8 +67,8 @@ MuloModels& mulo_models(Context& ctx) {
     r.neighbours = std::make_unique<CodebookNeighbours>(ctx, *r.tokenizer, 16);
     testing::write_tiny_sr_net(dir + "/sr2.safetensors", 2, 8, 3, 5);
     testing::write_tiny_sr_net(dir + "/sr4.safetensors", 4, 8, 3, 6);
-    testing::write_tiny_latent_upsampler(dir + "/latent.safetensors", 1024, r.tokenizer->codebook().shape()[1], 2, 8,
-                                         2, 7);
+    testing::write_tiny_latent_upsampler(dir + "/latent.safetensors", 1024, r.tokenizer->codebook().shape()[1], 2, 8, 2,
+                                         7);
     const int64_t low_px = (kGrid / 2) * r.tokenizer->downsample();
     r.sr2 = std::make_unique<SrNet>(ctx, dir + "/sr2.safetensors", low_px);
     r.sr4 = std::make_unique<SrNet>(ctx, dir + "/sr4.safetensors", low_px);

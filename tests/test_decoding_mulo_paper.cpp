@@ -113,16 +113,16 @@ TEST_F(decoding_mulo_paper, ZipArDraftingForwards) {
     size_t steps;
     int64_t low_forwards;
   };
-  for (const Case& c : {Case{"none", nullptr, "4", 1, 16}, Case{"zipar", "2", "4", 1, 3 * 2 + 4},
-                        Case{"zipar", "1", "4", 1, 3 * 1 + 4}, Case{"zipar", "1", "2", 2, 2 * (1 + 4)},
-                        Case{"zipar", "2", "1", 4, 16}, Case{"zipar", "9", "4", 1, 16}}) {
+  for (const Case& c :
+       {Case{"none", nullptr, "4", 1, 16}, Case{"zipar", "2", "4", 1, 3 * 2 + 4}, Case{"zipar", "1", "4", 1, 3 * 1 + 4},
+        Case{"zipar", "1", "2", 2, 2 * (1 + 4)}, Case{"zipar", "2", "1", 4, 16}, Case{"zipar", "9", "4", 1, 16}}) {
     MethodOptions o = {{"tau", "0"}, {"parallel", c.parallel}, {"band", c.band}};
     if (c.window) o["zipar-window"] = c.window;
     std::vector<StepEvent> ev;
     run("mulo", m, o, 3, &ev);
     ASSERT_EQ(ev.size(), c.steps) << c.parallel << " " << (c.window ? c.window : "") << " band " << c.band;
-    EXPECT_EQ(ev.back().draft_forwards, c.low_forwards) << c.parallel << " " << (c.window ? c.window : "")
-                                                        << " band " << c.band;
+    EXPECT_EQ(ev.back().draft_forwards, c.low_forwards)
+        << c.parallel << " " << (c.window ? c.window : "") << " band " << c.band;
     for (const StepEvent& e : ev) EXPECT_EQ(e.accepted.size(), e.proposed.size());
   }
 }

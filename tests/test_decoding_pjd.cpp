@@ -38,7 +38,7 @@ TEST(pjd_schedule, WindowsFollowTheStaircase) {
   w = s.windows();
   EXPECT_EQ(w[0].queries, 5);  // tokens left in row 0
   EXPECT_EQ(w[1].queries, 5);  // lead of row 0 over row 1
-  s.commit(1, 5);  // row 1 has caught up with row 0: it waits
+  s.commit(1, 5);              // row 1 has caught up with row 0: it waits
   w = s.windows();
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].row, 0);
@@ -72,8 +72,7 @@ TEST(pjd_schedule, NoRowRunsAheadOfTheRowAbove) {
         }
       }
       for (const PjdWindow& w : ws)  // the top row commits at least one token, the others any prefix
-        s.commit(w.row, w.top ? 1 + static_cast<int64_t>(rng() % w.queries)
-                              : static_cast<int64_t>(rng() % w.queries));
+        s.commit(w.row, w.top ? 1 + static_cast<int64_t>(rng() % w.queries) : static_cast<int64_t>(rng() % w.queries));
       s.activate_rows();
     }
   }
@@ -98,8 +97,8 @@ TEST(pjd_visibility, RowCausalHidesOtherRowsDrafts) {
     EXPECT_TRUE(v.sees(5, 21));
     EXPECT_TRUE(v.sees(3, 10));  // another row's anchor is a committed token
     EXPECT_TRUE(v.sees(5, 3));
-    EXPECT_FALSE(v.sees(5, 15));  // a stale draft
-    EXPECT_FALSE(v.sees(7, 30));  // a placeholder, even in its own window
+    EXPECT_FALSE(v.sees(5, 15));                      // a stale draft
+    EXPECT_FALSE(v.sees(7, 30));                      // a placeholder, even in its own window
     EXPECT_EQ(v.sees(4, 11), mask == PjdMask::Full);  // window 1 and window 0's drafts
     EXPECT_EQ(v.sees(7, 22), mask == PjdMask::Full);
     EXPECT_TRUE(v.valid()[20]);

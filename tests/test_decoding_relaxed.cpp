@@ -171,7 +171,8 @@ TEST_F(decoding_relaxed, ZeroDeltaIsTheExactMethod) {
   expect_same_run(run_images(ctx(), by_name("sjd"), {{"window", "4"}}, 5, 12, true),
                   run_images(ctx(), by_name("lantern"), with(zero, {{"window", "4"}}), 5, 12, true), "lantern/sjd");
   expect_same_run(run_images(ctx(), by_name("scd-mc"), {{"window", "4"}}, 5, 12, true),
-                  run_images(ctx(), by_name("scd-mc"), with(zero, {{"window", "4"}, {"accept", "lantern"}}), 5, 12, true),
+                  run_images(ctx(), by_name("scd-mc"), with(zero, {{"window", "4"}, {"accept", "lantern"}}), 5, 12,
+                             true),
                   "scd-mc");
   expect_same_run(run_images(ctx(), by_name("sd"), {{"window", "3"}}, 5, 12, true),
                   run_images(ctx(), by_name("lantern"), with(zero, {{"window", "3"}, {"drafter", "model"}}), 5, 12,
@@ -202,8 +203,8 @@ TEST_F(decoding_relaxed, MetricPicksTheNeighbourTable) {
   ModelSet l2_as_random = tiny.set, with_random = tiny.set;
   l2_as_random.neighbours.by_metric[static_cast<size_t>(NeighbourMetric::Random)] = tiny.neighbours.get();
   with_random.neighbours.add(&random);
-  for (const MethodOptions& o : std::vector<MethodOptions>{{{"window", "6"}},
-                                                           {{"window", "3"}, {"drafter", "model"}}}) {
+  for (const MethodOptions& o :
+       std::vector<MethodOptions>{{{"window", "6"}}, {{"window", "3"}, {"drafter", "model"}}}) {
     MethodOptions base = o;
     base.insert({{"k", "3"}, {"delta", "0.5"}});
     MethodOptions randomised = base;
@@ -225,8 +226,10 @@ TEST_F(decoding_relaxed, RelaxationSavesForwards) {
 // GSD's group of one (--group 0, or a gap no neighbour is within) is the exact test: P(G) / Q(G)
 // = p(x) / q(x) on the same random numbers, and the same residual. Every method that takes a rule.
 TEST_F(decoding_relaxed, GsdWithoutNeighboursIsTheExactMethod) {
-  const std::vector<std::pair<std::string, MethodOptions>> runs = {
-      {"sjd", {{"window", "4"}}}, {"scd-mc", {{"window", "4"}}}, {"scd-gs", {{"window", "4"}}}, {"sd", {{"window", "3"}}}};
+  const std::vector<std::pair<std::string, MethodOptions>> runs = {{"sjd", {{"window", "4"}}},
+                                                                   {"scd-mc", {{"window", "4"}}},
+                                                                   {"scd-gs", {{"window", "4"}}},
+                                                                   {"sd", {{"window", "3"}}}};
   for (const auto& [method, base] : runs)
     for (const MethodOptions& lone : std::vector<MethodOptions>{{{"group", "0"}}, {{"gap", "0"}}}) {
       MethodOptions gsd = base;
@@ -236,7 +239,8 @@ TEST_F(decoding_relaxed, GsdWithoutNeighboursIsTheExactMethod) {
                       run_images(ctx(), by_name(method), gsd, 5, 12, true), method + " " + lone.begin()->first);
     }
   expect_same_run(run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "exact"}}, 5, 12, true),
-                  run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "gsd"}, {"group", "0"}}, 5, 12, true),
+                  run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "gsd"}, {"group", "0"}}, 5, 12,
+                             true),
                   "zipar");
 }
 
@@ -274,7 +278,8 @@ TEST_F(decoding_relaxed, CoupledRelaxedDecodingCarriesTheExactSuccessor) {
     };
   };
   const MethodOptions window = {{"window", "8"}, {"init", "random"}};
-  const MethodOptions relaxed = {{"window", "8"}, {"init", "random"}, {"accept", "lantern"}, {"k", "8"}, {"delta", "0.5"}};
+  const MethodOptions relaxed = {
+      {"window", "8"}, {"init", "random"}, {"accept", "lantern"}, {"k", "8"}, {"delta", "0.5"}};
   const int images = 40;
   const testing::Sample exact = run_images(ctx(), by_name("scd-mc"), window, 100, images, true);
   auto mismatches = [&](bool fault) {

@@ -76,13 +76,17 @@ class sjd_pac : public testing::VulkanTest {
     const size_t V = static_cast<size_t>(testing::kTinyVocab);
     bool same = true;
     std::string report;
-    for (const auto& [pos, pair] : std::vector<std::pair<size_t, bool>>{{0, false}, {4, false}, {8, false}, {7, true}}) {
+    for (const auto& [pos, pair] :
+         std::vector<std::pair<size_t, bool>>{{0, false}, {4, false}, {8, false}, {7, true}}) {
       std::vector<uint64_t> a(pair ? V * V : V), b(a.size());
-      for (const auto& g : s.grids) ++a[pair ? static_cast<size_t>(g[pos]) * V + static_cast<size_t>(g[pos + 1]) : static_cast<size_t>(g[pos])];
-      for (const auto& g : ref.grids) ++b[pair ? static_cast<size_t>(g[pos]) * V + static_cast<size_t>(g[pos + 1]) : static_cast<size_t>(g[pos])];
+      for (const auto& g : s.grids)
+        ++a[pair ? static_cast<size_t>(g[pos]) * V + static_cast<size_t>(g[pos + 1]) : static_cast<size_t>(g[pos])];
+      for (const auto& g : ref.grids)
+        ++b[pair ? static_cast<size_t>(g[pos]) * V + static_cast<size_t>(g[pos + 1]) : static_cast<size_t>(g[pos])];
       const testing::ChiSquare c = testing::two_sample_chi_square(a, b);
       same = same && c.fits();
-      report += "  position " + std::to_string(pos) + (pair ? "+" + std::to_string(pos + 1) : "") + ": " + c.str() + "\n";
+      report +=
+          "  position " + std::to_string(pos) + (pair ? "+" + std::to_string(pos + 1) : "") + ": " + c.str() + "\n";
     }
     std::printf("%s: %.2f target forwards per image (ar %.2f)\n%s", label.c_str(), s.nfe_per_image, ref.nfe_per_image,
                 report.c_str());
@@ -99,7 +103,8 @@ TEST_F(sjd_pac, FirstAcceptedPathMatchesAr) {
 // Three candidates over two depths: top-k 2 leaves q' two tokens, so the third candidate is never
 // found after the first step (pools shrink, the chain grows) while the uniform first drafts have three.
 TEST_F(sjd_pac, FirstAcceptedPathWiderTreeMatchesAr) {
-  EXPECT_TRUE(matches_ar("sjd-pac --width 3 --depth 3 --window 16", {{"width", "3"}, {"depth", "3"}, {"window", "16"}}));
+  EXPECT_TRUE(matches_ar("sjd-pac --width 3 --depth 3 --window 16",
+                         {{"width", "3"}, {"depth", "3"}, {"window", "16"}}));
 }
 
 // New positions drafted from the token above (a point-mass q, one candidate at a tree depth).
@@ -112,7 +117,8 @@ TEST_F(sjd_pac, InitAboveMatchesAr) {
 TEST_F(sjd_pac, EventsAreConsistentAndSeedsReproduce) {
   for (const std::string path : {"first", "longest"}) {
     const MethodOptions o = {{"width", "3"}, {"depth", "3"}, {"window", "16"}, {"path", path}};
-    const Sample left = run_images(ctx(), by_name("sjd-pac"), {{"window", "16"}, {"init", "left"}, {"path", path}}, 5, 4);
+    const Sample left =
+        run_images(ctx(), by_name("sjd-pac"), {{"window", "16"}, {"init", "left"}, {"path", path}}, 5, 4);
     EXPECT_LT(left.nfe_per_image, 9.0) << path;
     const Sample a = run_images(ctx(), by_name("sjd-pac"), o, 5, 12, true);
     const Sample b = run_images(ctx(), by_name("sjd-pac"), o, 5, 12, true);
@@ -154,7 +160,8 @@ TEST_F(sjd_pac, BadOptionsAreNamed) {
   expect_error({{"window", "1"}}, "--window must be in [2, 1024]");
   expect_error({{"path", "shortest"}, {"window", "8"}}, "--path must be one of first, longest");
   expect_error({{"init", "heads"}, {"window", "8"}}, "--init must be one of random, left, above");
-  expect_error({{"width", "3"}, {"depth", "3"}, {"window", "12"}}, "make a tree of 13 nodes with the root, more than --window 12");
+  expect_error({{"width", "3"}, {"depth", "3"}, {"window", "12"}},
+               "make a tree of 13 nodes with the root, more than --window 12");
   expect_error({}, "max_queries");  // L 64 + 2 repairs: more than the tiny target was loaded for
 }
 

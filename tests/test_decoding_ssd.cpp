@@ -44,14 +44,16 @@ TEST_F(decoding_ssd, LatentHeadsFollowTheContract) {
       std::vector<double> a(static_cast<size_t>(H)), y(static_cast<size_t>(D));
       for (int64_t i = 0; i < H; ++i) {
         double z = b1[static_cast<size_t>(i)];
-        for (int64_t j = 0; j < D; ++j) z += double(w1[static_cast<size_t>(i * D + j)]) * h[static_cast<size_t>(r * D + j)];
+        for (int64_t j = 0; j < D; ++j)
+          z += double(w1[static_cast<size_t>(i * D + j)]) * h[static_cast<size_t>(r * D + j)];
         a[static_cast<size_t>(i)] = z / (1.0 + std::exp(-z));
       }
       for (int64_t i = 0; i < D; ++i) {
         double z = b2[static_cast<size_t>(i)];
         for (int64_t j = 0; j < H; ++j) z += double(w2[static_cast<size_t>(i * H + j)]) * a[static_cast<size_t>(j)];
         y[static_cast<size_t>(i)] = h[static_cast<size_t>(r * D + i)] + z;
-        EXPECT_NEAR(got[static_cast<size_t>(r * D + i)], y[static_cast<size_t>(i)], 1e-4 * (1 + std::abs(y[static_cast<size_t>(i)])))
+        EXPECT_NEAR(got[static_cast<size_t>(r * D + i)], y[static_cast<size_t>(i)],
+                    1e-4 * (1 + std::abs(y[static_cast<size_t>(i)])))
             << axis << " row " << r;
       }
       for (int64_t v = 0; v < V; ++v) {
@@ -96,12 +98,14 @@ TEST_F(decoding_ssd, BlocksFollowThePapersSchedule) {
 // refined by the target's samples first, so the heads run on fewer steps.
 TEST_F(decoding_ssd, RoundsDecideWhenTheHeadsRedraft) {
   int64_t steps1 = 0, heads1 = 0, steps4 = 0, heads4 = 0;
-  for (const auto& events : testing::run_images(ctx(), testing::by_name("ssd"), {{"rounds", "1"}}, 31, 30, true).events) {
+  for (const auto& events :
+       testing::run_images(ctx(), testing::by_name("ssd"), {{"rounds", "1"}}, 31, 30, true).events) {
     steps1 += static_cast<int64_t>(events.size());
     heads1 += events.back().head_forwards;
     EXPECT_EQ(events.back().head_forwards, static_cast<int64_t>(events.size()) - 1);
   }
-  for (const auto& events : testing::run_images(ctx(), testing::by_name("ssd"), {{"rounds", "4"}}, 31, 30, true).events) {
+  for (const auto& events :
+       testing::run_images(ctx(), testing::by_name("ssd"), {{"rounds", "4"}}, 31, 30, true).events) {
     steps4 += static_cast<int64_t>(events.size());
     heads4 += events.back().head_forwards;
   }

@@ -125,7 +125,8 @@ TEST_F(decoding_strategies, ProfiledStepsReportDeviceTime) {
     EXPECT_EQ(kernel_sum.size(), e.device_ms_by_stage.size()) << method;
     for (const auto& [stage_name, ms] : e.device_ms_by_stage)
       EXPECT_NEAR(kernel_sum[stage_name], ms, 1e-6 * ms) << method << " " << stage_name;
-    EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0) << method;
+    EXPECT_GT(e.device_ms_by_stage.count(stage::kTarget) ? e.device_ms_by_stage.at(stage::kTarget) : 0.0, 0.0)
+        << method;
     if (method == "sd" || method == "eagle") {
       EXPECT_GT(e.device_ms_by_stage.count(stage::kDrafter), 0u) << method;
     }
@@ -200,7 +201,8 @@ TEST_F(decoding_strategies, OptionsAreChecked) {
   expect_error("lantern", {{"drafter", "eagle"}, {"window", "4"}, {"nodes", "8"}}, m,
                "--window does not apply to --drafter eagle");
   expect_error("eagle", {{"tree", "bushy"}}, m, "--tree must be one of dynamic, static, chain");
-  expect_error("eagle", {{"candidates", "sampled"}, {"nodes", "8"}}, m, "--candidates sampled needs --tree static or chain");
+  expect_error("eagle", {{"candidates", "sampled"}, {"nodes", "8"}}, m,
+               "--candidates sampled needs --tree static or chain");
   expect_error("eagle", {}, m, "max_queries");  // the default tree (1 + 60 + 6 queries) exceeds the tiny target's 64
   ModelSet no_eagle = m;
   no_eagle.eagle = nullptr;
@@ -222,14 +224,14 @@ std::vector<std::string> option_names(const std::string& method) {
 // The registry holds every method (a registration dropped by the linker would lose one) and what
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
-  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern",
-                                                        "lantern++", "zipar", "pjd", "mulo", "hawk", "ssd",
-                                                        "ssd-coupled", "sjd-pac"}));
+  EXPECT_EQ(strategy_names(),
+            (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "lantern", "lantern++", "zipar",
+                                      "pjd", "mulo", "hawk", "ssd", "ssd-coupled", "sjd-pac"}));
   EXPECT_EQ(reference_method_name(), "ar");
   EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda",
-                                                              "group", "gap", "distance"}));
+                                                           "group", "gap", "distance"}));
   EXPECT_EQ(option_names("sd"), (std::vector<std::string>{"window", "accept", "k", "delta", "metric", "lambda", "group",
-                                                             "gap", "distance"}));
+                                                          "gap", "distance"}));
   EXPECT_EQ(option_names("ar"), std::vector<std::string>{"tokens-per-submit"});
   EXPECT_TRUE(find_strategy("lantern").needs_for({}).neighbours);
   EXPECT_FALSE(find_strategy("lantern").needs_for({}).drafter);

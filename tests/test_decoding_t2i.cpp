@@ -143,8 +143,7 @@ TEST_F(decoding_t2i, MuloGeneratesFromACaption) {
   m.tokenizer = tokenizer.get();
   m.neighbours.add(&neighbours);
   for (const MethodOptions& o : {MethodOptions{}, MethodOptions{{"resample", "coupled"}}}) {
-    const testing::Sample s =
-        testing::run_images(ctx(), testing::by_name("mulo"), o, 3, 2, true, &m, caption);
+    const testing::Sample s = testing::run_images(ctx(), testing::by_name("mulo"), o, 3, 2, true, &m, caption);
     for (const auto& g : s.grids)
       for (int32_t tok : g) EXPECT_TRUE(tok >= 0 && tok < 1024);
   }

@@ -41,9 +41,9 @@ TEST_F(decoding_zipar, VerificationModes) {
   const double plain = run_images(ctx(), by_name("zipar"), {{"window", "1"}}, 50, 40).nfe_per_image;
   const double exact =
       run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "exact"}}, 50, 40).nfe_per_image;
-  const double relaxed = run_images(ctx(), by_name("zipar"),
-                                    {{"window", "1"}, {"verify", "lantern"}, {"k", "8"}, {"delta", "1"}}, 50, 40)
-                             .nfe_per_image;
+  const double relaxed =
+      run_images(ctx(), by_name("zipar"), {{"window", "1"}, {"verify", "lantern"}, {"k", "8"}, {"delta", "1"}}, 50, 40)
+          .nfe_per_image;
   EXPECT_GE(exact, plain);
   EXPECT_LE(relaxed, exact);
   EXPECT_LT(exact, static_cast<double>(kTinyGrid * kTinyGrid));

@@ -65,7 +65,8 @@ TEST(DeviceList, ParsesIndicesAllAndTheDefault) {
 TEST(DeviceList, RefusesBadEntriesNamingThem) {
   const auto instance = validated_instance();
   const std::string n = std::to_string(instance->devices().size());
-  for (const std::string& bad : std::vector<std::string>{"", "x", "-1", "0,", ",0", "0,,0", "1.5", "all,0", "9999999", n})
+  for (const std::string& bad :
+       std::vector<std::string>{"", "x", "-1", "0,", ",0", "0,,0", "1.5", "all,0", "9999999", n})
     EXPECT_NE(error_of([&] { device_list(bad, *instance); }).find("--devices"), std::string::npos) << bad;
   EXPECT_NE(error_of([&] { device_list(n, *instance); }).find("there is no device " + n), std::string::npos);
 }
@@ -140,7 +141,8 @@ TEST(DevicePool, UrgentTasksRunBeforeQueuedOnes) {
     while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   auto queued = pool.submit<Counter>(0, [&](Context&, Counter&) { order.push_back(1); });
-  auto urgent = pool.submit<Counter>(0, [&](Context&, Counter&) { order.push_back(2); }, true);
+  auto urgent = pool.submit<Counter>(
+      0, [&](Context&, Counter&) { order.push_back(2); }, true);
   release = true;
   blocker.get();
   queued.get();

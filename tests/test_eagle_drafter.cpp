@@ -27,8 +27,7 @@ struct Outputs {
 
 // Runs elements [0, T) in forwards of `split` elements (the rest in one), f32 weights and cache.
 Outputs run_engine(Context& ctx, const std::string& gpt_path, const std::string& drafter_path,
-                   const std::vector<uint32_t>& tokens, const std::vector<float>& features, int64_t split,
-                   int layers) {
+                   const std::vector<uint32_t>& tokens, const std::vector<float>& features, int64_t split, int layers) {
   GptOptions opt;
   opt.weights = DType::F32;
   opt.kv = DType::F32;
@@ -53,12 +52,12 @@ Outputs run_engine(Context& ctx, const std::string& gpt_path, const std::string&
                                             [&](int64_t, int64_t s) { return s >= cls; }),
                    2, cache.slots());
     std::vector<float> f(static_cast<size_t>(2 * n * D));
-    for (int64_t b = 0; b < 2; ++b)
-      std::copy_n(features.begin() + (b * T + first) * D, n * D, f.begin() + b * n * D);
+    for (int64_t b = 0; b < 2; ++b) std::copy_n(features.begin() + (b * T + first) * D, n * D, f.begin() + b * n * D);
     Tensor ft = upload_floats(ctx, f, DType::F32, {2 * n, D}, "features");
     CommandStream s(ctx);
     const GptOutputs out = d.forward(s, batch, ft.view(), cache);
-    Tensor h = ctx.tensor(DType::F32, out.hidden.shape, "g copy"), l = ctx.tensor(DType::F32, out.logits.shape, "logits copy");
+    Tensor h = ctx.tensor(DType::F32, out.hidden.shape, "g copy"),
+           l = ctx.tensor(DType::F32, out.logits.shape, "logits copy");
     s.copy(out.hidden, h);
     s.copy(out.logits, l);
     s.submit_and_wait();
@@ -95,7 +94,8 @@ void check_parity(Context& ctx, int layers) {
   SafetensorsWriter w;
   w.add_f32("features", {2, T, D}, features);
   w.write(feats);
-  r = testing::run_reference({"eagle-forward", drafter, "--gpt", gpt, "--tokens", list, "--features", feats, "--out", ref});
+  r = testing::run_reference({"eagle-forward", drafter, "--gpt", gpt, "--tokens", list, "--features", feats, "--out",
+                              ref});
   ASSERT_TRUE(r.ok) << r.message;
   SafetensorsFile want(ref);
   const std::vector<float> want_hidden = want.read_f32("hidden"), want_logits = want.read_f32("logits");
@@ -124,11 +124,11 @@ TEST_F(eagle_drafter, RefusesFilesOutsideTheContract) {
   const std::string good = dir + "/eagle.safetensors", bad = dir + "/eagle_bad_contract.safetensors";
   testing::write_tiny_eagle_drafter(good, t, 0.1f, 3);
   EXPECT_NO_THROW(EagleDrafter(ctx(), good, base));
-  EXPECT_THROW(EagleDrafter(ctx(), good, big), Error);                 // another target's shapes
-  EXPECT_THROW(EagleDrafter(ctx(), gpt, base), Error);                 // a GPT, not a drafter
+  EXPECT_THROW(EagleDrafter(ctx(), good, big), Error);  // another target's shapes
+  EXPECT_THROW(EagleDrafter(ctx(), gpt, base), Error);  // a GPT, not a drafter
   EXPECT_THROW(EagleDrafter(ctx(), dir + "/missing.safetensors", base), Error);
   testing::write_tiny_eagle_drafter(bad, t, 0.1f, 3, {{"final_norm", "rmsnorm"}});
-  EXPECT_THROW(EagleDrafter(ctx(), bad, base), Error);                 // a contract the engine does not run
+  EXPECT_THROW(EagleDrafter(ctx(), bad, base), Error);  // a contract the engine does not run
 }
 
 }  // namespace

@@ -145,7 +145,8 @@ TEST(eagle_tree, FrontiersFitTheirBound) {
     for (int64_t room = 1; room < o.depth; ++room) {
       DraftTreeBuilder end(o, room);
       for (std::vector<int32_t> f = end.frontier(); !f.empty(); f = end.frontier()) {
-        EXPECT_LE(static_cast<int64_t>(f.size()), eagle_max_frontier(o)) << eagle_tree_kind_name(kind) << " room " << room;
+        EXPECT_LE(static_cast<int64_t>(f.size()), eagle_max_frontier(o))
+            << eagle_tree_kind_name(kind) << " room " << room;
         for (int32_t id : f) end.add_children(id, q.data(), 40);
       }
     }

@@ -94,8 +94,10 @@ std::vector<std::string> readme_rows() {
   std::vector<std::string> rows;
   bool inside = false;
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("## ", 0) == 0) inside = line == "## Environment";
-    else if (inside && line.rfind("| `", 0) == 0) rows.push_back(line);
+    if (line.rfind("## ", 0) == 0)
+      inside = line == "## Environment";
+    else if (inside && line.rfind("| `", 0) == 0)
+      rows.push_back(line);
   }
   return rows;
 }

@@ -109,7 +109,7 @@ TEST(FashionMnistReader, PaddedImagesInUnitRangeWithLabels) {
     EXPECT_TRUE(v >= -1.0f && v <= 1.0f);
     hi = std::max(hi, v);
   }
-  EXPECT_EQ(hi, 1.0f);  // 255 somewhere
+  EXPECT_EQ(hi, 1.0f);        // 255 somewhere
   EXPECT_EQ(d.labels[0], 9);  // the first test image is an ankle boot
   EXPECT_THROW(load_fashion_mnist("/nonexistent", "test"), Error);
   EXPECT_THROW(load_fashion_mnist(fashion_mnist_dir(), "validation"), Error);

@@ -99,8 +99,7 @@ TEST(SamplerOptions, EntropyTemperatureIsOffUnlessGivenAndRecorded) {
   const SamplerSettings off = sampler_overrides(parsed({})).applied_to(card);
   EXPECT_FALSE(off.entropy.on);
   EXPECT_EQ(off.str(), card.str());
-  const SamplerSettings on =
-      sampler_overrides(parsed({"--entropy-temperature", "--entropy-b", "4"})).applied_to(card);
+  const SamplerSettings on = sampler_overrides(parsed({"--entropy-temperature", "--entropy-b", "4"})).applied_to(card);
   EXPECT_TRUE(on.entropy.on);
   EXPECT_FLOAT_EQ(on.entropy.a, 2.5f);
   EXPECT_FLOAT_EQ(on.entropy.b, 4.0f);

@@ -13,7 +13,7 @@ namespace vkspec {
 namespace {
 
 GptConfig config_of(const std::map<std::string, std::string>& extra) {
-  std::map<std::string, std::string> meta = {{"vkspec.kind", "gpt"}, {"dim", "64"},       {"n_layer", "1"},
+  std::map<std::string, std::string> meta = {{"vkspec.kind", "gpt"}, {"dim", "64"},        {"n_layer", "1"},
                                              {"n_head", "2"},        {"vocab_size", "32"}, {"grid_size", "4"},
                                              {"num_classes", "5"}};
   for (const auto& [k, v] : extra) meta[k] = v;

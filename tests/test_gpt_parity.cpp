@@ -30,10 +30,10 @@ TEST_P(GptParityTest, LogitsMatchPyTorchReference) {
   const ParityCase c = GetParam();
   const std::string dir = testing::scratch_dir(std::string("gpt_parity_") + c.name);
   const std::string model = dir + "/model.safetensors", ref = dir + "/logits.safetensors";
-  auto r = testing::run_reference({"make-gpt", model, "--dim", std::to_string(c.dim), "--layers",
-                                   std::to_string(c.layers), "--heads", std::to_string(c.heads), "--vocab",
-                                   std::to_string(c.vocab), "--classes", std::to_string(c.classes), "--grid",
-                                   std::to_string(c.grid)});
+  auto r =
+      testing::run_reference({"make-gpt", model, "--dim", std::to_string(c.dim), "--layers", std::to_string(c.layers),
+                              "--heads", std::to_string(c.heads), "--vocab", std::to_string(c.vocab), "--classes",
+                              std::to_string(c.classes), "--grid", std::to_string(c.grid)});
   if (r.skipped) GTEST_SKIP() << r.message;
   ASSERT_TRUE(r.ok) << r.message;
   const int n = c.grid * c.grid - 1;  // every image token but the last is fed

@@ -50,9 +50,9 @@ TEST_P(GptT2iParityTest, LogitsMatchPyTorchReference) {
                                    std::to_string(c.cls), "--caption-dim", std::to_string(c.caption_dim)});
   if (r.skipped) GTEST_SKIP() << r.message;
   ASSERT_TRUE(r.ok) << r.message;
-  r = testing::run_tool("convert_llamagen.py", {ckpt, model, "--kind", "gpt", "--dtype", "f32", "--n-head",
-                                                std::to_string(c.heads), "--grid", std::to_string(c.grid),
-                                                "--cls-token-num", std::to_string(c.cls)});
+  r = testing::run_tool("convert_llamagen.py",
+                        {ckpt, model, "--kind", "gpt", "--dtype", "f32", "--n-head", std::to_string(c.heads), "--grid",
+                         std::to_string(c.grid), "--cls-token-num", std::to_string(c.cls)});
   ASSERT_TRUE(r.ok) << r.message;
   r = testing::run_reference({"make-caption", caption_path, "--tokens", std::to_string(c.caption_tokens), "--dim",
                               std::to_string(c.caption_dim)});
@@ -90,8 +90,7 @@ TEST_P(GptT2iParityTest, LogitsMatchPyTorchReference) {
     s.copy(out.logits, logits);
     s.submit_and_wait();
     const std::vector<float> got = download_floats(ctx(), logits);
-    std::cout << c.name << " prefill: NMSE " << nmse(got, want) << ", max |error| " << max_abs_error(got, want)
-              << "\n";
+    std::cout << c.name << " prefill: NMSE " << nmse(got, want) << ", max |error| " << max_abs_error(got, want) << "\n";
     EXPECT_LE(nmse(got, want), 1e-5);
   }
   {  // One query per forward through the KV cache: condition positions too.
@@ -111,8 +110,8 @@ TEST_P(GptT2iParityTest, LogitsMatchPyTorchReference) {
       for (int64_t b = 0; b < 2; ++b)
         std::copy(step.begin() + b * V, step.begin() + (b + 1) * V, got.begin() + (b * T + p) * V);
     }
-    std::cout << c.name << " step by step: NMSE " << nmse(got, want) << ", max |error| "
-              << max_abs_error(got, want) << "\n";
+    std::cout << c.name << " step by step: NMSE " << nmse(got, want) << ", max |error| " << max_abs_error(got, want)
+              << "\n";
     EXPECT_LE(nmse(got, want), 1e-5);
   }
 }

@@ -36,7 +36,7 @@ TEST(IterationStats, CountsVisitsCollisionsAndDecidedRows) {
   // Visit 1: positions 0, 1 (step 0), 2 (step 1), 4 (step 2); visit 2: position 1.
   EXPECT_EQ(s.drafts[0], 4);
   EXPECT_EQ(s.drafts[1], 1);
-  EXPECT_EQ(s.decided[0], 3);   // 0 rejected, 2 accepted, 4 rejected; 1 was undecided at visit 1
+  EXPECT_EQ(s.decided[0], 3);  // 0 rejected, 2 accepted, 4 rejected; 1 was undecided at visit 1
   EXPECT_EQ(s.accepted[0], 1);
   EXPECT_EQ(s.decided[1], 1);
   EXPECT_EQ(s.accepted[1], 1);

@@ -42,7 +42,6 @@ TEST_F(MatmulTest, RejectsBadShapesAndDtypes) {
     EXPECT_NE(msg.find("matmul"), std::string::npos) << msg;
     EXPECT_NE(msg.find("x ["), std::string::npos) << "message should name the shapes: " << msg;
   }
-
 }
 
 TEST_F(MatmulTest, OutputMayNotOverlapInputs) {

@@ -105,8 +105,9 @@ TEST_F(MuloUpsamplers, LatentUpsamplerMatchesPyTorch) {
       ids.push_back(static_cast<uint32_t>((i * 7 + 3) % 16));
       list += (i ? "," : "") + std::to_string(ids.back());
     }
-    auto r = testing::run_reference({"latent-up", c.dir + "/up.safetensors", "--vq", c.dir + "/vq.safetensors",
-                                     "--tokens", list, "--grid", std::to_string(w), "--out", c.dir + "/out.safetensors"});
+    auto r =
+        testing::run_reference({"latent-up", c.dir + "/up.safetensors", "--vq", c.dir + "/vq.safetensors", "--tokens",
+                                list, "--grid", std::to_string(w), "--out", c.dir + "/out.safetensors"});
     ASSERT_TRUE(r.ok) << r.message;
     SafetensorsFile ref(c.dir + "/out.safetensors");
     const std::vector<float> want_nchw = ref.read_f32("latents");
@@ -116,11 +117,13 @@ TEST_F(MuloUpsamplers, LatentUpsamplerMatchesPyTorch) {
     std::vector<float> want(got.size());
     for (int64_t y = 0; y < W; ++y)
       for (int64_t x = 0; x < W; ++x)
-        for (int64_t ch = 0; ch < e; ++ch) want[static_cast<size_t>((y * W + x) * e + ch)] = want_nchw[static_cast<size_t>((ch * W + y) * W + x)];
+        for (int64_t ch = 0; ch < e; ++ch)
+          want[static_cast<size_t>((y * W + x) * e + ch)] = want_nchw[static_cast<size_t>((ch * W + y) * W + x)];
     const double err = normalised_error(got, want);
     EXPECT_LE(err * err, 1e-8) << "r " << ratio << " latents NMSE";
     int mismatches = 0;
-    for (int64_t i = 0; i < W * W; ++i) mismatches += got_ids[static_cast<size_t>(i)] != static_cast<uint32_t>(want_ids[i]);
+    for (int64_t i = 0; i < W * W; ++i)
+      mismatches += got_ids[static_cast<size_t>(i)] != static_cast<uint32_t>(want_ids[i]);
     EXPECT_EQ(mismatches, 0) << "r " << ratio << ": ids differ from PyTorch's nearest code";
   }
 }

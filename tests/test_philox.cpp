@@ -151,7 +151,7 @@ TEST(DetMath, ChunkTreeAndDescent) {
       seen.insert(i);
     }
     EXPECT_GE(seen.size(), std::min<size_t>(n - n / 5 - 1, 1000) / 2);
-    EXPECT_EQ(det::descend(t, 0.0f, weight), 0u);  // w[0] > 0
+    EXPECT_EQ(det::descend(t, 0.0f, weight), 0u);            // w[0] > 0
     EXPECT_GT(w[det::descend(t, t.total(), weight)], 0.0f);  // past the end: the last positive weight
   }
 }

@@ -162,8 +162,7 @@ TEST_F(relaxed_tv, DeviceOpsSampleTheRelaxedOutputNotTheTarget) {
   const Case c = adversarial();
   const uint32_t V = c.vocab(), n = 60000;
   std::vector<uint32_t> drafts;
-  for (uint32_t x = 0; x < V; ++x)
-    drafts.insert(drafts.end(), static_cast<size_t>(std::lround(c.q[x] * n)), x);
+  for (uint32_t x = 0; x < V; ++x) drafts.insert(drafts.end(), static_cast<size_t>(std::lround(c.q[x] * n)), x);
   ASSERT_EQ(drafts.size(), n);
   Context& cx = ctx();
   Tensor p = upload_floats(cx, testing::replicate_rows(c.p, n), DType::F32, {n, V}, "p");
@@ -181,8 +180,8 @@ TEST_F(relaxed_tv, DeviceOpsSampleTheRelaxedOutputNotTheTarget) {
   s.submit_and_wait();
 
   // The relaxed rows equal the reference's bit for bit.
-  EXPECT_EQ(download_floats(cx, relaxed), ref::relax_neighbourhood(testing::replicate_rows(c.p, n), V, drafts,
-                                                                     c.neighbours, V, V, c.delta));
+  EXPECT_EQ(download_floats(cx, relaxed),
+            ref::relax_neighbourhood(testing::replicate_rows(c.p, n), V, drafts, c.neighbours, V, V, c.delta));
   const std::vector<uint64_t> h = testing::histogram(testing::download_u32(cx, y), V);
   const std::vector<uint64_t> counts(h.begin(), h.begin() + V);
   EXPECT_EQ(h[V], 0u) << "no row without a token";

@@ -232,7 +232,9 @@ TEST_F(VulkanTest, CopyRegionListsShareCommandsOnlyWhereIndependent) {
   EXPECT_EQ(s.command_count(), 1u);
   // A region that reads what an earlier one wrote waits for it (a new command after a barrier), and
   // the list goes on from there.
-  s.copy({{a.rows(5, 1), c.rows(0, 1)}, {c.rows(0, 1), c.rows(1, 1)}, {a.rows(6, 1), c.rows(2, 1)},
+  s.copy({{a.rows(5, 1), c.rows(0, 1)},
+          {c.rows(0, 1), c.rows(1, 1)},
+          {a.rows(6, 1), c.rows(2, 1)},
           {b.rows(10, 1), c.rows(3, 1)}});
   EXPECT_EQ(s.command_count(), 3u);
   EXPECT_EQ(s.barrier_count(), 1u);

@@ -39,8 +39,8 @@ std::vector<float> top_k_filtered(std::vector<float> logits, uint32_t k) {
 }
 
 struct Pair {
-  std::vector<float> target_logits;    // top-20 filtered
-  std::vector<float> draft_logits;     // top-12 filtered: the distribution drafts come from
+  std::vector<float> target_logits;  // top-20 filtered
+  std::vector<float> draft_logits;   // top-12 filtered: the distribution drafts come from
   std::vector<float> draft_unfiltered;
 };
 

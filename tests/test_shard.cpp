@@ -31,8 +31,8 @@ TEST(shard, ParsesIndexOverCount) {
 }
 
 TEST(shard, BadValuesAreErrorsNamingTheOptionAndTheValue) {
-  for (const std::string bad : {"", "3", "/3", "3/", "a/3", "1/b", "-1/3", "1/-3", "+1/3", " 1/3", "1/3 ", "1/0",
-                                "0/0", "1/2/3", "0/1000001", "99999999999/3"}) {
+  for (const std::string bad : {"", "3", "/3", "3/", "a/3", "1/b", "-1/3", "1/-3", "+1/3", " 1/3", "1/3 ", "1/0", "0/0",
+                                "1/2/3", "0/1000001", "99999999999/3"}) {
     const std::string m = error_of(bad);
     EXPECT_NE(m.find("--shard"), std::string::npos) << "'" << bad << "': " << m;
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << "'" << bad << "': " << m;
@@ -69,10 +69,16 @@ ImageRecord image(uint64_t seed) {
 
 SampleSet shard_file(int64_t index, int64_t count, int64_t images, uint64_t first, bool partial = false) {
   SampleSet s;
-  s.meta = {{"method", "ar"}, {"options", ""}, {"models", "target=gpt#1"}, {"sampler", "cfg 2"},
-            {"classifier", "none"}, {"device", "llvmpipe"}, {"run_seeds", run_seeds_text(first, images, count)}};
+  s.meta = {{"method", "ar"},
+            {"options", ""},
+            {"models", "target=gpt#1"},
+            {"sampler", "cfg 2"},
+            {"classifier", "none"},
+            {"device", "llvmpipe"},
+            {"run_seeds", run_seeds_text(first, images, count)}};
   const ImageBlock b = shard_block(images, {index, count});
-  for (int64_t k = b.begin; k < (partial ? b.begin + 1 : b.end); ++k) s.images.push_back(image(first + static_cast<uint64_t>(k)));
+  for (int64_t k = b.begin; k < (partial ? b.begin + 1 : b.end); ++k)
+    s.images.push_back(image(first + static_cast<uint64_t>(k)));
   s.sources = {"shard" + std::to_string(index) + ".safetensors"};
   return s;
 }

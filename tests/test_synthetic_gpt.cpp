@@ -125,8 +125,8 @@ TEST_F(VulkanTest, ForwardBenchTimesArStepsAndWindows) {
   const WorkCounters d = ctx().counters() - before;
   EXPECT_EQ(d.dispatches, 3u * (ar.forward_dispatches + ar.sampler_dispatches) +
                               2u * (w4.forward_dispatches + w4.sampler_dispatches));
-  EXPECT_THROW(bench.time(first, 5, 1), Error);      // over max_queries
-  EXPECT_THROW(bench.time(1 + 14, 4, 1), Error);     // past the end of the sequence
+  EXPECT_THROW(bench.time(first, 5, 1), Error);   // over max_queries
+  EXPECT_THROW(bench.time(1 + 14, 4, 1), Error);  // past the end of the sequence
 }
 
 }  // namespace

@@ -48,14 +48,14 @@ TEST_F(VqOpsTest, Conv2dRejectsBadArguments) {
   Tensor x = t(DType::F32, {1, 8, 8, 16}), w = t(DType::F32, {32, 16, 3, 3}), b = t(DType::F32, {32});
   Tensor y = t(DType::F32, {1, 8, 8, 32});
   const auto same = ops::Conv2dParams::same(3);
-  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::F32, {32, 15, 3, 3}), b, y, same); });  // Ci
-  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::F32, {32, 16, 5, 5}), b, y, same); });  // 5x5
-  expect_error("conv2d", [&] { ops::conv2d(s, x, w, t(DType::F32, {31}), y, same); });            // bias
-  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, t(DType::F32, {1, 8, 8, 31}), same); });   // y
-  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, t(DType::F16, {1, 8, 8, 32}), same); });   // y f16
-  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::I32, {32, 16, 3, 3}), b, y, same); });  // w i32
-  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, y, {3, 1, 1, 1, 1}); });                   // stride 3
-  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, y, {1, 3, 1, 1, 1}); });                   // pad 3
+  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::F32, {32, 15, 3, 3}), b, y, same); });    // Ci
+  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::F32, {32, 16, 5, 5}), b, y, same); });    // 5x5
+  expect_error("conv2d", [&] { ops::conv2d(s, x, w, t(DType::F32, {31}), y, same); });              // bias
+  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, t(DType::F32, {1, 8, 8, 31}), same); });     // y
+  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, t(DType::F16, {1, 8, 8, 32}), same); });     // y f16
+  expect_error("conv2d", [&] { ops::conv2d(s, x, t(DType::I32, {32, 16, 3, 3}), b, y, same); });    // w i32
+  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, y, {3, 1, 1, 1, 1}); });                     // stride 3
+  expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, y, {1, 3, 1, 1, 1}); });                     // pad 3
   expect_error("conv2d", [&] { ops::conv2d(s, x, w, b, x.view().reshape({1, 8, 4, 32}), same); });  // y = x
   Tensor r = t(DType::F32, {1, 8, 8, 31});
   const TensorView rv = r.view();
@@ -69,7 +69,10 @@ TEST_F(VqOpsTest, Conv2dRejectsBadArguments) {
 TEST_F(VqOpsTest, GroupNormRejectsBadArguments) {
   CommandStream s(ctx());
   Tensor x = t(DType::F32, {1, 4, 4, 64}), g = t(DType::F32, {64});
-  expect_error("group_norm", [&] { ops::group_norm(s, t(DType::F32, {1, 4, 4, 48}), t(DType::F32, {48}), t(DType::F32, {48}), t(DType::F32, {1, 4, 4, 48})); });
+  expect_error("group_norm", [&] {
+    ops::group_norm(s, t(DType::F32, {1, 4, 4, 48}), t(DType::F32, {48}), t(DType::F32, {48}),
+                    t(DType::F32, {1, 4, 4, 48}));
+  });
   expect_error("group_norm", [&] { ops::group_norm(s, x, t(DType::F32, {32}), g, x); });
   expect_error("group_norm", [&] { ops::group_norm(s, x, g, g, t(DType::F32, {1, 4, 4, 32})); });
   expect_error("group_norm", [&] { ops::group_norm(s, t(DType::F32, {16, 64}), g, g, t(DType::F32, {16, 64})); });
@@ -92,11 +95,15 @@ TEST_F(VqOpsTest, ElementwiseRejectBadArguments) {
 TEST_F(VqOpsTest, SpatialAttentionRejectsBadArguments) {
   CommandStream s(ctx());
   Tensor q = t(DType::F32, {1, 16, 32}), k = t(DType::F32, {1, 16, 32}), v = t(DType::F32, {1, 16, 32});
-  expect_error("spatial_attention", [&] { ops::spatial_attention(s, q, k, t(DType::F32, {1, 16, 31}), t(DType::F32, {1, 16, 32})); });
+  expect_error("spatial_attention", [&] {
+    ops::spatial_attention(s, q, k, t(DType::F32, {1, 16, 31}), t(DType::F32, {1, 16, 32}));
+  });
   expect_error("spatial_attention", [&] { ops::spatial_attention(s, q, k, v, q); });  // out = q
   ops::SpatialAttentionKernel kern;
   kern.keys = 64;
-  expect_error("spatial_attention", [&] { ops::spatial_attention(s, q, k, v, t(DType::F32, {1, 16, 32}), 0.0f, kern); });
+  expect_error("spatial_attention", [&] {
+    ops::spatial_attention(s, q, k, v, t(DType::F32, {1, 16, 32}), 0.0f, kern);
+  });
   EXPECT_EQ(s.command_count(), 0u);
 }
 
@@ -104,10 +111,16 @@ TEST_F(VqOpsTest, CodebookRejectsBadArguments) {
   CommandStream s(ctx());
   Tensor cb = t(DType::F32, {100, 8}), ids = t(DType::U32, {2, 4, 4});
   expect_error("codebook_lookup", [&] { ops::codebook_lookup(s, ids, cb, t(DType::F32, {2, 4, 4, 7})); });
-  expect_error("codebook_lookup", [&] { ops::codebook_lookup(s, t(DType::F32, {2, 4, 4}), cb, t(DType::F32, {2, 4, 4, 8})); });
+  expect_error("codebook_lookup", [&] {
+    ops::codebook_lookup(s, t(DType::F32, {2, 4, 4}), cb, t(DType::F32, {2, 4, 4, 8}));
+  });
   expect_error("codebook_quantize", [&] { ops::codebook_quantize(s, t(DType::F32, {2, 4, 4, 7}), cb, ids); });
-  expect_error("codebook_quantize", [&] { ops::codebook_quantize(s, t(DType::F32, {2, 4, 4, 8}), cb, t(DType::I32, {2, 4, 4})); });
-  expect_error("codebook_quantize", [&] { ops::codebook_quantize(s, t(DType::F32, {1, 1, 65}), t(DType::F32, {4, 65}), t(DType::U32, {1, 1})); });
+  expect_error("codebook_quantize", [&] {
+    ops::codebook_quantize(s, t(DType::F32, {2, 4, 4, 8}), cb, t(DType::I32, {2, 4, 4}));
+  });
+  expect_error("codebook_quantize", [&] {
+    ops::codebook_quantize(s, t(DType::F32, {1, 1, 65}), t(DType::F32, {4, 65}), t(DType::U32, {1, 1}));
+  });
   EXPECT_EQ(s.command_count(), 0u);
 }
 

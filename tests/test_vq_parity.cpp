@@ -70,7 +70,8 @@ TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
   SafetensorsWriter w;
   w.add_f32("pixels", {1, C, H, H}, want_nchw);
   w.write(dir + "/decoded.safetensors");
-  r = testing::run_reference({"vq-encode", model, "--pixels", dir + "/decoded.safetensors", "--out", dir + "/ids.safetensors"});
+  r = testing::run_reference({"vq-encode", model, "--pixels", dir + "/decoded.safetensors", "--out",
+                              dir + "/ids.safetensors"});
   ASSERT_TRUE(r.ok) << r.message;
   SafetensorsFile ref_ids(dir + "/ids.safetensors");
   const int32_t* want_ids = reinterpret_cast<const int32_t*>(ref_ids.data("ids"));

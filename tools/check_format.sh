@@ -3,7 +3,7 @@
 # repository's .clang-format, and exits 1 when there is any (CTest style.format).
 # usage: tools/check_format.sh [--fix] [PATH...]
 #   PATH: files or folders (default: the product sources: cli engine decoding frontend eval viewer
-#   common tests fuzz tools, every *.cpp and *.h outside third_party/). --fix reformats them in place.
+#   common python tests fuzz tools, every *.cpp and *.h outside third_party/). --fix reformats them in place.
 # clang-format 14 (Debian 12's) is the reference: another version may break lines differently.
 # $CLANG_FORMAT names the binary; exits 77 (skipped) when there is none.
 set -euo pipefail
@@ -31,7 +31,7 @@ case "$("$tool" --version)" in
 esac
 
 paths=("$@")
-[ ${#paths[@]} -eq 0 ] && paths=(cli engine decoding frontend eval viewer common tests fuzz tools)
+[ ${#paths[@]} -eq 0 ] && paths=(cli engine decoding frontend eval viewer common python tests fuzz tools)
 files=()
 while IFS= read -r -d '' f; do files+=("$f"); done < <(
   find "${paths[@]}" -path '*/third_party' -prune -o -type f \( -name '*.cpp' -o -name '*.h' \) -print0 | sort -z)

@@ -5,7 +5,7 @@ usage: long_functions.py [--max N] [ROOT]
 
 Prints `path:line name lines` for each function whose body (opening brace line to closing brace
 line) has more than N lines (default 80), longest first, and exits 1 when there is any. Product
-code is engine/, decoding/, cli/, frontend/, eval/, viewer/ and common/ below ROOT (default: the
+code is engine/, decoding/, cli/, frontend/, eval/, viewer/, common/ and python/ below ROOT (default: the
 repository this script is in), leaving out every tests/, fuzz/ and third_party/ folder.
 
 A brace-matching scan, not a parser: comments, string and character literals (raw strings too)
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-PRODUCT_DIRS = ("engine", "decoding", "cli", "frontend", "eval", "viewer", "common")
+PRODUCT_DIRS = ("engine", "decoding", "cli", "frontend", "eval", "viewer", "common", "python")
 SKIPPED_DIRS = {"tests", "fuzz", "third_party"}
 SOURCE_ENDINGS = (".cpp", ".cc", ".h", ".hpp")
 

@@ -48,8 +48,8 @@ void App::start_from_controls() {
     if (const Trace* trace = models_.replay())
       runs_.start_replay(*trace, {c.trace_image, c.trace_compare});
     else
-      runs_.start_live(runs_of(c, ui_.methods()), models_.strategy_models(), c.class_id,
-                       static_cast<uint64_t>(c.seed), c.sampler);
+      runs_.start_live(runs_of(c, ui_.methods()), models_.strategy_models(), c.class_id, static_cast<uint64_t>(c.seed),
+                       c.sampler);
     ui_.set_error("");
   } catch (const std::exception& e) {
     ui_.set_error(e.what());
@@ -100,7 +100,8 @@ int App::run() {
   }
   display_.swapchain().flush();
   capture_.finish_recording();
-  if (!opt_.save_trace.empty()) save_trace(opt_.save_trace, models_.trace_config(ui_.controls().sampler), runs_.lanes());
+  if (!opt_.save_trace.empty())
+    save_trace(opt_.save_trace, models_.trace_config(ui_.controls().sampler), runs_.lanes());
   const VkExtent2D extent = display_.swapchain().extent();
   std::fprintf(stderr, "vkspec-viewer: %llu frames on %s at %ux%u%s\n",
                static_cast<unsigned long long>(frame_times_.presented()), session_.context().caps().name.c_str(),

@@ -80,8 +80,8 @@ CanvasRenderer::CanvasRenderer(Context& ctx, VkRenderPass render_pass) : ctx_(ct
   VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
   ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
   VkPipelineColorBlendAttachmentState att{};
-  att.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT |
-                       VK_COLOR_COMPONENT_A_BIT;
+  att.colorWriteMask =
+      VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
   VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
   cb.attachmentCount = 1;
   cb.pAttachments = &att;
@@ -164,7 +164,8 @@ Canvas::Texture Canvas::make_texture(uint32_t w, uint32_t h, VkFormat format) {
     VkPhysicalDeviceMemoryProperties props;
     vkGetPhysicalDeviceMemoryProperties(ctx_.physical_device(), &props);
     uint32_t type = UINT32_MAX;
-    for (VkMemoryPropertyFlags want : {VkMemoryPropertyFlags{VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT}, VkMemoryPropertyFlags{0}})
+    for (VkMemoryPropertyFlags want :
+         {VkMemoryPropertyFlags{VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT}, VkMemoryPropertyFlags{0}})
       for (uint32_t i = 0; i < props.memoryTypeCount && type == UINT32_MAX; ++i)
         if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want) type = i;
     if (type == UINT32_MAX) throw Error("no memory type can hold the canvas texture");
@@ -246,7 +247,8 @@ void Canvas::record_uploads(VkCommandBuffer cmd, uint32_t slot, uint64_t frame_n
   const VkDeviceSize total = cells_offset + pending_cells_.texels.size();
   if (staging_.size() < frames_in_flight) staging_.resize(frames_in_flight);
   Buffer& st = staging_[slot];
-  if (!st.valid() || st.size() < total) st = ctx_.allocator().allocate(total, MemoryUsage::Upload, "viewer canvas upload");
+  if (!st.valid() || st.size() < total)
+    st = ctx_.allocator().allocate(total, MemoryUsage::Upload, "viewer canvas upload");
   auto* dst = static_cast<uint8_t*>(st.mapped());
   std::memcpy(dst, pending_image_.rgba.data(), image_bytes);
   std::memcpy(dst + cells_offset, pending_cells_.texels.data(), pending_cells_.texels.size());
@@ -281,8 +283,9 @@ void Canvas::record_draw(const ImVec4& clip) {
   const float x1 = std::min({clip.z, p1_.x, static_cast<float>(fb.width)});
   const float y1 = std::min({clip.w, p1_.y, static_cast<float>(fb.height)});
   if (x1 <= x0 || y1 <= y0) return;
-  VkRect2D scissor{{static_cast<int32_t>(x0), static_cast<int32_t>(y0)},
-                   {static_cast<uint32_t>(x1 - static_cast<int32_t>(x0)), static_cast<uint32_t>(y1 - static_cast<int32_t>(y0))}};
+  VkRect2D scissor{
+      {static_cast<int32_t>(x0), static_cast<int32_t>(y0)},
+      {static_cast<uint32_t>(x1 - static_cast<int32_t>(x0)), static_cast<uint32_t>(y1 - static_cast<int32_t>(y0))}};
 
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, renderer_.pipeline_);
   VkDescriptorImageInfo infos[2] = {{renderer_.sampler_, image_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
@@ -309,8 +312,8 @@ void Canvas::record_draw(const ImVec4& clip) {
   push.dim = overlays_.dim;
   push.fill_alpha = overlays_.fill_alpha;
   push.heat_alpha = overlays_.heat_alpha;
-  vkCmdPushConstants(cmd, renderer_.layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
-                     sizeof(push), &push);
+  vkCmdPushConstants(cmd, renderer_.layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push),
+                     &push);
   vkCmdDraw(cmd, 4, 1, 0, 0);
 }
 

@@ -23,8 +23,7 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
       if (in_range(p)) ++verified[static_cast<size_t>(p)];
   }
   for (size_t c = 0; c < T; ++c)
-    if (verified[c])
-      o.texels[c * 4 + 2] = static_cast<uint8_t>(1 + std::lround(254.0 * accepted[c] / verified[c]));
+    if (verified[c]) o.texels[c * 4 + 2] = static_cast<uint8_t>(1 + std::lround(254.0 * accepted[c] / verified[c]));
 
   const StepEvent& e = *events.back();
   if (e.grid.size() != T)
@@ -58,9 +57,9 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
 }
 
 std::array<float, 3> island_colour(int id) {
-  static const std::array<float, 3> kPalette[8] = {{1.0f, 0.3f, 1.0f},  {0.2f, 1.0f, 1.0f}, {1.0f, 1.0f, 1.0f},
-                                                   {0.6f, 0.4f, 1.0f},  {1.0f, 0.55f, 0.75f}, {0.3f, 0.8f, 0.7f},
-                                                   {1.0f, 1.0f, 0.6f},  {0.8f, 0.7f, 1.0f}};
+  static const std::array<float, 3> kPalette[8] = {{1.0f, 0.3f, 1.0f}, {0.2f, 1.0f, 1.0f},   {1.0f, 1.0f, 1.0f},
+                                                   {0.6f, 0.4f, 1.0f}, {1.0f, 0.55f, 0.75f}, {0.3f, 0.8f, 0.7f},
+                                                   {1.0f, 1.0f, 0.6f}, {0.8f, 0.7f, 1.0f}};
   return kPalette[static_cast<size_t>(id % 255) % 8];
 }
 

@@ -76,4 +76,3 @@ void DecodeWorker::step(Lane& lane) {
 }
 
 }  // namespace vkspec::viewer
-

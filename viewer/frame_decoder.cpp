@@ -62,7 +62,8 @@ DecodedImage PaletteFrameDecoder::decode(const std::vector<int32_t>& grid) {
   for (size_t i = 0; i < grid.size(); ++i) {
     uint32_t h = grid[i] == kUndecided ? 0u : static_cast<uint32_t>(grid[i]) * 2654435761u + 0x9e3779b9u;
     h ^= h >> 15;
-    for (int c = 0; c < 3; ++c) im.rgba[i * 4 + static_cast<size_t>(c)] = static_cast<uint8_t>(64 + ((h >> (8 * c)) & 0xbf));
+    for (int c = 0; c < 3; ++c)
+      im.rgba[i * 4 + static_cast<size_t>(c)] = static_cast<uint8_t>(64 + ((h >> (8 * c)) & 0xbf));
     im.rgba[i * 4 + 3] = 255;
   }
   return im;

@@ -34,8 +34,8 @@ void FrameTimes::end_frame() {
 std::string FrameTimes::summary() const {
   std::string s;
   char buf[160];
-  for (const auto& [name, t] : {std::pair<const char*, const Histogram*>{"while decoding", &interval_decoding_},
-                                {"idle", &interval_idle_}})
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Histogram*>{"while decoding", &interval_decoding_}, {"idle", &interval_idle_}})
     if (t->count) {
       std::snprintf(buf, sizeof(buf), "; %s %llu frames, interval median %.1f ms, p95 %.1f ms", name,
                     static_cast<unsigned long long>(t->count), t->percentile(0.5), t->percentile(0.95));

@@ -4,7 +4,9 @@
 
 namespace vkspec::viewer {
 
-FrameWriter::FrameWriter(size_t depth) : depth_(depth ? depth : 1) { thread_ = std::thread([this] { loop(); }); }
+FrameWriter::FrameWriter(size_t depth) : depth_(depth ? depth : 1) {
+  thread_ = std::thread([this] { loop(); });
+}
 
 FrameWriter::~FrameWriter() {
   {

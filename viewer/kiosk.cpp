@@ -22,7 +22,8 @@ KioskRun Kiosk::next(int64_t num_classes) {
   k.runs = {{method_of(i), {}}};
   // A speculative method races plain AR on the same class and seed.
   const std::string& ar = reference_method_name();
-  if (method_of(i) != ar && std::find(methods_.begin(), methods_.end(), ar) != methods_.end()) k.runs.push_back({ar, {}});
+  if (method_of(i) != ar && std::find(methods_.begin(), methods_.end(), ar) != methods_.end())
+    k.runs.push_back({ar, {}});
   k.class_id = i % std::max<int64_t>(1, num_classes);
   k.seed = first_seed_ + static_cast<uint64_t>(i);
   next_.reset();

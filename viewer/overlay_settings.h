@@ -18,7 +18,7 @@ enum ShowBits : uint32_t {
 
 struct OverlaySettings {
   uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowGroups | kShowDim;
-  float dim = 0.3f;         // brightness of undecided cells
+  float dim = 0.3f;          // brightness of undecided cells
   float fill_alpha = 0.35f;  // tint of marked cells (their outline is the full colour)
   float heat_alpha = 0.6f;
 
@@ -34,9 +34,8 @@ struct OverlayName {
   const char* name;
 };
 constexpr OverlayName kOverlayNames[] = {
-    {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"},
-    {kShowDrafted, "drafted"},   {kShowIslands, "islands"},   {kShowGroups, "groups"},
-    {kShowHeat, "heat"},         {kShowDim, "dim"},
+    {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"}, {kShowDrafted, "drafted"},
+    {kShowIslands, "islands"},   {kShowGroups, "groups"},     {kShowHeat, "heat"},           {kShowDim, "dim"},
 };
 
 }  // namespace vkspec::viewer

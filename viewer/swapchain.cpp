@@ -13,7 +13,8 @@ VkSurfaceFormatKHR choose_format(VkPhysicalDevice pd, VkSurfaceKHR surface) {
   uint32_t n = 0;
   vk_check(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface, &n, nullptr), "vkGetPhysicalDeviceSurfaceFormatsKHR");
   std::vector<VkSurfaceFormatKHR> formats(n);
-  vk_check(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface, &n, formats.data()), "vkGetPhysicalDeviceSurfaceFormatsKHR");
+  vk_check(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, surface, &n, formats.data()),
+           "vkGetPhysicalDeviceSurfaceFormatsKHR");
   if (formats.empty()) throw Error("the window surface offers no formats");
   // UNORM, not sRGB: ImGui's colours and the decoded pixels are already display values.
   for (VkFormat want : {VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM})
@@ -144,8 +145,8 @@ void Swapchain::create_swapchain(VkExtent2D size) {
   ci.preTransform = caps.currentTransform;
   ci.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
   if (!(caps.supportedCompositeAlpha & ci.compositeAlpha))
-    ci.compositeAlpha = static_cast<VkCompositeAlphaFlagBitsKHR>(caps.supportedCompositeAlpha &
-                                                                 (~caps.supportedCompositeAlpha + 1));
+    ci.compositeAlpha =
+        static_cast<VkCompositeAlphaFlagBitsKHR>(caps.supportedCompositeAlpha & (~caps.supportedCompositeAlpha + 1));
   ci.presentMode = VK_PRESENT_MODE_FIFO_KHR;  // always available; the frame cap does the rest
   ci.clipped = VK_TRUE;
   ci.oldSwapchain = swapchain_;
@@ -235,8 +236,10 @@ std::optional<FrameTarget> Swapchain::begin_frame(VkExtent2D size) {
     return std::nullopt;
   }
   if (r == VK_TIMEOUT || r == VK_NOT_READY) throw Error("no swapchain image became available within the fence timeout");
-  if (r == VK_SUBOPTIMAL_KHR) stale_ = true;  // use this image, rebuild afterwards
-  else vk_check(r, "vkAcquireNextImageKHR");
+  if (r == VK_SUBOPTIMAL_KHR)
+    stale_ = true;  // use this image, rebuild afterwards
+  else
+    vk_check(r, "vkAcquireNextImageKHR");
 
   vk_check(vkResetFences(ctx_.device(), 1, &s.fence), "vkResetFences");
   vk_check(vkResetCommandPool(ctx_.device(), s.pool, 0), "vkResetCommandPool");
@@ -328,8 +331,10 @@ void Swapchain::submit_and_present(const FrameTarget& f) {
     vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, s.fence), "vkQueueSubmit (viewer frame)");
     r = vkQueuePresentKHR(ctx_.queue(), &pi);
   }
-  if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) stale_ = true;
-  else vk_check(r, "vkQueuePresentKHR");
+  if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR)
+    stale_ = true;
+  else
+    vk_check(r, "vkQueuePresentKHR");
 }
 
 }  // namespace vkspec::viewer

@@ -15,8 +15,8 @@ namespace vkspec::viewer {
 
 struct FrameTarget {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  uint32_t slot = 0;   // frame-in-flight index
-  uint32_t image = 0;  // swapchain image index
+  uint32_t slot = 0;    // frame-in-flight index
+  uint32_t image = 0;   // swapchain image index
   uint64_t number = 0;  // frames begun so far, this one included
   VkExtent2D extent{};
 };

@@ -80,8 +80,10 @@ void Ui::build_run_panel() {
   ImGui::Text("device memory %.1f MiB, %.1f ms/frame", static_cast<double>(st.device_bytes_in_use) / (1 << 20),
               1000.0 / std::max(1.0f, ImGui::GetIO().Framerate));
   ImGui::Separator();
-  if (models_.replay()) build_trace_controls();
-  else build_method_controls();
+  if (models_.replay())
+    build_trace_controls();
+  else
+    build_method_controls();
   const ImVec4 red(1, 0.35f, 0.3f, 1);
   if (!error_.empty()) widgets::wrapped(red, error_);
   for (const LaneView& l : runs_.lanes())

@@ -57,9 +57,8 @@ void Ui::build_canvas_area(float x, float y, float w, float h, float scale) {
     if (l.record->state() == RunState::Failed)
       std::snprintf(text, sizeof(text), "failed");
     else
-      std::snprintf(text, sizeof(text), "NFE %lld   %lld/%lld tokens   %.2f per forward",
-                    static_cast<long long>(s.nfe), static_cast<long long>(s.committed),
-                    static_cast<long long>(s.tokens), s.accepted_length);
+      std::snprintf(text, sizeof(text), "NFE %lld   %lld/%lld tokens   %.2f per forward", static_cast<long long>(s.nfe),
+                    static_cast<long long>(s.committed), static_cast<long long>(s.tokens), s.accepted_length);
     ImGui::SetCursorScreenPos(ImVec2(l.p0.x, l.p1.y + pad / 2));
     ImGui::ProgressBar(s.tokens ? static_cast<float>(s.committed) / static_cast<float>(s.tokens) : 0.0f,
                        ImVec2(l.p1.x - l.p0.x, bar), text);

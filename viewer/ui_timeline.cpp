@@ -20,17 +20,20 @@ void Ui::build_timeline_panel(float x, float y, float w, float h) {
   ImGui::SameLine();
   bool follow = t.follow;
   if (ImGui::Checkbox("Follow", &follow)) {
-    if (follow) t.set_follow();
-    else t.follow = false;
+    if (follow)
+      t.set_follow();
+    else
+      t.follow = false;
   }
   ImGui::SameLine();
   int step = static_cast<int>(t.step) + 1;  // shown 1-based, as in the lane titles
   ImGui::SetNextItemWidth(w - 200);
   if (ImGui::SliderInt("Step", &step, 1, static_cast<int>(std::max<int64_t>(1, n)))) t.go_to(step - 1, n);
 
-  if (ImGui::BeginTable("stats", 9, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-    for (const char* c : {"run", "state", "step", "NFE", "tokens", "tokens/forward", "acceptance", "ms/step (last)",
-                          "device ms"})
+  if (ImGui::BeginTable("stats", 9,
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    for (const char* c :
+         {"run", "state", "step", "NFE", "tokens", "tokens/forward", "acceptance", "ms/step (last)", "device ms"})
       ImGui::TableSetupColumn(c);
     ImGui::TableHeadersRow();
     for (const LaneView& l : lanes) {
@@ -49,8 +52,10 @@ void Ui::build_timeline_panel(float x, float y, float w, float h) {
       ImGui::TableNextColumn();
       ImGui::Text("%.2f", s.accepted_length);
       ImGui::TableNextColumn();
-      if (s.acceptance_rate >= 0) ImGui::Text("%.1f%%", 100.0 * s.acceptance_rate);
-      else ImGui::TextUnformatted("-");
+      if (s.acceptance_rate >= 0)
+        ImGui::Text("%.1f%%", 100.0 * s.acceptance_rate);
+      else
+        ImGui::TextUnformatted("-");
       ImGui::TableNextColumn();
       ImGui::Text("%.1f (%.1f)", s.mean_step_ms, s.last_step_ms);
       ImGui::TableNextColumn();

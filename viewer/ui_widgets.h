@@ -9,10 +9,10 @@
 
 namespace vkspec::viewer::widgets {
 
-constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
-constexpr ImGuiWindowFlags kBare = kFixed | ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoBackground |
-                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                    ImGuiWindowFlags_NoSavedSettings;
+constexpr ImGuiWindowFlags kBare =
+    kFixed | ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoBringToFrontOnFocus;
 
 const char* state_name(RunState s);
 void wrapped(const ImVec4& colour, const std::string& text);

@@ -13,7 +13,8 @@ std::optional<Trace> read_replay(const ViewerOptions& options) {
   Trace trace = read_trace(options.trace);
   const int64_t n = static_cast<int64_t>(trace.images.size());
   if (options.trace_image >= n || options.trace_compare >= n)
-    throw Error("trace " + options.trace + " holds " + std::to_string(n) + " image(s); --image and --compare-image "
+    throw Error("trace " + options.trace + " holds " + std::to_string(n) +
+                " image(s); --image and --compare-image "
                 "must be below that");
   return trace;
 }
@@ -29,9 +30,8 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   request.needs.neighbours = true;  // relaxed acceptance (--accept lantern, any --metric) from the panel
   for (int metric = 0; metric < kNeighbourMetricCount; ++metric)
     request.neighbour_metrics.push_back(static_cast<NeighbourMetric>(metric));
-  request.companions.drafter = request.companions.low_res = request.companions.heads =
-      request.companions.latent_heads = request.companions.eagle = request.companions.sr_net =
-          request.companions.latent_upsampler = true;
+  request.companions.drafter = request.companions.low_res = request.companions.heads = request.companions.latent_heads =
+      request.companions.eagle = request.companions.sr_net = request.companions.latent_upsampler = true;
   request.max_queries = kMaxQueries;
   loaded_ = frontend::load_models(ctx, catalog, request);
   grid_ = loaded_.target->config().grid_size;

@@ -30,13 +30,15 @@ const char* kViewerUsage =
     "left/right step, Home/End first/last step, Esc quit.\n";
 
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
-  std::set<std::string> options = {"--method", "--options", "--compare", "--compare-options", "--class", "--seed",
-                                   "--trace", "--image", "--compare-image", "--hold", "--screenshot", "--frames",
-                                   "--step", "--layout", "--record", "--save-trace", "--width", "--height", "--fps",
-                                   "--speed", "--overlays", "--timeout", "--batch"};
+  std::set<std::string> options = {
+      "--method",  "--options",       "--compare", "--compare-options", "--class",  "--seed",  "--trace",
+      "--image",   "--compare-image", "--hold",    "--screenshot",      "--frames", "--step",  "--layout",
+      "--record",  "--save-trace",    "--width",   "--height",          "--fps",    "--speed", "--overlays",
+      "--timeout", "--batch"};
   for (const std::string& f : frontend::model_file_options()) options.insert(f);
   std::set<std::string> flags = {"--kiosk"};
-  for (const frontend::OptionDoc& o : frontend::sampler_option_table()) (o.value.empty() ? flags : options).insert(o.name);
+  for (const frontend::OptionDoc& o : frontend::sampler_option_table())
+    (o.value.empty() ? flags : options).insert(o.name);
   frontend::ArgParser ap("vkspec-viewer", flags, options);
   ap.parse(args);
   ViewerOptions o;

@@ -31,14 +31,14 @@ struct ViewerOptions {
 
   // Output and automation.
   std::string record_dir, screenshot, layout_file, save_trace;
-  int64_t frames = 0;         // with --screenshot: frames to render at least
-  int64_t step = -1;          // show this step (timeline pinned); -1 follows the run
-  double timeout_s = 600;     // --screenshot gives up after this long
+  int64_t frames = 0;      // with --screenshot: frames to render at least
+  int64_t step = -1;       // show this step (timeline pinned); -1 follows the run
+  double timeout_s = 600;  // --screenshot gives up after this long
   int width = 1280, height = 720;
-  double fps = 60;            // frame cap; 0 = none
-  double replay_speed = 30;   // steps per second when playing a replay
-  uint32_t batch_limit = 6;   // GPU commands per submission while decoding (ContextOptions::batch_limit)
-  uint32_t overlays = 0;      // OverlaySettings::show
+  double fps = 60;           // frame cap; 0 = none
+  double replay_speed = 30;  // steps per second when playing a replay
+  uint32_t batch_limit = 6;  // GPU commands per submission while decoding (ContextOptions::batch_limit)
+  uint32_t overlays = 0;     // OverlaySettings::show
   bool overlays_given = false;
 };
 

@@ -12,8 +12,8 @@
 namespace vkspec {
 namespace {
 
-BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int64_t kv, int64_t H, int64_t Dh,
-                            DType dt, const ops::AttentionOptions& opt = {}) {
+BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int64_t kv, int64_t H, int64_t Dh, DType dt,
+                            const ops::AttentionOptions& opt = {}) {
   const int64_t S = kv, width = H * Dh;
   const auto q = random_floats(static_cast<size_t>(B * T * width), 71);
   const auto k = random_floats(static_cast<size_t>(B * S * width), 72), v = random_floats(k.size(), 73);
@@ -52,11 +52,12 @@ struct Register {
     };
     for (const S& s : {S{2, 1, 257}, S{2, 1, 1025}, S{2, 16, 273}, S{2, 257, 257}})
       for (DType dt : {DType::F16, DType::F32})
-        RegisterOpBench(
-            "attention",
-            std::string(dtype_name(dt)) + " B" + std::to_string(s.B) + " T" + std::to_string(s.T) + " S" +
-                std::to_string(s.kv),
-            [s, dt](Context& c, int repeat) { return bench_attention(c, repeat, s.B, s.T, s.kv, 16, 64, dt); });
+        RegisterOpBench("attention",
+                        std::string(dtype_name(dt)) + " B" + std::to_string(s.B) + " T" + std::to_string(s.T) + " S" +
+                            std::to_string(s.kv),
+                        [s, dt](Context& c, int repeat) {
+                          return bench_attention(c, repeat, s.B, s.T, s.kv, 16, 64, dt);
+                        });
     // attention-sweep (run only when named): queries per pass x splits on the shipped model's AR
     // step and window-16 forward (4 heads) and LlamaGen-L's (16 heads), for choosing a device's
     // plan; 0 is the plan's own choice.

@@ -74,9 +74,7 @@ std::vector<uint8_t> make_visible(const Case& c, uint64_t seed) {
     uint8_t* v = &vis[static_cast<size_t>(r * c.S)];
     const int64_t t = r % c.T;
     switch (c.mask) {
-      case MaskKind::Causal:
-        std::fill_n(v, committed + t + 1, 1);
-        break;
+      case MaskKind::Causal: std::fill_n(v, committed + t + 1, 1); break;
       case MaskKind::Tree: {
         std::fill_n(v, committed, 1);
         // Ancestors of candidate t: a random parent chain inside the window.
@@ -94,8 +92,7 @@ std::vector<uint8_t> make_visible(const Case& c, uint64_t seed) {
         if (t % 7 == 3) break;  // sees nothing: output must be zeros
         for (int64_t s = 0; s < c.kv_len; ++s) v[s] = rng() % 10 < 3;
         break;
-      case MaskKind::RowWindows:
-        break;  // all rows at once, below
+      case MaskKind::RowWindows: break;  // all rows at once, below
     }
   }
   if (c.mask == MaskKind::RowWindows) row_windows(c, rng, vis);

@@ -27,7 +27,7 @@ CheckResult check_lookup(Context& ctx, int64_t n, int64_t h, int64_t w, int64_t 
   std::vector<uint32_t> ids(static_cast<size_t>(n * h * w));
   for (size_t i = 0; i < ids.size(); ++i)
     ids[i] = bad_every && i % static_cast<size_t>(bad_every) == 3 ? static_cast<uint32_t>(n_e + i)
-                                                                   : static_cast<uint32_t>(rng() % n_e);
+                                                                  : static_cast<uint32_t>(rng() % n_e);
   Tensor tcb = upload_floats(ctx, cb, DType::F32, {n_e, e_dim}, "codebook");
   Tensor tid = upload_u32(ctx, ids, {n, h, w}, "ids");
   Tensor out = ctx.tensor(DType::F32, {n, h, w, e_dim}, "latents");
@@ -95,13 +95,19 @@ CheckResult quantize_with(Context& c, int64_t count, int64_t n_e, int64_t e_dim,
   return check_quantize(c, count, n_e, e_dim, &k);
 }
 
-VKSPEC_OP_CHECK("codebook_lookup", "16x16 n_e 16384 e_dim 8", [](Context& c) { return check_lookup(c, 1, 16, 16, 16384, 8, 0); });
-VKSPEC_OP_CHECK("codebook_lookup", "2x7x5 n_e 1000 e_dim 13 bad ids", [](Context& c) { return check_lookup(c, 2, 7, 5, 1000, 13, 10); });
+VKSPEC_OP_CHECK("codebook_lookup", "16x16 n_e 16384 e_dim 8",
+                [](Context& c) { return check_lookup(c, 1, 16, 16, 16384, 8, 0); });
+VKSPEC_OP_CHECK("codebook_lookup", "2x7x5 n_e 1000 e_dim 13 bad ids",
+                [](Context& c) { return check_lookup(c, 2, 7, 5, 1000, 13, 10); });
 VKSPEC_OP_CHECK("codebook_lookup", "1x1 n_e 1 e_dim 1", [](Context& c) { return check_lookup(c, 1, 1, 1, 1, 1, 0); });
-VKSPEC_OP_CHECK("codebook_quantize", "256 n_e 16384 e_dim 8", [](Context& c) { return check_quantize(c, 256, 16384, 8, nullptr); });
-VKSPEC_OP_CHECK("codebook_quantize", "1089 n_e 1024 e_dim 8", [](Context& c) { return check_quantize(c, 1089, 1024, 8, nullptr); });
-VKSPEC_OP_CHECK("codebook_quantize", "37 n_e 301 e_dim 13 own loads", [](Context& c) { return quantize_with(c, 37, 301, 13, 3, false); });
-VKSPEC_OP_CHECK("codebook_quantize", "50 n_e 77 e_dim 32 shared codes 5", [](Context& c) { return quantize_with(c, 50, 77, 32, 5, true); });
+VKSPEC_OP_CHECK("codebook_quantize", "256 n_e 16384 e_dim 8",
+                [](Context& c) { return check_quantize(c, 256, 16384, 8, nullptr); });
+VKSPEC_OP_CHECK("codebook_quantize", "1089 n_e 1024 e_dim 8",
+                [](Context& c) { return check_quantize(c, 1089, 1024, 8, nullptr); });
+VKSPEC_OP_CHECK("codebook_quantize", "37 n_e 301 e_dim 13 own loads",
+                [](Context& c) { return quantize_with(c, 37, 301, 13, 3, false); });
+VKSPEC_OP_CHECK("codebook_quantize", "50 n_e 77 e_dim 32 shared codes 5",
+                [](Context& c) { return quantize_with(c, 50, 77, 32, 5, true); });
 VKSPEC_OP_CHECK("codebook_quantize", "1 n_e 9 e_dim 4", [](Context& c) { return check_quantize(c, 1, 9, 4, nullptr); });
 
 }  // namespace

@@ -24,7 +24,8 @@ CheckResult check_conv(Context& ctx, ref::Conv2dShape c, DType wdtype, Residual 
   Tensor tx = upload_floats(ctx, x, DType::F32, {c.n, c.h, c.w, c.ci}, "x");
   Tensor tw = upload_floats(ctx, w, wdtype, {c.co, c.ci, c.kh, c.kw}, "weight");
   Tensor tb = upload_floats(ctx, b, DType::F32, {c.co}, "bias");
-  Tensor ty = residual == Residual::InPlace ? upload_floats(ctx, r, DType::F32, ys, "y") : ctx.tensor(DType::F32, ys, "y");
+  Tensor ty =
+      residual == Residual::InPlace ? upload_floats(ctx, r, DType::F32, ys, "y") : ctx.tensor(DType::F32, ys, "y");
   Tensor tr = residual == Residual::Separate ? upload_floats(ctx, r, DType::F32, ys, "residual") : Tensor();
   const ops::Conv2dParams p{static_cast<uint32_t>(c.stride), static_cast<uint32_t>(c.pad_top),
                             static_cast<uint32_t>(c.pad_left), static_cast<uint32_t>(c.pad_bottom),
@@ -53,28 +54,48 @@ ref::Conv2dShape one(int64_t n, int64_t h, int64_t w, int64_t ci, int64_t co) {
 }
 
 // 3x3 stride 1 pad 1: conv_in from 1 or 3 image channels, ResnetBlock convs, conv_out to pixels.
-VKSPEC_OP_CHECK("conv2d", "3x3 1->32 28x28", [](Context& c) { return check_conv(c, same3(1, 28, 28, 1, 32), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 3->64 33x33 n2 f16", [](Context& c) { return check_conv(c, same3(2, 33, 33, 3, 64), DType::F16, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 64->64 32x32", [](Context& c) { return check_conv(c, same3(1, 32, 32, 64, 64), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 64->64 32x32 f16 +res", [](Context& c) { return check_conv(c, same3(1, 32, 32, 64, 64), DType::F16, Residual::Separate); });
-VKSPEC_OP_CHECK("conv2d", "3x3 96->128 13x17 f16 +res inplace", [](Context& c) { return check_conv(c, same3(1, 13, 17, 96, 128), DType::F16, Residual::InPlace); });
-VKSPEC_OP_CHECK("conv2d", "3x3 128->96 1x1", [](Context& c) { return check_conv(c, same3(1, 1, 1, 128, 96), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 32->32 2x3 n3 +res", [](Context& c) { return check_conv(c, same3(3, 2, 3, 32, 32), DType::F32, Residual::Separate); });
-VKSPEC_OP_CHECK("conv2d", "3x3 32->1 29x31", [](Context& c) { return check_conv(c, same3(1, 29, 31, 32, 1), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 128->3 16x16 f16", [](Context& c) { return check_conv(c, same3(1, 16, 16, 128, 3), DType::F16, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "3x3 64->100 7x9 n2", [](Context& c) { return check_conv(c, same3(2, 7, 9, 64, 100), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 1->32 28x28",
+                [](Context& c) { return check_conv(c, same3(1, 28, 28, 1, 32), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 3->64 33x33 n2 f16",
+                [](Context& c) { return check_conv(c, same3(2, 33, 33, 3, 64), DType::F16, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 64->64 32x32",
+                [](Context& c) { return check_conv(c, same3(1, 32, 32, 64, 64), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 64->64 32x32 f16 +res",
+                [](Context& c) { return check_conv(c, same3(1, 32, 32, 64, 64), DType::F16, Residual::Separate); });
+VKSPEC_OP_CHECK("conv2d", "3x3 96->128 13x17 f16 +res inplace",
+                [](Context& c) { return check_conv(c, same3(1, 13, 17, 96, 128), DType::F16, Residual::InPlace); });
+VKSPEC_OP_CHECK("conv2d", "3x3 128->96 1x1",
+                [](Context& c) { return check_conv(c, same3(1, 1, 1, 128, 96), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 32->32 2x3 n3 +res",
+                [](Context& c) { return check_conv(c, same3(3, 2, 3, 32, 32), DType::F32, Residual::Separate); });
+VKSPEC_OP_CHECK("conv2d", "3x3 32->1 29x31",
+                [](Context& c) { return check_conv(c, same3(1, 29, 31, 32, 1), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 128->3 16x16 f16",
+                [](Context& c) { return check_conv(c, same3(1, 16, 16, 128, 3), DType::F16, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "3x3 64->100 7x9 n2",
+                [](Context& c) { return check_conv(c, same3(2, 7, 9, 64, 100), DType::F32, Residual::None); });
 // Downsample: pad right/bottom by one, 3x3 stride 2, no other padding.
-VKSPEC_OP_CHECK("conv2d", "down 64 32x32", [](Context& c) { return check_conv(c, down3(1, 32, 32, 64), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "down 96 33x33 f16", [](Context& c) { return check_conv(c, down3(1, 33, 33, 96), DType::F16, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "down 32 5x8 n2", [](Context& c) { return check_conv(c, down3(2, 5, 8, 32), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "down 128 2x2", [](Context& c) { return check_conv(c, down3(1, 2, 2, 128), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "down 64 32x32",
+                [](Context& c) { return check_conv(c, down3(1, 32, 32, 64), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "down 96 33x33 f16",
+                [](Context& c) { return check_conv(c, down3(1, 33, 33, 96), DType::F16, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "down 32 5x8 n2",
+                [](Context& c) { return check_conv(c, down3(2, 5, 8, 32), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "down 128 2x2",
+                [](Context& c) { return check_conv(c, down3(1, 2, 2, 128), DType::F32, Residual::None); });
 // 1x1: quant_conv, post_quant_conv, nin_shortcut (+ residual), attention q/k/v/proj_out.
-VKSPEC_OP_CHECK("conv2d", "1x1 64->8 16x16", [](Context& c) { return check_conv(c, one(1, 16, 16, 64, 8), DType::F32, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "1x1 8->64 16x16 f16", [](Context& c) { return check_conv(c, one(1, 16, 16, 8, 64), DType::F16, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "1x1 64->128 15x15 +res", [](Context& c) { return check_conv(c, one(1, 15, 15, 64, 128), DType::F32, Residual::Separate); });
-VKSPEC_OP_CHECK("conv2d", "1x1 96->96 9x11 n2 f16", [](Context& c) { return check_conv(c, one(2, 9, 11, 96, 96), DType::F16, Residual::None); });
-VKSPEC_OP_CHECK("conv2d", "1x1 512->512 16x16 f16 +res inplace", [](Context& c) { return check_conv(c, one(1, 16, 16, 512, 512), DType::F16, Residual::InPlace); });
-VKSPEC_OP_CHECK("conv2d", "1x1 32->32 1x1", [](Context& c) { return check_conv(c, one(1, 1, 1, 32, 32), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "1x1 64->8 16x16",
+                [](Context& c) { return check_conv(c, one(1, 16, 16, 64, 8), DType::F32, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "1x1 8->64 16x16 f16",
+                [](Context& c) { return check_conv(c, one(1, 16, 16, 8, 64), DType::F16, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "1x1 64->128 15x15 +res",
+                [](Context& c) { return check_conv(c, one(1, 15, 15, 64, 128), DType::F32, Residual::Separate); });
+VKSPEC_OP_CHECK("conv2d", "1x1 96->96 9x11 n2 f16",
+                [](Context& c) { return check_conv(c, one(2, 9, 11, 96, 96), DType::F16, Residual::None); });
+VKSPEC_OP_CHECK("conv2d", "1x1 512->512 16x16 f16 +res inplace",
+                [](Context& c) { return check_conv(c, one(1, 16, 16, 512, 512), DType::F16, Residual::InPlace); });
+VKSPEC_OP_CHECK("conv2d", "1x1 32->32 1x1",
+                [](Context& c) { return check_conv(c, one(1, 1, 1, 32, 32), DType::F32, Residual::None); });
 
 // Explicit kernels: per-invocation loads (the GPU default) and subgroup-shared loads (the CPU
 // default), with blocks that do not divide the shapes.
@@ -86,11 +107,21 @@ CheckResult with_kernel(Context& c, ref::Conv2dShape shape, DType wdtype, Residu
   k.subgroup_weights = subgroup;
   return check_conv(c, shape, wdtype, residual, &k);
 }
-VKSPEC_OP_CHECK("conv2d", "3x3 64->64 19x21 own loads co16 px8", [](Context& c) { return with_kernel(c, same3(1, 19, 21, 64, 64), DType::F32, Residual::Separate, 16, 8, false); });
-VKSPEC_OP_CHECK("conv2d", "3x3 32->48 9x9 f16 own loads co4 px3", [](Context& c) { return with_kernel(c, same3(2, 9, 9, 32, 48), DType::F16, Residual::None, 4, 3, false); });
-VKSPEC_OP_CHECK("conv2d", "3x3 64->96 11x7 shared co32 px5", [](Context& c) { return with_kernel(c, same3(1, 11, 7, 64, 96), DType::F32, Residual::InPlace, 32, 5, true); });
-VKSPEC_OP_CHECK("conv2d", "down 64 17x17 f16 shared co8 px16", [](Context& c) { return with_kernel(c, down3(1, 17, 17, 64), DType::F16, Residual::None, 8, 16, true); });
-VKSPEC_OP_CHECK("conv2d", "1x1 64->40 6x6 own loads co16 px1", [](Context& c) { return with_kernel(c, one(1, 6, 6, 64, 40), DType::F32, Residual::None, 16, 1, false); });
+VKSPEC_OP_CHECK("conv2d", "3x3 64->64 19x21 own loads co16 px8", [](Context& c) {
+  return with_kernel(c, same3(1, 19, 21, 64, 64), DType::F32, Residual::Separate, 16, 8, false);
+});
+VKSPEC_OP_CHECK("conv2d", "3x3 32->48 9x9 f16 own loads co4 px3", [](Context& c) {
+  return with_kernel(c, same3(2, 9, 9, 32, 48), DType::F16, Residual::None, 4, 3, false);
+});
+VKSPEC_OP_CHECK("conv2d", "3x3 64->96 11x7 shared co32 px5", [](Context& c) {
+  return with_kernel(c, same3(1, 11, 7, 64, 96), DType::F32, Residual::InPlace, 32, 5, true);
+});
+VKSPEC_OP_CHECK("conv2d", "down 64 17x17 f16 shared co8 px16", [](Context& c) {
+  return with_kernel(c, down3(1, 17, 17, 64), DType::F16, Residual::None, 8, 16, true);
+});
+VKSPEC_OP_CHECK("conv2d", "1x1 64->40 6x6 own loads co16 px1", [](Context& c) {
+  return with_kernel(c, one(1, 6, 6, 64, 40), DType::F32, Residual::None, 16, 1, false);
+});
 
 }  // namespace
 }  // namespace vkspec

@@ -16,7 +16,8 @@ BenchResult bench_copy(Context& ctx, int repeat, int64_t mib) {
   BenchResult r;
   r.kernel = "transfer";  // vkCmdCopyBuffer: lavapipe runs it as memcpy
   r.bytes = 2.0 * static_cast<double>(a.bytes());
-  r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) { s.copy(a, b); }, &r.gpu_process_cpu_ms);
+  r.gpu_ms = median_gpu_ms(
+      ctx, repeat, [&](CommandStream& s) { s.copy(a, b); }, &r.gpu_process_cpu_ms);
   std::vector<uint32_t> ha(static_cast<size_t>(words), 1u), hb(static_cast<size_t>(words));
   r.cpu = "memcpy";
   r.cpu_ms = median_cpu_ms(repeat, [&] { std::memcpy(hb.data(), ha.data(), ha.size() * 4); });

@@ -9,8 +9,9 @@ namespace {
 const UnaryOpCase kGelu{ops::gelu_tanh, ref::gelu_tanh, 37, -10.0f, 10.0f};
 
 VKSPEC_OP_CHECK("gelu_tanh", "[3, 40]", [](Context& c) { return check_unary_op(c, kGelu, {3, 40}, false); });
-VKSPEC_OP_CHECK("gelu_tanh", "[8, 2048] in place",
-                [](Context& c) { return check_unary_op(c, kGelu, {8, 2048}, true); });
+VKSPEC_OP_CHECK("gelu_tanh", "[8, 2048] in place", [](Context& c) {
+  return check_unary_op(c, kGelu, {8, 2048}, true);
+});
 VKSPEC_OP_CHECK("gelu_tanh", "[1]", [](Context& c) { return check_unary_op(c, kGelu, {1}, false); });
 
 }  // namespace

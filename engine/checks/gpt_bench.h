@@ -13,14 +13,14 @@
 namespace vkspec {
 
 struct ForwardTiming {
-  int64_t queries = 0;  // per batch row
-  int64_t kv_len = 0;   // slots the last query attends to
-  double gpu_ms = 0;    // median per-submit sum of command timestamps (0: the device has none)
-  double wall_ms = 0;   // median of record + submit + wait on the host
-  double busy_ms = 0;   // median CPU time of this process per submit (a CPU device's own work)
-  uint32_t forward_dispatches = 0;  // compute dispatches of Gpt::forward
-  uint32_t sampler_dispatches = 0;  // and of the sampler after it
-  uint32_t barriers = 0;            // pipeline barriers in the submit
+  int64_t queries = 0;                   // per batch row
+  int64_t kv_len = 0;                    // slots the last query attends to
+  double gpu_ms = 0;                     // median per-submit sum of command timestamps (0: the device has none)
+  double wall_ms = 0;                    // median of record + submit + wait on the host
+  double busy_ms = 0;                    // median CPU time of this process per submit (a CPU device's own work)
+  uint32_t forward_dispatches = 0;       // compute dispatches of Gpt::forward
+  uint32_t sampler_dispatches = 0;       // and of the sampler after it
+  uint32_t barriers = 0;                 // pipeline barriers in the submit
   std::vector<CommandTiming> by_kernel;  // GPU ms per pipeline (median run), largest first
 
   double ms() const { return gpu_ms > 0 ? gpu_ms : wall_ms; }  // what reports quote

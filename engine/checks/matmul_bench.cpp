@@ -25,10 +25,7 @@ BenchResult bench_matmul(Context& ctx, int repeat, int64_t m, int64_t n, int64_t
   r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   r.bytes = static_cast<double>(tx.bytes() + tw.bytes() + ty.bytes());
   r.gpu_ms = median_gpu_ms(
-      ctx, repeat,
-      [&](CommandStream& s) {
-        ops::matmul_with_shape(s, tx, tw, ty, path, shape);
-      },
+      ctx, repeat, [&](CommandStream& s) { ops::matmul_with_shape(s, tx, tw, ty, path, shape); },
       &r.gpu_process_cpu_ms);
   // OpenBLAS has no f16 GEMM; it gets the same values as f32 (so it reads twice the weight bytes).
   std::vector<float> y(static_cast<size_t>(m * n));
@@ -69,8 +66,8 @@ BenchResult bench_matmul_fused(Context& ctx, int repeat, int64_t m, int64_t n, i
 }
 
 void add(int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path = MatmulPath::Auto, const char* op = "matmul") {
-  std::string name = std::string(dtype_name(wt)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                     std::to_string(k);
+  std::string name =
+      std::string(dtype_name(wt)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   if (path != MatmulPath::Auto) name += std::string(" ") + ops::matmul_path_name(path);
   RegisterOpBench(op, name, [=](Context& c, int repeat) { return bench_matmul(c, repeat, m, n, k, wt, path); });
 }

@@ -17,8 +17,8 @@ using ops::MatmulPath;
 // (bench-ops' matmul-sweep times these; here they must compute the same product).
 CheckResult check_matmul(Context& ctx, int64_t m, int64_t n, int64_t k, DType wt, MatmulPath path,
                          const ops::MatmulShape& sh = {}) {
-  std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w " +
-                      dtype_name(wt);
+  std::string shape =
+      "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " w " + dtype_name(wt);
   if (sh.gemv_workgroup || sh.gemv_outputs)
     shape = "wg " + std::to_string(sh.gemv_workgroup) + " rows " + std::to_string(sh.gemv_outputs) + " " + shape;
   if (sh.coop_bk) shape = "bk " + std::to_string(sh.coop_bk) + " " + shape;
@@ -126,7 +126,8 @@ struct Shape3 {
 
 // Checks named "KIND DTYPE MxNxK"; shape: a kernel shape other than the table's.
 void register_cases(const std::string& kind, MatmulPath path, std::initializer_list<Shape3> shapes,
-                    const ops::MatmulShape& shape = {}, std::initializer_list<DType> dtypes = {DType::F16, DType::F32}) {
+                    const ops::MatmulShape& shape = {},
+                    std::initializer_list<DType> dtypes = {DType::F16, DType::F32}) {
   for (const Shape3& s : shapes)
     for (DType wt : dtypes)
       RegisterOpCheck("matmul",
@@ -141,18 +142,35 @@ void register_kernel_checks() {
   // takes unvectorised loads (and other kernels where one needs alignment); odd K with f16
   // weights starts rows mid-word.
   register_cases("auto", MatmulPath::Auto,
-                 {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {7, 33, 38},
-                  {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768}, {257, 1024, 256},
+                 {{1, 1, 1},
+                  {1, 768, 768},
+                  {2, 2304, 768},
+                  {3, 1000, 77},
+                  {5, 100, 36},
+                  {7, 33, 38},
+                  {8, 513, 1031},
+                  {17, 300, 129},
+                  {33, 65, 36},
+                  {64, 768, 768},
+                  {257, 1024, 256},
                   {1024, 1024, 1024}});
   // Each kernel on its own, so every one that the device has is checked whatever auto picks.
   // Past 8 rows the pipeline is built for the next multiple of 8 (13 -> 16, 34 -> 40): the extra
   // rows must neither be written nor read past x; past 64 rows one dispatch per 64 (130: 3).
   register_cases("gemv", MatmulPath::Gemv,
-                 {{1, 1, 1}, {1, 768, 768}, {2, 2304, 768}, {3, 1000, 77}, {5, 100, 36}, {8, 513, 1031},
-                  {13, 300, 129}, {34, 256, 768}, {64, 65, 36}, {130, 96, 72}});
-  register_cases("gemm", MatmulPath::Gemm,
-                 {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768},
-                  {257, 1024, 256}});
+                 {{1, 1, 1},
+                  {1, 768, 768},
+                  {2, 2304, 768},
+                  {3, 1000, 77},
+                  {5, 100, 36},
+                  {8, 513, 1031},
+                  {13, 300, 129},
+                  {34, 256, 768},
+                  {64, 65, 36},
+                  {130, 96, 72}});
+  register_cases(
+      "gemm", MatmulPath::Gemm,
+      {{1, 1, 1}, {3, 1000, 77}, {8, 513, 1031}, {17, 300, 129}, {33, 65, 36}, {64, 768, 768}, {257, 1024, 256}});
   for (const auto& [wg, rows] : std::initializer_list<std::pair<uint32_t, uint32_t>>{{32, 8}, {256, 1}, {64, 4}})
     register_cases("gemv wg" + std::to_string(wg) + " r" + std::to_string(rows), MatmulPath::Gemv, {{2, 301, 136}},
                    {wg, rows, 0}, {DType::F16});
@@ -168,14 +186,20 @@ void register_kernel_checks() {
   register_cases("rows r8 mg4", MatmulPath::Gemv, {{9, 3, 20}}, {0, 0, 0, 8, 4}, {DType::F32});
   // K a multiple of 8 so f16 weights run too; M = 9, 34 and 40 take the 12- and 8-row tiles.
   register_cases("broadcast", MatmulPath::Broadcast,
-                 {{1, 1, 8}, {3, 1000, 72}, {8, 513, 1032}, {9, 300, 136}, {17, 130, 40}, {34, 768, 256},
-                  {40, 65, 1000}, {257, 1024, 256}});
+                 {{1, 1, 8},
+                  {3, 1000, 72},
+                  {8, 513, 1032},
+                  {9, 300, 136},
+                  {17, 130, 40},
+                  {34, 768, 256},
+                  {40, 65, 1000},
+                  {257, 1024, 256}});
   register_cases("coopmat", MatmulPath::CoopMat, {{17, 300, 129}, {64, 768, 768}, {257, 1024, 256}});
   // Every K slice the table may choose, with K not a multiple of it (a partial last slice) and
   // K not a multiple of 4 (element loads).
   for (uint32_t bk : {16u, 32u, 128u})
-    register_cases("coopmat bk" + std::to_string(bk), MatmulPath::CoopMat, {{34, 300, 200}, {17, 65, 129}},
-                   {0, 0, bk}, {DType::F16});
+    register_cases("coopmat bk" + std::to_string(bk), MatmulPath::CoopMat, {{34, 300, 200}, {17, 65, 129}}, {0, 0, bk},
+                   {DType::F16});
 }
 
 // The fused forms: the FFN's gate with its down projection, and the norm before a projection and
@@ -184,8 +208,9 @@ void register_fused_checks() {
   for (const Shape3& sh :
        std::initializer_list<Shape3>{{2, 256, 768}, {34, 256, 768}, {5, 40, 72}, {3, 10, 36}, {2, 10, 37}})
     for (DType wt : {DType::F16, DType::F32})
-      RegisterOpCheck("matmul", std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
-                                    std::to_string(sh.n) + "x" + std::to_string(sh.k),
+      RegisterOpCheck("matmul",
+                      std::string("swiglu ") + dtype_name(wt) + " " + std::to_string(sh.m) + "x" +
+                          std::to_string(sh.n) + "x" + std::to_string(sh.k),
                       [sh, wt](Context& c) { return check_matmul_swiglu(c, sh.m, sh.n, sh.k, wt); });
   // The norm before a projection and the residual add after it, on each kernel: folded by the
   // broadcast kernel, the plain and the row-block GEMV (and the add by the tiled one), their own

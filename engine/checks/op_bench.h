@@ -12,10 +12,10 @@
 namespace vkspec {
 
 struct BenchResult {
-  double gpu_ms = 0;   // median over repeats, from command-stream timestamps
-  double cpu_ms = 0;   // median of the CPU counterpart, measured in the same run; 0 when none
-  double flops = 0;    // floating-point operations per run; 0 for pure data movement
-  double bytes = 0;    // bytes read plus bytes written per run, at the minimum the op needs
+  double gpu_ms = 0;  // median over repeats, from command-stream timestamps
+  double cpu_ms = 0;  // median of the CPU counterpart, measured in the same run; 0 when none
+  double flops = 0;   // floating-point operations per run; 0 for pure data movement
+  double bytes = 0;   // bytes read plus bytes written per run, at the minimum the op needs
   // CPU time this process spent while the GPU work ran (median; 0 = not measured). On a CPU
   // device that is the device's own work, which a busy machine does not inflate the way it
   // inflates wall time.

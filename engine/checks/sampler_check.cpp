@@ -14,7 +14,7 @@ struct Case {
   uint32_t rows, vocab;
   ops::SamplerParams params;
   float logit_scale = 4.0f;
-  bool quantise = false;  // logits on a coarse grid, so ties are common
+  bool quantise = false;         // logits on a coarse grid, so ties are common
   bool per_row_purpose = false;  // a purposes tensor: each row draws for its own end
   bool per_row_seed = false;     // a seeds tensor: each row draws under its own seed (batched images)
 };
@@ -155,7 +155,8 @@ VKSPEC_OP_CHECK("sampler", "probs only rows=100 V=5 top_k=2 T=0", [](Context& c)
   return check_sampler(c, {100, 5, params(M::None, 0.0f, 2, 1.0f, 9)});
 });
 VKSPEC_OP_CHECK("sampler", "cfg halves rows=50 V=1001 s=4 top_k=100", [](Context& c) {
-  return check_sampler(c, {50, 1001, with_cfg(params(M::Categorical, 1.0f, 100, 1.0f, 10), 4.0f, ops::CfgLayout::Halves)});
+  return check_sampler(c,
+                       {50, 1001, with_cfg(params(M::Categorical, 1.0f, 100, 1.0f, 10), 4.0f, ops::CfgLayout::Halves)});
 });
 // Hawk's heads: a purpose per row, CFG pairs interleaved (each group's [cond, uncond] in turn).
 VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=9 V=1024 purpose per row", [](Context& c) {
@@ -166,8 +167,8 @@ VKSPEC_OP_CHECK("sampler", "gumbel rows=40 V=999 top_k=50 purpose per row", [](C
   return check_sampler(c, per_row({40, 999, params(M::GumbelMax, 0.8f, 50, 1.0f, 17)}));
 });
 VKSPEC_OP_CHECK("sampler", "cfg halves rows=12 V=500 top_p=0.9 purpose per row", [](Context& c) {
-  return check_sampler(
-      c, per_row({12, 500, with_cfg(params(M::Categorical, 1.0f, 0, 0.9f, 18), 3.0f, ops::CfgLayout::Halves)}));
+  return check_sampler(c, per_row({12, 500,
+                                   with_cfg(params(M::Categorical, 1.0f, 0, 0.9f, 18), 3.0f, ops::CfgLayout::Halves)}));
 });
 // Batched images: CFG halves, a seed per row (each image its own), categorical and Gumbel-max.
 VKSPEC_OP_CHECK("sampler", "cfg halves rows=16 V=1024 seed per row", [](Context& c) {
@@ -178,14 +179,14 @@ VKSPEC_OP_CHECK("sampler", "gumbel rows=7 V=999 top_k=50 seed and purpose per ro
   return check_sampler(c, seed_per_row(per_row({7, 999, params(M::GumbelMax, 0.8f, 50, 1.0f, 20)})));
 });
 VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=33 V=16384 s=1.5 top_k=1000 gumbel", [](Context& c) {
-  return check_sampler(
-      c, {33, 16384, with_cfg(params(M::GumbelMax, 1.0f, 1000, 1.0f, 11), 1.5f, ops::CfgLayout::Interleaved)});
+  return check_sampler(c, {33, 16384,
+                           with_cfg(params(M::GumbelMax, 1.0f, 1000, 1.0f, 11), 1.5f, ops::CfgLayout::Interleaved)});
 });
 // 1025 interleaved CFG rows of V = 16384 span 134 MB of logits: more than lavapipe's 128 MiB
 // maxStorageBufferRange, so the op splits the rows over two dispatches.
 VKSPEC_OP_CHECK("sampler", "cfg interleaved rows=1025 V=16384 argmax (split dispatch)", [](Context& c) {
-  return check_sampler(
-      c, {1025, 16384, with_cfg(params(M::Argmax, 1.0f, 0, 1.0f, 15), 2.0f, ops::CfgLayout::Interleaved)});
+  return check_sampler(c, {1025, 16384,
+                           with_cfg(params(M::Argmax, 1.0f, 0, 1.0f, 15), 2.0f, ops::CfgLayout::Interleaved)});
 });
 VKSPEC_OP_CHECK("sampler", "top_p=0 rows=64 V=300 ties", [](Context& c) {
   return check_sampler(c, {64, 300, params(M::Categorical, 1.0f, 0, 0.0f, 12), 1.0f, true});

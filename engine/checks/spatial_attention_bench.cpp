@@ -23,10 +23,12 @@ BenchResult bench_attn(Context& ctx, int repeat, int64_t h, int64_t c) {
                  : std::to_string(kern.queries) + "x" + std::to_string(kern.keys) + (kern.subgroup_kv ? " sg" : "");
   r.flops = 4.0 * static_cast<double>(h * h) * static_cast<double>(h * h) * static_cast<double>(c);
   r.bytes = 4.0 * static_cast<double>(tq.bytes());
-  r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) { ops::spatial_attention(s, tq, tk, tv, to, 0.0f, kern); },
-                           &r.gpu_process_cpu_ms);
+  r.gpu_ms = median_gpu_ms(
+      ctx, repeat, [&](CommandStream& s) { ops::spatial_attention(s, tq, tk, tv, to, 0.0f, kern); },
+      &r.gpu_process_cpu_ms);
   r.cpu = "reference (double)";
-  r.cpu_ms = median_cpu_ms(std::min(repeat, 3), [&] { ref::spatial_attention(q, k, v, 1, h * h, c, 1.0 / std::sqrt(double(c))); });
+  r.cpu_ms = median_cpu_ms(std::min(repeat, 3),
+                           [&] { ref::spatial_attention(q, k, v, 1, h * h, c, 1.0 / std::sqrt(double(c))); });
   return r;
 }
 

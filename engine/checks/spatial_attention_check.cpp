@@ -26,10 +26,13 @@ CheckResult check_attn(Context& ctx, int64_t n, int64_t h, int64_t w, int64_t c,
     ops::spatial_attention(s, tq, tk, tv, to);
   s.submit_and_wait();
   const auto want = ref::spatial_attention(q, k, v, n, hw, c, 1.0 / std::sqrt(static_cast<double>(c)));
-  return {normalised_error(download_floats(ctx, to), want), tolerance, "[" + std::to_string(n) + ", " + std::to_string(h) + "x" + std::to_string(w) + ", " + std::to_string(c) + "]"};
+  return {
+      normalised_error(download_floats(ctx, to), want), tolerance,
+      "[" + std::to_string(n) + ", " + std::to_string(h) + "x" + std::to_string(w) + ", " + std::to_string(c) + "]"};
 }
 
-CheckResult with_kernel(Context& c, int64_t n, int64_t h, int64_t w, int64_t ch, uint32_t queries, uint32_t keys, bool subgroup) {
+CheckResult with_kernel(Context& c, int64_t n, int64_t h, int64_t w, int64_t ch, uint32_t queries, uint32_t keys,
+                        bool subgroup) {
   ops::SpatialAttentionKernel k;
   k.queries = queries;
   k.keys = keys;
@@ -42,13 +45,17 @@ VKSPEC_OP_CHECK("spatial_attention", "7x5 C64 n2", [](Context& c) { return check
 VKSPEC_OP_CHECK("spatial_attention", "16x16 C512", [](Context& c) { return check_attn(c, 1, 16, 16, 512, 2.0f); });
 // Peaky rows: logits up to ~40, so f32 rounding of the scores is amplified by exp.
 // Peaky rows: logits up to ~40, so f32 rounding of the scores is amplified by exp.
-VKSPEC_OP_CHECK("spatial_attention", "32x32 C64 peaky", [](Context& c) { return check_attn(c, 1, 32, 32, 64, 20.0f, nullptr, 5e-6); });
+VKSPEC_OP_CHECK("spatial_attention", "32x32 C64 peaky",
+                [](Context& c) { return check_attn(c, 1, 32, 32, 64, 20.0f, nullptr, 5e-6); });
 VKSPEC_OP_CHECK("spatial_attention", "33x33 C96", [](Context& c) { return check_attn(c, 1, 33, 33, 96, 4.0f); });
 // Odd C: no 64-bit channel pairs, so the per-invocation kernel runs even on CPU drivers.
 VKSPEC_OP_CHECK("spatial_attention", "6x7 C33 n2", [](Context& c) { return check_attn(c, 2, 6, 7, 33, 4.0f); });
-VKSPEC_OP_CHECK("spatial_attention", "9x9 C128 own loads q1 k7", [](Context& c) { return with_kernel(c, 1, 9, 9, 128, 1, 7, false); });
-VKSPEC_OP_CHECK("spatial_attention", "5x13 C64 n2 shared q3 k32", [](Context& c) { return with_kernel(c, 2, 5, 13, 64, 3, 32, true); });
-VKSPEC_OP_CHECK("spatial_attention", "16x16 C32 own loads q4 k16", [](Context& c) { return with_kernel(c, 1, 16, 16, 32, 4, 16, false); });
+VKSPEC_OP_CHECK("spatial_attention", "9x9 C128 own loads q1 k7",
+                [](Context& c) { return with_kernel(c, 1, 9, 9, 128, 1, 7, false); });
+VKSPEC_OP_CHECK("spatial_attention", "5x13 C64 n2 shared q3 k32",
+                [](Context& c) { return with_kernel(c, 2, 5, 13, 64, 3, 32, true); });
+VKSPEC_OP_CHECK("spatial_attention", "16x16 C32 own loads q4 k16",
+                [](Context& c) { return with_kernel(c, 1, 16, 16, 32, 4, 16, false); });
 // The GPU kernel (a workgroup per query), forced: any hw (scores in steps of 64), odd C, batches,
 // the peaky rows of trained attention.
 CheckResult per_query(Context& c, int64_t n, int64_t h, int64_t w, int64_t ch, float spread, double tolerance = 2e-6) {
@@ -59,9 +66,12 @@ CheckResult per_query(Context& c, int64_t n, int64_t h, int64_t w, int64_t ch, f
   return check_attn(c, n, h, w, ch, spread, &k, tolerance);
 }
 VKSPEC_OP_CHECK("spatial_attention", "1x1 C32 per query", [](Context& c) { return per_query(c, 1, 1, 1, 32, 4.0f); });
-VKSPEC_OP_CHECK("spatial_attention", "7x5 C33 n2 per query", [](Context& c) { return per_query(c, 2, 7, 5, 33, 4.0f); });
-VKSPEC_OP_CHECK("spatial_attention", "16x16 C512 per query", [](Context& c) { return per_query(c, 1, 16, 16, 512, 2.0f); });
-VKSPEC_OP_CHECK("spatial_attention", "32x32 C64 peaky per query", [](Context& c) { return per_query(c, 1, 32, 32, 64, 20.0f, 5e-6); });
+VKSPEC_OP_CHECK("spatial_attention", "7x5 C33 n2 per query",
+                [](Context& c) { return per_query(c, 2, 7, 5, 33, 4.0f); });
+VKSPEC_OP_CHECK("spatial_attention", "16x16 C512 per query",
+                [](Context& c) { return per_query(c, 1, 16, 16, 512, 2.0f); });
+VKSPEC_OP_CHECK("spatial_attention", "32x32 C64 peaky per query",
+                [](Context& c) { return per_query(c, 1, 32, 32, 64, 20.0f, 5e-6); });
 
 }  // namespace
 }  // namespace vkspec

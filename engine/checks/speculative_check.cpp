@@ -82,7 +82,8 @@ CheckResult check_accept(Context& ctx, uint32_t n, uint32_t vocab) {
   const auto positions = random_positions(n, 4);
   const uint64_t seed = 0xABCDEF0123ull;
   const uint32_t purpose = purpose_word(Purpose::Accept, 2);
-  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"),
+         tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
   Tensor td = upload_u32(ctx, draft, "draft"), tpos = upload_u32(ctx, positions, "positions");
   Tensor acc = ctx.tensor(DType::U32, {n}, "accept");
   CommandStream s(ctx);
@@ -122,7 +123,8 @@ CheckResult check_residual(Context& ctx, uint32_t n, uint32_t vocab, bool resolv
   }
   const uint64_t seed = 0x5EEDull << 40;
   const uint32_t purpose = purpose_word(Purpose::Residual, 1);
-  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"),
+         tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
   Tensor tpos = upload_u32(ctx, positions, "positions"), tok = ctx.tensor(DType::U32, {n}, "tokens");
   CommandStream s(ctx);
   if (resolve) {
@@ -155,12 +157,13 @@ CheckResult check_row_keys(Context& ctx, uint32_t n, uint32_t vocab) {
   for (uint32_t j = 0; j < n; ++j) {
     const std::vector<float> pj(p.begin() + size_t{j} * vocab, p.begin() + size_t{j + 1} * vocab);
     const std::vector<float> qj(q.begin() + size_t{j} * vocab, q.begin() + size_t{j + 1} * vocab);
-    want_accept[j] = ref::spec_accept(pj, qj, vocab, {draft[j]}, {positions[j]}, seeds[j],
-                                      accept_purpose + (rounds[j] << 8))[0];
+    want_accept[j] =
+        ref::spec_accept(pj, qj, vocab, {draft[j]}, {positions[j]}, seeds[j], accept_purpose + (rounds[j] << 8))[0];
     want_tokens[j] = ref::spec_residual_sample(pj, qj, vocab, {positions[j]}, seeds[j],
                                                residual_purpose + (rounds[j] << 8), {want_accept[j]}, {draft[j]})[0];
   }
-  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"),
+         tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
   Tensor td = upload_u32(ctx, draft, "draft"), tpos = upload_u32(ctx, positions, "positions");
   Tensor tseeds = ctx.tensor(DType::U32, {n, 2}, "seeds"), trounds = upload_u32(ctx, rounds, "rounds");
   ctx.upload(tseeds, seeds.data(), seeds.size() * 8);  // little-endian: low word first, as the ops read
@@ -241,8 +244,8 @@ CheckResult check_relax(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_max
   for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
   return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
           "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " k=" + std::to_string(k) +
-              " delta=" + std::to_string(delta) + " per_mass=" + std::to_string(per_mass) + ": " +
-              std::to_string(bad) + " values differ"};
+              " delta=" + std::to_string(delta) + " per_mass=" + std::to_string(per_mass) + ": " + std::to_string(bad) +
+              " values differ"};
 }
 
 // The relaxed rows come from the reference relax with LANTERN++'s budget (lambda - 1) p(x), so
@@ -256,7 +259,8 @@ CheckResult check_exclude(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_m
   for (auto& t : draft) t = rng() % vocab;
   draft[n / 2] = 0xFFFFFFFFu;  // no draft: q copied
   const auto relaxed = ref::relax_neighbourhood(p, vocab, draft, nb, k_max, k, 0.0f, per_mass);
-  Tensor tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q"), tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p");
+  Tensor tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q"),
+         tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p");
   Tensor tr = upload_floats(ctx, relaxed, DType::F32, {n, vocab}, "relaxed"), td = upload_u32(ctx, draft, "draft");
   Tensor tn = ctx.tensor(DType::U32, {vocab, k_max}, "neighbours");
   ctx.upload(tn, nb.data(), nb.size() * 4);
@@ -264,10 +268,12 @@ CheckResult check_exclude(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_m
   CommandStream s(ctx);
   ops::exclude_neighbourhood(s, tq, tp, tr, td, tn, count, out);
   s.submit_and_wait();
-  const auto got = download_floats(ctx, out), want = ref::exclude_neighbourhood(q, p, relaxed, vocab, draft, nb, k_max, count);
+  const auto got = download_floats(ctx, out),
+             want = ref::exclude_neighbourhood(q, p, relaxed, vocab, draft, nb, k_max, count);
   size_t bad = 0, moved = 0;
   for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
-  for (uint32_t j = 0; j < n; ++j) moved += draft[j] < vocab && relaxed[size_t{j} * vocab + draft[j]] != p[size_t{j} * vocab + draft[j]];
+  for (uint32_t j = 0; j < n; ++j)
+    moved += draft[j] < vocab && relaxed[size_t{j} * vocab + draft[j]] != p[size_t{j} * vocab + draft[j]];
   return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
           "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + " count=" + std::to_string(count) + ": " +
               std::to_string(moved) + " rows moved mass, " + std::to_string(bad) + " values differ"};
@@ -275,8 +281,8 @@ CheckResult check_exclude(Context& ctx, uint32_t n, uint32_t vocab, uint32_t k_m
 
 // Rows with ties (a third of each row is 0, and some equal non-zero values), drafts at the top,
 // the bottom and outside the vocabulary; gap and distance filters from "keep nothing" to "off".
-CheckResult check_gsd(Context& ctx, uint32_t n, uint32_t vocab, uint32_t dim, uint32_t below, uint32_t above,
-                      float gap, float dist2) {
+CheckResult check_gsd(Context& ctx, uint32_t n, uint32_t vocab, uint32_t dim, uint32_t below, uint32_t above, float gap,
+                      float dist2) {
   auto p = random_probs(n, vocab, 51);
   const auto q = random_probs(n, vocab, 52);
   std::mt19937 rng(53);
@@ -292,8 +298,9 @@ CheckResult check_gsd(Context& ctx, uint32_t n, uint32_t vocab, uint32_t dim, ui
   std::vector<uint32_t> draft(n);
   for (auto& t : draft) t = rng() % vocab;
   draft[0] = static_cast<uint32_t>(std::max_element(p.begin(), p.begin() + vocab) - p.begin());  // top of its row
-  if (n > 2) draft[n / 2] = 0xFFFFFFFFu;  // no draft: (0, 0)
-  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  if (n > 2) draft[n / 2] = 0xFFFFFFFFu;                                                         // no draft: (0, 0)
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"),
+         tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
   Tensor td = upload_u32(ctx, draft, "draft"), te = upload_floats(ctx, emb, DType::F32, {vocab, dim}, "embeddings");
   Tensor out = ctx.tensor(DType::F32, {2, n}, "group masses");
   CommandStream s(ctx);
@@ -313,7 +320,8 @@ CheckResult check_residual_distribution(Context& ctx, uint32_t n, uint32_t vocab
   const auto p = random_probs(n, vocab, 17);
   auto q = random_probs(n, vocab, 18);
   std::copy(p.begin(), p.begin() + vocab, q.begin());  // row 0: p == q, falls back to p
-  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"), tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
+  Tensor tp = upload_floats(ctx, p, DType::F32, {n, vocab}, "p"),
+         tq = upload_floats(ctx, q, DType::F32, {n, vocab}, "q");
   Tensor out = ctx.tensor(DType::F32, {n, vocab}, "residual");
   CommandStream s(ctx);
   ops::residual_distribution(s, tp, tq, out);
@@ -325,8 +333,10 @@ CheckResult check_residual_distribution(Context& ctx, uint32_t n, uint32_t vocab
           "N=" + std::to_string(n) + " V=" + std::to_string(vocab) + ": " + std::to_string(bad) + " values differ"};
 }
 
-VKSPEC_OP_CHECK("residual_distribution", "N=40 V=1000", [](Context& c) { return check_residual_distribution(c, 40, 1000); });
-VKSPEC_OP_CHECK("residual_distribution", "N=3 V=16384", [](Context& c) { return check_residual_distribution(c, 3, 16384); });
+VKSPEC_OP_CHECK("residual_distribution", "N=40 V=1000",
+                [](Context& c) { return check_residual_distribution(c, 40, 1000); });
+VKSPEC_OP_CHECK("residual_distribution", "N=3 V=16384",
+                [](Context& c) { return check_residual_distribution(c, 3, 16384); });
 VKSPEC_OP_CHECK("residual_distribution", "N=5 V=7", [](Context& c) { return check_residual_distribution(c, 5, 7); });
 VKSPEC_OP_CHECK("gsd_group_mass", "N=40 V=1000 E=8 group 7+6 gap 0.15 d2 0.5",
                 [](Context& c) { return check_gsd(c, 40, 1000, 8, 7, 6, 0.15f, 0.5f); });
@@ -370,8 +380,10 @@ VKSPEC_OP_CHECK("spec_residual_sample", "resolve N=300 V=777",
                 [](Context& c) { return check_residual(c, 300, 777, true); });
 VKSPEC_OP_CHECK("spec_residual_sample", "N=21 V=16384", [](Context& c) { return check_residual(c, 21, 16384, false); });
 VKSPEC_OP_CHECK("spec_residual_sample", "N=1 V=3", [](Context& c) { return check_residual(c, 1, 3, false); });
-VKSPEC_OP_CHECK("spec_residual_sample", "row keys N=333 V=1000", [](Context& c) { return check_row_keys(c, 333, 1000); });
-VKSPEC_OP_CHECK("pooled_prob", "N=2048 V=1000 k=9 of 16", [](Context& c) { return check_pooled(c, 2048, 1000, 16, 9); });
+VKSPEC_OP_CHECK("spec_residual_sample", "row keys N=333 V=1000",
+                [](Context& c) { return check_row_keys(c, 333, 1000); });
+VKSPEC_OP_CHECK("pooled_prob", "N=2048 V=1000 k=9 of 16",
+                [](Context& c) { return check_pooled(c, 2048, 1000, 16, 9); });
 VKSPEC_OP_CHECK("pooled_prob", "N=9 V=16384 k=1 of 4", [](Context& c) { return check_pooled(c, 9, 16384, 4, 1); });
 
 }  // namespace
@@ -395,7 +407,8 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
   std::vector<uint32_t> positions(2 * size_t{nodes});
   for (auto& x : positions) x = rng() % 4096;
   const uint64_t seed = 0x1234567890abULL;
-  const uint32_t accept_purpose = purpose_word(Purpose::Accept, 5 * 16), residual_purpose = purpose_word(Purpose::Residual, 5);
+  const uint32_t accept_purpose = purpose_word(Purpose::Accept, 5 * 16),
+                 residual_purpose = purpose_word(Purpose::Residual, 5);
   const ref::TreeTestResult want =
       ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose);
 

@@ -9,8 +9,9 @@ namespace {
 const UnaryOpCase kSwish{ops::swish, ref::swish, 31, -12.0f, 12.0f};
 
 VKSPEC_OP_CHECK("swish", "[1, 7, 5, 32]", [](Context& c) { return check_unary_op(c, kSwish, {1, 7, 5, 32}, false); });
-VKSPEC_OP_CHECK("swish", "[2, 33, 33, 64] in place",
-                [](Context& c) { return check_unary_op(c, kSwish, {2, 33, 33, 64}, true); });
+VKSPEC_OP_CHECK("swish", "[2, 33, 33, 64] in place", [](Context& c) {
+  return check_unary_op(c, kSwish, {2, 33, 33, 64}, true);
+});
 VKSPEC_OP_CHECK("swish", "[1]", [](Context& c) { return check_unary_op(c, kSwish, {1}, false); });
 
 }  // namespace

@@ -13,8 +13,9 @@ CheckResult check_upsample(Context& ctx, int64_t n, int64_t h, int64_t w, int64_
   ops::upsample_nearest_2x(s, tx, ty);
   s.submit_and_wait();
   // A copy: any difference is a wrong index, so demand exact equality.
-  return {normalised_error(download_floats(ctx, ty), ref::upsample_nearest_2x(x, n, h, w, c)), 0.0,
-          "x [" + std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(w) + ", " + std::to_string(c) + "]"};
+  return {
+      normalised_error(download_floats(ctx, ty), ref::upsample_nearest_2x(x, n, h, w, c)), 0.0,
+      "x [" + std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(w) + ", " + std::to_string(c) + "]"};
 }
 
 VKSPEC_OP_CHECK("upsample_nearest_2x", "1x1x1x32", [](Context& c) { return check_upsample(c, 1, 1, 1, 32); });

@@ -61,10 +61,10 @@ Image make_grid(const std::vector<Image>& images, int columns, int gap) {
   g.channels = f.channels;
   g.pixels.assign(static_cast<size_t>(g.width) * g.height * g.channels, 255);
   for (size_t i = 0; i < images.size(); ++i) {
-    const int ox = static_cast<int>(i % columns) * (f.width + gap), oy = static_cast<int>(i / columns) * (f.height + gap);
+    const int ox = static_cast<int>(i % columns) * (f.width + gap),
+              oy = static_cast<int>(i / columns) * (f.height + gap);
     for (int y = 0; y < f.height; ++y)
-      std::copy_n(images[i].pixels.begin() + static_cast<ptrdiff_t>(y) * f.width * f.channels,
-                  f.width * f.channels,
+      std::copy_n(images[i].pixels.begin() + static_cast<ptrdiff_t>(y) * f.width * f.channels, f.width * f.channels,
                   g.pixels.begin() + (static_cast<ptrdiff_t>(oy + y) * g.width + ox) * g.channels);
   }
   return g;

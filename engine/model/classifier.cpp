@@ -39,7 +39,8 @@ Classifier::Classifier(Context& ctx, const std::string& path, int64_t max_images
   std::vector<float> perm(w.size());
   for (int64_t o = 0; o < features_; ++o)
     for (int64_t c = 0; c < 128; ++c)
-      for (int64_t p = 0; p < 16; ++p) perm[static_cast<size_t>(o * flat + p * 128 + c)] = w[static_cast<size_t>(o * flat + c * 16 + p)];
+      for (int64_t p = 0; p < 16; ++p)
+        perm[static_cast<size_t>(o * flat + p * 128 + c)] = w[static_cast<size_t>(o * flat + c * 16 + p)];
   fc1_w_ = ctx.tensor(DType::F32, {features_, flat}, "fc1.weight (channel-last)");
   ctx.upload(fc1_w_, perm.data(), perm.size() * 4);
   fc1_b_ = ws.load("fc1.bias", {features_}, DType::F32);
@@ -58,7 +59,8 @@ Classifier::Classifier(Context& ctx, const std::string& path, int64_t max_images
 }
 
 ClassifierResult Classifier::run(const TensorView& images, int64_t n) {
-  if (n < 1 || n > max_images_) throw Error(path_ + ": classify " + std::to_string(n) + " images, at most " + std::to_string(max_images_));
+  if (n < 1 || n > max_images_)
+    throw Error(path_ + ": classify " + std::to_string(n) + " images, at most " + std::to_string(max_images_));
   if (images.numel() != n * size_ * size_ * in_ch_) throw Error(path_ + ": classifier input has the wrong size");
   auto view = [&](const Tensor& t, int64_t h, int64_t c) {
     TensorView v = t.view();
@@ -104,7 +106,8 @@ ClassifierResult Classifier::run(const TensorView& images, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     int32_t best = 0;
     for (int64_t k = 1; k < classes_; ++k)
-      if (l[static_cast<size_t>(i * classes_ + k)] > l[static_cast<size_t>(i * classes_ + best)]) best = static_cast<int32_t>(k);
+      if (l[static_cast<size_t>(i * classes_ + k)] > l[static_cast<size_t>(i * classes_ + best)])
+        best = static_cast<int32_t>(k);
     r.predictions.push_back(best);
   }
   return r;

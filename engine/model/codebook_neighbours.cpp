@@ -153,8 +153,8 @@ CodebookNeighbours::CodebookNeighbours(Context& ctx, const std::vector<float>& c
     if (data.size() == sizeof(Header) + table_bytes && std::memcmp(data.data(), &want, sizeof(Header)) == 0) {
       table.resize(table_bytes / 4);
       std::memcpy(table.data(), data.data() + sizeof(Header), table_bytes);
-      from_cache_ = std::all_of(table.begin(), table.end(),
-                                [&](uint32_t v) { return v < static_cast<uint32_t>(entries_); });
+      from_cache_ =
+          std::all_of(table.begin(), table.end(), [&](uint32_t v) { return v < static_cast<uint32_t>(entries_); });
       if (!from_cache_) table.clear();
     }
   }

@@ -31,8 +31,8 @@ class CodebookNeighbours {
                      const std::string& source, NeighbourMetric metric = NeighbourMetric::L2);
 
   // The table for a host codebook [entries, dim], row-major u32 [entries, min(k_max, entries)].
-  static std::vector<uint32_t> compute(const std::vector<float>& codebook, int64_t entries, int64_t dim,
-                                       int64_t k_max, NeighbourMetric metric = NeighbourMetric::L2);
+  static std::vector<uint32_t> compute(const std::vector<float>& codebook, int64_t entries, int64_t dim, int64_t k_max,
+                                       NeighbourMetric metric = NeighbourMetric::L2);
 
   int64_t entries() const { return entries_; }
   int64_t k_max() const { return k_max_; }

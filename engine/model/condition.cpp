@@ -54,7 +54,8 @@ CaptionEmbeddings CaptionEmbeddings::load(const std::string& path) {
   };
   if (shape.size() == 3 && shape[0] == 1) shape.erase(shape.begin());
   if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1)
-    throw Error(path + ": caption embeddings have shape " + shape_str() + ", expected [tokens, dim] or [1, tokens, dim]");
+    throw Error(path + ": caption embeddings have shape " + shape_str() +
+                ", expected [tokens, dim] or [1, tokens, dim]");
   const int64_t tokens = shape[0], dim = shape[1];
   std::vector<uint8_t> valid(static_cast<size_t>(tokens), 0);
   for (int64_t t = 0; t < tokens; ++t)
@@ -87,7 +88,8 @@ std::vector<uint8_t> CaptionEmbeddings::placed_mask(int64_t positions) const {
     throw Error(source_ + ": " + std::to_string(tokens_) + " caption tokens do not fit " + std::to_string(positions) +
                 " condition positions");
   std::vector<uint8_t> out(static_cast<size_t>(positions), 0);
-  for (int64_t t = 0; t < tokens_; ++t) out[static_cast<size_t>(positions - tokens_ + t)] = valid_[static_cast<size_t>(t)];
+  for (int64_t t = 0; t < tokens_; ++t)
+    out[static_cast<size_t>(positions - tokens_ + t)] = valid_[static_cast<size_t>(t)];
   return out;
 }
 
@@ -100,8 +102,8 @@ void CaptionEmbeddings::check(const GptConfig& cfg) const {
   if (cfg.model_type != ModelType::t2i)
     throw Error("cannot condition on " + describe() + ": the model is class-conditional (it takes class labels)");
   if (dim_ != cfg.caption_dim)
-    throw Error("cannot condition on " + describe() + ": " + std::to_string(dim_) + " values per token, the model's caption_dim is " +
-                std::to_string(cfg.caption_dim));
+    throw Error("cannot condition on " + describe() + ": " + std::to_string(dim_) +
+                " values per token, the model's caption_dim is " + std::to_string(cfg.caption_dim));
   if (tokens_ > cfg.cls_token_num)
     throw Error("cannot condition on " + describe() + ": " + std::to_string(tokens_) +
                 " tokens exceed the model's cls_token_num " + std::to_string(cfg.cls_token_num));

@@ -17,9 +17,8 @@ DraftHeads::DraftHeads(Context& ctx, const std::string& path, const Gpt& base, i
   const int64_t dim = f.meta_int("dim");
   if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
     throw Error(path + ": heads for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +
-                f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " +
-                std::to_string(cfg.dim) + ", vocab " + std::to_string(cfg.vocab_size) + ", grid " +
-                std::to_string(cfg.grid_size) + ")");
+                f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " + std::to_string(cfg.dim) +
+                ", vocab " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
   if (f.has_meta("placement") && f.meta("placement") != "post_norm")
     throw Error(path + ": heads placed at '" + f.meta("placement") + "', the engine supports post_norm");
   std::vector<std::string> names;
@@ -46,7 +45,8 @@ DraftHeads::DraftHeads(Context& ctx, const std::string& path, const Gpt& base, i
   for (int64_t i = 0; i < H; ++i) {
     const std::string& name = names[static_cast<size_t>(i)];
     const int64_t off = offsets[static_cast<size_t>(i)];
-    if (off < 1 || off >= cfg.image_tokens()) throw Error(path + ": head " + name + " has offset " + std::to_string(off));
+    if (off < 1 || off >= cfg.image_tokens())
+      throw Error(path + ": head " + name + " has offset " + std::to_string(off));
     const bool vertical = name[0] == 'v';
     if (vertical ? off % W != 0 : off >= W)
       throw Error(path + ": head " + name + " offset " + std::to_string(off) + " is not " +

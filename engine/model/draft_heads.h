@@ -45,10 +45,10 @@ class DraftHeads {
   const Gpt& base_;
   int64_t max_rows_;
   std::vector<DraftHead> heads_;
-  Tensor w_, b_;                    // stacked weights [heads * dim, dim] (nn.Linear layout), biases [heads * dim]
-  Tensor inner_;                    // [max_rows, heads * dim]: every head's SiLU(W h + b)
-  Tensor picked_h_, picked_act_;    // [heads * max_rows, dim]: gathered rows for logits_at
-  Tensor logits_;                   // [heads * max_rows, vocab]
+  Tensor w_, b_;                  // stacked weights [heads * dim, dim] (nn.Linear layout), biases [heads * dim]
+  Tensor inner_;                  // [max_rows, heads * dim]: every head's SiLU(W h + b)
+  Tensor picked_h_, picked_act_;  // [heads * max_rows, dim]: gathered rows for logits_at
+  Tensor logits_;                 // [heads * max_rows, vocab]
 };
 
 }  // namespace vkspec

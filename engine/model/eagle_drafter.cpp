@@ -34,7 +34,11 @@ constexpr Expect kContract[] = {{"feature", "post_norm_hidden"},
 }  // namespace
 
 EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& base, int64_t max_queries)
-    : ctx_(ctx), path_(path), base_(base), cfg_(base.config()), max_queries_(max_queries),
+    : ctx_(ctx),
+      path_(path),
+      base_(base),
+      cfg_(base.config()),
+      max_queries_(max_queries),
       batch_rows_(base.options().batch_rows) {
   if (max_queries < 1) throw Error(path + ": an EAGLE drafter needs at least one query per forward");
   WeightStore ws(ctx, path);
@@ -42,15 +46,13 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "eagle_drafter")
     throw Error(path + ": not an EAGLE drafter (metadata vkspec.kind != eagle_drafter)");
   const GptConfig& b = base.config();
-  const auto mismatch = [&](const char* key, int64_t want) {
-    return !f.has_meta(key) || f.meta_int(key) != want;
-  };
+  const auto mismatch = [&](const char* key, int64_t want) { return !f.has_meta(key) || f.meta_int(key) != want; };
   for (const auto& [key, want] : std::vector<std::pair<const char*, int64_t>>{{"dim", b.dim},
-                                                                             {"n_head", b.n_head},
-                                                                             {"head_dim", b.head_dim},
-                                                                             {"ffn_hidden", b.ffn_hidden},
-                                                                             {"vocab_size", b.vocab_size},
-                                                                             {"grid_size", b.grid_size}})
+                                                                              {"n_head", b.n_head},
+                                                                              {"head_dim", b.head_dim},
+                                                                              {"ffn_hidden", b.ffn_hidden},
+                                                                              {"vocab_size", b.vocab_size},
+                                                                              {"grid_size", b.grid_size}})
     if (mismatch(key, want))
       throw Error(path + ": drafter " + key + " = " + (f.has_meta(key) ? f.meta(key) : std::string("(missing)")) +
                   " does not fit the base model " + base.path() + " (" + key + " " + std::to_string(want) + ")");
@@ -122,7 +124,8 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
     shape.head_dim = hd;
     shape.kv_len = cache.slots();
     const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
-    attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "eagle attention workspace");
+    attn_ws_ =
+        ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "eagle attention workspace");
     ws_slots_ = cache.slots();
   }
   const TensorView e = embedded_.view().rows(0, R), x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);

@@ -51,10 +51,10 @@ class EagleDrafter {
   GptConfig cfg_;
   int64_t max_queries_, batch_rows_;
   uint64_t weight_bytes_ = 0;
-  Tensor embed_norm_;      // f32 [dim]; empty: the embedding enters fc unnormalised
-  Tensor fc_embedding_;    // [dim, dim]: fc's columns that multiply the normalised embedding
-  Tensor fc_feature_;      // [dim, dim]: fc's columns that multiply the feature
-  Tensor fc_bias_;         // f32 [dim]
+  Tensor embed_norm_;    // f32 [dim]; empty: the embedding enters fc unnormalised
+  Tensor fc_embedding_;  // [dim, dim]: fc's columns that multiply the normalised embedding
+  Tensor fc_feature_;    // [dim, dim]: fc's columns that multiply the feature
+  Tensor fc_bias_;       // f32 [dim]
   std::vector<Layer> layers_;
   Tensor rope_table_;
   GptBlockActivations act_;

@@ -13,11 +13,9 @@
 
 namespace vkspec {
 
-Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options)
-    : Gpt(ctx, SafetensorsFile(path), options) {}
+Gpt::Gpt(Context& ctx, const std::string& path, const GptOptions& options) : Gpt(ctx, SafetensorsFile(path), options) {}
 
-Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options)
-    : ctx_(ctx), path_(file.path()), opt_(options) {
+Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(ctx), path_(file.path()), opt_(options) {
   WeightStore w(ctx, std::move(file));
   cfg_ = GptConfig::from_file(w.file());
   if (opt_.batch_rows < 1 || opt_.batch_rows > kMaxBatchRows)
@@ -62,8 +60,8 @@ void Gpt::load_caption_embedder(WeightStore& w) {
   if (!w.file().has(name)) throw Error(path_ + ": tensor " + name + " missing (the null caption of a t2i model)");
   const StTensorInfo& info = w.file().info(name);
   if (info.shape.size() != 2 || info.shape[0] < N || info.shape[1] != C)
-    throw Error(path_ + ": tensor " + name + " has shape " + info.shape_str() + ", expected [>= " +
-                std::to_string(N) + ", " + std::to_string(C) + "] (cls_token_num, caption_dim)");
+    throw Error(path_ + ": tensor " + name + " has shape " + info.shape_str() + ", expected [>= " + std::to_string(N) +
+                ", " + std::to_string(C) + "] (cls_token_num, caption_dim)");
   Tensor uncond = w.load(name, Shape{info.shape[0], info.shape[1]}, DType::F32, from);
   null_caption_ = ctx_.tensor(DType::F32, {N, D}, "gpt null caption");
   CommandStream s(ctx_);
@@ -108,7 +106,8 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
                 std::to_string(opt_.batch_rows));
   if (T > opt_.max_queries)
     throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(opt_.max_queries));
-  if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len()) throw Error(path_ + ": KV cache does not match the model");
+  if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len())
+    throw Error(path_ + ": KV cache does not match the model");
   const int64_t R = B * T;
   ensure_workspace(R, cache);
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);

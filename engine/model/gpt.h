@@ -2,8 +2,9 @@
 // LlamaGen's GPT (autoregressive/models/gpt.py) on the engine, class- or text-conditional: the
 // condition positions embed a class label, or caption embeddings through LlamaGen's caption MLP
 // (fc1, tanh-GELU, fc2, no biases); then pre-norm blocks with fused wqkv, 2D RoPE, plain
-// multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm and an untied output head. One forward records every dispatch into a CommandStream; logits and
-// the final (normalised) hidden state of every query stay on the device for the sampler.
+// multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm and an untied output head. One forward records every
+// dispatch into a CommandStream; logits and the final (normalised) hidden state of every query stay on the device for
+// the sampler.
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ struct GptOptions {
   // Most batch rows: 2 = one image with classifier-free guidance (cond, uncond); 2 per image when
   // several images share each forward (batched decoding), up to kMaxBatchRows.
   int64_t batch_rows = 2;
-  int64_t max_queries = 64;    // most queries per batch row in one forward
+  int64_t max_queries = 64;  // most queries per batch row in one forward
 };
 
 // Device views written by Gpt::forward, valid until the next forward of the same model.
@@ -70,9 +71,9 @@ class Gpt {
   GptOptions opt_;
   uint64_t weight_bytes_ = 0;
   Tensor tok_embeddings_, norm_, output_, rope_table_;
-  Tensor cls_embedding_;             // c2i: the class table [num_classes + 1, dim]
+  Tensor cls_embedding_;              // c2i: the class table [num_classes + 1, dim]
   Tensor caption_fc1_, caption_fc2_;  // t2i: the caption MLP
-  Tensor null_caption_;              // t2i: the MLP of the learned null caption, f32 [cls_token_num, dim]
+  Tensor null_caption_;               // t2i: the MLP of the learned null caption, f32 [cls_token_num, dim]
   std::vector<Layer> layers_;
   // Activations sized for batch_rows * max_queries rows.
   GptBlockActivations act_;

@@ -152,14 +152,16 @@ ops::PackedAttentionMask hide_caption_padding(const GptConfig& cfg, const GptQue
   ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, slots);
   for (int64_t i = 0; i < q.count(); ++i)
     for (int64_t p = 0; p < cfg.cls_token_num && p < slots; ++p)
-      if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p)) mb.hide(i, p);
+      if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p))
+        mb.hide(i, p);
   return mb.pack();
 }
 
 // Per-query rows of `width` values, given per query of q (T, or images x T), as the device reads
 // them: [T] shared, or [B * T] with batch row b taking image b % images's block.
 template <typename V>
-std::vector<V> per_row(const std::vector<V>& values, size_t width, bool ragged, int64_t rows, int64_t images, int64_t T) {
+std::vector<V> per_row(const std::vector<V>& values, size_t width, bool ragged, int64_t rows, int64_t images,
+                       int64_t T) {
   if (!ragged) return values;
   std::vector<V> out;
   out.reserve(static_cast<size_t>(rows * T) * width);
@@ -191,14 +193,17 @@ GptQueries GptQueries::ragged(const std::vector<GptQueries>& images) {
   }
   q.conditions.insert(q.conditions.end(), nulls.begin(), nulls.end());
   // One mask over every image's queries: bits for all where any image has them.
-  const bool bits = std::any_of(images.begin(), images.end(), [](const GptQueries& im) { return !im.mask.bits.empty(); });
+  const bool bits =
+      std::any_of(images.begin(), images.end(), [](const GptQueries& im) { return !im.mask.bits.empty(); });
   q.mask.queries = q.count();
   q.mask.words = images[0].mask.words;
   for (const GptQueries& im : images) {
     q.mask.ranges.insert(q.mask.ranges.end(), im.mask.ranges.begin(), im.mask.ranges.end());
     if (!bits) continue;
-    if (im.mask.bits.empty()) q.mask.bits.resize(q.mask.bits.size() + static_cast<size_t>(im.count() * im.mask.words), 0u);
-    else q.mask.bits.insert(q.mask.bits.end(), im.mask.bits.begin(), im.mask.bits.end());
+    if (im.mask.bits.empty())
+      q.mask.bits.resize(q.mask.bits.size() + static_cast<size_t>(im.count() * im.mask.words), 0u);
+    else
+      q.mask.bits.insert(q.mask.bits.end(), im.mask.bits.begin(), im.mask.bits.end());
   }
   return q;
 }
@@ -206,7 +211,8 @@ GptQueries GptQueries::ragged(const std::vector<GptQueries>& images) {
 void GptBatch::check_shape(const GptQueries& q) {
   if (q.images < 1 || b_ % q.images != 0)
     throw batch_error(std::to_string(q.images) + " images for " + std::to_string(b_) + " batch rows");
-  if (q.per_image && q.count() % q.images != 0) throw batch_error("a ragged batch's queries must split evenly by image");
+  if (q.per_image && q.count() % q.images != 0)
+    throw batch_error("a ragged batch's queries must split evenly by image");
   images_ = q.images;
   t_ = q.queries_per_row();
   if (t_ < 1) throw batch_error("no queries");
@@ -262,8 +268,10 @@ void GptBatch::assign(const GptQueries& q) {
   std::vector<uint32_t> labels;
   std::vector<const CaptionEmbeddings*> captions;
   for (const Condition* c : q.conditions) {
-    if (t2i) captions.push_back(caption_of(cfg, c));
-    else labels.push_back(class_id(cfg, c));
+    if (t2i)
+      captions.push_back(caption_of(cfg, c));
+    else
+      labels.push_back(class_id(cfg, c));
   }
   if (t2i && n_cond_ > 0) {
     for (int64_t i = 0; i < q.count(); ++i)
@@ -277,14 +285,16 @@ void GptBatch::assign(const GptQueries& q) {
   }
   const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, captions, cache_slots_) : q.mask;
   kv_len_ = 0;
-  for (int64_t i = 0; i < q.count(); ++i) kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
+  for (int64_t i = 0; i < q.count(); ++i)
+    kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots_) throw batch_error("mask reaches beyond the cache");
   meta_rows_ = q.per_image ? b_ * t_ : t_;
   upload_queries(q, rope, mask);
   upload_conditions(q, labels, captions);
 }
 
-void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask) {
+void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope,
+                              const ops::PackedAttentionMask& mask) {
   const bool ragged = q.per_image;
   auto rows = [&](const auto& values, size_t width) { return per_row(values, width, ragged, b_, images_, t_); };
   ensure(tokens_, DType::U32, {std::max<int64_t>(token_count_, 1)}, "token ids");

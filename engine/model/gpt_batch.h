@@ -59,9 +59,8 @@ struct GptQueries {
   // Queries at any sequence positions (condition positions first), slot = position; query i sees
   // its own slot and every slot s below its position with sees(i, s). tokens: one per image query.
   static GptQueries at_positions(const GptConfig& cfg, const std::vector<int64_t>& positions,
-                                 const std::vector<uint32_t>& tokens,
-                                 const std::vector<const Condition*>& conditions, int64_t cache_slots,
-                                 const std::function<bool(int64_t, int64_t)>& sees);
+                                 const std::vector<uint32_t>& tokens, const std::vector<const Condition*>& conditions,
+                                 int64_t cache_slots, const std::function<bool(int64_t, int64_t)>& sees);
 };
 
 // Device copies of GptQueries, in host-visible buffers a batch keeps and refills: a strategy's
@@ -127,7 +126,7 @@ class GptBatch {
   GptConfig cfg_;
   int64_t cache_slots_ = 0;
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0, images_ = 1;
-  int64_t meta_rows_ = 0;  // rows of positions, slots and mask: T, or B * T in a ragged batch
+  int64_t meta_rows_ = 0;           // rows of positions, slots and mask: T, or B * T in a ragged batch
   std::vector<int64_t> cond_of_;    // condition queries per image (one entry when shared)
   int64_t cond_first_ = 0;          // index of the first query of the first image with condition queries
   std::vector<int64_t> token_off_;  // per image: its first id in token_ids()

@@ -10,9 +10,12 @@ GptConfig GptConfig::from_file(const SafetensorsFile& f) {
     throw fail("is a '" + f.meta("vkspec.kind") + "' model, not a GPT");
   GptConfig c;
   const std::string type = f.has_meta("model_type") ? f.meta("model_type") : "c2i";
-  if (type == "c2i") c.model_type = ModelType::c2i;
-  else if (type == "t2i") c.model_type = ModelType::t2i;
-  else throw fail("metadata model_type '" + type + "' is neither c2i nor t2i");
+  if (type == "c2i")
+    c.model_type = ModelType::c2i;
+  else if (type == "t2i")
+    c.model_type = ModelType::t2i;
+  else
+    throw fail("metadata model_type '" + type + "' is neither c2i nor t2i");
   const bool t2i = c.model_type == ModelType::t2i;
   c.dim = f.meta_int("dim");
   c.n_layer = f.meta_int("n_layer");
@@ -36,8 +39,8 @@ GptConfig GptConfig::from_file(const SafetensorsFile& f) {
                ": a class-conditional model has one condition position");
   if (t2i && c.caption_dim <= 0) throw fail("metadata caption_dim must be positive for a text-conditional model");
   if (c.n_head % c.n_kv_head)
-    throw fail("metadata n_kv_head=" + std::to_string(c.n_kv_head) + " does not divide n_head=" +
-               std::to_string(c.n_head));
+    throw fail("metadata n_kv_head=" + std::to_string(c.n_kv_head) +
+               " does not divide n_head=" + std::to_string(c.n_head));
   if (c.n_kv_head != c.n_head)
     throw fail("grouped-query attention (n_kv_head=" + std::to_string(c.n_kv_head) + " < n_head=" +
                std::to_string(c.n_head) + ") is not supported: the attention op and KV cache take n_kv_head = n_head");

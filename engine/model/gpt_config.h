@@ -26,7 +26,7 @@ enum class ModelType {
 struct GptConfig {
   ModelType model_type = ModelType::c2i;
   int64_t dim = 0, n_layer = 0, n_head = 0, head_dim = 0;
-  int64_t n_kv_head = 0;      // key/value heads; only n_head (plain multi-head attention) runs
+  int64_t n_kv_head = 0;  // key/value heads; only n_head (plain multi-head attention) runs
   int64_t vocab_size = 0;
   int64_t num_classes = 0;    // c2i only; the null class is id num_classes
   int64_t caption_dim = 0;    // t2i only: text-encoder width (LlamaGen: 2048)

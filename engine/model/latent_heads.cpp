@@ -32,10 +32,9 @@ LatentHeads::LatentHeads(Context& ctx, const std::string& path, const Gpt& base,
   const GptConfig& cfg = base.config();
   const int64_t dim = f.meta_int("dim");
   if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
-    throw Error(path + ": latent heads for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") +
-                ", grid " + f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " +
-                std::to_string(cfg.dim) + ", vocab " + std::to_string(cfg.vocab_size) + ", grid " +
-                std::to_string(cfg.grid_size) + ")");
+    throw Error(path + ": latent heads for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +
+                f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " + std::to_string(cfg.dim) +
+                ", vocab " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
   for (const Expect& e : kContract)
     if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
       throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +

@@ -49,7 +49,8 @@ LatentUpsampler::LatentUpsampler(Context& ctx, const std::string& path, Tokenize
   const Shape& cb = tokenizer.codebook().shape();
   if (vocab != tokenizer.codebook_size() || e_dim_ != cb[1])
     throw Error(path + ": trained for a codebook of " + std::to_string(vocab) + " x " + std::to_string(e_dim_) +
-                ", the tokenizer " + tokenizer.path() + " has " + std::to_string(cb[0]) + " x " + std::to_string(cb[1]));
+                ", the tokenizer " + tokenizer.path() + " has " + std::to_string(cb[0]) + " x " +
+                std::to_string(cb[1]));
   if (ratio_ < 2 || ratio_ > 8 || channels_ < 1 || depth < 0)
     throw Error(path + ": ratio " + std::to_string(ratio_) + ", channels " + std::to_string(channels_) + ", depth " +
                 std::to_string(depth));
@@ -66,7 +67,8 @@ LatentUpsampler::LatentUpsampler(Context& ctx, const std::string& path, Tokenize
     throw Error(path + ": unexpected tensor " + unused[0] + " (depth " + std::to_string(depth) + ")");
   const int64_t n = max_images, w = max_low_grid;
   for (Tensor& t : act_)
-    t = ctx.tensor(DType::F32, {n, w, w, std::max(channels_, e_dim_ * ratio_ * ratio_)}, "latent upsampler activations");
+    t = ctx.tensor(DType::F32, {n, w, w, std::max(channels_, e_dim_ * ratio_ * ratio_)},
+                   "latent upsampler activations");
   latents_ = ctx.tensor(DType::F32, {n, ratio_ * w, ratio_ * w, e_dim_}, "latent upsampler latents");
 }
 
@@ -76,7 +78,9 @@ TensorView LatentUpsampler::record_latents(CommandStream& s, const TensorView& l
                 " tokens; loaded for at most " + std::to_string(max_images_) + " of " + std::to_string(max_low_));
   if (low.numel() != n * w * w || (low.dtype != DType::U32 && low.dtype != DType::I32))
     throw Error(path_ + ": low-resolution ids must be u32 [" + std::to_string(n * w * w) + "], got " + low.shape.str());
-  auto part = [](const Tensor& t, const Shape& shape) { return t.view().reshape({t.numel()}).rows(0, shape.numel()).reshape(shape); };
+  auto part = [](const Tensor& t, const Shape& shape) {
+    return t.view().reshape({t.numel()}).rows(0, shape.numel()).reshape(shape);
+  };
   TensorView x = part(act_[0], {n, w, w, channels_});
   ops::embedding(s, embed_.view(), low, x.reshape({n * w * w, channels_}));
   for (size_t i = 0; i < convs_.size(); ++i) {
@@ -94,7 +98,8 @@ TensorView LatentUpsampler::record_latents(CommandStream& s, const TensorView& l
 void LatentUpsampler::record(CommandStream& s, const TensorView& low, const TensorView& high, int64_t n, int64_t w) {
   const int64_t W = ratio_ * w;
   if (high.numel() != n * W * W || high.dtype != DType::U32)
-    throw Error(path_ + ": high-resolution ids must be u32 [" + std::to_string(n * W * W) + "], got " + high.shape.str());
+    throw Error(path_ + ": high-resolution ids must be u32 [" + std::to_string(n * W * W) + "], got " +
+                high.shape.str());
   const TensorView z = record_latents(s, low, n, w);
   ops::codebook_quantize(s, z, tokenizer_.codebook().view(), high);
 }

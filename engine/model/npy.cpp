@@ -42,8 +42,10 @@ std::vector<int64_t> parse_shape(const std::string& v, const std::string& path) 
       if (num.size() >= 12) throw Error(path + ": .npy shape '" + v + "' is implausibly large");
       num += c;
     } else if (c == ',' || c == ')') {
-      if (!num.empty()) shape.push_back(std::stoll(num));
-      else if (c == ',') throw Error(path + ": .npy shape '" + v + "' is malformed");
+      if (!num.empty())
+        shape.push_back(std::stoll(num));
+      else if (c == ',')
+        throw Error(path + ": .npy shape '" + v + "' is malformed");
       num.clear();
     } else {
       throw Error(path + ": .npy shape '" + v + "' is malformed");
@@ -59,7 +61,8 @@ NpyArray read_npy_floats(const std::string& path) {
   if (!in) throw Error(path + ": cannot open");
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   static const char magic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0) throw Error(path + ": not a .npy file (bad magic)");
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
+    throw Error(path + ": not a .npy file (bad magic)");
   const uint8_t major = bytes[6];
   size_t header_len = 0, header_at = 0;
   if (major == 1) {
@@ -78,9 +81,12 @@ NpyArray read_npy_floats(const std::string& path) {
   if (dict_value(header, "fortran_order", path) != "False")
     throw Error(path + ": .npy array is in Fortran order; save it C-contiguous");
   size_t elem = 0;
-  if (descr == "'<f4'") elem = 4;
-  else if (descr == "'<f2'") elem = 2;
-  else throw Error(path + ": .npy dtype " + descr + " is not little-endian float32 or float16");
+  if (descr == "'<f4'")
+    elem = 4;
+  else if (descr == "'<f2'")
+    elem = 2;
+  else
+    throw Error(path + ": .npy dtype " + descr + " is not little-endian float32 or float16");
   NpyArray a;
   a.shape = parse_shape(dict_value(header, "shape", path), path);
   uint64_t n = 1;

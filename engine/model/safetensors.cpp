@@ -341,8 +341,7 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
         out[i] = t.dtype == StDType::F16 ? half_to_float(h) : bf16_to_float(h);
       }
       break;
-    default:
-      fail("tensor " + name + " is " + st_dtype_name(t.dtype) + ", not a floating-point tensor");
+    default: fail("tensor " + name + " is " + st_dtype_name(t.dtype) + ", not a floating-point tensor");
   }
   return out;
 }

@@ -62,7 +62,7 @@ class SafetensorsFile {
   bool has_meta(const std::string& key) const { return metadata_.count(key) != 0; }
   const std::string& meta(const std::string& key) const;
   int64_t meta_int(const std::string& key) const;
-  double meta_float(const std::string& key) const;  // finite values only
+  double meta_float(const std::string& key) const;                   // finite values only
   std::vector<int64_t> meta_int_list(const std::string& key) const;  // "1,1,2,2,4"
   // Fallback only when the key is absent; a present but malformed value still throws.
   int64_t meta_int(const std::string& key, int64_t fallback) const;
@@ -77,7 +77,7 @@ class SafetensorsFile {
   std::string path_;
   const uint8_t* map_ = nullptr;  // the mapped file, or owned_'s data
   uint64_t size_ = 0;
-  std::vector<uint8_t> owned_;  // the bytes of an in-memory file (empty for a mapped one)
+  std::vector<uint8_t> owned_;     // the bytes of an in-memory file (empty for a mapped one)
   const uint8_t* data_ = nullptr;  // start of the data section inside map_
   uint64_t data_size_ = 0;
   std::vector<std::string> names_;

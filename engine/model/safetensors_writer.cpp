@@ -32,8 +32,8 @@ void SafetensorsWriter::set_metadata(const std::string& key, const std::string& 
   metadata_.emplace_back(key, value);
 }
 
-void SafetensorsWriter::add(const std::string& name, StDType dtype, const std::vector<int64_t>& shape,
-                            const void* data, size_t bytes) {
+void SafetensorsWriter::add(const std::string& name, StDType dtype, const std::vector<int64_t>& shape, const void* data,
+                            size_t bytes) {
   if (name == "__metadata__") throw Error("safetensors writer: \"__metadata__\" is not a tensor name");
   for (const Entry& e : entries_)
     if (e.name == name) throw Error("safetensors writer: tensor " + name + " added twice");
@@ -69,8 +69,8 @@ std::string SafetensorsWriter::header() const {
   }
   uint64_t offset = 0;
   for (const Entry& e : entries_) {
-    j[e.name] = {{"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape},
-                 {"data_offsets", {offset, offset + e.bytes.size()}}};
+    j[e.name] = {
+        {"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {offset, offset + e.bytes.size()}}};
     offset += e.bytes.size();
   }
   std::string text = j.dump();

@@ -14,8 +14,7 @@ class SafetensorsWriter {
  public:
   void set_metadata(const std::string& key, const std::string& value);
   // Copies the raw little-endian bytes; bytes must equal numel(shape) * st_dtype_size(dtype).
-  void add(const std::string& name, StDType dtype, const std::vector<int64_t>& shape, const void* data,
-           size_t bytes);
+  void add(const std::string& name, StDType dtype, const std::vector<int64_t>& shape, const void* data, size_t bytes);
   // Stores floats as F32, F16 or BF16 (rounded to nearest even).
   void add_f32(const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& values,
                StDType stored = StDType::F32);

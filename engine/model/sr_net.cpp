@@ -33,7 +33,8 @@ SrNet::SrNet(Context& ctx, const std::string& path, int64_t max_side, int64_t ma
                   "', the engine implements '" + e.value + "'");
   scale_ = f.meta_int("scale");
   const int64_t ch = f.meta_int("channels"), depth = f.meta_int("depth");
-  if (scale_ != 2 && scale_ != 4) throw Error(path + ": scale " + std::to_string(scale_) + " (the engine runs 2 and 4)");
+  if (scale_ != 2 && scale_ != 4)
+    throw Error(path + ": scale " + std::to_string(scale_) + " (the engine runs 2 and 4)");
   if (ch < 1 || depth < 2) throw Error(path + ": channels " + std::to_string(ch) + ", depth " + std::to_string(depth));
   const std::string from = "channels=" + std::to_string(ch) + ", depth=" + std::to_string(depth);
   int64_t cin = 1;
@@ -49,7 +50,8 @@ SrNet::SrNet(Context& ctx, const std::string& path, int64_t max_side, int64_t ma
   if (const auto unused = ws.unused(); !unused.empty())
     throw Error(path + ": unexpected tensor " + unused[0] + " (depth " + std::to_string(depth) + ")");
   const int64_t n = max_images, side = max_side, big = scale_ * max_side;
-  for (Tensor& t : act_) t = ctx.tensor(DType::F32, {n, side, side, std::max(ch, scale_ * scale_)}, "sr net activations");
+  for (Tensor& t : act_)
+    t = ctx.tensor(DType::F32, {n, side, side, std::max(ch, scale_ * scale_)}, "sr net activations");
   shuffled_ = ctx.tensor(DType::F32, {n, big, big, 1}, "sr net residual");
   up_ = ctx.tensor(DType::F32, {n, big, big, 1}, "sr net nearest");
   half_ = ctx.tensor(DType::F32, {n, 2 * side, 2 * side, 1}, "sr net nearest 2x");
@@ -57,15 +59,17 @@ SrNet::SrNet(Context& ctx, const std::string& path, int64_t max_side, int64_t ma
 
 void SrNet::record(CommandStream& s, const TensorView& x, const TensorView& y) {
   const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2];
-  if (x.dtype != DType::F32 || x.shape.rank != 4 || x.shape[3] != 1 || n < 1 || n > max_images_ || h < 1 ||
-      w < 1 || h > max_side_ || w > max_side_)
-    throw Error(path_ + ": input must be f32 [1.." + std::to_string(max_images_) + ", h, w, 1] with h, w <= " +
-                std::to_string(max_side_) + ", got " + x.shape.str());
+  if (x.dtype != DType::F32 || x.shape.rank != 4 || x.shape[3] != 1 || n < 1 || n > max_images_ || h < 1 || w < 1 ||
+      h > max_side_ || w > max_side_)
+    throw Error(path_ + ": input must be f32 [1.." + std::to_string(max_images_) +
+                ", h, w, 1] with h, w <= " + std::to_string(max_side_) + ", got " + x.shape.str());
   const Shape want{n, scale_ * h, scale_ * w, 1};
   if (y.dtype != DType::F32 || !(y.shape == want))
     throw Error(path_ + ": output must be f32 " + want.str() + ", got " + y.shape.str());
   // Views of the preallocated buffers for this call's size.
-  auto part = [](const Tensor& t, const Shape& shape) { return t.view().reshape({t.numel()}).rows(0, shape.numel()).reshape(shape); };
+  auto part = [](const Tensor& t, const Shape& shape) {
+    return t.view().reshape({t.numel()}).rows(0, shape.numel()).reshape(shape);
+  };
   TensorView in = x;
   for (size_t i = 0; i < convs_.size(); ++i) {
     const Conv& c = convs_[i];

@@ -31,7 +31,7 @@ class SrNet {
   std::string path_;
   int64_t scale_, max_side_, max_images_;
   std::vector<Conv> convs_;
-  Tensor act_[2];   // f32 [max_images, side, side, channels] ping-pong
+  Tensor act_[2];                // f32 [max_images, side, side, channels] ping-pong
   Tensor shuffled_, up_, half_;  // [.., scale side, scale side, 1]; half_: x4's first nearest 2x
 };
 

@@ -61,10 +61,14 @@ SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDTy
   }
   tensor("norm.weight", {D}, true);
   tensor("output.weight", {s.vocab_size, D}, false);
-  std::vector<std::pair<const char*, int64_t>> meta = {
-      {"dim", D},         {"n_layer", s.n_layer},       {"n_head", s.n_head},
-      {"vocab_size", s.vocab_size}, {"num_classes", s.num_classes}, {"grid_size", s.grid_size},
-      {"cls_token_num", t2i ? s.cls_token_num : 1}, {"ffn_hidden", H}};
+  std::vector<std::pair<const char*, int64_t>> meta = {{"dim", D},
+                                                       {"n_layer", s.n_layer},
+                                                       {"n_head", s.n_head},
+                                                       {"vocab_size", s.vocab_size},
+                                                       {"num_classes", s.num_classes},
+                                                       {"grid_size", s.grid_size},
+                                                       {"cls_token_num", t2i ? s.cls_token_num : 1},
+                                                       {"ffn_hidden", H}};
   if (t2i) meta.push_back({"caption_dim", s.caption_dim});
   for (const auto& [k, value] : meta) w.set_metadata(k, std::to_string(value));
   if (t2i) w.set_metadata("model_type", "t2i");

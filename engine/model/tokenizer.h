@@ -30,8 +30,7 @@ class Tokenizer {
   virtual TensorView decode(CommandStream& s, const TensorView& ids, int64_t n, int64_t grid) = 0;
   // pixels: f32 [n, H, W, input_channels()] in [-1, 1]. Returns ids u32 [n, (H / ds) * (W / ds)],
   // valid until the next call.
-  virtual TensorView encode(CommandStream& s, const TensorView& pixels, int64_t n, int64_t height,
-                            int64_t width) = 0;
+  virtual TensorView encode(CommandStream& s, const TensorView& pixels, int64_t n, int64_t height, int64_t width) = 0;
 };
 
 // The tokenizer in a model file, sized for at most max_images images per call and token grids

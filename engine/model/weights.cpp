@@ -63,8 +63,9 @@ Shape WeightStore::shape(const std::string& name) const {
 const StTensorInfo& WeightStore::checked(const std::string& name, const Shape& expected, DType device_dtype,
                                          const std::string& expected_from) const {
   if (!file_.has(name))
-    fail(name, "is missing" + (expected_from.empty() ? std::string() : " (expected " + expected.str() + " from " +
-                                                                           expected_from + ")"));
+    fail(name,
+         "is missing" +
+             (expected_from.empty() ? std::string() : " (expected " + expected.str() + " from " + expected_from + ")"));
   const StTensorInfo& t = file_.info(name);
   bool same = t.shape.size() == static_cast<size_t>(expected.rank);
   for (int i = 0; same && i < expected.rank; ++i) same = t.shape[static_cast<size_t>(i)] == expected[i];
@@ -120,15 +121,15 @@ Tensor WeightStore::load(const std::string& name, const Shape& expected, DType d
     ctx_.upload(out, src, t.bytes());
     uploaded_bytes_ += out.bytes();
   } else {
-    out = upload_converted(name, expected, device_dtype, n, name, [&](size_t i) { return load_float(t.dtype, src, i); });
+    out =
+        upload_converted(name, expected, device_dtype, n, name, [&](size_t i) { return load_float(t.dtype, src, i); });
   }
   loaded_.insert(name);
   return out;
 }
 
 Tensor WeightStore::load_columns(const std::string& name, const Shape& expected, int64_t first_col, int64_t n_cols,
-                                 DType device_dtype, const std::string& tensor_name,
-                                 const std::string& expected_from) {
+                                 DType device_dtype, const std::string& tensor_name, const std::string& expected_from) {
   if (expected.rank != 2 || first_col < 0 || n_cols < 1 || first_col + n_cols > expected[1])
     fail(name, "columns [" + std::to_string(first_col) + ", " + std::to_string(first_col + n_cols) +
                    ") asked of a tensor expected as " + expected.str());
@@ -139,7 +140,8 @@ Tensor WeightStore::load_columns(const std::string& name, const Shape& expected,
   const uint64_t cols = static_cast<uint64_t>(expected[1]), part = static_cast<uint64_t>(n_cols);
   Tensor out = upload_converted(name, {expected[0], n_cols}, device_dtype, static_cast<size_t>(expected[0] * n_cols),
                                 tensor_name, [&](size_t i) {
-                                  return load_float(t.dtype, src, (i / part) * cols + static_cast<uint64_t>(first_col) + i % part);
+                                  return load_float(t.dtype, src,
+                                                    (i / part) * cols + static_cast<uint64_t>(first_col) + i % part);
                                 });
   loaded_.insert(name);
   return out;

@@ -66,7 +66,8 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
   const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 8;
   const uint64_t cut = opt.split_slots > 0 ? std::max<uint64_t>(static_cast<uint64_t>(opt.split_slots), kv) : kv;
-  uint64_t splits = forced_splits ? forced_splits : std::min<uint64_t>((target + units - 1) / units, (cut + min_chunk - 1) / min_chunk);
+  uint64_t splits = forced_splits ? forced_splits
+                                  : std::min<uint64_t>((target + units - 1) / units, (cut + min_chunk - 1) / min_chunk);
   splits = std::min<uint64_t>(splits, caps.max_workgroup_count[0] / p.qblocks);
   if (splits > 1 && split_bytes(sh, splits) > max_workspace) splits = max_workspace / split_bytes(sh, 1);
   splits = std::max<uint64_t>(splits, 1);
@@ -156,8 +157,8 @@ MaskLayout checked_mask(const AttentionMask& mask, int64_t batch, int64_t T, int
   require(m.dtype == DType::U32 && m.shape.rank >= 1, kOp, [&] { return "bits must be u32, got " + m.shape.str(); });
   l.words = m.shape[m.shape.rank - 1];
   require(m.numel() == l.rows * l.words && l.words * 32 >= kv_len, kOp, [&] {
-    return "bits " + m.shape.str() + " must hold " + std::to_string(l.rows) + " rows of >= " +
-           std::to_string((kv_len + 31) / 32) + " words";
+    return "bits " + m.shape.str() + " must hold " + std::to_string(l.rows) +
+           " rows of >= " + std::to_string((kv_len + 31) / 32) + " words";
   });
   return l;
 }

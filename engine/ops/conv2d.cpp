@@ -70,8 +70,7 @@ void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, con
 }
 
 void conv2d(CommandStream& s, const TensorView& x, const TensorView& weight, const TensorView& bias,
-            const TensorView& y, const Conv2dParams& params, const TensorView* residual,
-            const Conv2dKernel& kernel) {
+            const TensorView& y, const Conv2dParams& params, const TensorView* residual, const Conv2dKernel& kernel) {
   const Shape out = conv2d_output_shape(x.shape, weight.shape, params);
   const auto what = [&] { return shapes(x.shape, weight.shape, params); };
   require(x.dtype == DType::F32 && bias.dtype == DType::F32 && y.dtype == DType::F32, "conv2d",

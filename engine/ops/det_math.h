@@ -45,8 +45,8 @@ inline float key_float(uint32_t k) { return bits_float((k & 0x80000000u) ? (k & 
 // 1/sum >= 2^-24) a normal float, so no device's denormal flushing can change a result.
 constexpr float kExpCutoff = -64.0f;
 constexpr float kLog2e = 1.44269502f;
-constexpr float kLn2Hi = 0.693359375f;       // 9 significant bits: k * kLn2Hi is exact for |k| < 2^15
-constexpr float kLn2Lo = -2.12194440e-4f;    // ln 2 - kLn2Hi
+constexpr float kLn2Hi = 0.693359375f;     // 9 significant bits: k * kLn2Hi is exact for |k| < 2^15
+constexpr float kLn2Lo = -2.12194440e-4f;  // ln 2 - kLn2Hi
 constexpr float kSqrt2 = 1.41421354f;
 constexpr float kFloatMin = 1.17549435e-38f;  // smallest normal float
 

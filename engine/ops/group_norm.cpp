@@ -58,8 +58,12 @@ void group_norm(CommandStream& s, const TensorView& x, const TensorView& gamma, 
     uint32_t hw, c, cpg, groups;
     float eps;
     uint32_t swish;
-  } push{static_cast<uint32_t>(hw), static_cast<uint32_t>(c), static_cast<uint32_t>(c / params.groups),
-         params.groups, params.eps, params.swish ? 1u : 0u};
+  } push{static_cast<uint32_t>(hw),
+         static_cast<uint32_t>(c),
+         static_cast<uint32_t>(c / params.groups),
+         params.groups,
+         params.eps,
+         params.swish ? 1u : 0u};
   const uint64_t groups = static_cast<uint64_t>(x.shape[0]) * params.groups;
   require(groups <= caps.max_workgroup_count[0], "group_norm",
           [&] { return "too many (image, group) pairs: " + what(); });

@@ -51,8 +51,7 @@ int64_t rows_per_dispatch(int64_t rows, std::initializer_list<uint64_t> row_byte
   }
   // Ranges are rounded up to whole 16-byte vectors when bound, hence the slack of 16 bytes.
   const uint64_t fit = (caps.max_storage_buffer_range - 16) / widest / step * step;
-  if (fit == 0)
-    throw Error("matmul: one row of " + std::to_string(widest) + " bytes exceeds maxStorageBufferRange");
+  if (fit == 0) throw Error("matmul: one row of " + std::to_string(widest) + " bytes exceeds maxStorageBufferRange");
   return static_cast<int64_t>(std::min<uint64_t>(fit, static_cast<uint64_t>(rows)));
 }
 
@@ -199,9 +198,8 @@ void record_broadcast(CommandStream& s, const Dispatch& d, const MatmulTiles& t)
 void record_coopmat(CommandStream& s, const Dispatch& d, const MatmulTiles& t) {
   Context& ctx = s.context();
   const uint32_t wg = ctx.caps().subgroup_size * t.coop_warps_m * t.coop_warps_n;
-  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat,
-                                   {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u, d.k % 4 == 0 ? 4u : 1u,
-                                    t.coop_bk});
+  const Pipeline& p = ctx.pipeline(shaders::matmul_coopmat, {wg, t.coop_warps_m, t.coop_warps_n, d.f16 ? 1u : 0u,
+                                                             d.k % 4 == 0 ? 4u : 1u, t.coop_bk});
   struct {
     uint32_t m, n, k, ldy, y_col0;
   } push{d.m, d.n, d.k, d.ldy, d.y_col0};
@@ -254,8 +252,7 @@ MatmulPath choose_matmul_path(Context& ctx, int64_t m, int64_t k, DType w) {
   const MatmulTiles t = tiles_of(ctx);
   if (t.bcast_gemv_tn && matmul_path_supported(ctx, MatmulPath::Broadcast, m, k, w)) return MatmulPath::Broadcast;
   if (m <= t.gemv_max_rows && ctx.caps().subgroup_reduce) return MatmulPath::Gemv;
-  if (!ctx.options().disable_coopmat && ctx.caps().coopmat_f16_16x16x16)
-    return MatmulPath::CoopMat;
+  if (!ctx.options().disable_coopmat && ctx.caps().coopmat_f16_16x16x16) return MatmulPath::CoopMat;
   return MatmulPath::Gemm;
 }
 
@@ -394,8 +391,8 @@ void matmul(CommandStream& s, const TensorView& x, const TensorView& w, const Te
   record_matmul(s, x, w, y, resolve_path(s.context(), tiles, path, m, k, w), tiles, {});
 }
 
-void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
-                       MatmulPath path, const MatmulShape& shape) {
+void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
+                       const MatmulShape& shape) {
   require(shape.gemv_outputs <= 16, "matmul",
           [&] { return "at most 16 GEMV outputs per workgroup, got " + std::to_string(shape.gemv_outputs); });
   require(shape.rows_outputs <= 16 && shape.rows_per_subgroup <= 16, "matmul", [&] {

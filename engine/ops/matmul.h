@@ -43,8 +43,8 @@ struct MatmulShape {
   uint32_t rows_outputs = 0, rows_per_subgroup = 0;
 };
 // The same as matmul() with the given kernel shape.
-void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y,
-                       MatmulPath path, const MatmulShape& shape);
+void matmul_with_shape(CommandStream& s, const TensorView& x, const TensorView& w, const TensorView& y, MatmulPath path,
+                       const MatmulShape& shape);
 
 // What a projection takes in with it: a prologue on x, an epilogue on y. Where the kernel the
 // device takes for these rows folds them into its loads and stores (matmul_folds), the whole is

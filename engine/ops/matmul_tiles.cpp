@@ -12,8 +12,8 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // (weights by texel fetch, activations shared by broadcast) with big register tiles wins
   // (docs/perf.md); 16 weight rows per lane when decoding, 8/12/16 activation rows per tile
   // otherwise (matmul.cpp picks the one that pads least).
-  static constexpr MatmulTiles kCpu{"cpu", 8, 64, 4, 64, 4, 8, 2, 2, 16, 16, 16, 32, 8, 64, 0, 0, 9,
-                                    "llvmpipe, 2 x86-64 cores, 2026-11"};
+  static constexpr MatmulTiles kCpu{
+      "cpu", 8, 64, 4, 64, 4, 8, 2, 2, 16, 16, 16, 32, 8, 64, 0, 0, 9, "llvmpipe, 2 x86-64 cores, 2026-11"};
   // GPUs: coalesced K-split GEMV for decoding (up to 8 rows: 2 with CFG), many small workgroups in
   // flight; from 9 rows the row-block GEMV (matmul_rows.comp: 8 weight rows per workgroup, 4
   // activation rows per subgroup); the tiled kernels beyond gemv_max_rows. Chosen from whole
@@ -27,15 +27,32 @@ MatmulTiles matmul_tiles(const DeviceCaps& caps) {
   // AMD and other GPUs take the same kernels, unmeasured there; their GEMV limit stays at the
   // 40 rows it had before the row-block kernel until one of them is measured.
   // No broadcast kernel (it makes every lane stream its own weight rows, which defeats coalescing).
-  static constexpr MatmulTiles kNvidia{"nvidia", 80, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9,
-                                       "NVIDIA H100 and H200, 2026-11-26/27"};
+  static constexpr MatmulTiles kNvidia{
+      "nvidia", 80, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9, "NVIDIA H100 and H200, 2026-11-26/27"};
   static constexpr MatmulTiles kAmd{"amd", 40, 256, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9, nullptr};
   static constexpr MatmulTiles kDefault{"default", 40, 128, 2, 64, 4, 4, 2, 2, 0, 0, 0, 0, 0, 64, 8, 4, 9, nullptr};
   // SwiftShader (Google's CPU Vulkan: no int64, so no broadcast kernel): its texel fetches go
   // through the sampler's routines, so the GEMV (texel weights on CPU drivers) lost to the tiled
   // kernel at every row count, 2 rows included: the shipped model's ar 78.8 -> 31.3 s an image
   // (docs/perf.md, "SwiftShader").
-  static constexpr MatmulTiles kSwiftShader{"swiftshader", 0, 64, 4, 64, 4, 8, 2, 2, 0, 0, 0, 0, 0, 64, 0, 0, 9,
+  static constexpr MatmulTiles kSwiftShader{"swiftshader",
+                                            0,
+                                            64,
+                                            4,
+                                            64,
+                                            4,
+                                            8,
+                                            2,
+                                            2,
+                                            0,
+                                            0,
+                                            0,
+                                            0,
+                                            0,
+                                            64,
+                                            0,
+                                            0,
+                                            9,
                                             "SwiftShader (Chromium 156, Subzero), 2 x86-64 cores, 2026-11"};
   if (caps.cpu_driver && caps.vendor_id == kGoogleVendorId) return kSwiftShader;
   if (caps.cpu_driver) return kCpu;
@@ -53,10 +70,10 @@ std::string matmul_tiles_summary(const DeviceCaps& caps) {
     s += "broadcast kernel where K allows, else GEMV to " + std::to_string(t.gemv_max_rows) + " rows, then tiled";
   } else {
     const std::string limit = std::to_string(t.gemv_max_rows);
-    s += t.rows_outputs ? "GEMV to " + std::to_string(t.rows_from - 1) + " rows, row-block GEMV (" +
-                              std::to_string(t.rows_outputs) + " x " + std::to_string(t.rows_per_subgroup) +
-                              ") to " + limit
-                        : "GEMV to " + limit + " rows";
+    s += t.rows_outputs
+             ? "GEMV to " + std::to_string(t.rows_from - 1) + " rows, row-block GEMV (" +
+                   std::to_string(t.rows_outputs) + " x " + std::to_string(t.rows_per_subgroup) + ") to " + limit
+             : "GEMV to " + limit + " rows";
     s += ", then tiled";
   }
   s += t.tuned_on ? std::string("; tuned on ") + t.tuned_on : "; not measured on this vendor";

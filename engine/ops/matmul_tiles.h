@@ -13,17 +13,17 @@ namespace vkspec::ops {
 inline constexpr uint32_t kGemvMaxRows = 64;
 
 struct MatmulTiles {
-  const char* name;           // the table row, for logs and benchmarks
-  uint32_t gemv_max_rows;     // M up to this takes the GEMV kernel (in dispatches of kGemvMaxRows)
-  uint32_t gemv_workgroup;    // GEMV: invocations sharing one K-reduction
-  uint32_t gemv_outputs;      // GEMV: weight rows per workgroup
-  uint32_t gemm_workgroup;    // GEMM: invocations per workgroup
-  uint32_t gemm_tm, gemm_tn;  // GEMM: outputs per invocation, rows of x by rows of w
+  const char* name;                     // the table row, for logs and benchmarks
+  uint32_t gemv_max_rows;               // M up to this takes the GEMV kernel (in dispatches of kGemvMaxRows)
+  uint32_t gemv_workgroup;              // GEMV: invocations sharing one K-reduction
+  uint32_t gemv_outputs;                // GEMV: weight rows per workgroup
+  uint32_t gemm_workgroup;              // GEMM: invocations per workgroup
+  uint32_t gemm_tm, gemm_tn;            // GEMM: outputs per invocation, rows of x by rows of w
   uint32_t coop_warps_m, coop_warps_n;  // cooperative matrix: subgroups per workgroup
   // Subgroup-broadcast kernel (matmul_bcast.comp), preferred where loads are per-lane scalar
   // loops (CPU implementations); 0 = never chosen automatically.
-  uint32_t bcast_gemv_tn;                // weight rows per lane when M <= gemv_max_rows
-  uint32_t bcast_tm_f16, bcast_tn_f16;   // activation rows per subgroup, weight rows per lane
+  uint32_t bcast_gemv_tn;               // weight rows per lane when M <= gemv_max_rows
+  uint32_t bcast_tm_f16, bcast_tn_f16;  // activation rows per subgroup, weight rows per lane
   uint32_t bcast_tm_f32, bcast_tn_f32;
   // Cooperative matrix: K per shared-memory slice (a multiple of 16). Fewer, longer slices: the
   // loop's latency is what small-M GEMMs pay on GPUs.

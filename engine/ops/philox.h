@@ -20,9 +20,9 @@ namespace vkspec::philox {
 
 // What a draw is for; distinct purposes give independent streams for the same position.
 enum class Purpose : uint32_t {
-  Sample = 1,       // the target's token at a position: inverse-CDF uniform (draw 0) or Gumbel noise (draw = vocab index)
-  Accept = 2,       // acceptance uniform of a drafted token (draw 0)
-  Residual = 3,     // resampling from norm(max(p - q, 0)) after a rejection (draw 0)
+  Sample = 1,    // the target's token at a position: inverse-CDF uniform (draw 0) or Gumbel noise (draw = vocab index)
+  Accept = 2,    // acceptance uniform of a drafted token (draw 0)
+  Residual = 3,  // resampling from norm(max(p - q, 0)) after a rejection (draw 0)
   DraftGumbel = 4,  // Gumbel noise shared by draft and target for coupled sampling (draw = vocab index)
   DraftInit = 5,    // initial guesses of parallel (Jacobi-style) decoders (draw 0, or vocab index for noise)
   Draft = 6,        // a draft model's own categorical sample (draw 0)
@@ -35,9 +35,7 @@ enum class Purpose : uint32_t {
 // The 32-bit purpose word: the purpose in the low 8 bits and a round (iteration, refinement
 // step; < 2^24) above, so a strategy that revisits a position can take fresh draws per round or
 // share them (same round) as it needs.
-constexpr uint32_t purpose_word(Purpose p, uint32_t round = 0) {
-  return static_cast<uint32_t>(p) | (round << 8);
-}
+constexpr uint32_t purpose_word(Purpose p, uint32_t round = 0) { return static_cast<uint32_t>(p) | (round << 8); }
 
 using Block = std::array<uint32_t, 4>;
 

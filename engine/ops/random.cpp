@@ -31,8 +31,16 @@ void philox_fill(CommandStream& s, const TensorView& positions, uint64_t seed, u
     const uint32_t blocks_per_row = static_cast<uint32_t>((draws + 3) / 4);
     struct {
       uint32_t rows, draws, blocks_per_row, first_draw, pos_off, out_off, kind, seed_lo, seed_hi, purpose;
-    } push{n, static_cast<uint32_t>(draws), blocks_per_row, first_draw, pos.offset, dst.offset,
-           static_cast<uint32_t>(kind), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose};
+    } push{n,
+           static_cast<uint32_t>(draws),
+           blocks_per_row,
+           first_draw,
+           pos.offset,
+           dst.offset,
+           static_cast<uint32_t>(kind),
+           static_cast<uint32_t>(seed),
+           static_cast<uint32_t>(seed >> 32),
+           purpose};
     const Grid g = grid_1d(ctx, uint64_t{n} * blocks_per_row, wg);
     s.dispatch(pipe, {pos.view, dst.view}, push, g.x, g.y);
   }

@@ -58,8 +58,8 @@ void rms_norm(CommandStream& s, const TensorView& x, const TensorView& weight, c
   const int64_t rows = check_shapes("rms_norm", x, weight, y, eps, ctx);
   if (rows == 0) return;
   const RowLayout l = row_layout(ctx, rows);
-  const Pipeline& p = ctx.pipeline(
-      shaders::rms_norm, {l.wg, weight.dtype == DType::F16 ? 1u : 0u, l.row_per_workgroup ? 1u : 0u, l.max_subgroups});
+  const Pipeline& p = ctx.pipeline(shaders::rms_norm, {l.wg, weight.dtype == DType::F16 ? 1u : 0u,
+                                                       l.row_per_workgroup ? 1u : 0u, l.max_subgroups});
   s.dispatch(p, {x, weight, y}, Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(weight.shape[0]), eps},
              l.grid.x, l.grid.y);
 }

@@ -66,8 +66,8 @@ struct EntropyTemperature {
 
 struct SamplerParams {
   float temperature = 1.0f;
-  uint32_t top_k = 0;   // 0 = off
-  float top_p = 1.0f;   // >= 1 = off
+  uint32_t top_k = 0;  // 0 = off
+  float top_p = 1.0f;  // >= 1 = off
   bool cfg = false;
   float cfg_scale = 1.0f;
   CfgLayout cfg_layout = CfgLayout::Halves;

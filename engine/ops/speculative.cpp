@@ -51,9 +51,9 @@ KeyWindows key_windows(Context& ctx, const RowKeys& keys, uint32_t r0, uint32_t 
 }
 
 // Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
-void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                     bool gathered, const TensorView& positions, uint64_t seed, uint32_t purpose,
-                     const TensorView& accept, uint32_t rows, uint32_t vocab, const RowKeys& keys, const char* op) {
+void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft, bool gathered,
+                     const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
+                     uint32_t rows, uint32_t vocab, const RowKeys& keys, const char* op) {
   if (rows == 0) return;
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
@@ -69,8 +69,19 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered, seed_lo, seed_hi, purpose;
       uint32_t per_row_key, seed_off, round_off;
-    } push{n, vocab, wp.offset, wq.offset, wd.offset, wpos.offset, wacc.offset, gathered ? 1u : 0u,
-           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off,
+    } push{n,
+           vocab,
+           wp.offset,
+           wq.offset,
+           wd.offset,
+           wpos.offset,
+           wacc.offset,
+           gathered ? 1u : 0u,
+           static_cast<uint32_t>(seed),
+           static_cast<uint32_t>(seed >> 32),
+           purpose,
+           wk.per_row,
+           wk.seed_off,
            wk.round_off};
     const Grid g = grid_1d(ctx, n, wg);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view, wk.seeds, wk.rounds}, push, g.x, g.y);
@@ -141,12 +152,23 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     struct {
       uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve, seed_lo, seed_hi, purpose;
       uint32_t per_row_key, seed_off, round_off;
-    } push{m, V, wp.offset, wq.offset, wpos.offset, wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u,
-           static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off,
+    } push{m,
+           V,
+           wp.offset,
+           wq.offset,
+           wpos.offset,
+           wacc.offset,
+           wd.offset,
+           wtok.offset,
+           resolve ? 1u : 0u,
+           static_cast<uint32_t>(seed),
+           static_cast<uint32_t>(seed >> 32),
+           purpose,
+           wk.per_row,
+           wk.seed_off,
            wk.round_off};
     const Grid g = grid_1d(ctx, m, 1);
-    s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x,
-               g.y);
+    s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   }
 }
 
@@ -244,7 +266,8 @@ void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorVi
   const char* op = "exclude_neighbourhood";
   require_probs(op, "q", q);
   const int64_t n = q.shape[0], V = q.shape[1];
-  for (const auto& [name, t] : {std::pair<const char*, const TensorView*>{"p", &p}, {"relaxed", &relaxed}, {"out", &out}})
+  for (const auto& [name, t] :
+       {std::pair<const char*, const TensorView*>{"p", &p}, {"relaxed", &relaxed}, {"out", &out}})
     require(t->dtype == DType::F32 && t->shape == q.shape, op,
             [&] { return std::string(name) + " must be f32 " + q.shape.str() + ", got " + t->shape.str(); });
   require(!overlap(out, q) && !overlap(out, p) && !overlap(out, relaxed), op, "out must not overlap q, p or relaxed");
@@ -268,7 +291,14 @@ void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorVi
     const Window wd = window(ctx, draft, r0, m);
     struct {
       uint32_t rows, vocab, q_off, p_off, relaxed_off, draft_off, out_off, count, k_max;
-    } push{m, static_cast<uint32_t>(V), wq.offset, wp.offset, wr.offset, wd.offset, wo.offset, count,
+    } push{m,
+           static_cast<uint32_t>(V),
+           wq.offset,
+           wp.offset,
+           wr.offset,
+           wd.offset,
+           wo.offset,
+           count,
            static_cast<uint32_t>(neighbours.shape[1])};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wq.view, wp.view, wr.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
@@ -302,8 +332,15 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
     struct {
       uint32_t rows, vocab, p_off, draft_off, out_off, k, k_max;
       float delta, per_mass;
-    } push{m, static_cast<uint32_t>(V), wp.offset, wd.offset, wo.offset, k,
-           static_cast<uint32_t>(neighbours.shape[1]), delta, per_mass};
+    } push{m,
+           static_cast<uint32_t>(V),
+           wp.offset,
+           wd.offset,
+           wo.offset,
+           k,
+           static_cast<uint32_t>(neighbours.shape[1]),
+           delta,
+           per_mass};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
   }
@@ -341,8 +378,12 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, outp_off, outq_off, below, above, dim;
       float gap, dist2;
-    } push{m, static_cast<uint32_t>(V), wp.offset, wq.offset, wd.offset, wpg.offset, wqg.offset, below, above,
-           static_cast<uint32_t>(embeddings.shape[1]), gap, dist2};
+    } push{m,          static_cast<uint32_t>(V),
+           wp.offset,  wq.offset,
+           wd.offset,  wpg.offset,
+           wqg.offset, below,
+           above,      static_cast<uint32_t>(embeddings.shape[1]),
+           gap,        dist2};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, embeddings, wpg.view, wqg.view}, push, g.x, g.y);
   }

@@ -95,9 +95,10 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
 // m = 1..k-1 in table order (entries >= V and x itself skipped), admitted while the moved mass
 // stays <= the budget b = delta + per_mass * p[j][x] (per_mass 0: LANTERN's additive budget delta;
 // delta 0, per_mass lambda - 1: LANTERN++'s multiplicative one, p'(x) <= lambda p(x)): moved =
-// moved + p[j][y] in that order, stopping at the first y that would exceed b. Then out[j][x] = p[j][x] + moved and out[j][y] = 0 for the other members of A; the total
-// variation between out[j] and p[j] is exactly `moved`. Rows whose draft is >= V (kNoToken) are
-// copied unchanged. p, out: f32 [N, V] (distinct); draft u32/i32 [N]; neighbours u32 [V, k_max].
+// moved + p[j][y] in that order, stopping at the first y that would exceed b. Then out[j][x] = p[j][x] + moved and
+// out[j][y] = 0 for the other members of A; the total variation between out[j] and p[j] is exactly `moved`. Rows whose
+// draft is >= V (kNoToken) are copied unchanged. p, out: f32 [N, V] (distinct); draft u32/i32 [N]; neighbours u32 [V,
+// k_max].
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
                          uint32_t k, float delta, const TensorView& out, float per_mass = 0.0f);
 

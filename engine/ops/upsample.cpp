@@ -19,7 +19,8 @@ void upsample_nearest_2x(CommandStream& s, const TensorView& x, const TensorView
           [&] { return "tensor too large: " + what(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
-  const uint64_t rows = static_cast<uint64_t>(x.shape[0] * x.shape[1]), row_elems = static_cast<uint64_t>(x.shape[2] * x.shape[3]);
+  const uint64_t rows = static_cast<uint64_t>(x.shape[0] * x.shape[1]),
+                 row_elems = static_cast<uint64_t>(x.shape[2] * x.shape[3]);
   const uint64_t gx = (row_elems + wg - 1) / wg;
   require(gx <= ctx.caps().max_workgroup_count[0], "upsample_nearest_2x", [&] { return "rows too long: " + what(); });
   const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>(rows, ctx.caps().max_workgroup_count[1]));

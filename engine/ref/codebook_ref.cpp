@@ -14,7 +14,8 @@ double norm(const float* v, int64_t d) {
 
 }  // namespace
 
-std::vector<float> codebook_lookup(const std::vector<uint32_t>& ids, const std::vector<float>& codebook, int64_t e_dim) {
+std::vector<float> codebook_lookup(const std::vector<uint32_t>& ids, const std::vector<float>& codebook,
+                                   int64_t e_dim) {
   const size_t n_e = codebook.size() / static_cast<size_t>(e_dim), d = static_cast<size_t>(e_dim);
   std::vector<float> out(ids.size() * d);
   for (size_t t = 0; t < ids.size(); ++t) {

@@ -29,7 +29,9 @@ template <class Combine>
 std::vector<float> pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c, Combine combine) {
   const int64_t ho = h / 2, wo = w / 2;
   std::vector<float> y(static_cast<size_t>(n * ho * wo * c));
-  auto at = [&](int64_t i, int64_t yy, int64_t xx, int64_t ch) { return x[static_cast<size_t>(((i * h + yy) * w + xx) * c + ch)]; };
+  auto at = [&](int64_t i, int64_t yy, int64_t xx, int64_t ch) {
+    return x[static_cast<size_t>(((i * h + yy) * w + xx) * c + ch)];
+  };
   for (int64_t i = 0; i < n; ++i)
     for (int64_t oy = 0; oy < ho; ++oy)
       for (int64_t ox = 0; ox < wo; ++ox)
@@ -43,7 +45,8 @@ std::vector<float> pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, i
 }  // namespace
 
 std::vector<float> max_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {
-  return pool_2x2(x, n, h, w, c, [](float a, float b, float cc, float d) { return std::max(std::max(a, b), std::max(cc, d)); });
+  return pool_2x2(x, n, h, w, c,
+                  [](float a, float b, float cc, float d) { return std::max(std::max(a, b), std::max(cc, d)); });
 }
 
 std::vector<float> avg_pool_2x2(const std::vector<float>& x, int64_t n, int64_t h, int64_t w, int64_t c) {

@@ -8,8 +8,9 @@ namespace {
 double swish1(double v) { return v / (1.0 + std::exp(-v)); }
 }  // namespace
 
-std::vector<float> group_norm(const std::vector<float>& x, int64_t n, int64_t hw, int64_t c, const std::vector<float>& gamma,
-                              const std::vector<float>& beta, int64_t groups, double eps, bool swish) {
+std::vector<float> group_norm(const std::vector<float>& x, int64_t n, int64_t hw, int64_t c,
+                              const std::vector<float>& gamma, const std::vector<float>& beta, int64_t groups,
+                              double eps, bool swish) {
   std::vector<float> y(x.size());
   const int64_t cpg = c / groups;
   for (int64_t b = 0; b < n; ++b)
@@ -26,7 +27,8 @@ std::vector<float> group_norm(const std::vector<float>& x, int64_t n, int64_t hw
       for (int64_t px = 0; px < hw; ++px)
         for (int64_t ch = 0; ch < cpg; ++ch) {
           const size_t i = at(px, ch);
-          double v = (x[i] - mean) * rstd * gamma[static_cast<size_t>(g * cpg + ch)] + beta[static_cast<size_t>(g * cpg + ch)];
+          double v =
+              (x[i] - mean) * rstd * gamma[static_cast<size_t>(g * cpg + ch)] + beta[static_cast<size_t>(g * cpg + ch)];
           y[i] = static_cast<float>(swish ? swish1(v) : v);
         }
     }

@@ -145,10 +145,8 @@ uint32_t draw(const Row& w, const ops::SamplerParams& params, uint32_t pos) {
       }
       return best;
     }
-    case ops::SampleMode::Argmax:
-      return w.first_max;
-    case ops::SampleMode::None:
-      break;
+    case ops::SampleMode::Argmax: return w.first_max;
+    case ops::SampleMode::None: break;
   }
   return 0;
 }

@@ -24,8 +24,10 @@ std::vector<float> spatial_attention(const std::vector<float>& q, const std::vec
       for (double& e : s) sum += (e = std::exp(e - mx));
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < hw; ++j)
-        for (int64_t ch = 0; ch < c; ++ch) acc[static_cast<size_t>(ch)] += s[static_cast<size_t>(j)] * v[img + static_cast<size_t>(j * c + ch)];
-      for (int64_t ch = 0; ch < c; ++ch) out[img + static_cast<size_t>(i * c + ch)] = static_cast<float>(acc[static_cast<size_t>(ch)] / sum);
+        for (int64_t ch = 0; ch < c; ++ch)
+          acc[static_cast<size_t>(ch)] += s[static_cast<size_t>(j)] * v[img + static_cast<size_t>(j * c + ch)];
+      for (int64_t ch = 0; ch < c; ++ch)
+        out[img + static_cast<size_t>(i * c + ch)] = static_cast<float>(acc[static_cast<size_t>(ch)] / sum);
     }
   }
   return out;

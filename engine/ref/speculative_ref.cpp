@@ -118,7 +118,8 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
       if (parent[c] != static_cast<int32_t>(p)) continue;
       const std::vector<float> qc(q.begin() + static_cast<std::ptrdiff_t>(c * vocab),
                                   q.begin() + static_cast<std::ptrdiff_t>((c + 1) * vocab));
-      out.accept[c] = spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed, accept_purpose + (sibling << 8))[0];
+      out.accept[c] =
+          spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed, accept_purpose + (sibling << 8))[0];
       r = residual_distribution(r, qc, vocab);
       ++sibling;
     }
@@ -128,8 +129,8 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
 }
 
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
-                                       const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
-                                       float delta, float per_mass) {
+                                       const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k, float delta,
+                                       float per_mass) {
   std::vector<float> out(p);
   for (size_t j = 0; j < draft.size(); ++j) {
     const uint32_t x = draft[j];

@@ -43,8 +43,8 @@ std::vector<float> gsd_group_mass(const std::vector<float>& p, const std::vector
                                   uint32_t dim, uint32_t below, uint32_t above, float gap, float dist2);
 
 std::vector<float> relax_neighbourhood(const std::vector<float>& p, uint32_t vocab, const std::vector<uint32_t>& draft,
-                                       const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k,
-                                       float delta, float per_mass = 0.0f);
+                                       const std::vector<uint32_t>& neighbours, uint32_t k_max, uint32_t k, float delta,
+                                       float per_mass = 0.0f);
 
 std::vector<float> exclude_neighbourhood(const std::vector<float>& q, const std::vector<float>& p,
                                          const std::vector<float>& relaxed, uint32_t vocab,

@@ -87,8 +87,8 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
     for (const auto& b : blocks_)
       if (b.memory && b.usage == MemoryUsage::Device) reserved += b.size;
     if (reserved + size > cap_)
-      throw OutOfDeviceMemory("out of device memory allocating " + std::to_string(size >> 20) + " MiB for " +
-                              what + ": the cap VKSPEC_MAX_DEVICE_MEMORY=" + std::to_string(cap_) +
+      throw OutOfDeviceMemory("out of device memory allocating " + std::to_string(size >> 20) + " MiB for " + what +
+                              ": the cap VKSPEC_MAX_DEVICE_MEMORY=" + std::to_string(cap_) +
                               " bytes would be exceeded (" + std::to_string(reserved >> 20) + " MiB in use)");
   }
   Block b;
@@ -97,8 +97,9 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryUsage usage, bool dedica
   b.dedicated = dedicated;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-             (max_texel_elements_ ? VkBufferUsageFlags{VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT} : VkBufferUsageFlags{0});
+  bi.usage =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+      (max_texel_elements_ ? VkBufferUsageFlags{VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT} : VkBufferUsageFlags{0});
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   vk_check(vkCreateBuffer(device_, &bi, nullptr, &b.buffer), "vkCreateBuffer");
   VkMemoryRequirements req;

@@ -265,8 +265,8 @@ void CommandStream::stage_bindings(const Pipeline& p, std::initializer_list<Tens
 
 void CommandStream::bind_descriptors(const Pipeline& p, std::vector<VkWriteDescriptorSet>& writes) {
   if (!arena_) {
-    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0,
-                              static_cast<uint32_t>(writes.size()), writes.data());
+    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, static_cast<uint32_t>(writes.size()),
+                              writes.data());
     return;
   }
   const VkDescriptorSet set = arena_->allocate(p.set_layout());

@@ -129,7 +129,7 @@ class CommandStream {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
-  std::unique_ptr<DescriptorArena> arena_;  // devices without VK_KHR_push_descriptor
+  std::unique_ptr<DescriptorArena> arena_;   // devices without VK_KHR_push_descriptor
   std::unique_ptr<BindingStaging> staging_;  // made on the first view the device cannot bind
   std::vector<TensorView> bound_;
   std::vector<CopyRegion> copy_in_, copy_back_;
@@ -137,7 +137,7 @@ class CommandStream {
   uint32_t queries_used_ = 0;
   bool recording_ = false, submitted_ = false;
   uint32_t command_count_ = 0, dispatch_count_ = 0, barrier_count_ = 0;
-  uint32_t first_uses_ = 0;  // pipelines this batch runs for the first time (their compile time)
+  uint32_t first_uses_ = 0;     // pipelines this batch runs for the first time (their compile time)
   bool carry_timings_ = false;  // the next wait() appends to timings_ (a batch-limit split happened)
   std::vector<Range> pending_reads_, pending_writes_;
   std::vector<std::pair<std::string, std::string>> labels_;  // (label, stage) per timestamp

@@ -59,7 +59,8 @@ uint32_t choose_queue_family(VkPhysicalDevice physical, VkSurfaceKHR present_sur
   }
   for (uint32_t i = 0; i < n_q && family < 0 && !present_surface; ++i)
     if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
-        qs[i].timestampValidBits) family = static_cast<int>(i);
+        qs[i].timestampValidBits)
+      family = static_cast<int>(i);
   for (uint32_t i = 0; i < n_q && family < 0; ++i)
     if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = static_cast<int>(i);
   if (family < 0) throw Error("no compute queue" + where);
@@ -176,8 +177,8 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
     : instance_(std::move(instance)), options_(options) {
   const auto& devices = instance_->physical_devices();
   if (device_index >= devices.size())
-    throw Error("device index " + std::to_string(device_index) + " out of range: " +
-                std::to_string(devices.size()) + " Vulkan device(s) present");
+    throw Error("device index " + std::to_string(device_index) + " out of range: " + std::to_string(devices.size()) +
+                " Vulkan device(s) present");
   physical_ = devices[device_index];
   caps_ = instance_->devices()[device_index];
   // cpu_driver is read only to choose kernel variants; clearing it here is the whole of
@@ -199,9 +200,9 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
                                            caps_.min_texel_buffer_offset_alignment);
   load_pipeline_cache();
   // computeFullSubgroups is on wherever subgroup_size_control is (EnabledFeatures).
-  pipelines_ = std::make_unique<PipelineTable>(device_, pipeline_cache_,
-                                               caps_.subgroup_size_control ? caps_.subgroup_size : 0,
-                                               caps_.push_descriptor);
+  pipelines_ =
+      std::make_unique<PipelineTable>(device_, pipeline_cache_, caps_.subgroup_size_control ? caps_.subgroup_size : 0,
+                                      caps_.push_descriptor);
   try {
     if (caps_.device_type == "cpu" && caps_.subgroup_reduce) check_subgroup_lanes(where);
   } catch (...) {
@@ -307,8 +308,8 @@ void Context::upload(const Tensor& t, size_t offset, const void* data, size_t by
     std::memcpy(static_cast<uint8_t*>(t.mapped()) + offset, data, bytes);
     return;
   }
-  Tensor staging = tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "staging for " + t.name(),
-                          MemoryUsage::Upload);
+  Tensor staging =
+      tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "staging for " + t.name(), MemoryUsage::Upload);
   std::memcpy(staging.mapped(), data, bytes);
   CommandStream s(*this);
   TensorView src = staging.view(), dst = t.view();
@@ -326,8 +327,8 @@ void Context::download(const Tensor& t, size_t offset, void* data, size_t bytes)
     std::memcpy(data, static_cast<const uint8_t*>(t.mapped()) + offset, bytes);
     return;
   }
-  Tensor staging = tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "readback for " + t.name(),
-                          MemoryUsage::Readback);
+  Tensor staging =
+      tensor(DType::U32, {static_cast<int64_t>((bytes + 3) / 4)}, "readback for " + t.name(), MemoryUsage::Readback);
   CommandStream s(*this);
   TensorView src = t.view(), dst = staging.view();
   src.offset += offset;

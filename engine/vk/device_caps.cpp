@@ -175,8 +175,7 @@ void read_features(VkPhysicalDevice pd, const std::vector<VkExtensionProperties>
                    DeviceCaps& c) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   f11.pNext = &f12;
@@ -200,8 +199,7 @@ void read_memory_and_queues(VkPhysicalDevice pd, DeviceCaps& c) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
   for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
-    c.heaps.push_back({mem.memoryHeaps[i].size,
-                       (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+    c.heaps.push_back({mem.memoryHeaps[i].size, (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
 
   uint32_t n_q = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_q, nullptr);
@@ -289,18 +287,17 @@ std::string DeviceCaps::to_text() const {
   std::ostringstream o;
   auto yes = [](bool b) { return b ? "yes" : "no"; };
   o << "Device " << index << ": " << name << "\n"
-    << "  vendor            " << vendor << " (0x" << std::hex << vendor_id << ", device 0x" << device_id
-    << std::dec << "), " << device_type << "\n"
-    << "  driver            " << driver_name << " " << driver_info << ", Vulkan " << version_string(api_version)
-    << "\n"
+    << "  vendor            " << vendor << " (0x" << std::hex << vendor_id << ", device 0x" << device_id << std::dec
+    << "), " << device_type << "\n"
+    << "  driver            " << driver_name << " " << driver_info << ", Vulkan " << version_string(api_version) << "\n"
     << "  device uuid       " << uuid_string(device_uuid) << "\n"
     << "  subgroup size     " << subgroup_size;
   if (subgroup_size_control) o << " (controllable " << min_subgroup_size << "-" << max_subgroup_size << ")";
   o << ", in compute: " << yes(subgroup_in_compute) << "\n"
     << "  subgroup ops      basic " << yes(subgroup_basic) << ", vote " << yes(subgroup_vote) << ", arithmetic "
     << yes(subgroup_arithmetic) << ", ballot " << yes(subgroup_ballot) << ", shuffle " << yes(subgroup_shuffle)
-    << ", shuffle-relative " << yes(subgroup_shuffle_relative) << ", clustered " << yes(subgroup_clustered)
-    << ", quad " << yes(subgroup_quad) << "\n"
+    << ", shuffle-relative " << yes(subgroup_shuffle_relative) << ", clustered " << yes(subgroup_clustered) << ", quad "
+    << yes(subgroup_quad) << "\n"
     << "  fp16 arithmetic   " << yes(shader_float16) << ", 16-bit storage " << yes(storage_buffer_16bit)
     << ", 8-bit storage " << yes(storage_buffer_8bit) << ", int8 " << yes(shader_int8) << ", int64 "
     << yes(shader_int64) << "\n"

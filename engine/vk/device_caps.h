@@ -28,9 +28,8 @@ struct DeviceCaps {
   uint32_t subgroup_size = 0;
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;  // equal when size control is absent
   bool subgroup_size_control = false;
-  bool subgroup_basic = false, subgroup_vote = false, subgroup_arithmetic = false,
-       subgroup_ballot = false, subgroup_shuffle = false, subgroup_shuffle_relative = false,
-       subgroup_clustered = false, subgroup_quad = false;
+  bool subgroup_basic = false, subgroup_vote = false, subgroup_arithmetic = false, subgroup_ballot = false,
+       subgroup_shuffle = false, subgroup_shuffle_relative = false, subgroup_clustered = false, subgroup_quad = false;
   bool subgroup_in_compute = false;
 
   // Arithmetic and storage types.

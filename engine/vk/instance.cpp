@@ -12,11 +12,10 @@ namespace vkspec {
 namespace {
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                 VkDebugUtilsMessageTypeFlagsEXT,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                 void* user) {
-  std::string msg = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "validation error: "
-                                                                              : "validation warning: ";
+                                                VkDebugUtilsMessageTypeFlagsEXT,
+                                                const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  std::string msg =
+      (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "validation error: " : "validation warning: ";
   msg += data->pMessage ? data->pMessage : "(no text)";
   static_cast<ValidationLog*>(user)->add(msg);
   return VK_FALSE;
@@ -90,8 +89,7 @@ Instance::Instance(const InstanceOptions& options, std::shared_ptr<ValidationLog
     if (std::none_of(exts.begin(), exts.end(), [&](const char* x) { return e == x; })) exts.push_back(e.c_str());
 
   VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  dbg.messageSeverity =
-      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  dbg.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   dbg.pfnUserCallback = on_debug_message;

@@ -67,12 +67,10 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
               [](const PipelineBinding& a, const PipelineBinding& b) { return a.binding < b.binding; });
     for (size_t i = 0; i < r.bindings.size(); ++i)
       if (r.bindings[i].binding != i)
-        throw Error("shader " + name + ": bindings must be dense from 0 (missing " +
-                    std::to_string(i) + ")");
+        throw Error("shader " + name + ": bindings must be dense from 0 (missing " + std::to_string(i) + ")");
     if (!res.push_constant_buffers.empty()) {
       const auto& pc = res.push_constant_buffers[0];
-      r.push_constant_size =
-          static_cast<uint32_t>(comp.get_declared_struct_size(comp.get_type(pc.base_type_id)));
+      r.push_constant_size = static_cast<uint32_t>(comp.get_declared_struct_size(comp.get_type(pc.base_type_id)));
     }
     for (const auto& sc : comp.get_specialization_constants()) {
       r.spec_ids.push_back(sc.constant_id);

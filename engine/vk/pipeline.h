@@ -29,11 +29,11 @@ using SpecConstants = std::vector<uint32_t>;
 struct ShaderReflection {
   std::vector<PipelineBinding> bindings;  // sorted by binding, dense from 0
   uint32_t push_constant_size = 0;
-  std::vector<uint32_t> spec_ids;          // constant_ids the shader declares
-  std::vector<uint32_t> spec_defaults;     // their default values, same order
-  uint32_t local_size[3] = {1, 1, 1};      // literal sizes
+  std::vector<uint32_t> spec_ids;                // constant_ids the shader declares
+  std::vector<uint32_t> spec_defaults;           // their default values, same order
+  uint32_t local_size[3] = {1, 1, 1};            // literal sizes
   int32_t local_size_spec_id[3] = {-1, -1, -1};  // constant_id when set by local_size_*_id
-  bool subgroup_ops = false;               // declares a GroupNonUniform* capability
+  bool subgroup_ops = false;                     // declares a GroupNonUniform* capability
 };
 
 // Throws Error naming the shader when it uses anything but storage buffers and uniform texel

@@ -4,8 +4,7 @@
 
 namespace vkspec {
 
-PipelineTable::PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size,
-                             bool push_descriptors)
+PipelineTable::PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors)
     : device_(device),
       cache_(cache),
       full_subgroup_size_(full_subgroup_size),
@@ -32,8 +31,8 @@ const Pipeline& PipelineTable::get(ShaderId shader, std::initializer_list<uint32
   if (const Variant* v = find(first, spec)) return *v->pipeline;  // another thread built it meanwhile
   auto variant = std::make_unique<Variant>();
   variant->spec.assign(spec.begin(), spec.end());
-  variant->pipeline = std::make_unique<Pipeline>(device_, cache_, shader, variant->spec, full_subgroup_size_,
-                                                 push_descriptors_);
+  variant->pipeline =
+      std::make_unique<Pipeline>(device_, cache_, shader, variant->spec, full_subgroup_size_, push_descriptors_);
   variant->next = first;
   variants_.push_back(std::move(variant));
   head.store(variants_.back().get(), std::memory_order_release);

@@ -59,8 +59,7 @@ std::string Shape::str() const {
 TensorView TensorView::rows(int64_t first, int64_t count) const {
   if (shape.rank == 0) throw Error("rows() of a scalar view");
   if (first < 0 || count < 0 || first + count > shape[0])
-    throw Error("rows [" + std::to_string(first) + ", " + std::to_string(first + count) + ") outside " +
-                shape.str());
+    throw Error("rows [" + std::to_string(first) + ", " + std::to_string(first + count) + ") outside " + shape.str());
   const int64_t row_elems = shape[0] ? numel() / shape[0] : 0;
   TensorView v = *this;
   v.shape.dims[0] = count;

@@ -90,8 +90,8 @@ inline Sample cached_run_images(Context& ctx, const std::string& method, const M
   const std::string& dir = ctx.options().cache_dir;
   if (dir.empty()) return run_images(ctx, by_name(method, sampler), options, first_seed, images);
   namespace d = cached_sample_detail;
-  std::string what = method + " " + sampler.str() + " seeds " + std::to_string(first_seed) + "+" +
-                     std::to_string(images);
+  std::string what =
+      method + " " + sampler.str() + " seeds " + std::to_string(first_seed) + "+" + std::to_string(images);
   for (const auto& [k, v] : options) what += " " + k + "=" + v;
   uint64_t key = cache_hash(what.data(), what.size());
   key = d::hash_file("/proc/self/exe", key);

@@ -30,15 +30,15 @@ inline const int kInlineLavapipe = setenv("LP_NUM_THREADS", "0", 0);
 
 // The files tiny_models() writes into TinyModels::dir.
 inline constexpr const char* kTinyModelFiles[] = {"target.safetensors", "drafter.safetensors", "heads.safetensors",
-                                                   "latent_heads.safetensors", "eagle.safetensors"};
+                                                  "latent_heads.safetensors", "eagle.safetensors"};
 
 struct TinyModels {
   std::string dir;
   std::unique_ptr<Gpt> target, drafter;
   std::unique_ptr<CodebookNeighbours> neighbours;  // of a random 2-d codebook for the vocabulary
-  std::unique_ptr<DraftHeads> heads;                // random draft heads on the target
-  std::unique_ptr<LatentHeads> latent_heads;        // random SSD latent heads on the target
-  std::unique_ptr<EagleDrafter> eagle;              // a random EAGLE drafter on the target
+  std::unique_ptr<DraftHeads> heads;               // random draft heads on the target
+  std::unique_ptr<LatentHeads> latent_heads;       // random SSD latent heads on the target
+  std::unique_ptr<EagleDrafter> eagle;             // a random EAGLE drafter on the target
   ModelSet set;
 };
 

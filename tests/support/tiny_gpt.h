@@ -111,12 +111,19 @@ inline void write_tiny_latent_heads(const std::string& path, const TinyGptSpec& 
     w.add_f32(p + "fc2.weight", {s.dim, hidden}, random(D * H));
     w.add_f32(p + "fc2.bias", {s.dim}, random(D));
   }
-  const std::vector<std::pair<std::string, std::string>> meta = {
-      {"vkspec.kind", "latent_heads"}, {"dim", std::to_string(s.dim)},  {"vocab_size", std::to_string(s.vocab)},
-      {"grid_size", std::to_string(s.grid)}, {"heads", "h,v"},        {"offsets", "1," + std::to_string(s.grid)},
-      {"hidden", std::to_string(hidden)}, {"depth", "1"},              {"placement", "post_norm"},
-      {"predicts", "post_norm_hidden"},   {"block", "residual_silu_mlp"}, {"application", "recursive"},
-      {"output", "shared_base_output"}};
+  const std::vector<std::pair<std::string, std::string>> meta = {{"vkspec.kind", "latent_heads"},
+                                                                 {"dim", std::to_string(s.dim)},
+                                                                 {"vocab_size", std::to_string(s.vocab)},
+                                                                 {"grid_size", std::to_string(s.grid)},
+                                                                 {"heads", "h,v"},
+                                                                 {"offsets", "1," + std::to_string(s.grid)},
+                                                                 {"hidden", std::to_string(hidden)},
+                                                                 {"depth", "1"},
+                                                                 {"placement", "post_norm"},
+                                                                 {"predicts", "post_norm_hidden"},
+                                                                 {"block", "residual_silu_mlp"},
+                                                                 {"application", "recursive"},
+                                                                 {"output", "shared_base_output"}};
   for (const auto& [k, v] : meta) w.set_metadata(k, v);
   w.write(path);
 }

@@ -28,9 +28,13 @@ inline void write_tiny_sr_net(const std::string& path, int64_t scale, int64_t ch
     w.add_f32(p + ".bias", {cout}, tiny_normals(g, cout, 0.05f));
     cin = channels;
   }
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"vkspec.kind", "sr_net"}, {"scale", std::to_string(scale)}, {"channels", std::to_string(channels)},
-           {"depth", std::to_string(depth)}, {"in_channels", "1"}, {"activation", "silu"}, {"residual", "nearest"}})
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"vkspec.kind", "sr_net"},
+                                                                             {"scale", std::to_string(scale)},
+                                                                             {"channels", std::to_string(channels)},
+                                                                             {"depth", std::to_string(depth)},
+                                                                             {"in_channels", "1"},
+                                                                             {"activation", "silu"},
+                                                                             {"residual", "nearest"}})
     w.set_metadata(k, v);
   w.write(path);
 }
@@ -50,10 +54,14 @@ inline void write_tiny_latent_upsampler(const std::string& path, int64_t vocab, 
   };
   for (int64_t i = 0; i < depth; ++i) conv("convs." + std::to_string(i), channels);
   conv("out", e_dim * ratio * ratio);
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"vkspec.kind", "latent_upsampler"}, {"ratio", std::to_string(ratio)}, {"vocab_size", std::to_string(vocab)},
-           {"embed_dim", std::to_string(e_dim)}, {"channels", std::to_string(channels)}, {"depth", std::to_string(depth)},
-           {"activation", "silu"}, {"mask", "row_causal"}})
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"vkspec.kind", "latent_upsampler"},
+                                                                             {"ratio", std::to_string(ratio)},
+                                                                             {"vocab_size", std::to_string(vocab)},
+                                                                             {"embed_dim", std::to_string(e_dim)},
+                                                                             {"channels", std::to_string(channels)},
+                                                                             {"depth", std::to_string(depth)},
+                                                                             {"activation", "silu"},
+                                                                             {"mask", "row_causal"}})
     w.set_metadata(k, v);
   w.write(path);
 }

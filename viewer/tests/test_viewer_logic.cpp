@@ -105,9 +105,9 @@ TEST(RunStats, SumsUpToTheDisplayedStep) {
 }
 
 TEST(ViewerOptions, ParsesAndRejects) {
-  const ViewerOptions o = parse_viewer_options({"--method", "sjd", "--options", "window=16,init=above", "--class",
-                                                "3", "--seed", "2", "--screenshot", "v.png", "--frames", "200",
-                                                "--overlays", "accepted,islands"});
+  const ViewerOptions o =
+      parse_viewer_options({"--method", "sjd", "--options", "window=16,init=above", "--class", "3", "--seed", "2",
+                            "--screenshot", "v.png", "--frames", "200", "--overlays", "accepted,islands"});
   EXPECT_EQ(o.method, "sjd");
   EXPECT_EQ(o.method_options.at("window"), "16");
   EXPECT_EQ(o.method_options.at("init"), "above");

@@ -127,8 +127,8 @@ class ViewerScreenshot : public ::testing::TestWithParam<Case> {
     dir_ = testing::scratch_dir("viewer_screenshot");
     gpt_ = dir_ + "/gpt.safetensors";
     vq_ = dir_ + "/vq.safetensors";
-    const auto g = testing::run_reference({"make-gpt", gpt_, "--vocab", "16", "--grid", "16", "--classes", "10", "--dim",
-                                           "64", "--heads", "2", "--layers", "1"});
+    const auto g = testing::run_reference({"make-gpt", gpt_, "--vocab", "16", "--grid", "16", "--classes", "10",
+                                           "--dim", "64", "--heads", "2", "--layers", "1"});
     const auto v = testing::run_reference({"make-vq", vq_, "--codebook", "16", "--ch-mult", "1,2"});
     models_skipped_ = g.skipped || v.skipped;
     models_error_ = !g.ok && !g.skipped ? g.message : (!v.ok && !v.skipped ? v.message : "");
@@ -184,7 +184,8 @@ TEST_P(ViewerScreenshot, OverlaysMatchTheTrace) {
   const auto& lane = layout["lanes"][0];
   EXPECT_EQ(lane["step"].get<int64_t>(), c.step);
   EXPECT_EQ(lane["method"].get<std::string>(), c.method);
-  const Region r{lane["x"].get<double>(), lane["y"].get<double>(), lane["w"].get<double>(), lane["grid"].get<int64_t>()};
+  const Region r{lane["x"].get<double>(), lane["y"].get<double>(), lane["w"].get<double>(),
+                 lane["grid"].get<int64_t>()};
   ASSERT_EQ(r.grid, trace.config.grid_size);
 
   const Png png = load_png(stem + ".png");
