@@ -318,13 +318,15 @@ void LiveBench::generate_timed() {
   if (progress_) progress_->finish();
 }
 
-// Run i's images of round r; false when it has none left. A round gives each run one batch per
-// device (interleaved) or all of its images.
+// Run i's images of round r; false when it has none left. A round gives each run one call's
+// images per device (interleaved: one batch, or several with continuous batching) or all of its
+// images.
 bool LiveBench::generate_part(size_t i, size_t r) {
   RunState& st = states_[i];
   const Run& run = runs_[i];
-  const size_t round = interleaved_ ? std::max<size_t>(pool_->size(), 1) * static_cast<size_t>(run.batch)
-                                    : std::max<size_t>(longest_, 1);
+  const size_t round =
+      interleaved_ ? std::max<size_t>(pool_->size(), 1) * images_per_call(run.method, static_cast<size_t>(run.batch))
+                   : std::max<size_t>(longest_, 1);
   const size_t first = r * round;
   if (first >= st.todo.inputs.size()) return false;
   ShardedRun part;

@@ -28,19 +28,19 @@ std::vector<ShardedImage> split_batch(std::vector<Generation>&& gens, const Work
   return out;
 }
 
+}  // namespace
+
 // Inputs per generate_batch call at `batch` images per forward: with continuous batching several
 // lanes' worth, so that finished images' lanes take new ones and only each group's last images
 // decode beside idle lanes; a group's results reach the caller when the group is done.
-size_t group_size(const std::string& method, size_t batch) {
+size_t images_per_call(const std::string& method, size_t batch) {
   constexpr size_t kLaneRefills = 4;
   return batch > 1 && find_strategy(method).continuous_batching ? batch * kLaneRefills : batch;
 }
 
-}  // namespace
-
 void generate_sharded(DevicePool& pool, const ShardedRun& run,
                       const std::function<void(size_t k, ShardedImage&&)>& take) {
-  const size_t batch = static_cast<size_t>(std::max<int64_t>(run.batch, 1)), group = group_size(run.method, batch);
+  const size_t batch = static_cast<size_t>(std::max<int64_t>(run.batch, 1)), group = images_per_call(run.method, batch);
   std::vector<std::future<std::vector<ShardedImage>>> pending;
   const double workers = static_cast<double>(pool.size());
   for (size_t first = 0; first < run.inputs.size(); first += group) {
@@ -86,7 +86,7 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
 
 void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs, int64_t batch) {
   if (inputs.empty()) return;
-  const size_t b = static_cast<size_t>(std::max<int64_t>(batch, 1)), group = group_size(method, b);
+  const size_t b = static_cast<size_t>(std::max<int64_t>(batch, 1)), group = images_per_call(method, b);
   std::vector<std::future<void>> done;
   for (size_t w = 0; w < pool.size(); ++w)
     done.push_back(pool.submit<ModelWorker>(w, [&method, &inputs, &pool, b, group](Context&, ModelWorker& mw) {

@@ -57,6 +57,10 @@ void generate_sharded(DevicePool& pool, const ShardedRun& run,
 // in parallel, `batch` at a time as the timed images will run. Throws the first worker's error.
 void warm_up(DevicePool& pool, const std::string& method, const std::vector<StrategyInputs>& inputs, int64_t batch = 1);
 
+// Inputs per generate_batch call at `batch` images per forward: several lanes' worth for a method
+// with continuous batching (finished images' lanes take new ones), else `batch`.
+size_t images_per_call(const std::string& method, size_t batch);
+
 // --batch B, shared by generate and bench.
 frontend::OptionTable batch_options();
 // The images that share each forward, checked against the method (1 unless it can batch).

@@ -1,6 +1,7 @@
 #pragma once
-// Several images decoded together (issue 34): every target forward serves all of them, each image
-// with its own condition, seed, tokens and KV rows, through one TargetSession of images() images.
+// Several images decoded together (issue 34): every target forward serves the images in its lanes
+// (all of them, or with continuous batching a finished image's lane goes to the next), each image
+// with its own condition, seed, tokens and KV rows, through one TargetSession of lanes.
 // An image's tokens are those it gets decoded alone, seed for seed (the kernels sum each row in
 // the same order whatever the rows beside it: tests/test_batch_decoding.cpp). A method that can
 // run so registers StrategyDescriptor::make_batch beside its single-image factory.
@@ -25,9 +26,10 @@ class BatchStrategy {
   BatchStrategy& operator=(const BatchStrategy&) = delete;
 
   const std::string& name() const { return method_; }
-  // Advances every image still decoding by one step (decode()); an event per image advanced, in
-  // image order, each with its own grid and counters. The step's wall-clock and GPU time are the
-  // batch's, in every event. Throws Error when all are done.
+  // Advances every image in a lane by one step (decode(); all images when the lanes are all of
+  // them); an event per image advanced, in image order, each with its own grid and counters and
+  // its own step number. The step's wall-clock and GPU time are the batch's, in every event.
+  // Throws Error when all are done.
   std::vector<BatchEvent> step();
 
   size_t images() const { return images_.size(); }

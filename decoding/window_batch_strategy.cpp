@@ -16,13 +16,10 @@ namespace {
 // Rows of the step's read-back: acceptance, resolved token, fresh token, independent token.
 constexpr int64_t kOutRows = 4;
 
-int64_t checked_lanes(const std::string& method, const ModelSet& models, const std::vector<StrategyInputs>& in,
-                      const WindowOptions& opt, int64_t lanes) {
+int64_t checked_lanes(const std::string& method, const std::vector<StrategyInputs>& in, const WindowOptions& opt,
+                      int64_t lanes) {
   if (lanes < 1 || lanes > static_cast<int64_t>(in.size()))
     throw Error(method + ": " + std::to_string(lanes) + " lanes for " + std::to_string(in.size()) + " images");
-  if (models.target && models.target->config().cls_token_num > 1 && lanes < static_cast<int64_t>(in.size()))
-    throw Error(method + ": a text-conditional model decodes its batch's images together (lanes = images): a "
-                         "caption is prefilled with the session, not when its image takes a lane");
   if (opt.init == DraftInit::Heads) throw Error(method + ": --init heads decodes one image per forward");
   return lanes;
 }
@@ -32,7 +29,7 @@ int64_t checked_lanes(const std::string& method, const ModelSet& models, const s
 WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& models,
                                          const std::vector<StrategyInputs>& in, DraftRule rule,
                                          const WindowOptions& opt, int64_t lanes)
-    : BatchStrategy(method, models, in, opt.window + 1, opt.window + 1, checked_lanes(method, models, in, opt, lanes)),
+    : BatchStrategy(method, models, in, opt.window + 1, opt.window + 1, checked_lanes(method, in, opt, lanes)),
       rule_(rule),
       opt_(opt),
       lanes_(static_cast<size_t>(lanes)) {
@@ -55,13 +52,45 @@ WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& mod
 WindowBatchStrategy::~WindowBatchStrategy() = default;
 
 void WindowBatchStrategy::admit() {
-  for (Lane& l : lanes_) {
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    Lane& l = lanes_[k];
     if (l.image >= 0 && !done(static_cast<size_t>(l.image))) continue;
     if (next_input_ == images_.size()) continue;
+    const bool refill = l.image >= 0;  // the first images' captions came with the session
     l = Lane{};
     l.image = static_cast<int64_t>(next_input_++);
     l.drafts.assign(static_cast<size_t>(image_tokens()), 0);
+    if (refill) record_caption_prefill(k);
   }
+}
+
+void WindowBatchStrategy::record_caption_prefill(size_t lane) {
+  TargetSession& t = target();
+  const GptConfig& cfg = t.config();
+  // In the chunks TargetSession's own prefill runs, so the lane's keys and values are the ones
+  // its image gets alone; the other lanes pad.
+  const int64_t chunk = t.model().options().max_queries;
+  for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
+    const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
+    std::vector<GptQueries> queries;
+    for (size_t k = 0; k < lanes_.size(); ++k) {
+      if (k != lane) {
+        queries.push_back(lane_queries(lanes_[k], 0, n));
+        continue;
+      }
+      GptQueries q = GptQueries::causal(cfg, first, n, {}, {}, t.cache().slots());
+      q.conditions = lane_conditions(lanes_[k]);
+      queries.push_back(std::move(q));
+    }
+    t.forward(t.batch(GptQueries::ragged(queries)));
+  }
+}
+
+std::vector<const Condition*> WindowBatchStrategy::lane_conditions(const Lane& l) {
+  const Image& im = images_[static_cast<size_t>(std::max<int64_t>(l.image, 0))];
+  std::vector<const Condition*> c = {im.in.condition.get()};
+  if (target().rows() == 2 * target().images()) c.push_back(nullptr);  // the null row, with CFG
+  return c;
 }
 
 int64_t WindowBatchStrategy::plan() {
@@ -116,16 +145,14 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   }
 }
 
-GptQueries WindowBatchStrategy::lane_queries(const Lane& l, int64_t T) {
+GptQueries WindowBatchStrategy::lane_queries(const Lane& l, int64_t real, int64_t T) {
   const TargetSession& t = target();
   const GptConfig& cfg = t.config();
-  const Image& im = images_[static_cast<size_t>(std::max<int64_t>(l.image, 0))];
   GptQueries q;
-  q.conditions = {im.in.condition.get()};
-  if (t.rows() == 2 * t.images()) q.conditions.push_back(nullptr);
+  q.conditions = lane_conditions(l);
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
   int64_t last = cfg.cls_token_num;  // padding queries: any image position will do
-  for (int64_t i = 0; i < l.queries; ++i) {
+  for (int64_t i = 0; i < real; ++i) {
     const int64_t n = l.c + i, p = t.query_position(n);
     q.positions.push_back(p);
     q.slots.push_back(static_cast<uint32_t>(p));
@@ -135,9 +162,9 @@ GptQueries WindowBatchStrategy::lane_queries(const Lane& l, int64_t T) {
     last = std::max(p, last);
   }
   // Padding: spare slots after the sequence (one per padding query), results never read.
-  for (int64_t i = l.queries; i < T; ++i) {
+  for (int64_t i = real; i < T; ++i) {
     q.positions.push_back(last);
-    q.slots.push_back(static_cast<uint32_t>(cfg.seq_len() + (i - l.queries)));
+    q.slots.push_back(static_cast<uint32_t>(cfg.seq_len() + (i - real)));
     mb.see_prefix(i, last + 1);
     q.tokens.push_back(0);
   }
@@ -209,7 +236,7 @@ void WindowBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<boo
   std::vector<GptQueries> queries;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     record_q_rows(k, T, rows);
-    queries.push_back(lane_queries(lanes_[k], T));
+    queries.push_back(lane_queries(lanes_[k], lanes_[k].queries, T));
   }
   upload_rows(rows);
   const GptOutputs fwd = t.forward(t.batch(GptQueries::ragged(queries)));

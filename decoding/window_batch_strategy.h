@@ -27,8 +27,7 @@ class AcceptRule;
 
 class WindowBatchStrategy : public BatchStrategy {
  public:
-  // lanes: images decoded at once (<= in.size(); a text-conditional model takes lanes = in.size(),
-  // its captions being prefilled once, with the session).
+  // lanes: images decoded at once (<= in.size()).
   WindowBatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in, DraftRule rule,
                       const WindowOptions& opt, int64_t lanes);
   ~WindowBatchStrategy() override;
@@ -51,13 +50,18 @@ class WindowBatchStrategy : public BatchStrategy {
     std::vector<uint64_t> seeds;
   };
 
-  void admit();    // idle lanes and lanes whose image is done take the next inputs
+  // Idle lanes and lanes whose image is done take the next inputs (a caption's condition
+  // positions prefilled into the lane's cache rows).
+  void admit();
+  void record_caption_prefill(size_t lane);
+  // The lane's batch rows' conditions: its image's, and the null form with CFG.
+  std::vector<const Condition*> lane_conditions(const Lane& l);
   int64_t plan();  // each lane's window this step; returns the rows per lane (T)
   uint32_t token_at(const Lane& l, int64_t n) const;
   // This step's q rows (carried from the previous p, initialised, or zero) and the lane's host rows.
   void record_q_rows(size_t lane, int64_t T, StepRows& rows);
-  // The lane's queries, padded to T (an idle lane: padding only).
-  GptQueries lane_queries(const Lane& l, int64_t T);
+  // The lane's first `real` window queries, padded to T (0: padding only).
+  GptQueries lane_queries(const Lane& l, int64_t real, int64_t T);
   void upload_rows(const StepRows& rows);
   // Acceptance and resolution of rows [0, R) under the rule, with the successor and independent
   // drafts the rule and alpha need, into out_.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "decoding/generation.h"
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
@@ -178,6 +179,35 @@ TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
   const auto chunked = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &m, caption).grids;
   const auto at_once = testing::run_images(ctx(), testing::by_name("ar"), {}, 9, 2, false, &w, caption).grids;
   EXPECT_EQ(chunked, at_once);
+}
+
+// Several images per forward with continuous batching: 5 captioned images in 2 lanes, each new
+// image's caption prefilled into its lane's cache rows beside the other lane's window, get the
+// tokens each gets alone (the captions of a batch share their padding: these fill every position).
+TEST_F(decoding_t2i, BatchedWindowMethodsGiveEachCaptionItsTokensAlone) {
+  GptOptions opt;
+  opt.weights = DType::F32;
+  opt.batch_rows = 4;
+  Gpt target(ctx(), testing::scratch_dir("t2i_models") + "/target.safetensors", opt);
+  ModelSet m = t2i_models(ctx()).set;
+  m.target = &target;
+  std::vector<StrategyInputs> in(5);
+  for (size_t i = 0; i < in.size(); ++i) {
+    // Captions of their own, all filling every position.
+    std::vector<float> v(static_cast<size_t>(kCaptionPositions * kCaptionDim));
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = 3.0f * std::sin(0.7f * static_cast<float>(k + 1) + static_cast<float>(i));
+    in[i].condition = std::make_shared<CaptionEmbeddings>("caption " + std::to_string(i), kCaptionPositions,
+                                                          kCaptionDim, v, std::vector<uint8_t>(kCaptionPositions, 1));
+    in[i].seed = 40 + i;
+    in[i].sampler = testing::tiny_settings();
+    in[i].options = {{"window", "3"}};
+  }
+  for (const std::string method : {"scd-mc", "sjd"}) {
+    const std::vector<Generation> batched = generate_batch(method, m, in, false, {}, 2);
+    for (size_t i = 0; i < in.size(); ++i)
+      EXPECT_EQ(batched[i].tokens, generate_one(method, m, in[i], false).tokens) << method << " image " << i;
+  }
 }
 
 // The caption reaches the image: two captions give different token distributions at the first

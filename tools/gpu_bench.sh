@@ -80,10 +80,11 @@ step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,la
 # Issue 32's methods: SJD-PAC, PJD, LANTERN++ and GSD's rule on the window methods, against ar.
 step new_methods "$vkspec" bench --methods ar,sjd,scd-mc,sjd-pac,pjd,lantern,lantern++ --sweep accept=exact,gsd \
   --images "$images" --classifier none --json "$out/new_methods.json"
-# Many images per forward (issue 34): ar's images/s at each batch size against the speculative
-# methods at one image per forward, and the batch-invariant kernels' cost (the plain GEMV past 8
-# rows; VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
-step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd-pac --sweep batch=1,8,32 --images 64 \
+# Many images per forward (issue 34): images/s at each batch size, ar against the batched window
+# methods (continuous batching) and sjd-pac at one image per forward: where scd-mc's crossover
+# with ar lies on a GPU; and the batch-invariant kernels' cost (the plain GEMV past 8 rows;
+# VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
+step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd,sjd-pac --sweep batch=1,8,32 --images 64 \
   --classifier none --json "$out/batch_sweep.json"
 # ar without the host's round trip per token against the methods that beat ar with it.
 step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \
