@@ -2,6 +2,7 @@
 // Helpers every op uses to size its grid and check its arguments.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -52,5 +53,15 @@ template <typename Message, typename = std::enable_if_t<std::is_invocable_v<Mess
 void require(bool cond, const char* op, Message&& what) {
   if (!cond) throw Error(std::string(op) + ": " + what());
 }
+
+// A row-wise kernel over an [N, H, W, C] input x writing y (pixel_shuffle, upsample): x's N * H
+// rows of W * C elements, a row's workgroups along x and one row per y (the shaders loop over
+// rows past the device's limit). Checks that y does not overlap x and that the grid and y's
+// element count fit (Error "<op>: ...: <what()>").
+struct RowGrid {
+  uint32_t rows = 0, row_elems = 0, x = 1, y = 1;
+};
+RowGrid nhwc_row_grid(const Context& ctx, const TensorView& x, const TensorView& y, uint32_t wg, const char* op,
+                      const std::function<std::string()>& what);
 
 }  // namespace vkspec::ops

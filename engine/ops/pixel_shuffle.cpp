@@ -16,22 +16,13 @@ void pixel_shuffle(CommandStream& s, const TensorView& x, const TensorView& y, i
           [&] { return "x's channels must be a multiple of r^2: " + what(); });
   const Shape want{x.shape[0], r * x.shape[1], r * x.shape[2], x.shape[3] / (r * r)};
   require(y.shape == want, "pixel_shuffle", [&] { return "y must be " + want.str() + ": " + what(); });
-  require(x.buffer != y.buffer || x.offset + x.bytes <= y.offset || y.offset + y.bytes <= x.offset, "pixel_shuffle",
-          [&] { return "y overlaps x: " + what(); });
-  require(static_cast<uint64_t>(y.numel()) < (1ull << 32), "pixel_shuffle",
-          [&] { return "tensor too large: " + what(); });
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
-  const uint64_t rows = static_cast<uint64_t>(x.shape[0] * x.shape[1]),
-                 row_elems = static_cast<uint64_t>(x.shape[2] * x.shape[3]);
-  const uint64_t gx = (row_elems + wg - 1) / wg;
-  require(gx <= ctx.caps().max_workgroup_count[0], "pixel_shuffle", [&] { return "rows too long: " + what(); });
-  const uint32_t gy = static_cast<uint32_t>(std::min<uint64_t>(rows, ctx.caps().max_workgroup_count[1]));
+  const RowGrid g = nhwc_row_grid(ctx, x, y, wg, "pixel_shuffle", what);
   struct {
     uint32_t rows, row_elems, c, r;
-  } push{static_cast<uint32_t>(rows), static_cast<uint32_t>(row_elems), static_cast<uint32_t>(want[3]),
-         static_cast<uint32_t>(r)};
-  s.dispatch(ctx.pipeline(shaders::pixel_shuffle, {wg}), {x, y}, push, static_cast<uint32_t>(gx), gy);
+  } push{g.rows, g.row_elems, static_cast<uint32_t>(want[3]), static_cast<uint32_t>(r)};
+  s.dispatch(ctx.pipeline(shaders::pixel_shuffle, {wg}), {x, y}, push, g.x, g.y);
 }
 
 }  // namespace vkspec::ops
