@@ -12,14 +12,6 @@
 namespace vkspec::cli {
 namespace {
 
-std::string lossless_text(const StrategyDescriptor& d) {
-  if (d.lossless_for({})) return "lossless";
-  for (const OptionSpec& o : d.options)
-    for (const std::string& c : o.choices)
-      if (d.lossless_for({{o.name, c}})) return "lossy by default, lossless with --" + o.name + " " + c;
-  return "lossy";
-}
-
 // A cell of a markdown table: pipes would end the cell.
 std::string cell(std::string s) {
   for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
@@ -28,7 +20,7 @@ std::string cell(std::string s) {
 
 void print_markdown() {
   for (const StrategyDescriptor* d : strategy_registry()) {
-    std::printf("#### `%s` options (%s)\n", d->name.c_str(), lossless_text(*d).c_str());
+    std::printf("#### `%s` options (%s)\n", d->name.c_str(), d->losslessness().c_str());
     if (d->options.empty()) {
       std::printf("No options.\n\n");
       continue;
@@ -49,7 +41,7 @@ void print_markdown() {
 
 void print_text() {
   for (const StrategyDescriptor* d : strategy_registry()) {
-    std::printf("%s  (%s)\n  %s\n  reference: %s\n", d->name.c_str(), lossless_text(*d).c_str(), d->summary.c_str(),
+    std::printf("%s  (%s)\n  %s\n  reference: %s\n", d->name.c_str(), d->losslessness().c_str(), d->summary.c_str(),
                 d->reference.c_str());
     for (const OptionSpec& o : d->options)
       std::printf("    --%-9s %s (default %s): %s\n", o.name.c_str(), o.accepted().c_str(), o.fallback.c_str(),

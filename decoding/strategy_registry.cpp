@@ -66,6 +66,14 @@ bool StrategyDescriptor::lossless_for(const MethodOptions& given) const {
   return rule && rule->lossless;
 }
 
+std::string StrategyDescriptor::losslessness() const {
+  if (lossless_for({})) return "lossless";
+  for (const OptionSpec& o : options)
+    for (const std::string& c : o.choices)
+      if (lossless_for({{o.name, c}})) return "lossy by default, lossless with --" + o.name + " " + c;
+  return "lossy";
+}
+
 bool StrategyDescriptor::has_option(const std::string& key) const {
   return std::any_of(options.begin(), options.end(), [&](const OptionSpec& o) { return o.name == key; });
 }

@@ -86,6 +86,9 @@ struct StrategyDescriptor {
   int64_t fixed_queries_for(const MethodOptions& given) const;
   int64_t jacobi_window_for(const MethodOptions& given) const;
   bool lossless_for(const MethodOptions& given) const;
+  // "lossless", "lossy", or "lossy by default, lossless with --OPTION CHOICE" (the first choice of
+  // an option that makes it lossless: an acceptance rule): what `vkspec methods` says.
+  std::string losslessness() const;
   bool has_option(const std::string& key) const;
 };
 

@@ -106,6 +106,7 @@ py::dict method_dict(const StrategyDescriptor& d) {
   m["summary"] = d.summary;
   m["reference"] = d.reference;
   m["lossless"] = d.lossless_for({});
+  m["losslessness"] = d.losslessness();  // as `vkspec methods` says it (lossless with which rule)
   m["reference_method"] = d.reference_method;
   m["batches"] = static_cast<bool>(d.make_batch);  // decodes several images per forward (batch=)
   py::list options;

@@ -53,7 +53,11 @@ def test_module_functions_use_a_default_session():
     names = [m["name"] for m in vkspec.methods()]
     assert "ar" in names and "scd-mc" in names
     scd = next(m for m in vkspec.methods() if m["name"] == "scd-mc")
-    assert scd["lossless"] is True
+    assert scd["lossless"] is True and scd["losslessness"] == "lossless"
+    # A lossy default with a lossless choice says which, as `vkspec methods` does.
+    zipar = next(m for m in vkspec.methods() if m["name"] == "zipar")
+    assert zipar["lossless"] is False and "lossless with --verify exact" in zipar["losslessness"], zipar["losslessness"]
+    assert scd["batches"] is True
     window = next(o for o in scd["options"] if o["name"] == "window")
     assert window["type"] == "integer" and window["min"] >= 1 and window["default"]
     devices = vkspec.devices()

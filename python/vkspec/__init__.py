@@ -170,7 +170,9 @@ def devices():
 
 def methods():
     """Every registered decoding method: name, summary, reference, lossless (with default
-    options), batches, and its options (name, type, default, min/max or choices, help)."""
+    options), losslessness (as `vkspec methods` says it: "lossless", "lossy", or "lossy by default,
+    lossless with --accept exact"), batches, and its options (name, type, default, min/max or
+    choices, help)."""
     return _native.methods()
 
 
