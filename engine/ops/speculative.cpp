@@ -50,6 +50,16 @@ KeyWindows key_windows(Context& ctx, const RowKeys& keys, uint32_t r0, uint32_t 
   return {ws.view, wr.view, 1u, ws.offset, wr.offset};
 }
 
+// The last push words of spec_accept and spec_residual: the call's key, then the per-row keys'.
+struct KeyPush {
+  uint32_t seed_lo, seed_hi, purpose, per_row_key, seed_off, round_off;
+};
+
+KeyPush key_push(uint64_t seed, uint32_t purpose, const KeyWindows& wk) {
+  return {
+      static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off, wk.round_off};
+}
+
 // Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
 void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft, bool gathered,
                      const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
@@ -67,8 +77,8 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
     const Window wd = gathered ? window(ctx, draft, r0, n) : wpos;  // unused binding: an already-bound view
     const KeyWindows wk = key_windows(ctx, keys, r0, n, wpos.view);
     struct {
-      uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered, seed_lo, seed_hi, purpose;
-      uint32_t per_row_key, seed_off, round_off;
+      uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered;
+      KeyPush key;
     } push{n,
            vocab,
            wp.offset,
@@ -77,12 +87,7 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
            wpos.offset,
            wacc.offset,
            gathered ? 1u : 0u,
-           static_cast<uint32_t>(seed),
-           static_cast<uint32_t>(seed >> 32),
-           purpose,
-           wk.per_row,
-           wk.seed_off,
-           wk.round_off};
+           key_push(seed, purpose, wk)};
     const Grid g = grid_1d(ctx, n, wg);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   }
@@ -150,23 +155,10 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     const Window wd = resolve ? window(ctx, draft, r0, m) : wpos;
     const KeyWindows wk = key_windows(ctx, keys, r0, m, wpos.view);
     struct {
-      uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve, seed_lo, seed_hi, purpose;
-      uint32_t per_row_key, seed_off, round_off;
-    } push{m,
-           V,
-           wp.offset,
-           wq.offset,
-           wpos.offset,
-           wacc.offset,
-           wd.offset,
-           wtok.offset,
-           resolve ? 1u : 0u,
-           static_cast<uint32_t>(seed),
-           static_cast<uint32_t>(seed >> 32),
-           purpose,
-           wk.per_row,
-           wk.seed_off,
-           wk.round_off};
+      uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve;
+      KeyPush key;
+    } push{m,           V,         wp.offset,   wq.offset,         wpos.offset,
+           wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u, key_push(seed, purpose, wk)};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   }
