@@ -181,10 +181,11 @@ TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
   EXPECT_EQ(chunked, at_once);
 }
 
-// Several images per forward with continuous batching: 5 captioned images in 2 lanes, each new
-// image's caption prefilled into its lane's cache rows beside the other lane's window, get the
-// tokens each gets alone (the captions of a batch share their padding: these fill every position).
-TEST_F(decoding_t2i, BatchedWindowMethodsGiveEachCaptionItsTokensAlone) {
+// Several images per forward: 5 captioned images in 2 lanes (the window methods with continuous
+// batching, each new image's caption prefilled into its lane's cache rows beside the other lane's
+// window; ar in lockstep pairs) get the tokens each gets alone, with captions of different
+// lengths in one forward (each image's attention hides its own caption's padding).
+TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
   GptOptions opt;
   opt.weights = DType::F32;
   opt.batch_rows = 4;
@@ -193,17 +194,17 @@ TEST_F(decoding_t2i, BatchedWindowMethodsGiveEachCaptionItsTokensAlone) {
   m.target = &target;
   std::vector<StrategyInputs> in(5);
   for (size_t i = 0; i < in.size(); ++i) {
-    // Captions of their own, all filling every position.
-    std::vector<float> v(static_cast<size_t>(kCaptionPositions * kCaptionDim));
+    const int64_t tokens = i % 3 == 1 ? 2 : kCaptionPositions;  // images 1 and 4: half padding
+    std::vector<float> v(static_cast<size_t>(tokens * kCaptionDim));
     for (size_t k = 0; k < v.size(); ++k)
       v[k] = 3.0f * std::sin(0.7f * static_cast<float>(k + 1) + static_cast<float>(i));
-    in[i].condition = std::make_shared<CaptionEmbeddings>("caption " + std::to_string(i), kCaptionPositions,
-                                                          kCaptionDim, v, std::vector<uint8_t>(kCaptionPositions, 1));
+    in[i].condition = std::make_shared<CaptionEmbeddings>("caption " + std::to_string(i), tokens, kCaptionDim, v,
+                                                          std::vector<uint8_t>(static_cast<size_t>(tokens), 1));
     in[i].seed = 40 + i;
     in[i].sampler = testing::tiny_settings();
-    in[i].options = {{"window", "3"}};
   }
-  for (const std::string method : {"scd-mc", "sjd"}) {
+  for (const std::string method : {"scd-mc", "sjd", "ar"}) {
+    for (StrategyInputs& x : in) x.options = method == "ar" ? MethodOptions{} : MethodOptions{{"window", "3"}};
     const std::vector<Generation> batched = generate_batch(method, m, in, false, {}, 2);
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_EQ(batched[i].tokens, generate_one(method, m, in[i], false).tokens) << method << " image " << i;

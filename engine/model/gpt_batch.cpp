@@ -26,20 +26,40 @@ const CaptionEmbeddings* caption_of(const GptConfig& cfg, const Condition* c) {
   return caption;
 }
 
-// The padding mask over the condition positions all rows share (1 = visible).
-std::vector<uint8_t> caption_mask(const GptConfig& cfg, const std::vector<const CaptionEmbeddings*>& captions) {
-  std::vector<uint8_t> mask(static_cast<size_t>(cfg.cls_token_num), 1);
-  bool first = true;
-  for (const CaptionEmbeddings* c : captions) {
-    if (!c) continue;
-    const std::vector<uint8_t> m = c->placed_mask(cfg.cls_token_num);
-    if (!first && m != mask)
-      throw Error("GPT batch: the batch rows' captions differ in their padding (" + c->describe() +
-                  "); rows share one attention mask");
-    mask = m;
-    first = false;
+// Each image's padding mask over the condition positions (1 = visible), from its conditional
+// row's caption (row g; the null row takes it too, as LlamaGen does); all visible without one.
+std::vector<std::vector<uint8_t>> caption_masks(const GptConfig& cfg, int64_t images,
+                                                const std::vector<const CaptionEmbeddings*>& captions) {
+  std::vector<std::vector<uint8_t>> masks;
+  for (int64_t g = 0; g < images; ++g) {
+    const CaptionEmbeddings* c = captions[static_cast<size_t>(g)];
+    masks.push_back(c ? c->placed_mask(cfg.cls_token_num)
+                      : std::vector<uint8_t>(static_cast<size_t>(cfg.cls_token_num), 1));
   }
-  return mask;
+  return masks;
+}
+
+bool all_equal(const std::vector<std::vector<uint8_t>>& masks) {
+  return std::all_of(masks.begin(), masks.end(), [&](const std::vector<uint8_t>& m) { return m == masks[0]; });
+}
+
+// q with its positions, slots and mask given per image (GptQueries::ragged's layout): what a
+// lockstep batch becomes when its images' captions differ in their padding.
+GptQueries per_image_copy(const GptQueries& q) {
+  GptQueries r = q;
+  r.per_image = true;
+  r.positions.clear();
+  r.slots.clear();
+  r.mask.ranges.clear();
+  r.mask.bits.clear();
+  for (int64_t g = 0; g < q.images; ++g) {
+    r.positions.insert(r.positions.end(), q.positions.begin(), q.positions.end());
+    r.slots.insert(r.slots.end(), q.slots.begin(), q.slots.end());
+    r.mask.ranges.insert(r.mask.ranges.end(), q.mask.ranges.begin(), q.mask.ranges.end());
+    r.mask.bits.insert(r.mask.bits.end(), q.mask.bits.begin(), q.mask.bits.end());
+  }
+  r.mask.queries = r.count();
+  return r;
 }
 
 }  // namespace
@@ -144,16 +164,21 @@ std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_
   return rope;
 }
 
-// A caption's padding hidden from every query but its own slot's (t2i), over all of q's queries.
+// Each image's caption padding hidden from its queries but a query's own slot (t2i): one mask for
+// every query, or (ragged) each image's for its own queries.
 ops::PackedAttentionMask hide_caption_padding(const GptConfig& cfg, const GptQueries& q,
-                                              const std::vector<const CaptionEmbeddings*>& captions, int64_t slots) {
-  const std::vector<uint8_t> visible = caption_mask(cfg, captions);
-  if (std::find(visible.begin(), visible.end(), uint8_t{0}) == visible.end()) return q.mask;
+                                              const std::vector<std::vector<uint8_t>>& visible, int64_t slots) {
+  const auto hidden = [](const std::vector<uint8_t>& v) {
+    return std::find(v.begin(), v.end(), uint8_t{0}) != v.end();
+  };
+  if (std::none_of(visible.begin(), visible.end(), hidden)) return q.mask;
   ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, slots);
-  for (int64_t i = 0; i < q.count(); ++i)
+  const int64_t per_image = q.queries_per_row();
+  for (int64_t i = 0; i < q.count(); ++i) {
+    const std::vector<uint8_t>& v = visible[static_cast<size_t>(q.per_image ? i / per_image : 0)];
     for (int64_t p = 0; p < cfg.cls_token_num && p < slots; ++p)
-      if (!visible[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p))
-        mb.hide(i, p);
+      if (!v[static_cast<size_t>(p)] && q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p)) mb.hide(i, p);
+  }
   return mb.pack();
 }
 
@@ -263,6 +288,14 @@ void GptBatch::count_condition_queries(const GptQueries& q) {
 void GptBatch::assign(const GptQueries& q) {
   const GptConfig& cfg = cfg_;
   check_shape(q);
+  std::vector<std::vector<uint8_t>> visible;
+  if (cfg.model_type == ModelType::t2i) {
+    std::vector<const CaptionEmbeddings*> conditional;
+    for (int64_t g = 0; g < images_; ++g) conditional.push_back(caption_of(cfg, q.conditions[static_cast<size_t>(g)]));
+    visible = caption_masks(cfg, images_, conditional);
+    // Captions of other lengths hide other condition positions: a mask per image.
+    if (!q.per_image && images_ > 1 && !all_equal(visible)) return assign(per_image_copy(q));
+  }
   const std::vector<int32_t> rope = rope_rows(cfg, q, t_, cond_of_);
   const bool t2i = cfg.model_type == ModelType::t2i;
   std::vector<uint32_t> labels;
@@ -283,7 +316,7 @@ void GptBatch::assign(const GptQueries& q) {
       if (condition_queries(g) > 0 && !std::equal(first, first + n_cond_, q.positions.begin() + g * t_))
         throw batch_error("the images of a ragged batch must query the same condition positions");
   }
-  const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, captions, cache_slots_) : q.mask;
+  const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, visible, cache_slots_) : q.mask;
   kv_len_ = 0;
   for (int64_t i = 0; i < q.count(); ++i)
     kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);

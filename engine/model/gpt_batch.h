@@ -38,8 +38,8 @@ struct GptQueries {
   // Condition per batch row, embedded by condition queries; nullptr = the null (unconditional)
   // form. Only read while a GptBatch is built from these queries. A caption's padding tokens
   // are hidden from every query but their own (LlamaGen's emb_masks at generation), in every
-  // forward: rows share one mask, so the captions of a batch must agree on their padding, and
-  // the null row takes the conditional row's (as LlamaGen does).
+  // forward, each image's from its own caption (GptBatch gives a lockstep batch whose captions
+  // differ in padding a mask per image); the null row takes the conditional row's (as LlamaGen does).
   std::vector<const Condition*> conditions;
 
   int64_t count() const { return static_cast<int64_t>(positions.size()); }
