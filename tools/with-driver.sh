@@ -13,5 +13,13 @@ fi
 while IFS='=' read -r key value; do
   if [ -n "$value" ]; then export "$key=$value"; fi
 done < "$dir/$name/env"
+# Mesa 25's llvmpipe keys its shader disk cache by the CPU's features but not by
+# LP_NATIVE_VECTOR_WIDTH, so code compiled at one width is loaded at another: SIGSEGV in JIT code
+# or wrong results (docs/perf.md, "Lavapipe 25 at forced subgroup 4 crashes"). One cache per
+# driver and width, unless the caller chose one.
+if [ -z "${MESA_SHADER_CACHE_DIR:-}" ]; then
+  export MESA_SHADER_CACHE_DIR="$dir/$name/shader-cache/width-${LP_NATIVE_VECTOR_WIDTH:-default}"
+  mkdir -p "$MESA_SHADER_CACHE_DIR"
+fi
 unset VK_ICD_FILENAMES  # the older name would take precedence over VK_DRIVER_FILES in some loaders
 exec "$@"
