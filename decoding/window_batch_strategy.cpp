@@ -120,17 +120,15 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   const int64_t carried = std::max<int64_t>(0, std::min(l.ready, l.c + l.drafts_now) - l.c);
   if (carried > 0)
     s.copy(p_[1 - cur_].view().rows(l.p_row + (l.c - l.p_from), carried), q_.view().rows(first, carried));
-  std::vector<std::pair<int64_t, uint32_t>> point_mass;
   for (int64_t n = l.c + carried; n < l.c + l.drafts_now; ++n) {
     const InitialDraft d = initial_draft(opt_.init, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
     const int64_t row = first + (n - l.c);
     if (d.uniform)
       s.fill(q_.view().rows(row, 1), det::float_bits(1.0f / static_cast<float>(V)));
     else
-      point_mass.push_back({row, d.token});
+      rows.point_masses.push_back({row, d.token});
     l.drafts[static_cast<size_t>(n)] = d.token;
   }
-  record_point_masses(s, q_, point_mass);
   l.ready = std::max(l.ready, l.c + l.drafts_now);
   // The row without a draft (residual = p) and the padding rows: q = 0.
   if (T > l.drafts_now) s.fill(q_.view().rows(first + l.drafts_now, T - l.drafts_now), 0u);
@@ -238,6 +236,7 @@ void WindowBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<boo
     record_q_rows(k, T, rows);
     queries.push_back(lane_queries(lanes_[k], lanes_[k].queries, T));
   }
+  record_point_masses(t.stream(), q_, rows.point_masses);  // every lane's in one zeroing pass
   upload_rows(rows);
   const GptOutputs fwd = t.forward(t.batch(GptQueries::ragged(queries)));
   const StrategyInputs& in = images_[0].in;  // the settings every image shares (batch_strategy.cpp)

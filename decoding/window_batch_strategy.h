@@ -16,6 +16,7 @@
 // rows into this step's q and the two p buffers alternate.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decoding/batch_strategy.h"
@@ -48,6 +49,7 @@ class WindowBatchStrategy : public BatchStrategy {
   struct StepRows {
     std::vector<uint32_t> positions, drafts, rounds, purposes;
     std::vector<uint64_t> seeds;
+    std::vector<std::pair<int64_t, uint32_t>> point_masses;  // q rows of copied initial drafts
   };
 
   // Idle lanes and lanes whose image is done take the next inputs (a caption's condition
