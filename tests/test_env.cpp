@@ -2,6 +2,7 @@
 // renamed variable is refused, and README.md's "Environment" table lists exactly the variables
 // the reader declares, with the same settings and effects.
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "engine/vk/mesa_shader_cache.h"
 
 namespace vkspec {
 namespace {
@@ -109,6 +111,42 @@ TEST(Env, ReadmeTableListsExactlyTheDeclaredVariables) {
     want.push_back(std::string("| `") + v->setting + "` | " + v->effect + " |");
   }
   EXPECT_EQ(readme_rows(), want) << "README.md's Environment table and common/env.cpp disagree";
+}
+
+// Mesa 25's llvmpipe shares one shader cache across vector widths (a crash when a width loads
+// another's code), so a forced width gets a folder of its own, and a caller's choice is kept.
+TEST(MesaShaderCache, ForcedVectorWidthGetsAFolderOfItsOwn) {
+  const std::string root = ::testing::TempDir() + "vkspec_mesa_cache_test";
+  std::filesystem::remove_all(root);
+  ScopedEnv width("LP_NATIVE_VECTOR_WIDTH", "128"), dir("MESA_SHADER_CACHE_DIR", nullptr),
+      off("MESA_SHADER_CACHE_DISABLE", nullptr);
+  const std::string set = keep_forced_width_shader_cache_apart(root);
+  EXPECT_EQ(set, root + "/mesa-shader-cache/width-128");
+  ASSERT_NE(std::getenv("MESA_SHADER_CACHE_DIR"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("MESA_SHADER_CACHE_DIR")), set);
+  EXPECT_TRUE(std::filesystem::is_directory(set));
+  EXPECT_EQ(std::getenv("MESA_SHADER_CACHE_DISABLE"), nullptr);
+  std::filesystem::remove_all(root);
+}
+
+TEST(MesaShaderCache, CallersFolderAndTheDefaultWidthAreLeftAlone) {
+  {
+    ScopedEnv width("LP_NATIVE_VECTOR_WIDTH", "512"), dir("MESA_SHADER_CACHE_DIR", "/somewhere/else");
+    EXPECT_EQ(keep_forced_width_shader_cache_apart("/tmp/unused"), "");
+    EXPECT_EQ(std::string(std::getenv("MESA_SHADER_CACHE_DIR")), "/somewhere/else");
+  }
+  ScopedEnv width("LP_NATIVE_VECTOR_WIDTH", nullptr), dir("MESA_SHADER_CACHE_DIR", nullptr);
+  EXPECT_EQ(keep_forced_width_shader_cache_apart("/tmp/unused"), "");
+  EXPECT_EQ(std::getenv("MESA_SHADER_CACHE_DIR"), nullptr);
+}
+
+TEST(MesaShaderCache, NoCacheFolderTurnsMesasCacheOffForAForcedWidth) {
+  ScopedEnv width("LP_NATIVE_VECTOR_WIDTH", "256"), dir("MESA_SHADER_CACHE_DIR", nullptr),
+      off("MESA_SHADER_CACHE_DISABLE", nullptr);
+  EXPECT_EQ(keep_forced_width_shader_cache_apart(""), "");
+  EXPECT_EQ(std::getenv("MESA_SHADER_CACHE_DIR"), nullptr);
+  ASSERT_NE(std::getenv("MESA_SHADER_CACHE_DISABLE"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("MESA_SHADER_CACHE_DISABLE")), "true");
 }
 
 }  // namespace

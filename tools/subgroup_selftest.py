@@ -29,14 +29,7 @@ def main():
     # Two ctest jobs and other load can stretch one check's dispatch past the default 60 s fence
     # limit at subgroup 16 (seen at load 17); ctest's own timeout still catches a hang.
     env.setdefault("VKSPEC_FENCE_TIMEOUT_MS", "600000")
-    # Mesa 25's llvmpipe keys its shader disk cache by the CPU's features, not by the vector width:
-    # code compiled at one width would be loaded at another (a crash or wrong results; docs/perf.md,
-    # "Lavapipe 25 at forced subgroup 4 crashes"). 22.3's key differs per width; 25's does not.
-    if "MESA_SHADER_CACHE_DIR" not in os.environ:
-        cache_root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        env["MESA_SHADER_CACHE_DIR"] = os.path.join(cache_root, "vkspec", "mesa-shader-cache",
-                                                    f"width-{env['LP_NATIVE_VECTOR_WIDTH']}")
-        os.makedirs(env["MESA_SHADER_CACHE_DIR"], exist_ok=True)  # Mesa 22.3 makes only the last folder
+    # vkspec gives each forced width a Mesa shader cache of its own (engine/vk/mesa_shader_cache.h).
     env.pop("VKSPEC_GPU_KERNELS", None)
     if "--gpu-kernels" in sys.argv:
         env["VKSPEC_GPU_KERNELS"] = "1"

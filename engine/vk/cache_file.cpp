@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/env.h"
+
 namespace vkspec {
 
 std::vector<char> read_cache_file(const std::string& path) {
@@ -42,6 +44,13 @@ bool write_cache_file(const std::string& path, const void* data, size_t size) {
     }
   }
   return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+std::string cache_dir_from_environment() {
+  if (const auto dir = env::text(env::kCacheDir)) return *dir == "off" ? "" : *dir;
+  if (const auto xdg = env::external("XDG_CACHE_HOME")) return *xdg + "/vkspec";
+  if (const auto home = env::external("HOME")) return *home + "/.cache/vkspec";
+  return "";
 }
 
 }  // namespace vkspec

@@ -15,5 +15,7 @@ std::vector<char> read_cache_file(const std::string& path);
 uint64_t cache_hash(const void* data, size_t n, uint64_t seed = 1469598103934665603ull);
 // Creates the file's directory as needed; false when anything fails.
 bool write_cache_file(const std::string& path, const void* data, size_t size);
+// VKSPEC_CACHE_DIR, else $XDG_CACHE_HOME/vkspec, else ~/.cache/vkspec; "" for VKSPEC_CACHE_DIR=off.
+std::string cache_dir_from_environment();
 
 }  // namespace vkspec

@@ -148,13 +148,7 @@ ContextOptions ContextOptions::from_environment() {
   constexpr uint64_t kNsPerMs = 1000000;
   if (const auto ms = env::unsigned_integer(env::kFenceTimeoutMs, UINT64_MAX / kNsPerMs))
     o.fence_timeout_ns = *ms * kNsPerMs;
-  if (const auto dir = env::text(env::kCacheDir)) {
-    o.cache_dir = *dir == "off" ? "" : *dir;
-  } else if (const auto xdg = env::external("XDG_CACHE_HOME")) {
-    o.cache_dir = *xdg + "/vkspec";
-  } else if (const auto home = env::external("HOME")) {
-    o.cache_dir = *home + "/.cache/vkspec";
-  }
+  o.cache_dir = cache_dir_from_environment();
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
   o.disable_matmul_folds = env::flag(env::kDisableMatmulFolds);
   o.gpu_kernels = env::flag(env::kGpuKernels);

@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "common/env.h"
+#include "engine/vk/cache_file.h"
+#include "engine/vk/mesa_shader_cache.h"
 #include "engine/vk/vulkan_error.h"
 
 namespace vkspec {
@@ -61,6 +63,7 @@ size_t ValidationLog::count() const {
 
 Instance::Instance(const InstanceOptions& options, std::shared_ptr<ValidationLog> log)
     : options_(options), log_(log ? std::move(log) : std::make_shared<ValidationLog>()) {
+  keep_forced_width_shader_cache_apart(cache_dir_from_environment());  // before the driver loads
   if (volkInitialize() != VK_SUCCESS)
     throw Error("no Vulkan loader found (libvulkan.so.1); install libvulkan1 and a driver such as "
                 "mesa-vulkan-drivers");
