@@ -42,6 +42,13 @@ def load_gpt(path):
     return model.eval(), meta
 
 
+def load_frozen_base(assets_dir, name):
+    """The target a drafter or heads are trained on: assets_dir/name.safetensors, eval mode, no grads."""
+    model, meta = load_gpt(os.path.join(assets_dir, name + ".safetensors"))
+    model.requires_grad_(False)
+    return model, meta
+
+
 def sampler_from_meta(meta):
     return dict(cfg_scale=float(meta.get("cfg", 1.0)), temperature=float(meta.get("temperature", 1.0)),
                 top_k=int(meta.get("top_k", 0)), top_p=float(meta.get("top_p", 1.0)))

@@ -11,16 +11,10 @@ usage: test_batch_cli.py VKSPEC_BINARY ASSETS_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(args, ok=True):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if ok and r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(args)} exited {r.returncode}\n{r.stderr}")
-    return r
+from cli_run import run
 
 
 def tokens_of(trace):
@@ -68,7 +62,7 @@ def main():
             (["bench", "--sweep", "batch=1,x"], "not a batch size"),
             (["bench", "--batch", "2", "--sweep", "batch=1,2"], "both given and swept"),
         ]:
-            r = run([vkspec] + args + model + ["--out", f"{d}/x.png"] * (args[0] == "generate"), ok=False)
+            r = run([vkspec] + args + model + ["--out", f"{d}/x.png"] * (args[0] == "generate"), expect_ok=False)
             if r.returncode == 0 or says not in r.stderr:
                 sys.exit(f"FAIL: vkspec {' '.join(args)}: exit {r.returncode}, expected an error with '{says}'\n{r.stderr}")
     print("ok: --batch gives batch 1's tokens, bench sweeps and resumes batch sizes, bad uses refused")

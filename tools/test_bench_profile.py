@@ -8,18 +8,10 @@ usage: test_bench_profile.py VKSPEC_BINARY ASSETS_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
-        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
-    if r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
+from cli_run import run
 
 
 def close(a, b):

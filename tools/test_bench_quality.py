@@ -10,19 +10,13 @@ usage: test_bench_quality.py VKSPEC_BINARY ASSETS_DIR
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
+from cli_run import run
+
 IMAGES = 6
 QUALITY = ["kid", "kid_se", "fid_inf", "class_accuracy_ci", "vs_ar", "precision", "recall", "fid", "fid_vs_ar"]
-
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
 
 
 def check_live(results, stdout):

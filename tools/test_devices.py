@@ -14,9 +14,10 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
+
+from cli_run import run
 
 try:
     import numpy as np
@@ -25,15 +26,6 @@ except ImportError:  # CTest reports exit code 77 as skipped
     sys.exit(77)
 
 TIMINGS = {"wall_ms", "busy_ms"}  # per image, measured on its worker: differ run to run
-
-
-def run(args, cwd, expect_ok=True):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=cwd)
-    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
-        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
-    if expect_ok and r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
 
 
 def read_sample_file(path):

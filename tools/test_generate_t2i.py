@@ -10,9 +10,10 @@ usage: test_generate_t2i.py VKSPEC_BINARY
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_run import run
 
 try:
     import torch  # noqa: F401  (reference.py needs it)
@@ -22,15 +23,6 @@ except ImportError:  # CTest reports exit code 77 as skipped
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
-
-
-def run(args, expect_ok=True):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
-        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
-    if expect_ok and r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
 
 
 def make_model(d, name, grid, seed):

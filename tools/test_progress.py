@@ -14,19 +14,13 @@ import sys
 import tempfile
 import threading
 
+from cli_run import checked, run
+
 LINE = re.compile(r"^(generate ar|bench ar \(run 1/1\)): (\d+)/(\d+) images, [0-9.e+]+ images/s, (ETA|took) \d+:\d\d$")
 
 
-def checked(r, args):
-    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
-        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
-    if r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
-
-
 def in_a_log(args):
-    return checked(subprocess.run(args, capture_output=True, text=True, timeout=600), args).stderr
+    return run(args).stderr
 
 
 def on_a_terminal(args):

@@ -13,26 +13,18 @@ usage: test_sample_outputs.py VKSPEC_BINARY ASSETS_DIR
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zipfile
 import zlib
+
+from cli_run import run
 
 try:
     import numpy as np
 except ImportError:  # CTest reports exit code 77 as skipped
     print("SKIP: numpy is not installed for this python (apt-get install python3-numpy)")
     sys.exit(77)
-
-
-def run(args, cwd, expect_ok=True):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=cwd)
-    if "VUID-" in r.stderr or "Validation Error" in r.stderr or "SYNC-HAZARD" in r.stderr:
-        sys.exit(f"FAILED (validation message): {' '.join(args)}\n{r.stderr}")
-    if expect_ok and r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(args)}\n{r.stdout}\n{r.stderr}")
-    return r
 
 
 def read_png(path):

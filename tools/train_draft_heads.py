@@ -13,17 +13,10 @@ import torch
 import torch.nn.functional as F
 
 import common as C
-from safetensors_io import load_file, save_file
+from ssd_distill_set import load_frozen_base
+from safetensors_io import save_file
 from train_gpt import load_tokens
-from vkspec_models import (DRAFT_HEAD_NAMES, DraftHeads, GPT, draft_head_offsets,
-                           gpt_config_from_metadata)
-
-
-def load_gpt(path):
-    sd, meta = load_file(path)
-    model = GPT(gpt_config_from_metadata(meta))
-    model.load_state_dict({k: v.float() for k, v in sd.items()})
-    return model.eval(), meta
+from vkspec_models import DRAFT_HEAD_NAMES, DraftHeads, draft_head_offsets
 
 
 def target_masks(grid):
@@ -78,9 +71,7 @@ def main():
     C.set_threads()
     torch.manual_seed(0)
 
-    base, base_meta = load_gpt(os.path.join(args.assets_dir, args.base + ".safetensors"))
-    for p in base.parameters():
-        p.requires_grad_(False)
+    base, base_meta = load_frozen_base(args.assets_dir, args.base)
     grid = base.cfg.grid_size
     heads = DraftHeads(base.cfg.dim)
     opt = torch.optim.AdamW(heads.parameters(), lr=args.lr, weight_decay=0.0)

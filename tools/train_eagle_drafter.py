@@ -50,7 +50,7 @@ import torch.nn.functional as F
 
 import common as C
 from safetensors_io import load_file, save_file
-from ssd_distill_set import load_distill_set, load_gpt, sampler_from_meta
+from ssd_distill_set import load_distill_set, load_frozen_base, sampler_from_meta
 from vkspec_models import EAGLE_PREFIX, EagleDrafter, LatentHeads, apply_rope, eagle_metadata
 
 DISTILL_DIR = os.path.join(C.RUNS, "ssd_distill")
@@ -328,9 +328,7 @@ def main():
     C.set_threads()
     torch.manual_seed(0)
 
-    base, base_meta = load_gpt(os.path.join(args.assets_dir, args.base + ".safetensors"))
-    for p in base.parameters():
-        p.requires_grad_(False)
+    base, base_meta = load_frozen_base(args.assets_dir, args.base)
     samp = sampler_from_meta(base_meta)
     drafter = EagleDrafter(base.cfg, args.n_layer, bool(args.embed_norm))
     nparam = sum(p.numel() for p in drafter.parameters())

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 
 import common as C
 from safetensors_io import load_file, save_file
-from ssd_distill_set import load_distill_set, load_gpt, sampler_from_meta
+from ssd_distill_set import load_distill_set, load_frozen_base, sampler_from_meta
 from vkspec_models import DraftHeads, LATENT_HEAD_NAMES, LatentHeads, draft_head_offsets, \
     latent_head_offsets
 
@@ -201,9 +201,7 @@ def main():
     C.set_threads()
     torch.manual_seed(0)
 
-    base, base_meta = load_gpt(os.path.join(args.assets_dir, args.base + ".safetensors"))
-    for p in base.parameters():
-        p.requires_grad_(False)
+    base, base_meta = load_frozen_base(args.assets_dir, args.base)
     samp = sampler_from_meta(base_meta)
     heads = LatentHeads(base.cfg.dim, args.hidden, args.depth)
     opt = torch.optim.AdamW(heads.parameters(), lr=args.lr, weight_decay=0.0)
