@@ -70,4 +70,58 @@ void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& 
   }
 }
 
+void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
+  const char* op = "draft_tree_level";
+  require(a.cand_tokens.shape.rank == 2 && a.cand_values.shape == a.cand_tokens.shape, op,
+          [&] { return "cand_tokens and cand_values must be [m, k], got " + a.cand_tokens.shape.str(); });
+  const int64_t m = a.cand_tokens.shape[0], k = a.cand_tokens.shape[1];
+  require(m >= 1 && k >= 1 && k <= kMaxTopTokens && (a.level > 0 || m == 1) && m <= k, op, [&] {
+    return "m = " + std::to_string(m) + ", k = " + std::to_string(k) + " at level " + std::to_string(a.level);
+  });
+  require_index(op, "cand_tokens", a.cand_tokens, m * k);
+  require(a.cand_values.dtype == DType::F32, op, "cand_values must be f32");
+  require(a.state_width >= 2 + a.level + 1 && a.state.dtype == DType::U32 &&
+              a.state.numel() >= (int64_t{a.level} + 2) * k * a.state_width,
+          op, "state must be u32 [levels + 1, k, state_width] with room for level + 1");
+  require_index(op, "choice", a.choice, k);
+  require_index(op, "tokens", a.tokens, k);
+  require_index(op, "gather_ids", a.gather_ids, int64_t{a.rows} * k);
+  require(a.mask.bits.buffer && a.mask.ranges.numel() == 2 * k && a.mask.bits.shape.rank == 2 &&
+              a.mask.bits.shape[0] == k,
+          op, "mask must have ranges [k, 2] and bits [k, words]");
+  const int64_t words = a.mask.bits.shape[1];
+  require(int64_t{a.scratch0} + (int64_t{a.level} + 1) * k <= words * 32, op, "the drafter slots exceed the mask");
+  Context& ctx = s.context();
+  uint32_t wg = 1;
+  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 256)) wg *= 2;
+  const Pipeline& pipe = ctx.pipeline(shaders::draft_tree_level, {wg});
+  const uint32_t K = static_cast<uint32_t>(k);
+  const Window wt = window(ctx, a.cand_tokens, 0, m * k), wv = window(ctx, a.cand_values, 0, m * k);
+  const Window wc = window(ctx, a.choice, 0, k), wk = window(ctx, a.tokens, 0, k);
+  const Window wg_ids = window(ctx, a.gather_ids, 0, uint64_t{a.rows} * k);
+  const Window wr = window(ctx, a.mask.ranges, 0, 2 * k), wb = window(ctx, a.mask.bits, 0, k * words);
+  struct {
+    uint32_t m, k, level, state_width, cand_off, val_off, choice_off, tok_off, gather_off, range_off, bits_off, words;
+    uint32_t lo, hi, scratch0, rows, row_stride, g_base;
+  } push{static_cast<uint32_t>(m),
+         K,
+         a.level,
+         a.state_width,
+         wt.offset,
+         wv.offset,
+         wc.offset,
+         wk.offset,
+         wg_ids.offset,
+         wr.offset,
+         wb.offset,
+         static_cast<uint32_t>(words),
+         a.lo,
+         a.hi,
+         a.scratch0,
+         a.rows,
+         a.row_stride,
+         a.g_base};
+  s.dispatch(pipe, {wt.view, wv.view, a.state, wc.view, wk.view, wg_ids.view, wr.view, wb.view}, push, 1, 1);
+}
+
 }  // namespace vkspec::ops
