@@ -130,8 +130,9 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   if (shaped_on_device())
     draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " candidates", MemoryUsage::Readback);
   if (!opt_.sampled) {  // read back by a dynamic tree's cut
-    top_tokens_ = ctx.tensor(DType::U32, {E, o.topk}, name() + " top tokens", MemoryUsage::Readback);
-    top_values_ = ctx.tensor(DType::F32, {E, o.topk}, name() + " top tokens' probabilities", MemoryUsage::Readback);
+    top_tokens_ = ctx.tensor(DType::U32, {E, top_width()}, name() + " top tokens", MemoryUsage::Readback);
+    top_values_ =
+        ctx.tensor(DType::F32, {E, top_width()}, name() + " top tokens' probabilities", MemoryUsage::Readback);
   }
   if (!shaped_on_device()) allocate_dynamic_tree(ctx);
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
@@ -266,7 +267,7 @@ void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
     s.copy(q_.view().rows(0, m), q_store_.view().rows(g0, m));
     return;
   }
-  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(opt_.tree.topk), top_tokens_.view().rows(g0, m),
+  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(top_width()), top_tokens_.view().rows(g0, m),
                   top_values_.view().rows(g0, m));
 }
 
@@ -274,7 +275,7 @@ void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, i
   CommandStream& s = target().stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
   if (!opt_.sampled) {  // each node's token: its rank's entry in its parent's top tokens
-    const int64_t k = opt_.tree.topk;
+    const int64_t k = top_width();
     const TensorView table = top_tokens_.view().reshape({top_tokens_.shape()[0] * k});
     std::vector<CopyRegion> picks;
     for (size_t id = first; id < nodes.size(); ++id)
@@ -370,14 +371,14 @@ std::vector<EagleStrategy::Node> EagleStrategy::grow_dynamic_tree(int64_t c) {
 
 DraftTreeBuilder EagleStrategy::cut_dynamic_tree(int64_t c, int64_t depth) {
   Context& ctx = target().ctx();
-  const int64_t k = opt_.tree.topk, rows_used = 1 + (depth - 1) * k;
-  std::vector<uint32_t> tokens(static_cast<size_t>(rows_used * k)), choices(static_cast<size_t>((depth - 1) * k));
+  const int64_t k = opt_.tree.topk, kc = top_width(), rows_used = 1 + (depth - 1) * k;
+  std::vector<uint32_t> tokens(static_cast<size_t>(rows_used * kc)), choices(static_cast<size_t>((depth - 1) * k));
   std::vector<float> values(tokens.size());
   ctx.download(top_tokens_, 0, tokens.data(), tokens.size() * 4);
   ctx.download(top_values_, 0, values.data(), values.size() * 4);
   if (!choices.empty()) ctx.download(choices_, 0, choices.data(), choices.size() * 4);
   DraftTreeBuilder b(opt_.tree, image_tokens() - c);
-  b.add_children(0, tokens.data(), values.data(), k);
+  b.add_children(0, tokens.data(), values.data(), kc);
   std::vector<int32_t> row_of(1, 0);  // builder node -> its row in its level's frontier
   for (int64_t level = 1;; ++level) {
     const std::vector<int32_t> f = b.frontier();
@@ -387,16 +388,16 @@ DraftTreeBuilder EagleStrategy::cut_dynamic_tree(int64_t c, int64_t depth) {
       uint32_t want = ops::kNoToken;
       if (j < static_cast<int64_t>(f.size())) {
         const DraftTreeNode& n = b.nodes()[static_cast<size_t>(f[static_cast<size_t>(j)])];
-        want = static_cast<uint32_t>(row_of[static_cast<size_t>(n.parent)] * k + n.rank);
+        want = static_cast<uint32_t>(row_of[static_cast<size_t>(n.parent)] * kc + n.rank);
         row_of[static_cast<size_t>(f[static_cast<size_t>(j)])] = static_cast<int32_t>(j);
       }
       if (choices[static_cast<size_t>((level - 1) * k + j)] != want)
         throw Error(name() + ": the draft tree grown on the device differs from DraftTreeBuilder's at depth " +
                     std::to_string(level) + " (frontier row " + std::to_string(j) + ")");
     }
-    const size_t first = static_cast<size_t>((1 + (level - 1) * k) * k);
+    const size_t first = static_cast<size_t>((1 + (level - 1) * k) * kc);
     for (size_t j = 0; j < f.size(); ++j)
-      b.add_children(f[j], tokens.data() + first + j * k, values.data() + first + j * k, k);
+      b.add_children(f[j], tokens.data() + first + j * kc, values.data() + first + j * kc, kc);
   }
   return b;
 }

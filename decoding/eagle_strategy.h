@@ -23,6 +23,7 @@
 // tests child i against r_i relaxed around its token (p' moves the mass of x's nearest codebook
 // entries onto x, TV(p', r_i) <= delta) and continues with p' without x; lossy. With --lambda
 // (LANTERN++) the relaxed test is the same and the residual is the rule's (AcceptRule::record_rejection).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,6 +91,8 @@ class EagleStrategy : public Strategy {
   std::vector<Node> record_static_tree(int64_t c);
   // Whether the tree's tokens are chosen on the GPU within the target's submit.
   bool shaped_on_device() const { return opt_.sampled || opt_.tree.kind != EagleTreeKind::Dynamic; }
+  // Top tokens kept per expanded node (DraftTreeBuilder's: topk, fewer on a smaller vocabulary).
+  int64_t top_width() const { return std::min(opt_.tree.topk, vocab()); }
   Node root_node(int64_t c) const;
   // The verified tree from a grown builder: the first node of each depth in its position's slot,
   // the others in scratch slots; drawn: the tokens are the GPU's, by builder id.

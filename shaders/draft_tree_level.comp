@@ -19,7 +19,7 @@ layout(binding = 5) writeonly buffer Ga { uint gather_ids[]; };
 layout(binding = 6) writeonly buffer Rg { uint ranges[]; };
 layout(binding = 7) writeonly buffer Bt { uint bits[]; };
 layout(push_constant) uniform P {
-  uint m, k, level, state_width, cand_off, val_off, choice_off, tok_off, gather_off, range_off, bits_off, words;
+  uint m, k, kc, level, state_width, cand_off, val_off, choice_off, tok_off, gather_off, range_off, bits_off, words;
   uint lo, hi, scratch0, rows, row_stride, g_base;
 } p;
 
@@ -30,9 +30,9 @@ shared uint sh_pick[kMaxK];
 
 uint state_at(uint level, uint row) { return (level * p.k + row) * p.state_width; }
 
-// Candidate c = i * k + r (frontier row i, rank r): its value, or -1 where it is no candidate.
+// Candidate c = i * kc + r (frontier row i, rank r): its value, or -1 where it is no candidate.
 float candidate_value(uint c) {
-  const uint i = c / p.k;
+  const uint i = c / p.kc;
   const uint s = state_at(p.level, i);
   if (state[s + 1u] == 0u || cand_tokens[p.cand_off + c] == kNone) return -1.0;
   precise float v = uintBitsToFloat(state[s]) * cand_values[p.val_off + c];
@@ -46,7 +46,7 @@ uint next_best(float bv, uint bi) {
   const uint tid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
   float cv = 0.0;
   uint ci = kNone;
-  for (uint c = tid; c < p.m * p.k; c += wg) {
+  for (uint c = tid; c < p.m * p.kc; c += wg) {
     const float v = candidate_value(c);
     if (v < 0.0) continue;
     if ((bi == kNone || ranks_before(bv, bi, v, c)) && (ci == kNone || ranks_before(v, c, cv, ci))) {
@@ -76,7 +76,7 @@ uint next_best(float bv, uint bi) {
 // The drafter slot of new row j's ancestor at depth l + 1 (l == level: j itself).
 uint ancestor_slot(uint j, uint l) {
   if (l == p.level) return p.scratch0 + p.level * p.k + j;
-  const uint pick = sh_pick[j], i = pick == kNone ? 0u : pick / p.k;
+  const uint pick = sh_pick[j], i = pick == kNone ? 0u : pick / p.kc;
   return p.scratch0 + l * p.k + state[state_at(p.level, i) + 2u + l];
 }
 
@@ -96,7 +96,7 @@ uint dense_end(uint j) {
 }
 
 void write_row(uint j) {
-  const uint pick = sh_pick[j], ok = pick == kNone ? 0u : 1u, i = ok != 0u ? pick / p.k : 0u;
+  const uint pick = sh_pick[j], ok = pick == kNone ? 0u : 1u, i = ok != 0u ? pick / p.kc : 0u;
   const uint in_s = state_at(p.level, i), out_s = state_at(p.level + 1u, j);
   choice[p.choice_off + j] = pick;
   state[out_s] = floatBitsToUint(ok != 0u ? candidate_value(pick) : 0.0);

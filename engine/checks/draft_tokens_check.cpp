@@ -77,13 +77,14 @@ std::vector<uint32_t> download_words(Context& ctx, const Tensor& t) {
 
 // A level of frontier rows with random values (some invalid rows, tied products, a row's tokens
 // ending early), ancestors and committed slots; everything the op writes must equal the reference.
-CheckResult check_tree_level(Context& ctx, uint32_t level, uint32_t k, uint32_t lo, uint32_t hi) {
+CheckResult check_tree_level(Context& ctx, uint32_t level, uint32_t k, uint32_t kc, uint32_t lo, uint32_t hi) {
   std::mt19937 rng(level * 131 + k);
   const uint32_t m = level == 0 ? 1 : k, levels = level + 2, width = 2 + levels, rows = 2;
-  ref::TreeLevelArgs a{m, k, level, width, 0, lo, hi, 900, rows, 1 + levels * k, level == 0 ? 0 : 1 + (level - 1) * k};
+  ref::TreeLevelArgs a{m,  k,  kc,  level, width,          0,
+                       lo, hi, 900, rows,  1 + levels * k, level == 0 ? 0 : 1 + (level - 1) * k};
   a.words = (a.scratch0 + levels * k + 31) / 32;
-  std::vector<uint32_t> state(size_t{levels + 1} * k * width, 0), tokens(size_t{m} * k, ops::kNoToken);
-  std::vector<float> values(size_t{m} * k, 0.0f);
+  std::vector<uint32_t> state(size_t{levels + 1} * k * width, 0), tokens(size_t{m} * kc, ops::kNoToken);
+  std::vector<float> values(size_t{m} * kc, 0.0f);
   const float levels_of_q[] = {0.5f, 0.25f, 0.125f, 0.1f, 3e-20f, 1e-30f};
   for (uint32_t i = 0; i < m; ++i) {
     const size_t s = size_t{level * k + i} * width;
@@ -91,20 +92,20 @@ CheckResult check_tree_level(Context& ctx, uint32_t level, uint32_t k, uint32_t 
     std::memcpy(&state[s], &v, 4);
     state[s + 1] = level == 0 || rng() % 5 != 0;
     for (uint32_t l = 0; l < level; ++l) state[s + 2 + l] = l + 1 == level ? i : rng() % k;
-    const uint32_t n = rng() % 4 == 0 ? rng() % k : k;  // tokens with mass
+    const uint32_t n = rng() % 4 == 0 ? rng() % kc : kc;  // tokens with mass
     for (uint32_t r = 0; r < n; ++r) {
-      tokens[size_t{i} * k + r] = rng() % 16384;
-      values[size_t{i} * k + r] = levels_of_q[rng() % 6];
+      tokens[size_t{i} * kc + r] = rng() % 16384;
+      values[size_t{i} * kc + r] = levels_of_q[rng() % 6];
     }
   }
   const ref::TreeLevelResult want = ref::draft_tree_level(tokens, values, state, a);
   Tensor tt = upload_tokens(ctx, tokens, "candidates"), tst = upload_tokens(ctx, state, "state");
-  Tensor tv = upload_floats(ctx, values, DType::F32, {m, k}, "candidate q");
+  Tensor tv = upload_floats(ctx, values, DType::F32, {m, kc}, "candidate q");
   Tensor choice = ctx.tensor(DType::U32, {k}, "choice"), next = ctx.tensor(DType::U32, {k}, "next tokens");
   Tensor gather = ctx.tensor(DType::U32, {rows * k}, "gather ids"), ranges = ctx.tensor(DType::U32, {k, 2}, "ranges");
   Tensor bits = ctx.tensor(DType::U32, {k, a.words}, "bits");
   ops::DraftTreeLevel d;
-  d.cand_tokens = tt.view().reshape({m, k});
+  d.cand_tokens = tt.view().reshape({m, kc});
   d.cand_values = tv.view();
   d.state = tst.view();
   d.level = level;
@@ -129,15 +130,18 @@ CheckResult check_tree_level(Context& ctx, uint32_t level, uint32_t k, uint32_t 
   count(ranges, want.ranges);
   count(bits, want.bits);
   return {static_cast<double>(bad), 0.0,
-          "level " + std::to_string(level) + " k=" + std::to_string(k) + ": " + std::to_string(bad) + " words differ"};
+          "level " + std::to_string(level) + " k=" + std::to_string(k) + " kc=" + std::to_string(kc) + ": " +
+              std::to_string(bad) + " words differ"};
 }
 
 VKSPEC_OP_CHECK("draft_tree_level", "root k=10 committed [1, 200)",
-                [](Context& c) { return check_tree_level(c, 0, 10, 1, 200); });
+                [](Context& c) { return check_tree_level(c, 0, 10, 10, 1, 200); });
 VKSPEC_OP_CHECK("draft_tree_level", "level 3 k=10 committed [1, 500)",
-                [](Context& c) { return check_tree_level(c, 3, 10, 1, 500); });
+                [](Context& c) { return check_tree_level(c, 3, 10, 10, 1, 500); });
 VKSPEC_OP_CHECK("draft_tree_level", "level 5 k=64 committed [0, 900) (dense into the scratch)",
-                [](Context& c) { return check_tree_level(c, 5, 64, 0, 900); });
+                [](Context& c) { return check_tree_level(c, 5, 64, 64, 0, 900); });
+VKSPEC_OP_CHECK("draft_tree_level", "level 2 k=10 kc=4 (V < topk)",
+                [](Context& c) { return check_tree_level(c, 2, 10, 4, 1, 300); });
 VKSPEC_OP_CHECK("top_tokens", "N=10 V=16384 k=10 many ties",
                 [](Context& c) { return check_top_tokens(c, 10, 16384, 10, 40); });
 VKSPEC_OP_CHECK("top_tokens", "N=7 V=16384 k=64", [](Context& c) { return check_top_tokens(c, 7, 16384, 64, 100000); });

@@ -73,12 +73,12 @@ void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& 
 void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
   const char* op = "draft_tree_level";
   require(a.cand_tokens.shape.rank == 2 && a.cand_values.shape == a.cand_tokens.shape, op,
-          [&] { return "cand_tokens and cand_values must be [m, k], got " + a.cand_tokens.shape.str(); });
-  const int64_t m = a.cand_tokens.shape[0], k = a.cand_tokens.shape[1];
-  require(m >= 1 && k >= 1 && k <= kMaxTopTokens && (a.level > 0 || m == 1) && m <= k, op, [&] {
+          [&] { return "cand_tokens and cand_values must be [m, kc], got " + a.cand_tokens.shape.str(); });
+  const int64_t m = a.cand_tokens.shape[0], kc = a.cand_tokens.shape[1], k = a.choice.numel();
+  require(m >= 1 && kc >= 1 && kc <= kMaxTopTokens && k <= kMaxTopTokens && (a.level > 0 || m == 1) && m <= k, op, [&] {
     return "m = " + std::to_string(m) + ", k = " + std::to_string(k) + " at level " + std::to_string(a.level);
   });
-  require_index(op, "cand_tokens", a.cand_tokens, m * k);
+  require_index(op, "cand_tokens", a.cand_tokens, m * kc);
   require(a.cand_values.dtype == DType::F32, op, "cand_values must be f32");
   require(a.state_width >= 2 + a.level + 1 && a.state.dtype == DType::U32 &&
               a.state.numel() >= (int64_t{a.level} + 2) * k * a.state_width,
@@ -96,15 +96,17 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
   while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 256)) wg *= 2;
   const Pipeline& pipe = ctx.pipeline(shaders::draft_tree_level, {wg});
   const uint32_t K = static_cast<uint32_t>(k);
-  const Window wt = window(ctx, a.cand_tokens, 0, m * k), wv = window(ctx, a.cand_values, 0, m * k);
+  const Window wt = window(ctx, a.cand_tokens, 0, m * kc), wv = window(ctx, a.cand_values, 0, m * kc);
   const Window wc = window(ctx, a.choice, 0, k), wk = window(ctx, a.tokens, 0, k);
   const Window wg_ids = window(ctx, a.gather_ids, 0, uint64_t{a.rows} * k);
   const Window wr = window(ctx, a.mask.ranges, 0, 2 * k), wb = window(ctx, a.mask.bits, 0, k * words);
   struct {
-    uint32_t m, k, level, state_width, cand_off, val_off, choice_off, tok_off, gather_off, range_off, bits_off, words;
+    uint32_t m, k, kc, level, state_width, cand_off, val_off, choice_off, tok_off, gather_off, range_off, bits_off,
+        words;
     uint32_t lo, hi, scratch0, rows, row_stride, g_base;
   } push{static_cast<uint32_t>(m),
          K,
+         static_cast<uint32_t>(kc),
          a.level,
          a.state_width,
          wt.offset,

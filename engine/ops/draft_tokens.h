@@ -24,8 +24,9 @@ void top_tokens(CommandStream& s, const TensorView& q, uint32_t k, const TensorV
 void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& out);
 
 // One level of EAGLE-2's dynamic draft tree grown on the device (decoding/eagle_strategy.h), with
-// k = the tree's topk: the m frontier rows of depth `level` (the root alone at level 0) each
-// propose their top tokens (cand_*, top_tokens' rows), candidate c = i * k + r. A candidate
+// k = the tree's topk (the frontier's rows): the m <= k frontier rows of depth `level` (the root
+// alone at level 0) each propose their kc top tokens (cand_*, top_tokens' rows; kc = min(topk, V)),
+// candidate c = i * kc + r. A candidate
 // exists where row i is valid and its token is not kNoToken; its value is the row's value times
 // its q (f32, 0 below FLT_MIN: DraftTreeBuilder's). The next frontier is the k best values, ties
 // to the lower c (the builder's order); new row j (kNoToken where fewer exist) gets:
@@ -37,7 +38,7 @@ void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& 
 // state: u32 [levels + 1, k, state_width], state_width >= 2 + levels; the caller writes row (0, 0)
 // (the root: value 1.0, valid). Bit-equal with ref::draft_tree_level.
 struct DraftTreeLevel {
-  TensorView cand_tokens, cand_values;  // u32 / f32 [m, k]
+  TensorView cand_tokens, cand_values;  // u32 / f32 [m, kc]
   TensorView state;                     // u32, read at `level`, written at level + 1
   uint32_t level = 0, state_width = 0;
   TensorView choice, tokens, gather_ids;  // u32 [k], [k], [rows * k]: written

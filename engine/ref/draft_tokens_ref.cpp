@@ -52,8 +52,8 @@ TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const
                                  std::vector<uint32_t> state, const TreeLevelArgs& a) {
   auto at = [&](uint32_t level, uint32_t row) { return size_t{(level * a.k + row) * a.state_width}; };
   std::vector<std::pair<float, uint32_t>> cands;  // (value, c) of every candidate
-  for (uint32_t c = 0; c < a.m * a.k; ++c) {
-    const size_t s = at(a.level, c / a.k);
+  for (uint32_t c = 0; c < a.m * a.kc; ++c) {
+    const size_t s = at(a.level, c / a.kc);
     if (state[s + 1] == 0 || cand_tokens[c] == 0xFFFFFFFFu) continue;
     const float v = from_bits(state[s]) * cand_values[c];
     cands.push_back({v >= FLT_MIN ? v : 0.0f, c});
@@ -66,7 +66,7 @@ TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const
   ops::AttentionMaskBuilder mb(a.k, int64_t{a.words} * 32);
   for (uint32_t j = 0; j < a.k; ++j) {
     const bool ok = j < cands.size();
-    const uint32_t c = ok ? cands[j].second : 0xFFFFFFFFu, i = ok ? c / a.k : 0;
+    const uint32_t c = ok ? cands[j].second : 0xFFFFFFFFu, i = ok ? c / a.kc : 0;
     const size_t in = at(a.level, i), out = at(a.level + 1, j);
     r.choice[j] = c;
     r.tokens[j] = ok ? cand_tokens[c] : 0xFFFFFFFFu;

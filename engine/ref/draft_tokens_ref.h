@@ -17,7 +17,7 @@ std::vector<float> point_masses(const std::vector<uint32_t>& tokens, uint32_t vo
 // at level + 1 in the result). Mask rows come from AttentionMaskBuilder::pack (bits all 0 where it
 // needs none).
 struct TreeLevelArgs {
-  uint32_t m = 1, k = 1, level = 0, state_width = 2, words = 1;
+  uint32_t m = 1, k = 1, kc = 1, level = 0, state_width = 2, words = 1;
   uint32_t lo = 0, hi = 0, scratch0 = 0, rows = 1, row_stride = 0, g_base = 0;
 };
 struct TreeLevelResult {
