@@ -6,7 +6,6 @@
 
 #include "common/error.h"
 #include "decoding/candidate_tree.h"
-#include "decoding/point_mass.h"
 #include "engine/model/eagle_drafter.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/draft_tokens.h"
@@ -514,11 +513,8 @@ void EagleStrategy::record_candidate_rows(const std::vector<Node>& tree, const G
   CommandStream& s = t.stream();
   const int64_t M = static_cast<int64_t>(tree.size());
   std::vector<uint32_t> toks(static_cast<size_t>(M), ops::kNoToken);
-  std::vector<std::pair<int64_t, uint32_t>> masses;
-  for (int64_t i = 1; i < M; ++i) {
+  for (int64_t i = 1; i < M; ++i)
     toks[static_cast<size_t>(i)] = static_cast<uint32_t>(tree[static_cast<size_t>(i)].token);
-    masses.push_back({i, toks[static_cast<size_t>(i)]});
-  }
   t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
   // Tokens chosen on the GPU reach the target's batch and the tests in the stream (node i is query
   // i: the root is fed the last committed token).
@@ -536,10 +532,8 @@ void EagleStrategy::record_candidate_rows(const std::vector<Node>& tree, const G
     for (int64_t i = 1; i < M; ++i)
       q_rows.push_back({q_store_.view().rows(tree[static_cast<size_t>(i)].q_row, 1), q_tree_.view().rows(i, 1)});
     s.copy(q_rows);
-  } else if (shaped_on_device()) {
+  } else {  // one dispatch, where fills from the host's tokens would be two transfers per node
     ops::point_masses(s, tokens_.view().rows(1, M - 1), q_tree_.view().rows(1, M - 1));
-  } else {
-    record_point_masses(s, q_tree_, masses);
   }
 }
 
