@@ -140,8 +140,8 @@ class EagleStrategy : public Strategy {
   std::vector<int32_t> g_row_;         // per builder node: its row of g_ (-1: not run)
   int64_t next_drafter_slot_ = 0, next_g_row_ = 0;
   int64_t drafter_queries_ = 0;                           // the most queries of a drafter forward
-  std::unique_ptr<GptBatch> drafter_batch_;               // the catch-up, and each level of a top-token tree
-  std::vector<std::unique_ptr<GptBatch>> level_batches_;  // a sampled tree's levels, one submit
+  std::unique_ptr<GptBatch> drafter_batch_;               // the catch-up
+  std::vector<std::unique_ptr<GptBatch>> level_batches_;  // the levels of a tree, all in one submit
   Tensor hidden_;       // f32 [rows * max_q, dim]: the last target forward's final hidden states
   Tensor features_;     // f32 [rows * max_nodes, dim]: the drafter's input features of a forward
   Tensor g_;            // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
