@@ -6,8 +6,10 @@
 
 #include "common/error.h"
 #include "decoding/candidate_tree.h"
-#include "decoding/point_mass.h"
 #include "engine/model/eagle_drafter.h"
+#include "engine/ops/det_math.h"
+#include "engine/ops/draft_tokens.h"
+#include "engine/ops/embedding.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 
@@ -122,11 +124,16 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   features_ = ctx.tensor(DType::F32, {rows * needed, D}, name() + " drafter input features");
   g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
   last_logits_ = ctx.tensor(DType::F32, {rows, V}, name() + " catch-up logits");
-  q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions", MemoryUsage::Readback);
-  if (opt_.sampled) {
-    q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
-    draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " drawn candidates", MemoryUsage::Readback);
+  q_ = ctx.tensor(DType::F32, {needed, V}, name() + " draft distributions");
+  if (opt_.sampled) q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
+  if (shaped_on_device())
+    draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " candidates", MemoryUsage::Readback);
+  if (!opt_.sampled) {  // read back by a dynamic tree's cut
+    top_tokens_ = ctx.tensor(DType::U32, {E, top_width()}, name() + " top tokens", MemoryUsage::Readback);
+    top_values_ =
+        ctx.tensor(DType::F32, {E, top_width()}, name() + " top tokens' probabilities", MemoryUsage::Readback);
   }
+  if (!shaped_on_device()) allocate_dynamic_tree(ctx);
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
   q_tree_ = ctx.tensor(DType::F32, {max_q, V}, name() + " candidate point masses");
   residuals_ = ctx.tensor(DType::F32, {max_q, V}, name() + " residual distributions");
@@ -144,6 +151,18 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   final_ = ctx.tensor(DType::U32, {max_q}, name() + " next tokens", MemoryUsage::Readback);
   drafter_batch_ = std::make_unique<GptBatch>(ctx, eagle_.config(), rows, needed, drafter_cache_.slots());
   target().stream().fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
+  const int64_t k = opt_.tree.topk, d = opt_.tree.depth, width = 2 + d;
+  tree_state_ = ctx.tensor(DType::U32, {d + 1, k, width}, name() + " draft tree frontiers");
+  choices_ =
+      ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks", MemoryUsage::Readback);
+  gather_ids_ = ctx.tensor(DType::U32, {target().rows() * k}, name() + " frontier feature rows");
+  std::vector<uint32_t> root(static_cast<size_t>(width), 0);
+  root[0] = det::float_bits(1.0f);  // value 1, valid
+  root[1] = 1;
+  ctx.upload(tree_state_, 0, root.data(), root.size() * 4);
 }
 
 void EagleStrategy::record_catch_up(int64_t c) {
@@ -181,13 +200,13 @@ void EagleStrategy::record_catch_up(int64_t c) {
   s.copy(logits);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, last_logits_.view(), {}, none, q_.view().rows(0, 1), {});
-  if (opt_.sampled) s.copy(q_.view().rows(0, 1), q_store_.view().rows(0, 1));
+  record_candidate_sources(1, 0);
   drafter_valid_ = c;
   ++draft_forwards_;
 }
 
 void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c,
-                                 GptBatch& batch, bool drawn) {
+                                 GptBatch& batch) {
   TargetSession& t = target();
   CommandStream& s = t.stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
@@ -217,7 +236,7 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   q.mask = mb.pack();
   q.conditions = t.conditions();
   batch.assign(q);
-  if (drawn) {
+  {
     std::vector<CopyRegion> toks;
     for (int64_t i = 0; i < m; ++i)
       toks.push_back({draft_tokens_.view().rows(frontier[static_cast<size_t>(i)], 1), batch.token_ids().rows(i, 1)});
@@ -237,19 +256,33 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
   s.copy(g);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, q_.view().rows(0, m), {});
-  if (opt_.sampled) {
-    std::vector<CopyRegion> keep;
-    for (int64_t i = 0; i < m; ++i)
-      keep.push_back({q_.view().rows(i, 1),
-                      q_store_.view().rows(g_row_[static_cast<size_t>(frontier[static_cast<size_t>(i)])], 1)});
-    s.copy(keep);
-  }
+  record_candidate_sources(m, g_row_[static_cast<size_t>(frontier[0])]);
   ++draft_forwards_;
 }
 
-void EagleStrategy::record_draws(const DraftTreeBuilder& b, size_t first, int64_t c) {
+void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
+  CommandStream& s = target().stream();
+  if (opt_.sampled) {
+    s.copy(q_.view().rows(0, m), q_store_.view().rows(g0, m));
+    return;
+  }
+  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(top_width()), top_tokens_.view().rows(g0, m),
+                  top_values_.view().rows(g0, m));
+}
+
+void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c) {
   CommandStream& s = target().stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
+  if (!opt_.sampled) {  // each node's token: its rank's entry in its parent's top tokens
+    const int64_t k = top_width();
+    const TensorView table = top_tokens_.view().reshape({top_tokens_.shape()[0] * k});
+    std::vector<CopyRegion> picks;
+    for (size_t id = first; id < nodes.size(); ++id)
+      picks.push_back({table.rows(g_row_[static_cast<size_t>(nodes[id].parent)] * k + nodes[id].rank, 1),
+                       draft_tokens_.view().rows(static_cast<int64_t>(id), 1)});
+    if (!picks.empty()) s.copy(picks);
+    return;
+  }
   // Independent draws from the parent's q by inverse CDF, keyed by the child's position, the step
   // and the child's rank: the q rows the target's tests then use (q_store_, by the parent's g row).
   for (size_t id = first; id < nodes.size(); ++id) {
@@ -263,30 +296,112 @@ void EagleStrategy::record_draws(const DraftTreeBuilder& b, size_t first, int64_
   }
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::draft_tree(int64_t c) {
+GptBatch* EagleStrategy::level_batch(size_t level) {
+  while (level_batches_.size() <= level)
+    level_batches_.push_back(std::make_unique<GptBatch>(target().ctx(), eagle_.config(), target().rows(),
+                                                        drafter_queries_, drafter_cache_.slots()));
+  return level_batches_[level].get();
+}
+
+void EagleStrategy::record_device_level(int64_t level, int64_t c) {
   TargetSession& t = target();
-  const int64_t N = image_tokens(), V = vocab();
-  if (c == 0) return {root_node(c)};  // the first token is the target's own sample: nothing to draft from yet
-  DraftTreeBuilder b(opt_.tree, N - c);
-  drafter_slot_.assign(1, -1);
-  g_row_.assign(1, 0);
-  next_drafter_slot_ = 0;
-  next_g_row_ = 1;
-  std::vector<float> q(static_cast<size_t>(q_.shape()[0] * V));
-  record_catch_up(c);
-  t.submit_and_wait();
-  t.ctx().download(q_, 0, q.data(), static_cast<size_t>(V) * 4);
-  b.add_children(0, q.data(), V);
-  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier()) {
-    record_level(b, f, c, *drafter_batch_, false);
-    t.submit_and_wait();
-    t.ctx().download(q_, 0, q.data(), f.size() * static_cast<size_t>(V) * 4);
-    for (size_t i = 0; i < f.size(); ++i) b.add_children(f[i], q.data() + i * static_cast<size_t>(V), V);
+  CommandStream& s = t.stream();
+  const int64_t k = opt_.tree.topk, rows = t.rows(), E = expanded_nodes(opt_.tree);
+  const int64_t scratch0 = eagle_.config().seq_len(), g_parents = level == 1 ? 0 : 1 + (level - 2) * k;
+  const int64_t g_rows = 1 + (level - 1) * k;  // this level's rows of g_ (and of the top tokens)
+  // The level's queries with every node's ancestors at row 0 of their depths: the shape of the
+  // rows (positions, slots, ranges' ends) is the host's; ops::draft_tree_level writes the tokens
+  // and the mask rows of the frontier it picks.
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(k, drafter_cache_.slots());
+  for (int64_t j = 0; j < k; ++j) {
+    q.positions.push_back(eagle_.element_position(c + level - 1));
+    q.slots.push_back(static_cast<uint32_t>(scratch0 + (level - 1) * k + j));
+    q.tokens.push_back(0);
+    for (int64_t s2 = cls_; s2 < cls_ + c; ++s2) mb.see(j, s2);
+    for (int64_t d = 1; d < level; ++d) mb.see(j, scratch0 + (d - 1) * k);
+    mb.see(j, scratch0 + (level - 1) * k + j);
   }
+  q.mask = mb.pack();
+  q.conditions = t.conditions();
+  GptBatch& batch = *level_batch(static_cast<size_t>(level - 1));
+  batch.assign(q);
+  ops::DraftTreeLevel a;
+  a.cand_tokens = top_tokens_.view().rows(g_parents, level == 1 ? 1 : k);
+  a.cand_values = top_values_.view().rows(g_parents, level == 1 ? 1 : k);
+  a.state = tree_state_.view();
+  a.level = static_cast<uint32_t>(level - 1);
+  a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
+  a.choice = choices_.view().rows(level - 1, 1).reshape({k});
+  a.tokens = batch.token_ids().rows(0, k);
+  a.gather_ids = gather_ids_.view().rows(0, rows * k);
+  a.mask = batch.mask();
+  a.lo = static_cast<uint32_t>(cls_);
+  a.hi = static_cast<uint32_t>(cls_ + c);
+  a.scratch0 = static_cast<uint32_t>(scratch0);
+  a.rows = static_cast<uint32_t>(rows);
+  a.row_stride = static_cast<uint32_t>(E);
+  a.g_base = static_cast<uint32_t>(g_parents);
+  ops::draft_tree_level(s, a);
+  ops::embedding(s, g_.view(), a.gather_ids, features_.view().rows(0, rows * k));
+  t.set_stage(stage::kDrafter);
+  const GptOutputs out = eagle_.forward(s, batch, features_.view().rows(0, rows * k), drafter_cache_);
+  t.set_stage(stage::kSampling);
+  std::vector<CopyRegion> g;
+  for (int64_t bb = 0; bb < rows; ++bb) g.push_back({out.hidden.rows(bb * k, k), g_.view().rows(bb * E + g_rows, k)});
+  s.copy(g);
+  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  ops::sampler(s, out.logits, {}, none, q_.view().rows(0, k), {});
+  record_candidate_sources(k, g_rows);
+  ++draft_forwards_;
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::grow_dynamic_tree(int64_t c) {
+  TargetSession& t = target();
+  if (c == 0) return {root_node(c)};  // the first token is the target's own sample: nothing to draft from yet
+  const int64_t depth = std::min<int64_t>(opt_.tree.depth, image_tokens() - c);
+  record_catch_up(c);
+  for (int64_t level = 1; level < depth; ++level) record_device_level(level, c);
+  t.submit_and_wait();
+  const DraftTreeBuilder b = cut_dynamic_tree(c, depth);
+  g_row_.assign(b.nodes().size(), -1);
   return verified_tree(b, c, false);
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::record_sampled_tree(int64_t c) {
+DraftTreeBuilder EagleStrategy::cut_dynamic_tree(int64_t c, int64_t depth) {
+  Context& ctx = target().ctx();
+  const int64_t k = opt_.tree.topk, kc = top_width(), rows_used = 1 + (depth - 1) * k;
+  std::vector<uint32_t> tokens(static_cast<size_t>(rows_used * kc)), choices(static_cast<size_t>((depth - 1) * k));
+  std::vector<float> values(tokens.size());
+  ctx.download(top_tokens_, 0, tokens.data(), tokens.size() * 4);
+  ctx.download(top_values_, 0, values.data(), values.size() * 4);
+  if (!choices.empty()) ctx.download(choices_, 0, choices.data(), choices.size() * 4);
+  DraftTreeBuilder b(opt_.tree, image_tokens() - c);
+  b.add_children(0, tokens.data(), values.data(), kc);
+  std::vector<int32_t> row_of(1, 0);  // builder node -> its row in its level's frontier
+  for (int64_t level = 1;; ++level) {
+    const std::vector<int32_t> f = b.frontier();
+    if (f.empty()) break;
+    row_of.resize(b.nodes().size(), -1);
+    for (int64_t j = 0; j < k; ++j) {
+      uint32_t want = ops::kNoToken;
+      if (j < static_cast<int64_t>(f.size())) {
+        const DraftTreeNode& n = b.nodes()[static_cast<size_t>(f[static_cast<size_t>(j)])];
+        want = static_cast<uint32_t>(row_of[static_cast<size_t>(n.parent)] * kc + n.rank);
+        row_of[static_cast<size_t>(f[static_cast<size_t>(j)])] = static_cast<int32_t>(j);
+      }
+      if (choices[static_cast<size_t>((level - 1) * k + j)] != want)
+        throw Error(name() + ": the draft tree grown on the device differs from DraftTreeBuilder's at depth " +
+                    std::to_string(level) + " (frontier row " + std::to_string(j) + ")");
+    }
+    const size_t first = static_cast<size_t>((1 + (level - 1) * k) * kc);
+    for (size_t j = 0; j < f.size(); ++j)
+      b.add_children(f[j], tokens.data() + first + j * kc, values.data() + first + j * kc, kc);
+  }
+  return b;
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::record_static_tree(int64_t c) {
   const int64_t N = image_tokens();
   if (c == 0) return {root_node(c)};  // the first token is the target's own sample
   DraftTreeBuilder b(opt_.tree, N - c);
@@ -296,16 +411,13 @@ std::vector<EagleStrategy::Node> EagleStrategy::record_sampled_tree(int64_t c) {
   next_g_row_ = 1;
   record_catch_up(c);
   b.add_shape_children(0);
-  record_draws(b, 1, c);
+  record_candidates(b, 1, c);
   size_t level = 0;
   for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier(), ++level) {
-    if (level_batches_.size() <= level)
-      level_batches_.push_back(std::make_unique<GptBatch>(target().ctx(), eagle_.config(), target().rows(),
-                                                          drafter_queries_, drafter_cache_.slots()));
-    record_level(b, f, c, *level_batches_[level], true);
+    record_level(b, f, c, *level_batch(level));
     const size_t first = b.nodes().size();
     for (int32_t id : f) b.add_shape_children(id);
-    record_draws(b, first, c);
+    record_candidates(b, first, c);
   }
   return verified_tree(b, c, true);
 }
@@ -396,23 +508,16 @@ std::vector<int32_t> EagleStrategy::walk_and_commit(const std::vector<Node>& tre
   return std::move(walk.path);
 }
 
-void EagleStrategy::decode(StepEvent& e) {
+void EagleStrategy::record_candidate_rows(const std::vector<Node>& tree, const GptBatch& batch) {
   TargetSession& t = target();
-  const int64_t c = committed_, rows = t.rows();
-  const uint32_t round = static_cast<uint32_t>(step_);
-  std::vector<Node> tree = opt_.sampled ? record_sampled_tree(c) : draft_tree(c);
-  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
-  const GptBatch& batch = t.batch(tree_queries(tree, c));
-  std::vector<uint32_t> toks(static_cast<size_t>(M), ops::kNoToken);
-  std::vector<std::pair<int64_t, uint32_t>> masses;
-  for (int64_t i = 1; i < M; ++i) {
-    toks[static_cast<size_t>(i)] = static_cast<uint32_t>(tree[static_cast<size_t>(i)].token);
-    masses.push_back({i, toks[static_cast<size_t>(i)]});
-  }
-  t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
   CommandStream& s = t.stream();
-  // Tokens drawn on the GPU reach the target's batch and the tests in the stream (node i is query i:
-  // the root is fed the last committed token).
+  const int64_t M = static_cast<int64_t>(tree.size());
+  std::vector<uint32_t> toks(static_cast<size_t>(M), ops::kNoToken);
+  for (int64_t i = 1; i < M; ++i)
+    toks[static_cast<size_t>(i)] = static_cast<uint32_t>(tree[static_cast<size_t>(i)].token);
+  t.ctx().upload(tokens_, 0, toks.data(), toks.size() * 4);
+  // Tokens chosen on the GPU reach the target's batch and the tests in the stream (node i is query
+  // i: the root is fed the last committed token).
   std::vector<CopyRegion> drawn;
   for (int64_t i = 1; i < M; ++i) {
     const int32_t id = tree[static_cast<size_t>(i)].draft_id;
@@ -421,14 +526,61 @@ void EagleStrategy::decode(StepEvent& e) {
     drawn.push_back({draft_tokens_.view().rows(id, 1), tokens_.view().rows(i, 1)});
   }
   if (!drawn.empty()) s.copy(drawn);
+  if (M < 2) return;
   if (opt_.sampled) {
     std::vector<CopyRegion> q_rows;
     for (int64_t i = 1; i < M; ++i)
       q_rows.push_back({q_store_.view().rows(tree[static_cast<size_t>(i)].q_row, 1), q_tree_.view().rows(i, 1)});
-    if (!q_rows.empty()) s.copy(q_rows);
-  } else if (M > 1) {
-    record_point_masses(s, q_tree_, masses);
+    s.copy(q_rows);
+  } else {  // one dispatch, where fills from the host's tokens would be two transfers per node
+    ops::point_masses(s, tokens_.view().rows(1, M - 1), q_tree_.view().rows(1, M - 1));
   }
+}
+
+void EagleStrategy::resolve_device_tokens(std::vector<Node>& tree) {
+  if (!shaped_on_device()) return;
+  TargetSession& t = target();
+  drawn_host_.resize(static_cast<size_t>(draft_tokens_.shape()[0]));
+  t.ctx().download(draft_tokens_, 0, drawn_host_.data(), drawn_host_.size() * 4);
+  for (size_t i = 1; i < tree.size(); ++i) {
+    Node& n = tree[i];
+    if (n.draft_id < 0) continue;
+    const uint32_t x = drawn_host_[static_cast<size_t>(n.draft_id)];
+    n.token = x == ops::kNoToken ? -1 : checked_token(x, n.position);
+  }
+}
+
+std::vector<int32_t> EagleStrategy::drop_missing_candidates(std::vector<Node>& tree) {
+  std::vector<int32_t> kept, index(tree.size(), -1);
+  std::vector<Node> out;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    Node n = tree[i];
+    if (i > 0 && (n.token < 0 || index[static_cast<size_t>(n.parent)] < 0)) continue;
+    if (i > 0) n.parent = index[static_cast<size_t>(n.parent)];
+    index[i] = static_cast<int32_t>(out.size());
+    kept.push_back(static_cast<int32_t>(i));
+    out.push_back(n);
+  }
+  if (out.size() == tree.size()) return kept;
+  for (size_t j = 0; j < kept.size(); ++j) {
+    accept_host_[j] = accept_host_[static_cast<size_t>(kept[j])];
+    final_host_[j] = final_host_[static_cast<size_t>(kept[j])];
+  }
+  accept_host_.resize(out.size());
+  final_host_.resize(out.size());
+  tree = std::move(out);
+  return kept;
+}
+
+void EagleStrategy::decode(StepEvent& e) {
+  TargetSession& t = target();
+  const int64_t c = committed_, rows = t.rows();
+  const uint32_t round = static_cast<uint32_t>(step_);
+  std::vector<Node> tree = shaped_on_device() ? record_static_tree(c) : grow_dynamic_tree(c);
+  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
+  const GptBatch& batch = t.batch(tree_queries(tree, c));
+  record_candidate_rows(tree, batch);
+  CommandStream& s = t.stream();
   const GptOutputs out = t.forward(batch);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
@@ -440,19 +592,13 @@ void EagleStrategy::decode(StepEvent& e) {
   final_host_.assign(static_cast<size_t>(M), 0);
   t.ctx().download(accept_, 0, accept_host_.data(), accept_host_.size() * 4);
   t.ctx().download(final_, 0, final_host_.data(), final_host_.size() * 4);
-  if (!drawn.empty()) {
-    drawn_host_.resize(static_cast<size_t>(draft_tokens_.shape()[0]));
-    t.ctx().download(draft_tokens_, 0, drawn_host_.data(), drawn_host_.size() * 4);
-    for (int64_t i = 1; i < M; ++i)
-      if (tree[static_cast<size_t>(i)].draft_id >= 0)
-        tree[static_cast<size_t>(i)].token =
-            checked_token(drawn_host_[static_cast<size_t>(tree[static_cast<size_t>(i)].draft_id)],
-                          tree[static_cast<size_t>(i)].position);
-  }
+  resolve_device_tokens(tree);
+  const std::vector<int32_t> kept = drop_missing_candidates(tree);
   const std::vector<int32_t> path = walk_and_commit(tree, e);
 
   hidden_queries_ = T;
-  feature_rows_.assign(path.begin(), path.end());
+  feature_rows_.clear();  // the path's rows of the forward (its queries, before any drop)
+  for (int32_t i : path) feature_rows_.push_back(kept[static_cast<size_t>(i)]);
   // Elements [drafter_valid_, committed_) are caught up next step: one feature per element.
   feature_rows_.resize(static_cast<size_t>(std::max<int64_t>(0, committed_ - drafter_valid_)));
 }

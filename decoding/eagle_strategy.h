@@ -8,8 +8,9 @@
 // hidden states of the root and the accepted path), which yields its draft distribution for
 // position c. The tree then grows level by level (decoding/eagle_tree.h): the drafter runs on
 // the level's chosen nodes at once (tree attention over its own cache: committed elements, the
-// node's ancestors and itself, in scratch slots), each submit reading back the nodes'
-// distributions so the host can pick the next level. One target forward then verifies the tree
+// node's ancestors and itself, in scratch slots). The levels are chosen on the device (ops in
+// engine/ops/draft_tokens.h) within one submit: a dynamic tree's candidates are read back once
+// and cut by DraftTreeBuilder, a static tree's go straight on. One target forward then verifies the tree
 // (tree attention; the first node of each depth in its position's slot, the others in scratch
 // slots, repaired the next step when accepted, as in Hawk).
 //
@@ -22,6 +23,7 @@
 // tests child i against r_i relaxed around its token (p' moves the mass of x's nearest codebook
 // entries onto x, TV(p', r_i) <= delta) and continues with p' without x; lossy. With --lambda
 // (LANTERN++) the relaxed test is the same and the residual is the rule's (AcceptRule::record_rejection).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -70,27 +72,58 @@ class EagleStrategy : public Strategy {
     int64_t q_row;     // sampled candidates: the row of q_store_ it was drawn from
     int32_t draft_id;  // sampled candidates: its row of draft_tokens_, where the GPU drew its token
   };
-  // Grows the draft tree from committed position c by the drafter's top tokens, a submit per
-  // level (the host picks the children); returns the verified tree.
-  std::vector<Node> draft_tree(int64_t c);
-  // Sampled candidates: records the whole tree, whose shape does not depend on the tokens, with
-  // every token drawn on the GPU (draft_tokens_), for the same submit as the target's forward.
-  std::vector<Node> record_sampled_tree(int64_t c);
+  // EAGLE-2's dynamic tree: grown on the device in one submit (the drafter's catch-up, then per
+  // level its top tokens, ops::draft_tree_level's pick of the next frontier with its tokens, mask
+  // rows and features, and the drafter on it), then cut on the host; returns the verified tree.
+  std::vector<Node> grow_dynamic_tree(int64_t c);
+  // Records drafter level `level` (>= 1) of a dynamic tree: its topk frontier rows picked from
+  // level - 1's candidates, their drafter forward and their top tokens (g_ rows 1 + (level - 1) * topk ..).
+  void record_device_level(int64_t level, int64_t c);
+  // After the submit: the grown candidates read back into DraftTreeBuilder, whose frontiers must be
+  // the device's picks (throws otherwise), and whose select() then cuts the tree.
+  DraftTreeBuilder cut_dynamic_tree(int64_t c, int64_t depth);
+  void allocate_dynamic_tree(Context& ctx);
+  GptBatch* level_batch(size_t level);  // the drafter batch of a level, made on first use
+  // Static and chain trees, and sampled candidates: records the whole tree, whose shape does not
+  // depend on the tokens, with every token chosen on the GPU (draft_tokens_: drawn from its
+  // parent's stored q, or the rank's entry of the parent's top tokens), for the same submit as
+  // the target's forward.
+  std::vector<Node> record_static_tree(int64_t c);
+  // Whether the tree's tokens are chosen on the GPU within the target's submit.
+  bool shaped_on_device() const { return opt_.sampled || opt_.tree.kind != EagleTreeKind::Dynamic; }
+  // Top tokens kept per expanded node (DraftTreeBuilder's: topk, fewer on a smaller vocabulary).
+  int64_t top_width() const { return std::min(opt_.tree.topk, vocab()); }
   Node root_node(int64_t c) const;
   // The verified tree from a grown builder: the first node of each depth in its position's slot,
   // the others in scratch slots; drawn: the tokens are the GPU's, by builder id.
   std::vector<Node> verified_tree(const DraftTreeBuilder& b, int64_t c, bool drawn) const;
-  // Records the GPU's draws of builder nodes [first, end) from their parents' stored q.
-  void record_draws(const DraftTreeBuilder& b, size_t first, int64_t c);
+  // After the sampler wrote q_ rows [0, m) of the nodes with g rows [g0, g0 + m): keeps what
+  // their children are chosen from (sampled: the q rows in q_store_; top: their top tokens).
+  void record_candidate_sources(int64_t m, int64_t g0);
+  // Records the GPU's choice of builder nodes [first, end)'s tokens from their parents' stored
+  // sources into draft_tokens_.
+  void record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c);
   // Records the drafter's catch-up on elements [drafter_valid_, c) and stores g(c - 1) as the
   // feature of tree node 0; q row 0 gets the root's draft distribution.
   void record_catch_up(int64_t c);
-  // Records the drafter on frontier nodes (builder ids) whose features are stored by id, with
-  // `batch`; drawn: their tokens are in draft_tokens_ (GPU draws), not in the builder.
-  void record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c, GptBatch& batch,
-                    bool drawn);
+  // Records a static tree's drafter level on frontier nodes (builder ids) whose features are stored
+  // by id, with `batch`; their tokens are in draft_tokens_ (chosen on the GPU), not in the builder.
+  void record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c, GptBatch& batch);
   GptQueries tree_queries(const std::vector<Node>& tree, int64_t c) const;
   void record_tests(const std::vector<Node>& tree, uint32_t round);
+  // The candidates' tokens (tokens_, the batch's ids) and the q rows the tests read (q_tree_).
+  void record_candidate_rows(const std::vector<Node>& tree, const GptBatch& batch);
+  // After the submit: the tokens the GPU chose, by draft_id (-1: kNoToken, no candidate).
+  void resolve_device_tokens(std::vector<Node>& tree);
+  // A static shape's node whose rank is past its parent's q mass (a top-k or top-p filter left
+  // fewer tokens) gets kNoToken from ops::top_tokens, where the host builder makes no node: it
+  // was tested as rejected without changing its parent's residual (ops::tree_tests; ranks come in
+  // order, so it follows its valid siblings), and here it leaves the tree with its descendants
+  // before the walk, so the walk, the commit and the proposals are those of the builder's tree.
+  // (The relaxed rules' residual after it is renormalised once more: equal in distribution,
+  // possibly not in the last bit.) Compacts accept_host_ and final_host_ alike; returns the kept
+  // nodes' indices in the verified tree (their target query rows).
+  std::vector<int32_t> drop_missing_candidates(std::vector<Node>& tree);
   // Walks the tree with the read-back tests, commits, and returns the accepted path (root first).
   std::vector<int32_t> walk_and_commit(const std::vector<Node>& tree, StepEvent& e);
 
@@ -107,8 +140,8 @@ class EagleStrategy : public Strategy {
   std::vector<int32_t> g_row_;         // per builder node: its row of g_ (-1: not run)
   int64_t next_drafter_slot_ = 0, next_g_row_ = 0;
   int64_t drafter_queries_ = 0;                           // the most queries of a drafter forward
-  std::unique_ptr<GptBatch> drafter_batch_;               // the catch-up, and each level of a top-token tree
-  std::vector<std::unique_ptr<GptBatch>> level_batches_;  // a sampled tree's levels, one submit
+  std::unique_ptr<GptBatch> drafter_batch_;               // the catch-up
+  std::vector<std::unique_ptr<GptBatch>> level_batches_;  // the levels of a tree, all in one submit
   Tensor hidden_;       // f32 [rows * max_q, dim]: the last target forward's final hidden states
   Tensor features_;     // f32 [rows * max_nodes, dim]: the drafter's input features of a forward
   Tensor g_;            // f32 [rows * max_nodes, dim]: g of each builder node, row b * max_nodes + id
@@ -117,8 +150,12 @@ class EagleStrategy : public Strategy {
   Tensor q_store_;      // f32 [expanded, V]: sampled candidates: each expanded node's q, by g_ row
   Tensor probs_, q_tree_, residuals_, relaxed_, rejected_q_, zeros_, positions_;
   Tensor tokens_, accept_, final_;
-  TreeTestRows tree_rows_;  // exact rule: ops::tree_tests' parent and position rows
-  Tensor draft_tokens_;     // u32 [1 + nodes]: sampled candidates' tokens by builder id (read back)
+  TreeTestRows tree_rows_;          // exact rule: ops::tree_tests' parent and position rows
+  Tensor draft_tokens_;             // u32 [1 + nodes]: the GPU's candidates' tokens by builder id (read back)
+  Tensor top_tokens_, top_values_;  // u32 / f32 [expanded, topk]: each expanded node's top tokens, by g_ row
+  // Dynamic trees: the frontiers' state per level (ops::draft_tree_level), each level's picks (read
+  // back), and the gather ids of the frontier's drafter input features.
+  Tensor tree_state_, choices_, gather_ids_;
   std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;
 };

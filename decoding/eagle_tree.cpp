@@ -1,6 +1,7 @@
 #include "decoding/eagle_tree.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -109,25 +110,31 @@ bool DraftTreeBuilder::in_static_shape(int32_t parent, int32_t rank) const {
 }
 
 void DraftTreeBuilder::add_children(int32_t parent, const float* q, int64_t V) {
-  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size()))
-    throw Error("draft tree: no node " + std::to_string(parent));
-  const DraftTreeNode pn = nodes_[static_cast<size_t>(parent)];
-  if (pn.depth >= depth_) throw Error("draft tree: node " + std::to_string(parent) + " is on the last level");
   std::vector<uint32_t> ids(static_cast<size_t>(V));
   std::iota(ids.begin(), ids.end(), 0u);
   const int64_t k = std::min<int64_t>(o_.topk, V);
   std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
                     [&](uint32_t a, uint32_t b) { return q[a] != q[b] ? q[a] > q[b] : a < b; });
-  for (int64_t r = 0; r < k; ++r) {
-    const uint32_t t = ids[static_cast<size_t>(r)];
-    if (!(q[t] > 0.0f)) break;
+  std::vector<float> top(static_cast<size_t>(k));
+  for (int64_t r = 0; r < k; ++r) top[static_cast<size_t>(r)] = q[ids[static_cast<size_t>(r)]];
+  add_children(parent, ids.data(), top.data(), k);
+}
+
+void DraftTreeBuilder::add_children(int32_t parent, const uint32_t* tokens, const float* q, int64_t k) {
+  if (parent < 0 || parent >= static_cast<int32_t>(nodes_.size()))
+    throw Error("draft tree: no node " + std::to_string(parent));
+  const DraftTreeNode pn = nodes_[static_cast<size_t>(parent)];
+  if (pn.depth >= depth_) throw Error("draft tree: node " + std::to_string(parent) + " is on the last level");
+  for (int64_t r = 0; r < std::min(k, o_.topk); ++r) {
+    if (!(q[r] > 0.0f)) break;
     if (o_.kind != EagleTreeKind::Dynamic && !in_static_shape(parent, static_cast<int32_t>(r))) continue;
     DraftTreeNode n;
     n.parent = parent;
     n.depth = pn.depth + 1;
     n.rank = static_cast<int32_t>(r);
-    n.token = t;
-    n.value = pn.value * static_cast<double>(q[t]);
+    n.token = tokens[r];
+    const float v = pn.value * q[r];
+    n.value = v >= std::numeric_limits<float>::min() ? v : 0.0f;
     nodes_.push_back(n);
   }
   // The next level is the one below the parent's, even when it received no children.

@@ -40,7 +40,9 @@ struct DraftTreeNode {
   int32_t depth = 0;    // 0 for the root
   int32_t rank = -1;    // its token's rank among the parent's proposals (0: the most likely)
   uint32_t token = 0;
-  double value = 1.0;  // product of the draft probabilities along the path
+  // Product of the draft probabilities along the path, in f32 with products below FLT_MIN taken as
+  // 0, so the device growing a dynamic tree (ops::draft_tree_level) computes the same bits.
+  float value = 1.0f;
 };
 
 // The `cost` shape's rank paths, parents before children.
@@ -63,6 +65,9 @@ class DraftTreeBuilder {
   // Adds `parent`'s children from its draft distribution q[0 .. V): its most likely tokens with
   // q > 0 (ties to the smaller id), at most topk, those the tree kind keeps.
   void add_children(int32_t parent, const float* q, int64_t V);
+  // The same from the parent's top tokens in rank order and their q (ops::top_tokens' row:
+  // kNoToken and 0 past the mass), at least min(topk, V) of them.
+  void add_children(int32_t parent, const uint32_t* tokens, const float* q, int64_t k);
   // Sampled candidates (static and chain shapes): the children the shape gives `parent`, ranks 0,
   // 1, ... in the order they are verified, with token 0 in place of the tokens the GPU draws
   // independently from the parent's q (they may repeat). The shape alone fixes which nodes exist

@@ -63,6 +63,10 @@ void main() {
   uint sibling = 0u;
   for (uint c = node + 1u; c < p.nodes; ++c) {  // uniform: every invocation reads the same parent
     if (parent[c] != int(node)) continue;
+    if (draft[c] >= p.vocab) {  // uniform: a child without a candidate (kNoToken) is rejected, r unchanged
+      if (tid == 0u) accept[c] = 0u;
+      continue;
+    }
     if (tid == 0u) {
       const uint x = draft[c];
       uint ok = 0u;

@@ -75,6 +75,8 @@ step() {
 
 step devices "$vkspec" devices
 step selftest "$vkspec" selftest --json "$out/selftest.json"  # for docs/devices/
+# eagle's tree grows on the device (issue 34 item 6): its row of "per target forward: transfers,
+# submits" in methods.txt should read 2 submits (was 2 + levels, 6.9 on the H200 of 2026-11-27).
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
 # Issue 32's methods: SJD-PAC, PJD, LANTERN++ and GSD's rule on the window methods, against ar.

@@ -403,7 +403,7 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
   for (uint32_t c = 1; c < nodes; ++c) parent[c] = static_cast<int32_t>(rng() % c);
   if (nodes > 2) std::copy(probs.begin(), probs.begin() + vocab, q.begin() + 1 * vocab);  // q == p for node 1
   auto draft = draw_from(q, nodes, vocab, 43);
-  if (nodes > 3) draft[3] = vocab;  // out of the vocabulary: rejected
+  if (nodes > 3) draft[3] = vocab;  // no candidate (>= V): rejected, the residual unchanged
   std::vector<uint32_t> positions(2 * size_t{nodes});
   for (auto& x : positions) x = rng() % 4096;
   const uint64_t seed = 0x1234567890abULL;

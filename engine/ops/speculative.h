@@ -63,7 +63,8 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
 
 // Every test of a candidate tree of M nodes in one dispatch (exact acceptance): for each node p,
 // r = p's row of probs; for each child c of p (parent[c] == p, in index order, sibling s = 0, 1,
-// ...): accept[c] = spec_accept's rule on r and q[c] at token draft[c] with
+// ...) with draft[c] < V (a child whose draft is >= V, kNoToken, has no candidate: accept[c] = 0
+// and r stays as it was): accept[c] = spec_accept's rule on r and q[c] at token draft[c] with
 // philox::uniform(seed, positions[c].x, accept_purpose + (s << 8), 0), then r = norm(max(r - q[c],
 // 0)) as residual_distribution; finally final_token[p] = spec_residual_sample of r against a zero
 // q with philox::uniform(seed, positions[p].y, residual_purpose, 0). Bit-equal to that sequence

@@ -116,6 +116,7 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
     uint32_t sibling = 0;
     for (size_t c = p + 1; c < M; ++c) {
       if (parent[c] != static_cast<int32_t>(p)) continue;
+      if (draft[c] >= vocab) continue;  // no candidate: rejected (accept stays 0), r unchanged
       const std::vector<float> qc(q.begin() + static_cast<std::ptrdiff_t>(c * vocab),
                                   q.begin() + static_cast<std::ptrdiff_t>((c + 1) * vocab));
       out.accept[c] =

@@ -1,0 +1,51 @@
+#pragma once
+// A drafter's candidates chosen on the device, so a draft tree whose shape does not wait on them
+// is recorded in one submit (decoding/eagle_strategy.h): each row's most likely tokens, and the
+// point masses the tree tests then read. Bit-equal with ref::top_tokens / ref::point_masses.
+#include <cstdint>
+
+#include "engine/ops/attention.h"
+#include "engine/vk/command_stream.h"
+
+namespace vkspec::ops {
+
+// The most tokens top_tokens ranks per row (EAGLE's --topk bound).
+constexpr uint32_t kMaxTopTokens = 64;
+
+// For each row j of q (f32 [N, V], probabilities >= 0): its k most likely tokens in rank order, q
+// descending with ties to the smaller id (DraftTreeBuilder's order), tokens[j][r] and
+// values[j][r] = q[j][tokens[j][r]]. From the first rank whose q is not > 0 on (fewer than k
+// tokens have mass, as after a top-k or top-p filter) every entry is tokens = kNoToken (0xFFFFFFFF),
+// values = 0. tokens: u32/i32 [N, k]; values: f32 [N, k]; 1 <= k <= min(V, kMaxTopTokens).
+void top_tokens(CommandStream& s, const TensorView& q, uint32_t k, const TensorView& tokens, const TensorView& values);
+
+// out[j] = the point mass on tokens[j]: 0 everywhere but 1.0 at tokens[j]; all 0 where tokens[j]
+// >= V (kNoToken: no candidate). tokens: u32/i32 [N]; out: f32 [N, V].
+void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& out);
+
+// One level of EAGLE-2's dynamic draft tree grown on the device (decoding/eagle_strategy.h), with
+// k = the tree's topk (the frontier's rows): the m <= k frontier rows of depth `level` (the root
+// alone at level 0) each propose their kc top tokens (cand_*, top_tokens' rows; kc = min(topk, V)),
+// candidate c = i * kc + r. A candidate
+// exists where row i is valid and its token is not kNoToken; its value is the row's value times
+// its q (f32, 0 below FLT_MIN: DraftTreeBuilder's). The next frontier is the k best values, ties
+// to the lower c (the builder's order); new row j (kNoToken where fewer exist) gets:
+//   choice[j] = c, tokens[j] = its token; state row (level + 1, j) = value bits, valid, its
+//   ancestors' rows at depths 1 .. level + 1 (j itself last);
+//   gather_ids[b * k + j] = b * row_stride + g_base + i (its parent's drafter features, batch row b);
+//   mask row j: the slots it sees, as AttentionMaskBuilder::pack writes them: [lo, hi), and the
+//   drafter slot scratch0 + (d - 1) * k + a_d of its ancestor row a_d at each depth d, itself included.
+// state: u32 [levels + 1, k, state_width], state_width >= 2 + levels; the caller writes row (0, 0)
+// (the root: value 1.0, valid). Bit-equal with ref::draft_tree_level.
+struct DraftTreeLevel {
+  TensorView cand_tokens, cand_values;  // u32 / f32 [m, kc]
+  TensorView state;                     // u32, read at `level`, written at level + 1
+  uint32_t level = 0, state_width = 0;
+  TensorView choice, tokens, gather_ids;  // u32 [k], [k], [rows * k]: written
+  AttentionMask mask;                     // ranges u32 [k, 2], bits u32 [k, words]: written
+  uint32_t lo = 0, hi = 0, scratch0 = 0;
+  uint32_t rows = 1, row_stride = 0, g_base = 0;
+};
+void draft_tree_level(CommandStream& s, const DraftTreeLevel& a);
+
+}  // namespace vkspec::ops
