@@ -1,7 +1,8 @@
 #pragma once
 // Draft distributions that are a point mass on the draft (a guess copied from a neighbour, an
 // upsampled token): q row = 0 everywhere but 1 at the token. Shared by the Jacobi windows'
-// left/above initialisation and MuLo-SD's coupled resampling.
+// left/above initialisation and MuLo-SD's coupled resampling. For tokens known only on the device,
+// ops::point_masses (engine/ops/draft_tokens.h) writes the rows in one dispatch.
 #include <cstdint>
 #include <utility>
 #include <vector>
