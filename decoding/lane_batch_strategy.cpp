@@ -61,8 +61,8 @@ std::vector<const Condition*> LaneBatchStrategy::lane_conditions(size_t k) {
   return c;
 }
 
-void LaneBatchStrategy::pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T,
-                                    int64_t last, int64_t first_spare) const {
+void LaneBatchStrategy::pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T, int64_t last,
+                                    int64_t first_spare) const {
   const int64_t seq = models_.target->config().seq_len();
   for (int64_t i = real; i < T; ++i) {
     q.positions.push_back(last);

@@ -32,8 +32,7 @@ SjdPacBatchStrategy::~SjdPacBatchStrategy() = default;
 int64_t SjdPacBatchStrategy::plan() {
   for (size_t k : admit()) {
     const int64_t at = static_cast<int64_t>(k);
-    const SjdPacImage::Store store{&q_base_, at * image_tokens(), &multihot_, &q_extra_,
-                                   at * sjd_pac_extra_rows(opt_)};
+    const SjdPacImage::Store store{&q_base_, at * image_tokens(), &multihot_, &q_extra_, at * sjd_pac_extra_rows(opt_)};
     const uint64_t seed = images_[static_cast<size_t>(lane_image(k))].in.seed;
     lanes_[k] = Lane{std::make_unique<SjdPacImage>(opt_, models_.target->config(), seed, store)};
   }
@@ -60,9 +59,8 @@ GptQueries SjdPacBatchStrategy::lane_queries(size_t k, int64_t T) {
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
   add_candidate_tree_queries(t, l.nodes, l.c, l.state->repairs(), im.grid, q, mb);
   const int64_t last = *std::max_element(q.positions.begin(), q.positions.end());
-  const int64_t scratch = std::count_if(l.nodes.begin(), l.nodes.end(), [](const SjdPacImage::Node& n) {
-    return !n.canonical;
-  });
+  const int64_t scratch =
+      std::count_if(l.nodes.begin(), l.nodes.end(), [](const SjdPacImage::Node& n) { return !n.canonical; });
   pad_queries(q, mb, l.queries, T, std::max(last, t.config().cls_token_num), scratch);
   q.mask = mb.pack();
   q.conditions = lane_conditions(k);
@@ -74,8 +72,8 @@ void SjdPacBatchStrategy::commit_lane(size_t k, int64_t T, StepEvent& e) {
   const size_t image = static_cast<size_t>(lane_image(k));
   Image& im = images_[image];
   const int64_t first = static_cast<int64_t>(k) * T;
-  l.state->commit(l.nodes, step_rows_.image(first, static_cast<int64_t>(l.nodes.size())), first, im.grid,
-                  im.committed, e, [&](uint32_t token, int64_t n) { return checked_token(token, image, n); });
+  l.state->commit(l.nodes, step_rows_.image(first, static_cast<int64_t>(l.nodes.size())), first, im.grid, im.committed,
+                  e, [&](uint32_t token, int64_t n) { return checked_token(token, image, n); });
   ++im.nfe;
   ++l.steps;
 }

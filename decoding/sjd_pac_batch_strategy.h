@@ -25,7 +25,7 @@ class SjdPacBatchStrategy : public LaneBatchStrategy {
 
  private:
   struct Lane {
-    std::unique_ptr<SjdPacImage> state;  // of lane_image(k)
+    std::unique_ptr<SjdPacImage> state;    // of lane_image(k)
     std::vector<SjdPacImage::Node> nodes;  // this step's tree
     int64_t c = 0, queries = 0, steps = 0;
     bool active = false;  // decoded this step
@@ -39,9 +39,9 @@ class SjdPacBatchStrategy : public LaneBatchStrategy {
 
   SjdPacOptions opt_;
   std::vector<Lane> lanes_;
-  Tensor q_base_;             // f32 [lanes * N, V]: each lane's q' rows
+  Tensor q_base_;              // f32 [lanes * N, V]: each lane's q' rows
   Tensor multihot_, q_extra_;  // f32 [lanes * (K - 1)(D - 1), V]
-  SjdPacStep step_rows_;      // lanes * (L + D - 1) rows
+  SjdPacStep step_rows_;       // lanes * (L + D - 1) rows
 };
 
 }  // namespace vkspec

@@ -26,8 +26,8 @@ std::vector<uint32_t> SjdPacImage::distinct_uniform(int64_t n, int64_t count) co
   // uniform-with-the-earlier-removed, the q^(k) the tree tests it with.
   std::vector<uint32_t> taken;
   for (int64_t k = 0; k < count; ++k) {
-    const uint32_t bits = philox::bits(seed_, static_cast<uint32_t>(n), philox::purpose_word(philox::Purpose::DraftInit),
-                                       static_cast<uint32_t>(k));
+    const uint32_t bits = philox::bits(seed_, static_cast<uint32_t>(n),
+                                       philox::purpose_word(philox::Purpose::DraftInit), static_cast<uint32_t>(k));
     uint64_t pick = (static_cast<uint64_t>(bits) * static_cast<uint64_t>(V_ - k)) >> 32;
     uint32_t tok = 0;
     for (;; ++tok) {

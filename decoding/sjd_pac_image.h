@@ -16,7 +16,6 @@
 
 namespace vkspec {
 
-
 class SjdPacImage {
  public:
   struct Node {
@@ -57,8 +56,7 @@ class SjdPacImage {
 
  private:
   // Positions [ready_, end) get their first drafts (--init; K distinct uniform ones below tree_end).
-  void initialise(CommandStream& s, const std::vector<int32_t>& grid, int64_t committed, int64_t end,
-                  int64_t tree_end);
+  void initialise(CommandStream& s, const std::vector<int32_t>& grid, int64_t committed, int64_t end, int64_t tree_end);
   std::vector<uint32_t> distinct_uniform(int64_t n, int64_t count) const;
   // q rows of every node: q' for candidate 0, q' without the earlier candidates for the others.
   void record_candidate_rows(CommandStream& s, const std::vector<Node>& nodes, int64_t c, const TensorView& q_tree);

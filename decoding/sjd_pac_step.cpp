@@ -58,7 +58,8 @@ void SjdPacStep::upload(Context& ctx) {
     seeds[j] = r.seed;
     rounds[2 * j] = r.round * kSiblingRounds;
     rounds[2 * j + 1] = r.round;
-    for (size_t d = 0; d < D; ++d) draw_rounds[d * stride + j] = r.round * static_cast<uint32_t>(D) + static_cast<uint32_t>(d);
+    for (size_t d = 0; d < D; ++d)
+      draw_rounds[d * stride + j] = r.round * static_cast<uint32_t>(D) + static_cast<uint32_t>(d);
   }
   ctx.upload(tokens_, 0, tokens.data(), R * 4);
   ctx.upload(parents_, 0, parents.data(), R * 4);

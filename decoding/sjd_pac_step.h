@@ -48,13 +48,13 @@ class SjdPacStep {
   void begin(int64_t R);
   // Host rows the images write in SjdPacImage::record_rows.
   struct Row {
-    int32_t parent = -1;        // global row of the node's parent
-    uint32_t token = 0;         // the node's candidate
-    uint32_t accept_pos = 0;    // Philox position of its test
-    uint32_t final_pos = 0;     // and of its next token's draw (the position it predicts)
-    uint64_t seed = 0;          // the image's
-    uint32_t round = 0;         // the image's step
-    int64_t first_child = -1;   // row of its branch-0 child (--path longest draws from its residual)
+    int32_t parent = -1;       // global row of the node's parent
+    uint32_t token = 0;        // the node's candidate
+    uint32_t accept_pos = 0;   // Philox position of its test
+    uint32_t final_pos = 0;    // and of its next token's draw (the position it predicts)
+    uint64_t seed = 0;         // the image's
+    uint32_t round = 0;        // the image's step
+    int64_t first_child = -1;  // row of its branch-0 child (--path longest draws from its residual)
   };
   Row& row(int64_t r) { return rows_[static_cast<size_t>(r)]; }
   const Tensor& probs() const { return probs_; }
@@ -74,9 +74,9 @@ class SjdPacStep {
   std::vector<Row> rows_;
   std::vector<uint32_t> accept_host_, final_host_, draws_host_;
   Tensor probs_, q_tree_, residuals_, first_child_q_;  // f32 [rows, V]
-  Tensor tokens_, parents_, test_pos_, draw_pos_;      // host-written: u32 [rows], i32 [rows], u32 [rows, 2], u32 [rows]
-  Tensor seeds_, rounds_, draw_rounds_;                // host-written keys: u32 [rows, 2] x2, u32 [draws, rows]
-  Tensor accept_, final_, draws_;                      // read back: u32 [rows], [rows], [draws, rows]
+  Tensor tokens_, parents_, test_pos_, draw_pos_;  // host-written: u32 [rows], i32 [rows], u32 [rows, 2], u32 [rows]
+  Tensor seeds_, rounds_, draw_rounds_;            // host-written keys: u32 [rows, 2] x2, u32 [draws, rows]
+  Tensor accept_, final_, draws_;                  // read back: u32 [rows], [rows], [draws, rows]
 };
 
 }  // namespace vkspec

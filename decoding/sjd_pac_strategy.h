@@ -78,7 +78,7 @@ class SjdPacStrategy : public Strategy {
 
  private:
   SjdPacOptions opt_;
-  Tensor q_base_;             // f32 [N, V]: each position's q' (candidate 0's q row)
+  Tensor q_base_;              // f32 [N, V]: each position's q' (candidate 0's q row)
   Tensor multihot_, q_extra_;  // f32 [(K - 1)(D - 1), V]: removed candidates, q^(k) rows
   SjdPacImage image_;
   SjdPacStep step_rows_;

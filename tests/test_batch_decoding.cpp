@@ -195,6 +195,20 @@ TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");
 }
 
+// sjd-pac: every image's candidate tree (tree attention over scratch slots, repairs of accepted
+// alternates) verified in one ragged forward beside the others', all trees' multi-draft tests in one
+// dispatch under per-row keys, with and without CFG, under both --path rules and with continuous
+// batching: the tokens and forwards each image gets alone. Small trees: the model runs 8 queries.
+TEST_F(BatchDecoding, SjdPacTreesTogetherEqualImagesAlone) {
+  const MethodOptions small = {{"width", "2"}, {"depth", "2"}, {"window", "7"}};
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "sjd-pac");
+  MethodOptions longest = small;
+  longest["path"] = "longest";
+  longest["init"] = "above";
+  expect_alone_equals_batched(inputs(2, 1.0f, longest), "sjd-pac");
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "sjd-pac", 2);
+}
+
 // Continuous batching: five images in two lanes, each finished image's lane taken by the next
 // input (whose condition query shares the forward with the other lane's window), still the
 // tokens each image gets alone; no step advances more images than there are lanes.

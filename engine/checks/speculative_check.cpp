@@ -416,8 +416,8 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool 
     seeds.push_back(j % 4 == 0 ? (uint64_t{rng()} << 32) | rng() : seeds.back());  // rows share an image's seed
     rounds.insert(rounds.end(), {static_cast<uint32_t>(rng() % 200 * 8), static_cast<uint32_t>(rng() % 200)});
   }
-  const ref::TreeTestResult want = ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose,
-                                                   residual_purpose, seeds, rounds);
+  const ref::TreeTestResult want =
+      ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose, seeds, rounds);
 
   Tensor tp = upload_floats(ctx, probs, DType::F32, {nodes, vocab}, "probs");
   Tensor tq = upload_floats(ctx, q, DType::F32, {nodes, vocab}, "q");
@@ -449,7 +449,8 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool 
 VKSPEC_OP_CHECK("tree_tests", "9 nodes V=1000", [](Context& c) { return check_tree_tests(c, 9, 1000); });
 VKSPEC_OP_CHECK("tree_tests", "30 nodes V=16384", [](Context& c) { return check_tree_tests(c, 30, 16384); });
 VKSPEC_OP_CHECK("tree_tests", "5 nodes V=7", [](Context& c) { return check_tree_tests(c, 5, 7); });
-VKSPEC_OP_CHECK("tree_tests", "row keys 40 nodes V=1000", [](Context& c) { return check_tree_tests(c, 40, 1000, true); });
+VKSPEC_OP_CHECK("tree_tests", "row keys 40 nodes V=1000",
+                [](Context& c) { return check_tree_tests(c, 40, 1000, true); });
 
 }  // namespace
 }  // namespace vkspec

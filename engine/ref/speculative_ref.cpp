@@ -122,9 +122,8 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
       if (parent[c] != static_cast<int32_t>(p)) continue;
       const std::vector<float> qc(q.begin() + static_cast<std::ptrdiff_t>(c * vocab),
                                   q.begin() + static_cast<std::ptrdiff_t>((c + 1) * vocab));
-      out.accept[c] =
-          spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed_of(c),
-                      accept_purpose + ((round_of(c, 0) + sibling) << 8))[0];
+      out.accept[c] = spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed_of(c),
+                                  accept_purpose + ((round_of(c, 0) + sibling) << 8))[0];
       r = residual_distribution(r, qc, vocab);
       ++sibling;
     }
