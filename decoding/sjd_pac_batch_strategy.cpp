@@ -5,36 +5,23 @@
 #include "decoding/sjd_pac_strategy.h"
 
 namespace vkspec {
-namespace {
-
-const SjdPacOptions& checked(const SjdPacOptions& o, const ModelSet& models) {
-  check_sjd_pac_options(o, models.target->config().vocab_size);
-  return o;
-}
-
-}  // namespace
-
 SjdPacBatchStrategy::SjdPacBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in,
                                          const SjdPacOptions& opt, int64_t lanes)
-    : LaneBatchStrategy("sjd-pac", models, in, sjd_pac_max_queries(checked(opt, models)), sjd_pac_max_queries(opt),
-                        lanes),
+    : LaneBatchStrategy("sjd-pac", models, in,
+                        sjd_pac_max_queries(check_sjd_pac_options(opt, models.target->config().vocab_size)),
+                        sjd_pac_max_queries(opt), lanes),
       opt_(opt),
       lanes_(static_cast<size_t>(lanes)),
-      q_base_(models.ctx->tensor(DType::F32, {lanes * image_tokens(), vocab()}, "sjd-pac draft distributions")),
-      multihot_(models.ctx->tensor(DType::F32, {lanes * sjd_pac_extra_rows(opt), vocab()},
-                                   "sjd-pac removed candidates")),
-      q_extra_(models.ctx->tensor(DType::F32, {lanes * sjd_pac_extra_rows(opt), vocab()},
-                                  "sjd-pac extra candidates' distributions")),
+      rows_(*models.ctx, opt, models.target->config(), lanes),
       step_rows_(*models.ctx, opt, lanes * sjd_pac_max_queries(opt), vocab(), "sjd-pac") {}
 
 SjdPacBatchStrategy::~SjdPacBatchStrategy() = default;
 
 int64_t SjdPacBatchStrategy::plan() {
   for (size_t k : admit()) {
-    const int64_t at = static_cast<int64_t>(k);
-    const SjdPacImage::Store store{&q_base_, at * image_tokens(), &multihot_, &q_extra_, at * sjd_pac_extra_rows(opt_)};
     const uint64_t seed = images_[static_cast<size_t>(lane_image(k))].in.seed;
-    lanes_[k] = Lane{std::make_unique<SjdPacImage>(opt_, models_.target->config(), seed, store)};
+    lanes_[k] =
+        Lane{std::make_unique<SjdPacImage>(opt_, models_.target->config(), seed, rows_.store(static_cast<int64_t>(k)))};
   }
   int64_t T = 1;
   for (size_t k = 0; k < lanes_.size(); ++k) {

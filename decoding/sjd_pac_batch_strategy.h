@@ -39,9 +39,8 @@ class SjdPacBatchStrategy : public LaneBatchStrategy {
 
   SjdPacOptions opt_;
   std::vector<Lane> lanes_;
-  Tensor q_base_;              // f32 [lanes * N, V]: each lane's q' rows
-  Tensor multihot_, q_extra_;  // f32 [lanes * (K - 1)(D - 1), V]
-  SjdPacStep step_rows_;       // lanes * (L + D - 1) rows
+  SjdPacTensors rows_;    // lane k's image's rows: store(k)
+  SjdPacStep step_rows_;  // lanes * (L + D - 1) rows
 };
 
 }  // namespace vkspec

@@ -21,6 +21,17 @@ SjdPacImage::SjdPacImage(const SjdPacOptions& opt, const GptConfig& cfg, uint64_
       store_(store),
       cand_(static_cast<size_t>(cfg.image_tokens())) {}
 
+SjdPacTensors::SjdPacTensors(Context& ctx, const SjdPacOptions& opt, const GptConfig& cfg, int64_t images)
+    : N_(cfg.image_tokens()),
+      extra_(sjd_pac_extra_rows(opt)),
+      q_base_(ctx.tensor(DType::F32, {images * N_, cfg.vocab_size}, "sjd-pac draft distributions")),
+      multihot_(ctx.tensor(DType::F32, {images * extra_, cfg.vocab_size}, "sjd-pac removed candidates")),
+      q_extra_(ctx.tensor(DType::F32, {images * extra_, cfg.vocab_size}, "sjd-pac extra candidates' distributions")) {}
+
+SjdPacImage::Store SjdPacTensors::store(int64_t image) const {
+  return {&q_base_, image * N_, &multihot_, &q_extra_, image * extra_};
+}
+
 std::vector<uint32_t> SjdPacImage::distinct_uniform(int64_t n, int64_t count) const {
   // Draw k picks uniformly among the V - k tokens not yet taken, so the k-th is a sample of
   // uniform-with-the-earlier-removed, the q^(k) the tree tests it with.

@@ -85,4 +85,16 @@ class SjdPacImage {
   std::vector<int64_t> repairs_;
 };
 
+// The rows SjdPacImage keeps on the device, for `images` images: each one's q' rows ([N, V]) and
+// removed candidates with their q^(k) rows ([(K - 1)(D - 1), V] each).
+class SjdPacTensors {
+ public:
+  SjdPacTensors(Context& ctx, const SjdPacOptions& opt, const GptConfig& cfg, int64_t images);
+  SjdPacImage::Store store(int64_t image) const;
+
+ private:
+  int64_t N_, extra_;
+  Tensor q_base_, multihot_, q_extra_;
+};
+
 }  // namespace vkspec

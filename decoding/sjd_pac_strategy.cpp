@@ -38,7 +38,7 @@ std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t cha
   return nodes;
 }
 
-void check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab) {
+const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab) {
   if (o.width < 1 || o.width > kMaxWidth || o.depth < 1 || o.depth > kMaxDepth)
     throw Error("sjd-pac: --width " + str(o.width) + " or --depth " + str(o.depth) + " out of range (1.." +
                 str(kMaxWidth) + ", 1.." + str(kMaxDepth) + ")");
@@ -49,25 +49,14 @@ void check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab) {
   if (tree > o.window)
     throw Error("sjd-pac: --width " + str(o.width) + " --depth " + str(o.depth) + " make a tree of " + str(tree) +
                 " nodes with the root, more than --window " + str(o.window) + " (the nodes per forward)");
-}
-
-namespace {
-
-const SjdPacOptions& checked(const SjdPacOptions& o, const ModelSet& models) {
-  check_sjd_pac_options(o, models.target->config().vocab_size);
   return o;
 }
 
-}  // namespace
-
 SjdPacStrategy::SjdPacStrategy(const ModelSet& models, const StrategyInputs& in, const SjdPacOptions& options)
     : Strategy("sjd-pac", models, in, sjd_pac_max_queries(options), options.window),
-      opt_(checked(options, models)),
-      q_base_(models.ctx->tensor(DType::F32, {image_tokens(), vocab()}, "sjd-pac draft distributions")),
-      multihot_(models.ctx->tensor(DType::F32, {sjd_pac_extra_rows(opt_), vocab()}, "sjd-pac removed candidates")),
-      q_extra_(models.ctx->tensor(DType::F32, {sjd_pac_extra_rows(opt_), vocab()},
-                                  "sjd-pac extra candidates' distributions")),
-      image_(opt_, models.target->config(), in.seed, {&q_base_, 0, &multihot_, &q_extra_, 0}),
+      opt_(check_sjd_pac_options(options, vocab())),
+      rows_(*models.ctx, opt_, models.target->config(), 1),
+      image_(opt_, models.target->config(), in.seed, rows_.store(0)),
       step_rows_(*models.ctx, opt_, sjd_pac_max_queries(opt_), vocab(), "sjd-pac") {}
 
 void SjdPacStrategy::decode(StepEvent& e) {

@@ -66,8 +66,8 @@ struct SjdPacNode {
 };
 std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t chain);
 
-// Throws Error naming the option when K, D, L make no tree for a vocabulary of `vocab`.
-void check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab);
+// o, or an Error naming the option when K, D, L make no tree for a vocabulary of `vocab`.
+const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab);
 
 class SjdPacStrategy : public Strategy {
  public:
@@ -78,8 +78,7 @@ class SjdPacStrategy : public Strategy {
 
  private:
   SjdPacOptions opt_;
-  Tensor q_base_;              // f32 [N, V]: each position's q' (candidate 0's q row)
-  Tensor multihot_, q_extra_;  // f32 [(K - 1)(D - 1), V]: removed candidates, q^(k) rows
+  SjdPacTensors rows_;
   SjdPacImage image_;
   SjdPacStep step_rows_;
 };
