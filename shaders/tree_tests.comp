@@ -67,6 +67,7 @@ void main() {
 
   uint sibling = 0u;
   for (uint c = node + 1u; c < p.nodes; ++c) {  // uniform: every invocation reads the same parent
+    if (parent[c] < 0) break;                     // the next tree's root: no more children of node
     if (parent[c] != int(node)) continue;
     if (tid == 0u) {
       const uint x = draft[c];

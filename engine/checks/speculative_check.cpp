@@ -401,7 +401,11 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool 
   const auto probs = random_probs(nodes, vocab, 41);
   auto q = random_probs(nodes, vocab, 42);
   std::vector<int32_t> parent(nodes, -1);
-  for (uint32_t c = 1; c < nodes; ++c) parent[c] = static_cast<int32_t>(rng() % c);
+  uint32_t root = 0;  // keyed: trees of 10 rows one after another, as a batch's images have them
+  for (uint32_t c = 1; c < nodes; ++c) {
+    if (keyed && c % 10 == 0) root = c;
+    parent[c] = c == root ? -1 : static_cast<int32_t>(root + rng() % (c - root));
+  }
   if (nodes > 2) std::copy(probs.begin(), probs.begin() + vocab, q.begin() + 1 * vocab);  // q == p for node 1
   auto draft = draw_from(q, nodes, vocab, 43);
   if (nodes > 3) draft[3] = vocab;  // out of the vocabulary: rejected
