@@ -1,9 +1,9 @@
 // Batched decoding (decoding/batch_strategy.h) on the shipped 8x8 model: images decoded together
 // get the tokens each gets alone, seed for seed, with and without CFG, across the row counts where
 // the matmul kernels change their row blocking (batch 5 with CFG: 10 rows, past the 8-row GEMV), and
-// with several forwards per submit; the window methods and sjd-pac likewise, in lockstep and with continuous
-// batching; a batch of a method without a batch factory, or of images that disagree on their
-// settings, is refused with the reason.
+// with several forwards per submit; the window methods and sjd-pac likewise, in lockstep and with
+// continuous batching; a batch of a method without a batch factory, or of images that disagree on
+// their settings, is refused with the reason.
 #include <gtest/gtest.h>
 
 #include <cstring>
