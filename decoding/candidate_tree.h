@@ -17,14 +17,13 @@
 namespace vkspec {
 
 // Node: any struct with parent (index, -1 for the root), position (image position of its token),
-// token and slot. grid: the committed tokens (repairs re-feed them).
+// token and slot. grid: the committed tokens (repairs re-feed them). Appends the queries to q and
+// their visibility to mb's first rows (a batch's lane pads the rows after them).
 template <typename Node>
-GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node>& nodes, int64_t c,
-                                  const std::vector<int64_t>& repairs, const std::vector<int32_t>& grid) {
+void add_candidate_tree_queries(const TargetSession& t, const std::vector<Node>& nodes, int64_t c,
+                                const std::vector<int64_t>& repairs, const std::vector<int32_t>& grid, GptQueries& q,
+                                ops::AttentionMaskBuilder& mb) {
   const int64_t cls = t.config().cls_token_num, M = static_cast<int64_t>(nodes.size());
-  const int64_t T = M + static_cast<int64_t>(repairs.size());
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(T, t.cache().slots());
   const int64_t root_slot = cls + c - 1;
   for (int64_t i = 0; i < M; ++i) {
     const Node& n = nodes[static_cast<size_t>(i)];
@@ -45,6 +44,14 @@ GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node
     q.tokens.push_back(static_cast<uint32_t>(grid[static_cast<size_t>(p)]));
     mb.see_prefix(M + static_cast<int64_t>(r), cls + p + 1);
   }
+}
+
+template <typename Node>
+GptQueries candidate_tree_queries(const TargetSession& t, const std::vector<Node>& nodes, int64_t c,
+                                  const std::vector<int64_t>& repairs, const std::vector<int32_t>& grid) {
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(static_cast<int64_t>(nodes.size() + repairs.size()), t.cache().slots());
+  add_candidate_tree_queries(t, nodes, c, repairs, grid, q, mb);
   q.mask = mb.pack();
   q.conditions = t.conditions();
   return q;
@@ -64,6 +71,17 @@ struct TreeTestRows {
 // residual, accepted with Philox (seed, child's position, accept_purpose + sibling), p's next
 // token drawn from what remains with (seed, p's position + 1, residual_purpose); positions past
 // the image clamp to N. probs, q, tokens, scratch, accept, final_token: rows 0 .. nodes - 1.
+// A node's Philox positions in ops::tree_tests: its test as a child (0 for the root) and its next
+// token's draw (the position after it), clamped to the image's N tokens.
+struct TreeTestPositions {
+  uint32_t accept = 0, final_draw = 0;
+};
+template <typename Node>
+TreeTestPositions tree_test_positions(const Node& n, bool root, int64_t N) {
+  return {root ? 0u : static_cast<uint32_t>(std::min<int64_t>(n.position, N)),
+          static_cast<uint32_t>(std::min<int64_t>(n.position + 1, N))};
+}
+
 template <typename Node>
 void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& nodes, int64_t N, TreeTestRows& rows,
                        const TensorView& probs, const TensorView& q, const TensorView& tokens, uint64_t seed,
@@ -75,8 +93,9 @@ void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& 
   for (int64_t i = 0; i < M; ++i) {
     const Node& n = nodes[static_cast<size_t>(i)];
     parents[static_cast<size_t>(i)] = static_cast<int32_t>(n.parent);
-    pos[static_cast<size_t>(2 * i)] = i > 0 ? static_cast<uint32_t>(std::min<int64_t>(n.position, N)) : 0u;
-    pos[static_cast<size_t>(2 * i + 1)] = static_cast<uint32_t>(std::min<int64_t>(n.position + 1, N));
+    const TreeTestPositions tp = tree_test_positions(n, i == 0, N);
+    pos[static_cast<size_t>(2 * i)] = tp.accept;
+    pos[static_cast<size_t>(2 * i + 1)] = tp.final_draw;
   }
   ctx.upload(rows.parents, 0, parents.data(), parents.size() * 4);
   ctx.upload(rows.positions, 0, pos.data(), pos.size() * 4);

@@ -41,29 +41,15 @@
 //
 // Everything for the step (the candidates' q rows, forward, sampler, tests, the draws for the next
 // candidates) is recorded into one submit; the host reads back three small integer rows per node.
+// The image's state and the step's device rows are SjdPacImage and SjdPacStep (sjd_pac_image.h),
+// which SjdPacBatchStrategy shares (several images per forward).
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
-#include "decoding/candidate_tree.h"
+#include "decoding/sjd_pac_image.h"
 #include "decoding/strategy.h"
-#include "decoding/window_strategy.h"
 
 namespace vkspec {
-
-enum class SjdPacPath { First, Longest };
-
-struct SjdPacOptions {
-  int64_t width = 3;    // K: candidates per tree depth
-  int64_t depth = 3;    // D: tree levels with the root (the code's tree_depth): D - 1 candidate depths
-  int64_t window = 64;  // L: nodes per forward with the root (the code's max_num_new_tokens)
-  SjdPacPath path = SjdPacPath::First;
-  // How a position entering the window is first drafted: uniform (the code's, K distinct tokens in
-  // the tree), or the token to its left / above it with a point-mass q (one candidate: a point
-  // mass has no second token to draw).
-  DraftInit init = DraftInit::Random;
-};
 
 // (K^D - 1) / (K - 1): the tree's nodes with the root (D for K = 1).
 int64_t sjd_pac_tree_nodes(int64_t width, int64_t depth);
@@ -80,6 +66,9 @@ struct SjdPacNode {
 };
 std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t chain);
 
+// o, or an Error naming the option when K, D, L make no tree for a vocabulary of `vocab`.
+const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab);
+
 class SjdPacStrategy : public Strategy {
  public:
   SjdPacStrategy(const ModelSet& models, const StrategyInputs& in, const SjdPacOptions& options);
@@ -88,57 +77,10 @@ class SjdPacStrategy : public Strategy {
   void decode(StepEvent& e) override;
 
  private:
-  struct Node {
-    int32_t parent;
-    int64_t position;  // image position of the node's token (root: the last committed one)
-    int32_t token;
-    int64_t slot;
-    int32_t pick;
-    bool canonical, shown;
-  };
-  struct Readback {
-    std::vector<uint32_t> accept, final_token;  // per node
-    std::vector<std::vector<uint32_t>> draws;   // [draw][node]: draws for the node's next position
-  };
-  // The step's tree from committed position c (new positions initialised on the way).
-  std::vector<Node> build_tree(int64_t c);
-  // Positions [ready_, end) get their first drafts (--init; K distinct uniform ones below tree_end).
-  void initialise(int64_t end, int64_t tree_end);
-  // Rows of the last forward's probabilities that became stored q' rows (recorded at the start of
-  // the next submit, before anything reads them).
-  void record_pending_rows();
-  // q rows of every node: q' for candidate 0, q' without the earlier candidates for the others.
-  void record_candidate_rows(const std::vector<Node>& nodes, int64_t c, int64_t tree_depths);
-  // The independent draws each node's row gives for the next step's candidates.
-  void record_draws(const std::vector<Node>& nodes, uint32_t round);
-  // What the viewer outlines (StepEvent::groups): the positions that hold several candidates (the
-  // proactive tree), then the main path's chain.
-  static std::vector<std::vector<int32_t>> tree_and_chain(const std::vector<Node>& nodes);
-  // The committed path's nodes (root first) under --path.
-  AcceptedPath choose_path(const std::vector<Node>& nodes, const std::vector<uint32_t>& accept) const;
-  // Commits the path and the token after it; returns that token's position.
-  int64_t commit_path(const std::vector<Node>& nodes, const AcceptedPath& a, const Readback& r, StepEvent& e);
-  // Adaptive continuation: new drafts (and, for the next tree's positions, candidates) for every
-  // position after f that this forward predicted.
-  void continue_window(const std::vector<Node>& nodes, const AcceptedPath& a, const Readback& r, int64_t f);
-  // Candidates of position j from node P's readback (kids: P's children) under --path; extra ones
-  // only for a position of the next step's tree.
-  std::vector<uint32_t> next_candidates(const std::vector<Node>& nodes, const std::vector<int32_t>& kids, int32_t P,
-                                        const Readback& r, int64_t j, bool tree_position) const;
-
   SjdPacOptions opt_;
-  int64_t cls_, draws_per_node_;
-  TreeTestRows tree_rows_;
-  std::vector<std::vector<uint32_t>> cand_;           // per position: candidates, the coupled draft first
-  int64_t ready_ = 0;                                 // positions below have candidates and a q' row
-  std::vector<std::pair<int32_t, int64_t>> pending_;  // (probs row, position): q' rows to store
-  std::vector<int64_t> repairs_;                      // positions whose canonical slot to re-feed (accepted alternates)
-  Tensor q_base_;                                     // f32 [N, V]: each position's q' (candidate 0's q row)
-  Tensor probs_, q_tree_, residuals_, first_child_q_;  // f32 [max_q, V]
-  Tensor multihot_, q_extra_;                          // f32 [(K - 1)(D - 1), V]: removed candidates, q^(k) rows
-  Tensor tokens_;                                      // u32 [max_q], host-written: each node's candidate
-  Tensor draw_pos_;                                    // u32 [max_q], host-written: the position each node predicts
-  Tensor accept_, final_, draws_;                      // u32 [max_q], [max_q], [draws, max_q]: read back
+  SjdPacTensors rows_;
+  SjdPacImage image_;
+  SjdPacStep step_rows_;
 };
 
 }  // namespace vkspec

@@ -16,10 +16,7 @@ namespace {
 // Rows of the step's read-back: acceptance, resolved token, fresh token, independent token.
 constexpr int64_t kOutRows = 4;
 
-int64_t checked_lanes(const std::string& method, const std::vector<StrategyInputs>& in, const WindowOptions& opt,
-                      int64_t lanes) {
-  if (lanes < 1 || lanes > static_cast<int64_t>(in.size()))
-    throw Error(method + ": " + std::to_string(lanes) + " lanes for " + std::to_string(in.size()) + " images");
+int64_t checked_lanes(const std::string& method, const WindowOptions& opt, int64_t lanes) {
   if (opt.init == DraftInit::Heads) throw Error(method + ": --init heads decodes one image per forward");
   return lanes;
 }
@@ -29,7 +26,7 @@ int64_t checked_lanes(const std::string& method, const std::vector<StrategyInput
 WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& models,
                                          const std::vector<StrategyInputs>& in, DraftRule rule,
                                          const WindowOptions& opt, int64_t lanes)
-    : BatchStrategy(method, models, in, opt.window + 1, opt.window + 1, checked_lanes(method, in, opt, lanes)),
+    : LaneBatchStrategy(method, models, in, opt.window + 1, opt.window + 1, checked_lanes(method, opt, lanes)),
       rule_(rule),
       opt_(opt),
       lanes_(static_cast<size_t>(lanes)) {
@@ -51,46 +48,12 @@ WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& mod
 
 WindowBatchStrategy::~WindowBatchStrategy() = default;
 
-void WindowBatchStrategy::admit() {
-  for (size_t k = 0; k < lanes_.size(); ++k) {
-    Lane& l = lanes_[k];
-    if (l.image >= 0 && !done(static_cast<size_t>(l.image))) continue;
-    if (next_input_ == images_.size()) continue;
-    const bool refill = l.image >= 0;  // the first images' captions came with the session
-    l = Lane{};
-    l.image = static_cast<int64_t>(next_input_++);
-    l.drafts.assign(static_cast<size_t>(image_tokens()), 0);
-    if (refill) record_caption_prefill(k);
+void WindowBatchStrategy::start_lanes() {
+  for (size_t k : admit()) {
+    lanes_[k] = Lane{};
+    lanes_[k].image = lane_image(k);
+    lanes_[k].drafts.assign(static_cast<size_t>(image_tokens()), 0);
   }
-}
-
-void WindowBatchStrategy::record_caption_prefill(size_t lane) {
-  TargetSession& t = target();
-  const GptConfig& cfg = t.config();
-  // In the chunks TargetSession's own prefill runs, so the lane's keys and values are the ones
-  // its image gets alone; the other lanes pad.
-  const int64_t chunk = t.model().options().max_queries;
-  for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
-    const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
-    std::vector<GptQueries> queries;
-    for (size_t k = 0; k < lanes_.size(); ++k) {
-      if (k != lane) {
-        queries.push_back(lane_queries(lanes_[k], 0, n));
-        continue;
-      }
-      GptQueries q = GptQueries::causal(cfg, first, n, {}, {}, t.cache().slots());
-      q.conditions = lane_conditions(lanes_[k]);
-      queries.push_back(std::move(q));
-    }
-    t.forward(t.batch(GptQueries::ragged(queries)));
-  }
-}
-
-std::vector<const Condition*> WindowBatchStrategy::lane_conditions(const Lane& l) {
-  const Image& im = images_[static_cast<size_t>(std::max<int64_t>(l.image, 0))];
-  std::vector<const Condition*> c = {im.in.condition.get()};
-  if (target().rows() == 2 * target().images()) c.push_back(nullptr);  // the null row, with CFG
-  return c;
 }
 
 int64_t WindowBatchStrategy::plan() {
@@ -143,13 +106,13 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   }
 }
 
-GptQueries WindowBatchStrategy::lane_queries(const Lane& l, int64_t real, int64_t T) {
+GptQueries WindowBatchStrategy::lane_queries(size_t lane, int64_t real, int64_t T) {
+  const Lane& l = lanes_[lane];
   const TargetSession& t = target();
-  const GptConfig& cfg = t.config();
   GptQueries q;
-  q.conditions = lane_conditions(l);
+  q.conditions = lane_conditions(lane);
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
-  int64_t last = cfg.cls_token_num;  // padding queries: any image position will do
+  int64_t last = t.config().cls_token_num;  // padding queries: any image position will do
   for (int64_t i = 0; i < real; ++i) {
     const int64_t n = l.c + i, p = t.query_position(n);
     q.positions.push_back(p);
@@ -159,13 +122,7 @@ GptQueries WindowBatchStrategy::lane_queries(const Lane& l, int64_t real, int64_
     if (n > 0) q.tokens.push_back(token_at(l, n - 1));
     last = std::max(p, last);
   }
-  // Padding: spare slots after the sequence (one per padding query), results never read.
-  for (int64_t i = real; i < T; ++i) {
-    q.positions.push_back(last);
-    q.slots.push_back(static_cast<uint32_t>(cfg.seq_len() + (i - real)));
-    mb.see_prefix(i, last + 1);
-    q.tokens.push_back(0);
-  }
+  pad_queries(q, mb, real, T, last, 0);
   q.mask = mb.pack();
   return q;
 }
@@ -225,7 +182,7 @@ void WindowBatchStrategy::commit_lane(size_t lane, int64_t T, const std::vector<
 }
 
 void WindowBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) {
-  admit();
+  start_lanes();
   const int64_t T = plan(), L = static_cast<int64_t>(lanes_.size()), R = L * T;
   TargetSession& t = target();
   StepRows rows{std::vector<uint32_t>(static_cast<size_t>(R)), std::vector<uint32_t>(static_cast<size_t>(R)),
@@ -234,7 +191,7 @@ void WindowBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<boo
   std::vector<GptQueries> queries;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     record_q_rows(k, T, rows);
-    queries.push_back(lane_queries(lanes_[k], lanes_[k].queries, T));
+    queries.push_back(lane_queries(k, lanes_[k].queries, T));
   }
   record_point_masses(t.stream(), q_, rows.point_masses);  // every lane's in one zeroing pass
   upload_rows(rows);

@@ -5,11 +5,7 @@
 // positions. Random numbers are keyed per row by the image's seed and its own step count
 // (ops::RowKeys), so an image's tokens are those it gets decoded alone, seed for seed.
 //
-// Continuous batching: the strategy has `lanes` lanes, each decoding one image at a time; when an
-// image completes, the next input not yet started takes its lane at the next step (its first
-// query is its condition's, beside lanes further on: GptBatch's per-image condition queries), so no
-// image waits for the slowest of a group. Lanes without an image, and the rows an image near its
-// end leaves empty, run padding queries that write spare KV slots and whose results are ignored.
+// Continuous batching and padding: LaneBatchStrategy.
 //
 // What a lane's draft distributions live in: the previous step's target probabilities (a row of
 // position n's p is its next q, as in WindowStrategy), so each step copies every lane's carried
@@ -19,14 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include "decoding/batch_strategy.h"
+#include "decoding/lane_batch_strategy.h"
 #include "decoding/window_strategy.h"
 
 namespace vkspec {
 
 class AcceptRule;
 
-class WindowBatchStrategy : public BatchStrategy {
+class WindowBatchStrategy : public LaneBatchStrategy {
  public:
   // lanes: images decoded at once (<= in.size()).
   WindowBatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in, DraftRule rule,
@@ -38,7 +34,7 @@ class WindowBatchStrategy : public BatchStrategy {
 
  private:
   struct Lane {
-    int64_t image = -1;                          // index into images_; -1: idle
+    int64_t image = -1;                          // LaneBatchStrategy::lane_image
     std::vector<uint32_t> drafts;                // current draft per position (valid in [committed, ready))
     int64_t ready = 0;                           // positions below have a draft and a q row
     int64_t steps = 0;                           // the image's own steps so far: its Philox round
@@ -52,18 +48,14 @@ class WindowBatchStrategy : public BatchStrategy {
     std::vector<std::pair<int64_t, uint32_t>> point_masses;  // q rows of copied initial drafts
   };
 
-  // Idle lanes and lanes whose image is done take the next inputs (a caption's condition
-  // positions prefilled into the lane's cache rows).
-  void admit();
-  void record_caption_prefill(size_t lane);
-  // The lane's batch rows' conditions: its image's, and the null form with CFG.
-  std::vector<const Condition*> lane_conditions(const Lane& l);
+  // Lanes that took a new image start afresh.
+  void start_lanes();
   int64_t plan();  // each lane's window this step; returns the rows per lane (T)
   uint32_t token_at(const Lane& l, int64_t n) const;
   // This step's q rows (carried from the previous p, initialised, or zero) and the lane's host rows.
   void record_q_rows(size_t lane, int64_t T, StepRows& rows);
-  // The lane's first `real` window queries, padded to T (0: padding only).
-  GptQueries lane_queries(const Lane& l, int64_t real, int64_t T);
+  // The lane's first `real` window queries, padded to T.
+  GptQueries lane_queries(size_t lane, int64_t real, int64_t T);
   void upload_rows(const StepRows& rows);
   // Acceptance and resolution of rows [0, R) under the rule, with the successor and independent
   // drafts the rule and alpha need, into out_.
@@ -75,7 +67,6 @@ class WindowBatchStrategy : public BatchStrategy {
   WindowOptions opt_;
   bool exact_successor_ = false, partial_ = false;
   std::vector<Lane> lanes_;
-  size_t next_input_ = 0;
   std::unique_ptr<AcceptRule> accept_;
   Tensor p_[2];  // f32 [lanes * (window + 1), V]: this step's and the previous step's target
   int cur_ = 0;  // which p_ this step writes

@@ -18,7 +18,12 @@ layout(binding = 4) readonly buffer Pos { uvec2 pos[]; };    // [M] (accept posi
 layout(binding = 5) buffer Scratch { float rv[]; };          // [M, V] running residuals
 layout(binding = 6) writeonly buffer Acc { uint accept[]; }; // [M]
 layout(binding = 7) writeonly buffer Fin { uint final_token[]; };  // [M]
-layout(push_constant) uniform P { uint nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose; } p;
+layout(binding = 8) readonly buffer Seeds { uvec2 seeds[]; };      // [M] (lo, hi), with per_row_key
+layout(binding = 9) readonly buffer Rounds { uvec2 rounds[]; };    // [M] (accept round, residual round)
+layout(push_constant) uniform P {
+  uint nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose;
+  uint per_row_key;  // 1: each row draws with its own seed and rounds (the trees of a batch's images)
+} p;
 
 uint tid, wg, csize, nch, leaves;
 #include "chunk_tree.glsl"
@@ -62,6 +67,7 @@ void main() {
 
   uint sibling = 0u;
   for (uint c = node + 1u; c < p.nodes; ++c) {  // uniform: every invocation reads the same parent
+    if (parent[c] < 0) break;                     // the next tree's root: no more children of node
     if (parent[c] != int(node)) continue;
     if (draft[c] >= p.vocab) {  // uniform: a child without a candidate (kNoToken) is rejected, r unchanged
       if (tid == 0u) accept[c] = 0u;
@@ -72,7 +78,13 @@ void main() {
       uint ok = 0u;
       if (x < p.vocab) {
         const float a = rv[base + x], b = qv[c * p.vocab + x];
-        const float u = philox_uniform(seed, pos[c].x, p.accept_purpose0 + (sibling << 8u), 0u);  // purpose_word round + sibling
+        uvec2 key = seed;
+        uint round = sibling;  // added to the purpose_word's round
+        if (p.per_row_key != 0u) {
+          key = seeds[c];
+          round += rounds[c].x;
+        }
+        const float u = philox_uniform(key, pos[c].x, p.accept_purpose0 + (round << 8u), 0u);
         precise float ub = u * b;
         ok = (a > 0.0 && (a >= b || ub < a)) ? 1u : 0u;
       }
@@ -107,7 +119,9 @@ void main() {
     return;
   }
   if (tid == 0u) {
-    precise float t = philox_uniform(seed, pos[node].y, p.residual_purpose, 0u) * total;
+    const uvec2 key = p.per_row_key != 0u ? seeds[node] : seed;
+    const uint purpose = p.residual_purpose + (p.per_row_key != 0u ? rounds[node].y << 8u : 0u);
+    precise float t = philox_uniform(key, pos[node].y, purpose, 0u) * total;
     sh_chunk = ct_descend(leaves, t);
     sh_target = t;
   }

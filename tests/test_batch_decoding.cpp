@@ -1,9 +1,9 @@
 // Batched decoding (decoding/batch_strategy.h) on the shipped 8x8 model: images decoded together
 // get the tokens each gets alone, seed for seed, with and without CFG, across the row counts where
 // the matmul kernels change their row blocking (batch 5 with CFG: 10 rows, past the 8-row GEMV), and
-// with several forwards per submit; the window methods likewise, in lockstep and with continuous
-// batching; a batch of a method without a batch factory, or of images that disagree on their
-// settings, is refused with the reason.
+// with several forwards per submit; the window methods and sjd-pac likewise, in lockstep and with
+// continuous batching; a batch of a method without a batch factory, or of images that disagree on
+// their settings, is refused with the reason.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -193,6 +193,20 @@ TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
   expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}, {"init", "random"}}), "sjd");
   // Partial coupling: the independent drafts and coins are keyed per image too.
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");
+}
+
+// sjd-pac: every image's candidate tree (tree attention over scratch slots, repairs of accepted
+// alternates) verified in one ragged forward beside the others', all trees' multi-draft tests in one
+// dispatch under per-row keys, with and without CFG, under both --path rules and with continuous
+// batching: the tokens and forwards each image gets alone. Small trees: the model runs 8 queries.
+TEST_F(BatchDecoding, SjdPacTreesTogetherEqualImagesAlone) {
+  const MethodOptions small = {{"width", "2"}, {"depth", "2"}, {"window", "7"}};
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "sjd-pac");
+  MethodOptions longest = small;
+  longest["path"] = "longest";
+  longest["init"] = "above";
+  expect_alone_equals_batched(inputs(2, 1.0f, longest), "sjd-pac");
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "sjd-pac", 2);
 }
 
 // Continuous batching: five images in two lanes, each finished image's lane taken by the next

@@ -77,38 +77,50 @@ class lossless_decoding : public testing::VulkanTest {
     const Verdict v = against_ar(label, testing::by_name(method), options);
     EXPECT_TRUE(v.same) << label << " differs from ar:\n" << v.report;
   }
+  // 2000 images of `method` at three images per forward with continuous batching: every step
+  // verifies three images' drafts in one ragged forward, each under its own seed and step count,
+  // and a finished image's lane goes to the next seed. Seeds of their own (not the one-image
+  // tests'), so this is a sample of its own.
+  void expect_three_per_forward_matches_ar(const std::string& method, const MethodOptions& options,
+                                           uint64_t first_seed) {
+    const int64_t lanes = 3;
+    static std::unique_ptr<Gpt> target;
+    if (!target) {
+      GptOptions opt;
+      opt.weights = DType::F32;
+      opt.batch_rows = 2 * lanes;
+      target = std::make_unique<Gpt>(ctx(), testing::tiny_models(ctx()).dir + "/target.safetensors", opt);
+    }
+    ModelSet models = testing::tiny_models(ctx()).set;
+    models.target = target.get();
+    std::vector<StrategyInputs> inputs(kImages);
+    for (int i = 0; i < kImages; ++i) {
+      inputs[static_cast<size_t>(i)].condition = std::make_shared<ClassLabel>(i % 2);
+      inputs[static_cast<size_t>(i)].seed = first_seed + static_cast<uint64_t>(i);
+      inputs[static_cast<size_t>(i)].sampler = testing::tiny_settings();
+      inputs[static_cast<size_t>(i)].options = options;
+    }
+    testing::Sample s;
+    for (const Generation& g : generate_batch(method, models, inputs, false, {}, lanes)) {
+      s.grids.push_back(g.tokens);
+      s.nfe_per_image += static_cast<double>(g.nfe) / kImages;
+    }
+    const Verdict v = compare(s, ar());
+    std::printf("%s, 3 images per forward: %.2f target forwards per image\n%s", method.c_str(), s.nfe_per_image,
+                v.report.c_str());
+    EXPECT_TRUE(v.same) << method << " at 3 images per forward differs from ar:\n" << v.report;
+  }
 };
 
-// Three images per forward with continuous batching (decoding/window_batch_strategy.h): every
-// step verifies three images' windows in one ragged forward, each under its own seed and step
-// count, and a finished image's lane goes to the next seed. Seeds of their own (not the one-image
-// test's), so this is a sample of its own.
+// The window methods' batch (decoding/window_batch_strategy.h).
 TEST_F(lossless_decoding, ScdThreeImagesPerForwardMatchesAr) {
-  const int64_t lanes = 3;
-  static std::unique_ptr<Gpt> target;
-  if (!target) {
-    GptOptions opt;
-    opt.weights = DType::F32;
-    opt.batch_rows = 2 * lanes;
-    target = std::make_unique<Gpt>(ctx(), testing::tiny_models(ctx()).dir + "/target.safetensors", opt);
-  }
-  ModelSet models = testing::tiny_models(ctx()).set;
-  models.target = target.get();
-  std::vector<StrategyInputs> inputs(kImages);
-  for (int i = 0; i < kImages; ++i) {
-    inputs[static_cast<size_t>(i)].condition = std::make_shared<ClassLabel>(i % 2);
-    inputs[static_cast<size_t>(i)].seed = 3000000 + static_cast<uint64_t>(i);
-    inputs[static_cast<size_t>(i)].sampler = testing::tiny_settings();
-    inputs[static_cast<size_t>(i)].options = {{"window", "4"}, {"init", "left"}};
-  }
-  testing::Sample s;
-  for (const Generation& g : generate_batch("scd-mc", models, inputs, false, {}, lanes)) {
-    s.grids.push_back(g.tokens);
-    s.nfe_per_image += static_cast<double>(g.nfe) / kImages;
-  }
-  const Verdict v = compare(s, ar());
-  std::printf("scd-mc, 3 images per forward: %.2f target forwards per image\n%s", s.nfe_per_image, v.report.c_str());
-  EXPECT_TRUE(v.same) << "scd-mc at 3 images per forward differs from ar:\n" << v.report;
+  expect_three_per_forward_matches_ar("scd-mc", {{"window", "4"}, {"init", "left"}}, 3000000);
+}
+
+// sjd-pac's batch (decoding/sjd_pac_batch_strategy.h): three images' candidate trees in one
+// forward, all their multi-draft tests in one dispatch under per-row keys.
+TEST_F(lossless_decoding, SjdPacThreeImagesPerForwardMatchesAr) {
+  expect_three_per_forward_matches_ar("sjd-pac", {{"width", "2"}, {"depth", "3"}, {"window", "8"}}, 3100000);
 }
 
 TEST_F(lossless_decoding, SjdMatchesAr) {

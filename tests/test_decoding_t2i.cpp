@@ -181,16 +181,16 @@ TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
   EXPECT_EQ(chunked, at_once);
 }
 
-// Several images per forward: 5 captioned images in 2 lanes (the window methods with continuous
+// Several images per forward: 5 captioned images in 2 lanes (the window methods and sjd-pac with continuous
 // batching, each new image's caption prefilled into its lane's cache rows beside the other lane's
 // window; ar in lockstep pairs) get the tokens each gets alone, with captions of different
 // lengths in one forward (each image's attention hides its own caption's padding).
 TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
+  ModelSet m = t2i_models(ctx()).set;  // first: it writes the model files (each case runs in its own process)
   GptOptions opt;
   opt.weights = DType::F32;
   opt.batch_rows = 4;
   Gpt target(ctx(), testing::scratch_dir("t2i_models") + "/target.safetensors", opt);
-  ModelSet m = t2i_models(ctx()).set;
   m.target = &target;
   std::vector<StrategyInputs> in(5);
   for (size_t i = 0; i < in.size(); ++i) {
@@ -203,8 +203,11 @@ TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
     in[i].seed = 40 + i;
     in[i].sampler = testing::tiny_settings();
   }
-  for (const std::string method : {"scd-mc", "sjd", "ar"}) {
-    for (StrategyInputs& x : in) x.options = method == "ar" ? MethodOptions{} : MethodOptions{{"window", "3"}};
+  for (const std::string method : {"scd-mc", "sjd", "sjd-pac", "ar"}) {
+    for (StrategyInputs& x : in)
+      x.options = method == "ar"        ? MethodOptions{}
+                  : method == "sjd-pac" ? MethodOptions{{"width", "2"}, {"depth", "2"}, {"window", "5"}}
+                                        : MethodOptions{{"window", "3"}};
     const std::vector<Generation> batched = generate_batch(method, m, in, false, {}, 2);
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_EQ(batched[i].tokens, generate_one(method, m, in[i], false).tokens) << method << " image " << i;

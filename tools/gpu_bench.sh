@@ -83,7 +83,7 @@ step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,la
 step new_methods "$vkspec" bench --methods ar,sjd,scd-mc,sjd-pac,pjd,lantern,lantern++ --sweep accept=exact,gsd \
   --images "$images" --classifier none --json "$out/new_methods.json"
 # Many images per forward (issue 34): images/s at each batch size, ar against the batched window
-# methods (continuous batching) and sjd-pac at one image per forward: where scd-mc's crossover
+# methods and sjd-pac (continuous batching): where scd-mc's crossover
 # with ar lies on a GPU; and the batch-invariant kernels' cost (the plain GEMV past 8 rows;
 # VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
 step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd,sjd-pac --sweep batch=1,8,32 --images 64 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
---batch 1 writes (traces compared image by image), for ar and for scd-mc under GSD's lossy rule
-(continuous batching: 5 images in 2 lanes); bench --sweep batch=1,3 makes a row per batch size
+--batch 1 writes (traces compared image by image), for ar, for scd-mc under GSD's lossy rule
+(continuous batching: 5 images in 2 lanes) and for sjd-pac (3 images in 2 lanes); bench --sweep batch=1,3 makes a row per batch size
 for ar and sjd and one for zipar (which decodes one image per forward), with images/s and the
 batch in its JSON, and keeps each batch size's images in a sample file of its own that a second
 command resumes; --batch with a method that cannot batch, or out of range, is refused with the
@@ -37,6 +37,12 @@ def main():
         run(gsd + ["--out", f"{d}/g1.png", "--trace", f"{d}/g1.json"])
         if tokens_of(f"{d}/g2.json") != tokens_of(f"{d}/g1.json"):
             sys.exit("FAIL: scd-mc --accept gsd --batch 2 wrote other tokens than --batch 1")
+        pac = [vkspec, "generate", "--method", "sjd-pac", "--width", "2", "--depth", "2", "--window", "7", "--images",
+               "3", "--seed", "2"] + model
+        run(pac + ["--batch", "2", "--out", f"{d}/p2.png", "--trace", f"{d}/p2.json"])
+        run(pac + ["--out", f"{d}/p1.png", "--trace", f"{d}/p1.json"])
+        if tokens_of(f"{d}/p2.json") != tokens_of(f"{d}/p1.json"):
+            sys.exit("FAIL: sjd-pac --batch 2 wrote other tokens than --batch 1")
 
         os.mkdir(f"{d}/samples")
         bench = [vkspec, "bench", "--methods", "ar,sjd,zipar", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",

@@ -395,12 +395,17 @@ namespace {
 // A tree of `nodes` with random parents (each before its child), children drawn from their own q,
 // some children's q equal to the residual they meet (accepted unless p is 0 there), one q row of
 // zeros at the token (always rejected): accept flags and final tokens must equal the references'.
-CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
+// keyed: per-row seeds and rounds (ops::RowKeys), as when several images' trees share the dispatch.
+CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool keyed = false) {
   std::mt19937 rng(nodes * 31 + vocab);
   const auto probs = random_probs(nodes, vocab, 41);
   auto q = random_probs(nodes, vocab, 42);
   std::vector<int32_t> parent(nodes, -1);
-  for (uint32_t c = 1; c < nodes; ++c) parent[c] = static_cast<int32_t>(rng() % c);
+  uint32_t root = 0;  // keyed: trees of 10 rows one after another, as a batch's images have them
+  for (uint32_t c = 1; c < nodes; ++c) {
+    if (keyed && c % 10 == 0) root = c;
+    parent[c] = c == root ? -1 : static_cast<int32_t>(root + rng() % (c - root));
+  }
   if (nodes > 2) std::copy(probs.begin(), probs.begin() + vocab, q.begin() + 1 * vocab);  // q == p for node 1
   auto draft = draw_from(q, nodes, vocab, 43);
   if (nodes > 3) draft[3] = vocab;  // no candidate (>= V): rejected, the residual unchanged
@@ -409,8 +414,14 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
   const uint64_t seed = 0x1234567890abULL;
   const uint32_t accept_purpose = purpose_word(Purpose::Accept, 5 * 16),
                  residual_purpose = purpose_word(Purpose::Residual, 5);
+  std::vector<uint64_t> seeds;
+  std::vector<uint32_t> rounds;
+  for (uint32_t j = 0; keyed && j < nodes; ++j) {
+    seeds.push_back(j % 4 == 0 ? (uint64_t{rng()} << 32) | rng() : seeds.back());  // rows share an image's seed
+    rounds.insert(rounds.end(), {static_cast<uint32_t>(rng() % 200 * 8), static_cast<uint32_t>(rng() % 200)});
+  }
   const ref::TreeTestResult want =
-      ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose);
+      ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose, seeds, rounds);
 
   Tensor tp = upload_floats(ctx, probs, DType::F32, {nodes, vocab}, "probs");
   Tensor tq = upload_floats(ctx, q, DType::F32, {nodes, vocab}, "q");
@@ -422,8 +433,15 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
   Tensor scratch = ctx.tensor(DType::F32, {nodes, vocab}, "residuals");
   Tensor acc = upload_u32(ctx, std::vector<uint32_t>(nodes, 0), "accept");
   Tensor fin = ctx.tensor(DType::U32, {nodes}, "final");
+  Tensor tseeds = ctx.tensor(DType::U32, {nodes, 2}, "seeds"), trounds = ctx.tensor(DType::U32, {nodes, 2}, "rounds");
+  ops::RowKeys keys;
+  if (keyed) {
+    ctx.upload(tseeds, seeds.data(), seeds.size() * 8);  // little-endian: low word first, as the op reads
+    ctx.upload(trounds, rounds.data(), rounds.size() * 4);
+    keys = {tseeds.view(), trounds.view()};
+  }
   CommandStream s(ctx);
-  ops::tree_tests(s, tp, tq, tdraft, tparent, tpos, seed, accept_purpose, residual_purpose, scratch, acc, fin);
+  ops::tree_tests(s, tp, tq, tdraft, tparent, tpos, seed, accept_purpose, residual_purpose, scratch, acc, fin, keys);
   s.submit_and_wait();
   std::vector<uint32_t> got = download_u32(ctx, acc), got_final = download_u32(ctx, fin);
   got.insert(got.end(), got_final.begin(), got_final.end());
@@ -435,6 +453,8 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab) {
 VKSPEC_OP_CHECK("tree_tests", "9 nodes V=1000", [](Context& c) { return check_tree_tests(c, 9, 1000); });
 VKSPEC_OP_CHECK("tree_tests", "30 nodes V=16384", [](Context& c) { return check_tree_tests(c, 30, 16384); });
 VKSPEC_OP_CHECK("tree_tests", "5 nodes V=7", [](Context& c) { return check_tree_tests(c, 5, 7); });
+VKSPEC_OP_CHECK("tree_tests", "row keys 40 nodes V=1000",
+                [](Context& c) { return check_tree_tests(c, 40, 1000, true); });
 
 }  // namespace
 }  // namespace vkspec

@@ -220,7 +220,7 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
 void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
                 const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
                 uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
-                const TensorView& final_token) {
+                const TensorView& final_token, const RowKeys& keys) {
   const char* op = "tree_tests";
   require_probs(op, "probs", probs);
   const int64_t M = probs.shape[0];
@@ -236,6 +236,10 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
           [&] { return "positions must be u32 [" + std::to_string(M) + ", 2]"; });
   require_index(op, "accept", accept, M);
   require_index(op, "final_token", final_token, M);
+  if (keys.given()) {
+    require_index(op, "keys.seeds", keys.seeds, 2 * M);
+    require_index(op, "keys.rounds", keys.rounds, 2 * M);
+  }
   if (M == 0) return;
   Context& ctx = s.context();
   require(static_cast<uint64_t>(probs.bytes) <= ctx.caps().max_storage_buffer_range, op, [&] {
@@ -245,11 +249,18 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
   const uint32_t V = static_cast<uint32_t>(probs.shape[1]);
   const Pipeline& pipe = ctx.pipeline(shaders::tree_tests, {chunk_workgroup_size(ctx, V)});
   struct {
-    uint32_t nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose;
-  } push{static_cast<uint32_t>(M), V, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), accept_purpose,
-         residual_purpose};
+    uint32_t nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose, per_row_key;
+  } push{static_cast<uint32_t>(M),
+         V,
+         static_cast<uint32_t>(seed),
+         static_cast<uint32_t>(seed >> 32),
+         accept_purpose,
+         residual_purpose,
+         keys.given() ? 1u : 0u};
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(M), 1);
-  s.dispatch(pipe, {probs, q, draft, parent, positions, scratch, accept, final_token}, push, g.x, g.y);
+  // Without keys, bindings 8 and 9 take an already-bound view (never read).
+  const TensorView seeds = keys.given() ? keys.seeds : positions, rounds = keys.given() ? keys.rounds : positions;
+  s.dispatch(pipe, {probs, q, draft, parent, positions, scratch, accept, final_token, seeds, rounds}, push, g.x, g.y);
 }
 
 void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorView& p, const TensorView& relaxed,

@@ -70,12 +70,18 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
 // q with philox::uniform(seed, positions[p].y, residual_purpose, 0). Bit-equal to that sequence
 // of ops (the strategies' multi-draft tests) at one dispatch instead of three per node.
 // probs, q, scratch: f32 [M, V] (scratch holds the running residuals); draft: u32 [M]; parent:
-// i32 [M] (-1 for the root, else < the node's index); positions: u32 [M, 2]; accept,
-// final_token: u32 [M], written (accept of the root is left as it was).
+// i32 [M] (-1 for a root, else < the node's index; several trees lie one after another, each
+// root followed by its own nodes, so a node's children come before the next root: the scan for
+// them stops there); positions: u32 [M, 2]; accept, final_token: u32 [M], written (accept of a
+// root is left as it was).
+// keys (the trees of several images in one dispatch, each node's parent index global): row j's
+// seed is keys.seeds[j], and keys.rounds is u32 [M, 2]: row j's tests as a child draw under
+// accept_purpose + ((rounds[j].x + s) << 8), its final draw under residual_purpose + (rounds[j].y
+// << 8). Empty: the call's seed and purposes for every row.
 void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
                 const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
                 uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
-                const TensorView& final_token);
+                const TensorView& final_token, const RowKeys& keys = {});
 
 // GSD's group masses (So et al., ICCV 2025, "Grouped Speculative Decoding"): for each row j with
 // draft x = draft[j] < V, the group G(x) is x plus its neighbours in the target's ranking: in an

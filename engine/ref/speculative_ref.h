@@ -28,14 +28,16 @@ std::vector<float> pooled_prob(const std::vector<float>& p, uint32_t vocab, cons
 std::vector<float> residual_distribution(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab);
 
 // ops::tree_tests composed from the references above: accept (children's entries; the root's
-// stays 0) and final tokens per node. parent: -1 for the root; positions: [M, 2].
+// stays 0) and final tokens per node. parent: -1 for the root; positions: [M, 2]. seeds ([M]) and
+// rounds ([M, 2]) given: the per-row keys of ops::RowKeys as tree_tests reads them.
 struct TreeTestResult {
   std::vector<uint32_t> accept, final_token;
 };
 TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<float>& q, uint32_t vocab,
                           const std::vector<uint32_t>& draft, const std::vector<int32_t>& parent,
                           const std::vector<uint32_t>& positions, uint64_t seed, uint32_t accept_purpose,
-                          uint32_t residual_purpose);
+                          uint32_t residual_purpose, const std::vector<uint64_t>& seeds = {},
+                          const std::vector<uint32_t>& rounds = {});
 
 // ops::gsd_group_mass: [2, N] (the group sums of p, then of q); embeddings [V, dim].
 std::vector<float> gsd_group_mass(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
