@@ -73,3 +73,13 @@ run ssd --method ssd
 run ssd_token --method ssd --head-kind token
 run ssd_coupled --method ssd-coupled
 run ssd_coupled_r1 --method ssd-coupled --rows 1 --rounds 2
+run eagle --method eagle
+run eagle_static --method eagle --tree static
+run eagle_sampled --method eagle --tree static --candidates sampled
+run lantern_eagle --method lantern --drafter eagle
+run lantern_pp --method lantern++
+run sjd-pac --method sjd-pac
+run sjd-pac_longest --method sjd-pac --path longest --init above
+run pjd --method pjd
+run sjd_gsd --method sjd --accept gsd
+run scd-mc_entropy --method scd-mc --entropy-temperature
