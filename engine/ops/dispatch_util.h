@@ -21,6 +21,13 @@ struct Grid {
 Grid grid_1d(const Context& ctx, uint64_t n, uint32_t wg);
 
 inline uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+// The largest power of two <= min(the device's default workgroup size, cap): workgroups of the
+// shaders whose tree reductions halve the group each round, into shared arrays of cap entries.
+inline uint32_t pow2_workgroup(const Context& ctx, uint32_t cap) {
+  uint32_t wg = 1;
+  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), cap)) wg *= 2;
+  return wg;
+}
 
 // The most subgroups a workgroup of wg invocations can hold: storage a shader keeps per subgroup
 // (shared partial sums) is sized for the smallest subgroup size the device may run.

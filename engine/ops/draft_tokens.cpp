@@ -29,9 +29,7 @@ void top_tokens(CommandStream& s, const TensorView& q, uint32_t k, const TensorV
           [&] { return "values must be f32 with " + std::to_string(n * k) + " elements, got " + values.shape.str(); });
   if (n == 0) return;
   Context& ctx = s.context();
-  // A power of two for the tree reduction, at most the shader's shared arrays.
-  uint32_t wg = 1;
-  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 256)) wg *= 2;
+  const uint32_t wg = pow2_workgroup(ctx, 256);  // at most the shader's shared arrays
   const Pipeline& pipe = ctx.pipeline(shaders::top_tokens, {wg});
   const uint32_t rows = static_cast<uint32_t>(n);
   const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
@@ -92,8 +90,7 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
   const int64_t words = a.mask.bits.shape[1];
   require(int64_t{a.scratch0} + (int64_t{a.level} + 1) * k <= words * 32, op, "the drafter slots exceed the mask");
   Context& ctx = s.context();
-  uint32_t wg = 1;
-  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 256)) wg *= 2;
+  const uint32_t wg = pow2_workgroup(ctx, 256);  // at most the shader's shared arrays
   const Pipeline& pipe = ctx.pipeline(shaders::draft_tree_level, {wg});
   const uint32_t K = static_cast<uint32_t>(k);
   const Window wt = window(ctx, a.cand_tokens, 0, m * kc), wv = window(ctx, a.cand_values, 0, m * kc);

@@ -367,9 +367,7 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
           op, [&] { return "p_group and q_group must be f32 with " + std::to_string(n) + " elements"; });
   if (n == 0) return;
   Context& ctx = s.context();
-  // A power of two for the tree reduction, at most the shader's shared arrays.
-  uint32_t wg = 1;
-  while (wg * 2 <= std::min<uint32_t>(ctx.default_workgroup_size(), 64)) wg *= 2;
+  const uint32_t wg = pow2_workgroup(ctx, 64);  // at most the shader's shared arrays
   const Pipeline& pipe = ctx.pipeline(shaders::gsd_group_mass, {wg});
   const uint32_t rows = static_cast<uint32_t>(n);
   const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
