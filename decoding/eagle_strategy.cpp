@@ -7,17 +7,12 @@
 #include "common/error.h"
 #include "decoding/candidate_tree.h"
 #include "engine/model/eagle_drafter.h"
-#include "engine/ops/det_math.h"
 #include "engine/ops/draft_tokens.h"
-#include "engine/ops/embedding.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 
 namespace vkspec {
 namespace {
-
-// Philox rounds of a node's children: step * kSiblings + rank.
-constexpr uint32_t kSiblings = 64;
 
 EagleDrafter& checked_eagle(const ModelSet& m, const std::string& method) {
   if (!m.eagle)
@@ -25,8 +20,6 @@ EagleDrafter& checked_eagle(const ModelSet& m, const std::string& method) {
                          "tools/train_eagle_drafter.py)");
   return *m.eagle;
 }
-
-int64_t expanded_nodes(const EagleTreeOptions& o) { return eagle_max_expanded(o); }
 
 }  // namespace
 
@@ -38,7 +31,7 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
           OptionSpec::integer("depth", d.depth, 1, 32,
                               "levels of the draft tree (drafter forwards per step, after "
                               "its catch-up)"),
-          OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kSiblings),
+          OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kEagleSiblings),
                               "proposals per expanded node, and nodes expanded per level"),
           OptionSpec::integer("nodes", d.nodes, 1, 256,
                               "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
@@ -110,7 +103,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
       opt_(options),
       rule_(bind_tree_rule(options.rule, models, method, eagle_max_queries(options.tree))),
       cls_(models.target->config().cls_token_num),
-      drafter_cache_(eagle_.make_cache(target().rows(), expanded_nodes(options.tree))),
+      drafter_cache_(eagle_.make_cache(target().rows(), eagle_max_expanded(options.tree))),
       tree_rows_(*models.ctx, eagle_max_queries(options.tree), name()) {
   const EagleTreeOptions& o = opt_.tree;
   const int64_t needed = drafter_queries_ = std::max(o.depth + 1, eagle_max_frontier(o));
@@ -119,7 +112,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
                 " queries, the tree needs " + std::to_string(needed));
   Context& ctx = *models.ctx;
   const int64_t max_q = eagle_max_queries(o), V = vocab(), N = image_tokens(), rows = target().rows();
-  const int64_t D = models.target->config().dim, E = expanded_nodes(o);
+  const int64_t D = models.target->config().dim, E = eagle_max_expanded(o);
   hidden_ = ctx.tensor(DType::F32, {rows * max_q, D}, name() + " target features");
   features_ = ctx.tensor(DType::F32, {rows * needed, D}, name() + " drafter input features");
   g_ = ctx.tensor(DType::F32, {rows * E, D}, name() + " drafted features");
@@ -151,275 +144,6 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   final_ = ctx.tensor(DType::U32, {max_q}, name() + " next tokens", MemoryUsage::Readback);
   drafter_batch_ = std::make_unique<GptBatch>(ctx, eagle_.config(), rows, needed, drafter_cache_.slots());
   target().stream().fill(zeros_.view(), 0u);  // runs with the first step
-}
-
-void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
-  const int64_t k = opt_.tree.topk, d = opt_.tree.depth, width = 2 + d;
-  tree_state_ = ctx.tensor(DType::U32, {d + 1, k, width}, name() + " draft tree frontiers");
-  choices_ =
-      ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks", MemoryUsage::Readback);
-  gather_ids_ = ctx.tensor(DType::U32, {target().rows() * k}, name() + " frontier feature rows");
-  std::vector<uint32_t> root(static_cast<size_t>(width), 0);
-  root[0] = det::float_bits(1.0f);  // value 1, valid
-  root[1] = 1;
-  ctx.upload(tree_state_, 0, root.data(), root.size() * 4);
-}
-
-void EagleStrategy::record_catch_up(int64_t c) {
-  TargetSession& t = target();
-  CommandStream& s = t.stream();
-  const int64_t v = drafter_valid_, n = c - v, rows = t.rows(), E = expanded_nodes(opt_.tree);
-  if (n < 1 || static_cast<int64_t>(feature_rows_.size()) != n)
-    throw Error(name() + ": drafter catch-up of " + std::to_string(n) + " elements with " +
-                std::to_string(feature_rows_.size()) + " features");
-  std::vector<int64_t> positions;
-  std::vector<uint32_t> tokens;
-  for (int64_t m = v; m < c; ++m) {
-    positions.push_back(eagle_.element_position(m));
-    tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(m)]));
-  }
-  // Elements see the drafter's own earlier elements, never the condition slots it does not write.
-  drafter_batch_->assign(GptQueries::at_positions(eagle_.config(), positions, tokens, t.conditions(),
-                                                  drafter_cache_.slots(),
-                                                  [&](int64_t, int64_t slot) { return slot >= cls_; }));
-  std::vector<CopyRegion> in;
-  for (int64_t b = 0; b < rows; ++b)
-    for (int64_t i = 0; i < n; ++i)
-      in.push_back({hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
-                    features_.view().rows(b * n + i, 1)});
-  s.copy(in);
-  t.set_stage(stage::kDrafter);
-  const GptOutputs out = eagle_.forward(s, *drafter_batch_, features_.view().rows(0, rows * n), drafter_cache_);
-  t.set_stage(stage::kSampling);
-  std::vector<CopyRegion> g, logits;
-  for (int64_t b = 0; b < rows; ++b) {
-    g.push_back({out.hidden.rows(b * n + n - 1, 1), g_.view().rows(b * E, 1)});
-    logits.push_back({out.logits.rows(b * n + n - 1, 1), last_logits_.view().rows(b, 1)});
-  }
-  s.copy(g);
-  s.copy(logits);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
-  ops::sampler(s, last_logits_.view(), {}, none, q_.view().rows(0, 1), {});
-  record_candidate_sources(1, 0);
-  drafter_valid_ = c;
-  ++draft_forwards_;
-}
-
-void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c,
-                                 GptBatch& batch) {
-  TargetSession& t = target();
-  CommandStream& s = t.stream();
-  const std::vector<DraftTreeNode>& nodes = b.nodes();
-  const int64_t m = static_cast<int64_t>(frontier.size()), rows = t.rows(), E = expanded_nodes(opt_.tree);
-  const int64_t scratch0 = eagle_.config().seq_len();
-  if (drafter_slot_.size() < nodes.size()) drafter_slot_.resize(nodes.size(), -1);
-  if (g_row_.size() < nodes.size()) g_row_.resize(nodes.size(), -1);
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(m, drafter_cache_.slots());
-  std::vector<CopyRegion> in;
-  for (int64_t i = 0; i < m; ++i) {
-    const int32_t id = frontier[static_cast<size_t>(i)];
-    const DraftTreeNode& nd = nodes[static_cast<size_t>(id)];
-    const int64_t slot = scratch0 + next_drafter_slot_++;
-    drafter_slot_[static_cast<size_t>(id)] = slot;
-    q.positions.push_back(eagle_.element_position(c + nd.depth - 1));
-    q.slots.push_back(static_cast<uint32_t>(slot));
-    q.tokens.push_back(nd.token);
-    for (int64_t s2 = cls_; s2 < cls_ + c; ++s2) mb.see(i, s2);
-    for (int32_t a = nd.parent; a > 0; a = nodes[static_cast<size_t>(a)].parent)
-      mb.see(i, drafter_slot_[static_cast<size_t>(a)]);
-    mb.see(i, slot);
-    const int32_t parent_row = g_row_[static_cast<size_t>(nd.parent)];
-    for (int64_t bb = 0; bb < rows; ++bb)
-      in.push_back({g_.view().rows(bb * E + parent_row, 1), features_.view().rows(bb * m + i, 1)});
-  }
-  q.mask = mb.pack();
-  q.conditions = t.conditions();
-  batch.assign(q);
-  {
-    std::vector<CopyRegion> toks;
-    for (int64_t i = 0; i < m; ++i)
-      toks.push_back({draft_tokens_.view().rows(frontier[static_cast<size_t>(i)], 1), batch.token_ids().rows(i, 1)});
-    s.copy(toks);
-  }
-  s.copy(in);
-  t.set_stage(stage::kDrafter);
-  const GptOutputs out = eagle_.forward(s, batch, features_.view().rows(0, rows * m), drafter_cache_);
-  t.set_stage(stage::kSampling);
-  std::vector<CopyRegion> g;
-  for (int64_t i = 0; i < m; ++i) {
-    const int32_t id = frontier[static_cast<size_t>(i)];
-    g_row_[static_cast<size_t>(id)] = static_cast<int32_t>(next_g_row_++);
-    for (int64_t bb = 0; bb < rows; ++bb)
-      g.push_back({out.hidden.rows(bb * m + i, 1), g_.view().rows(bb * E + g_row_[static_cast<size_t>(id)], 1)});
-  }
-  s.copy(g);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
-  ops::sampler(s, out.logits, {}, none, q_.view().rows(0, m), {});
-  record_candidate_sources(m, g_row_[static_cast<size_t>(frontier[0])]);
-  ++draft_forwards_;
-}
-
-void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
-  CommandStream& s = target().stream();
-  if (opt_.sampled) {
-    s.copy(q_.view().rows(0, m), q_store_.view().rows(g0, m));
-    return;
-  }
-  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(top_width()), top_tokens_.view().rows(g0, m),
-                  top_values_.view().rows(g0, m));
-}
-
-void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c) {
-  CommandStream& s = target().stream();
-  const std::vector<DraftTreeNode>& nodes = b.nodes();
-  if (!opt_.sampled) {  // each node's token: its rank's entry in its parent's top tokens
-    const int64_t k = top_width();
-    const TensorView table = top_tokens_.view().reshape({top_tokens_.shape()[0] * k});
-    std::vector<CopyRegion> picks;
-    for (size_t id = first; id < nodes.size(); ++id)
-      picks.push_back({table.rows(g_row_[static_cast<size_t>(nodes[id].parent)] * k + nodes[id].rank, 1),
-                       draft_tokens_.view().rows(static_cast<int64_t>(id), 1)});
-    if (!picks.empty()) s.copy(picks);
-    return;
-  }
-  // Independent draws from the parent's q by inverse CDF, keyed by the child's position, the step
-  // and the child's rank: the q rows the target's tests then use (q_store_, by the parent's g row).
-  for (size_t id = first; id < nodes.size(); ++id) {
-    const DraftTreeNode& n = nodes[id];
-    const int64_t position = c + n.depth - 1;
-    ops::spec_residual_sample(s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
-                              positions_.view().rows(position, 1), in_.seed,
-                              philox::purpose_word(philox::Purpose::Draft, static_cast<uint32_t>(step_) * kSiblings +
-                                                                               static_cast<uint32_t>(n.rank)),
-                              draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
-  }
-}
-
-GptBatch* EagleStrategy::level_batch(size_t level) {
-  while (level_batches_.size() <= level)
-    level_batches_.push_back(std::make_unique<GptBatch>(target().ctx(), eagle_.config(), target().rows(),
-                                                        drafter_queries_, drafter_cache_.slots()));
-  return level_batches_[level].get();
-}
-
-void EagleStrategy::record_device_level(int64_t level, int64_t c) {
-  TargetSession& t = target();
-  CommandStream& s = t.stream();
-  const int64_t k = opt_.tree.topk, rows = t.rows(), E = expanded_nodes(opt_.tree);
-  const int64_t scratch0 = eagle_.config().seq_len(), g_parents = level == 1 ? 0 : 1 + (level - 2) * k;
-  const int64_t g_rows = 1 + (level - 1) * k;  // this level's rows of g_ (and of the top tokens)
-  // The level's queries with every node's ancestors at row 0 of their depths: the shape of the
-  // rows (positions, slots, ranges' ends) is the host's; ops::draft_tree_level writes the tokens
-  // and the mask rows of the frontier it picks.
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(k, drafter_cache_.slots());
-  for (int64_t j = 0; j < k; ++j) {
-    q.positions.push_back(eagle_.element_position(c + level - 1));
-    q.slots.push_back(static_cast<uint32_t>(scratch0 + (level - 1) * k + j));
-    q.tokens.push_back(0);
-    for (int64_t s2 = cls_; s2 < cls_ + c; ++s2) mb.see(j, s2);
-    for (int64_t d = 1; d < level; ++d) mb.see(j, scratch0 + (d - 1) * k);
-    mb.see(j, scratch0 + (level - 1) * k + j);
-  }
-  q.mask = mb.pack();
-  q.conditions = t.conditions();
-  GptBatch& batch = *level_batch(static_cast<size_t>(level - 1));
-  batch.assign(q);
-  ops::DraftTreeLevel a;
-  a.cand_tokens = top_tokens_.view().rows(g_parents, level == 1 ? 1 : k);
-  a.cand_values = top_values_.view().rows(g_parents, level == 1 ? 1 : k);
-  a.state = tree_state_.view();
-  a.level = static_cast<uint32_t>(level - 1);
-  a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
-  a.choice = choices_.view().rows(level - 1, 1).reshape({k});
-  a.tokens = batch.token_ids().rows(0, k);
-  a.gather_ids = gather_ids_.view().rows(0, rows * k);
-  a.mask = batch.mask();
-  a.lo = static_cast<uint32_t>(cls_);
-  a.hi = static_cast<uint32_t>(cls_ + c);
-  a.scratch0 = static_cast<uint32_t>(scratch0);
-  a.rows = static_cast<uint32_t>(rows);
-  a.row_stride = static_cast<uint32_t>(E);
-  a.g_base = static_cast<uint32_t>(g_parents);
-  ops::draft_tree_level(s, a);
-  ops::embedding(s, g_.view(), a.gather_ids, features_.view().rows(0, rows * k));
-  t.set_stage(stage::kDrafter);
-  const GptOutputs out = eagle_.forward(s, batch, features_.view().rows(0, rows * k), drafter_cache_);
-  t.set_stage(stage::kSampling);
-  std::vector<CopyRegion> g;
-  for (int64_t bb = 0; bb < rows; ++bb) g.push_back({out.hidden.rows(bb * k, k), g_.view().rows(bb * E + g_rows, k)});
-  s.copy(g);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
-  ops::sampler(s, out.logits, {}, none, q_.view().rows(0, k), {});
-  record_candidate_sources(k, g_rows);
-  ++draft_forwards_;
-}
-
-std::vector<EagleStrategy::Node> EagleStrategy::grow_dynamic_tree(int64_t c) {
-  TargetSession& t = target();
-  if (c == 0) return {root_node(c)};  // the first token is the target's own sample: nothing to draft from yet
-  const int64_t depth = std::min<int64_t>(opt_.tree.depth, image_tokens() - c);
-  record_catch_up(c);
-  for (int64_t level = 1; level < depth; ++level) record_device_level(level, c);
-  t.submit_and_wait();
-  const DraftTreeBuilder b = cut_dynamic_tree(c, depth);
-  g_row_.assign(b.nodes().size(), -1);
-  return verified_tree(b, c, false);
-}
-
-DraftTreeBuilder EagleStrategy::cut_dynamic_tree(int64_t c, int64_t depth) {
-  Context& ctx = target().ctx();
-  const int64_t k = opt_.tree.topk, kc = top_width(), rows_used = 1 + (depth - 1) * k;
-  std::vector<uint32_t> tokens(static_cast<size_t>(rows_used * kc)), choices(static_cast<size_t>((depth - 1) * k));
-  std::vector<float> values(tokens.size());
-  ctx.download(top_tokens_, 0, tokens.data(), tokens.size() * 4);
-  ctx.download(top_values_, 0, values.data(), values.size() * 4);
-  if (!choices.empty()) ctx.download(choices_, 0, choices.data(), choices.size() * 4);
-  DraftTreeBuilder b(opt_.tree, image_tokens() - c);
-  b.add_children(0, tokens.data(), values.data(), kc);
-  std::vector<int32_t> row_of(1, 0);  // builder node -> its row in its level's frontier
-  for (int64_t level = 1;; ++level) {
-    const std::vector<int32_t> f = b.frontier();
-    if (f.empty()) break;
-    row_of.resize(b.nodes().size(), -1);
-    for (int64_t j = 0; j < k; ++j) {
-      uint32_t want = ops::kNoToken;
-      if (j < static_cast<int64_t>(f.size())) {
-        const DraftTreeNode& n = b.nodes()[static_cast<size_t>(f[static_cast<size_t>(j)])];
-        want = static_cast<uint32_t>(row_of[static_cast<size_t>(n.parent)] * kc + n.rank);
-        row_of[static_cast<size_t>(f[static_cast<size_t>(j)])] = static_cast<int32_t>(j);
-      }
-      if (choices[static_cast<size_t>((level - 1) * k + j)] != want)
-        throw Error(name() + ": the draft tree grown on the device differs from DraftTreeBuilder's at depth " +
-                    std::to_string(level) + " (frontier row " + std::to_string(j) + ")");
-    }
-    const size_t first = static_cast<size_t>((1 + (level - 1) * k) * kc);
-    for (size_t j = 0; j < f.size(); ++j)
-      b.add_children(f[j], tokens.data() + first + j * kc, values.data() + first + j * kc, kc);
-  }
-  return b;
-}
-
-std::vector<EagleStrategy::Node> EagleStrategy::record_static_tree(int64_t c) {
-  const int64_t N = image_tokens();
-  if (c == 0) return {root_node(c)};  // the first token is the target's own sample
-  DraftTreeBuilder b(opt_.tree, N - c);
-  drafter_slot_.assign(1, -1);
-  g_row_.assign(1, 0);
-  next_drafter_slot_ = 0;
-  next_g_row_ = 1;
-  record_catch_up(c);
-  b.add_shape_children(0);
-  record_candidates(b, 1, c);
-  size_t level = 0;
-  for (std::vector<int32_t> f = b.frontier(); !f.empty(); f = b.frontier(), ++level) {
-    record_level(b, f, c, *level_batch(level));
-    const size_t first = b.nodes().size();
-    for (int32_t id : f) b.add_shape_children(id);
-    record_candidates(b, first, c);
-  }
-  return verified_tree(b, c, true);
 }
 
 EagleStrategy::Node EagleStrategy::root_node(int64_t c) const {
@@ -457,7 +181,7 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
   const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
   if (rule_->exact()) {  // the loop below in one dispatch, the same numbers
     record_tree_tests(s, target().ctx(), tree, N, tree_rows_, probs_.view(), q_tree_.view(), tokens_.view(), in_.seed,
-                      philox::purpose_word(philox::Purpose::Accept, round * kSiblings),
+                      philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings),
                       philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
                       final_.view());
     return;
@@ -473,7 +197,7 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
       const int64_t scratch_row = next_relaxed++;  // the rule's rows for this node (the rule is not exact)
       const TensorView target_row = rule_->record_target(s, r, token, relaxed_.view().rows(scratch_row, 1));
       ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
-                       philox::purpose_word(philox::Purpose::Accept, round * kSiblings + sibling),
+                       philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings + sibling),
                        accept_.view().rows(c, 1));
       const AcceptRule::Rejection left =
           rule_->record_rejection(s, r, target_row, qc, token, rejected_q_.view().rows(scratch_row, 1));

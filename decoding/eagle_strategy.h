@@ -35,6 +35,9 @@
 
 namespace vkspec {
 
+// Philox rounds of a node's children: step * kEagleSiblings + rank (so --topk is at most this).
+inline constexpr uint32_t kEagleSiblings = 64;
+
 struct EagleOptions {
   EagleTreeOptions tree;
   // Candidates: the drafter's most likely tokens tested as point masses (EAGLE-2's), or (ours)
