@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <cstring>
 #include <numeric>
 
 #include "engine/ops/attention_mask.h"
+#include "engine/ops/det_math.h"
 
 namespace vkspec::ref {
 
@@ -33,21 +33,6 @@ std::vector<float> point_masses(const std::vector<uint32_t>& tokens, uint32_t vo
   return out;
 }
 
-namespace {
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-}  // namespace
-
 TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
                                  std::vector<uint32_t> state, const TreeLevelArgs& a) {
   auto at = [&](uint32_t level, uint32_t row) { return size_t{(level * a.k + row) * a.state_width}; };
@@ -55,7 +40,7 @@ TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const
   for (uint32_t c = 0; c < a.m * a.kc; ++c) {
     const size_t s = at(a.level, c / a.kc);
     if (state[s + 1] == 0 || cand_tokens[c] == 0xFFFFFFFFu) continue;
-    const float v = from_bits(state[s]) * cand_values[c];
+    const float v = det::bits_float(state[s]) * cand_values[c];
     cands.push_back({v >= FLT_MIN ? v : 0.0f, c});
   }
   std::stable_sort(cands.begin(), cands.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
@@ -70,7 +55,7 @@ TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const
     const size_t in = at(a.level, i), out = at(a.level + 1, j);
     r.choice[j] = c;
     r.tokens[j] = ok ? cand_tokens[c] : 0xFFFFFFFFu;
-    state[out] = to_bits(ok ? cands[j].first : 0.0f);
+    state[out] = det::float_bits(ok ? cands[j].first : 0.0f);
     state[out + 1] = ok ? 1 : 0;
     for (uint32_t l = 0; l < a.level; ++l) state[out + 2 + l] = state[in + 2 + l];
     state[out + 2 + a.level] = j;
