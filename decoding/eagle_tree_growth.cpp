@@ -248,6 +248,7 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const GptBatch& batch,
   a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
   a.tree = cut_tree_.view().rows(0, m);
   a.tokens = batch.token_ids().rows(1, n);
+  a.test_tokens = tokens_.view().rows(1, n);
   a.rope = batch.rope_positions().rows(1, n);
   a.slots = batch.slots().rows(1, n);
   const ops::AttentionMask mask = batch.mask();
@@ -259,9 +260,7 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const GptBatch& batch,
   a.grid = static_cast<uint32_t>(t.config().grid_size);
   a.image_tokens = static_cast<uint32_t>(image_tokens());
   a.scratch0 = static_cast<uint32_t>(t.config().seq_len());
-  CommandStream& s = t.stream();
-  ops::draft_tree_cut(s, a);
-  s.copy(a.tokens, tokens_.view().rows(1, n));  // the tests' tokens, before their point masses
+  ops::draft_tree_cut(t.stream(), a);
 }
 
 std::vector<EagleStrategy::Node> EagleStrategy::read_cut_tree(int64_t c, int64_t m) {

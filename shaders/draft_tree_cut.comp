@@ -24,9 +24,10 @@ layout(binding = 8) writeonly buffer Rg { uint ranges[]; };
 layout(binding = 9) writeonly buffer Bt { uint bits[]; };
 layout(binding = 10) writeonly buffer Pa { int parents[]; };
 layout(binding = 11) writeonly buffer Po { uint positions[]; };
+layout(binding = 12) writeonly buffer Tt { uint test_tokens[]; };
 layout(push_constant) uniform P {
   uint k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
-  uint range_off, bits_off, words, par_off, pos_off, c, root_slot, grid, image_tokens, scratch0;
+  uint range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
 } p;
 
 const uint kMaxWg = 256u, kMaxNodes = 256u, kMaxRows = 2048u, kNone = 0xFFFFFFFFu;
@@ -236,6 +237,7 @@ void write_row(uint i) {
   if (i == 0u) return;
   const uint q = i - 1u, pos = p.c + d - 1u;
   tokens[p.tok_off + q] = token;
+  test_tokens[p.test_tok_off + q] = token;
   rope[p.rope_off + 3u * q] = int(pos / p.grid);
   rope[p.rope_off + 3u * q + 1u] = int(pos % p.grid);
   rope[p.rope_off + 3u * q + 2u] = 0;

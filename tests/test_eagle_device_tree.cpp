@@ -149,6 +149,8 @@ std::vector<uint32_t> grow_and_cut(Context& c, DraftTreeBuilder& b, std::mt19937
   a.k = static_cast<uint32_t>(k), a.levels = static_cast<uint32_t>(depth), a.state_width = static_cast<uint32_t>(width);
   a.tree = tree.view(), a.tokens = qt.view(), a.rope = rope.view(), a.slots = slots.view();
   a.parents = par.view(), a.positions = pos.view(), a.mask = {qr.view(), qb.view()};
+  Tensor tt = c.tensor(DType::U32, {n}, "test tokens");
+  a.test_tokens = tt.view();
   a.c = 20, a.root_slot = 20, a.grid = 16, a.image_tokens = 256, a.scratch0 = 256;
   CommandStream s(c);
   ops::draft_tree_cut(s, a);

@@ -214,6 +214,7 @@ CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t k
   Tensor tree = ctx.tensor(DType::U32, {out_rows, 4}, "tree"), toks = ctx.tensor(DType::U32, {n}, "tokens");
   Tensor rope = ctx.tensor(DType::I32, {n, 3}, "rope"), slots = ctx.tensor(DType::U32, {n}, "slots");
   Tensor par = ctx.tensor(DType::I32, {n}, "parents"), pos = ctx.tensor(DType::U32, {n, 2}, "positions");
+  Tensor test_toks = ctx.tensor(DType::U32, {n}, "test tokens");
   Tensor ranges = ctx.tensor(DType::U32, {n, 2}, "ranges"), bits = ctx.tensor(DType::U32, {n, a.words}, "bits");
   ops::DraftTreeCut d;
   d.cand_tokens = tt.view().reshape({R, kc});
@@ -223,6 +224,7 @@ CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t k
   d.k = k, d.levels = levels, d.state_width = width;
   d.tree = tree.view(), d.tokens = toks.view(), d.rope = rope.view(), d.slots = slots.view();
   d.parents = par.view(), d.positions = pos.view(), d.mask = {ranges.view(), bits.view()};
+  d.test_tokens = test_toks.view();
   d.c = a.c, d.root_slot = a.root_slot, d.grid = a.grid, d.image_tokens = a.image_tokens, d.scratch0 = a.scratch0;
   CommandStream s(ctx);
   ops::draft_tree_cut(s, d);
@@ -234,6 +236,7 @@ CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t k
   };
   count(tree, want.tree);
   count(toks, want.tokens);
+  count(test_toks, want.tokens);
   count(rope, want.rope);
   count(slots, want.slots);
   count(par, want.parents);

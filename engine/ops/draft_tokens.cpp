@@ -144,6 +144,7 @@ void validate_tree_cut(const DraftTreeCut& a) {
   require(a.tree.dtype == DType::U32 && a.tree.numel() == rows * 4 && rows >= 2 && rows <= 257, op,
           [&] { return "tree must be u32 [out_rows, 4] with 2 <= out_rows <= 257, got " + a.tree.shape.str(); });
   require_index(op, "tokens", a.tokens, n);
+  require_index(op, "test_tokens", a.test_tokens, n);
   require_index(op, "slots", a.slots, n);
   require_index(op, "parents", a.parents, n);
   require_index(op, "rope", a.rope, 3 * n);
@@ -168,10 +169,10 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
   const Window wk = window(ctx, a.tokens, 0, n), wrp = window(ctx, a.rope, 0, 3 * n);
   const Window ws = window(ctx, a.slots, 0, n), wr = window(ctx, a.mask.ranges, 0, 2 * n);
   const Window wb = window(ctx, a.mask.bits, 0, n * words), wp = window(ctx, a.parents, 0, n);
-  const Window wpos = window(ctx, a.positions, 0, 2 * n);
+  const Window wpos = window(ctx, a.positions, 0, 2 * n), wtt = window(ctx, a.test_tokens, 0, n);
   struct {
     uint32_t k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
-    uint32_t range_off, bits_off, words, par_off, pos_off, c, root_slot, grid, image_tokens, scratch0;
+    uint32_t range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
   } push{a.k,
          static_cast<uint32_t>(kc),
          a.levels,
@@ -189,6 +190,7 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
          static_cast<uint32_t>(words),
          wp.offset,
          wpos.offset,
+         wtt.offset,
          a.c,
          a.root_slot,
          a.grid,
@@ -196,7 +198,7 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
          a.scratch0};
   s.dispatch(pipe,
              {wt.view, wv.view, wc.view, a.state, wtr.view, wk.view, wrp.view, ws.view, wr.view, wb.view, wp.view,
-              wpos.view},
+              wpos.view, wtt.view},
              push, 1, 1);
 }
 

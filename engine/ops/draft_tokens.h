@@ -61,7 +61,8 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a);
 // kNoToken children of the root. Row i (the root at 0) gets:
 //   tree[i] = (parent row (-1 for the root), depth, token, slot): the first row of each depth in
 //     its position's slot root_slot + depth, the others in scratch0 + i - 1 - (the depths before);
-// and each row i >= 1, as query i - 1 of the outputs below: its token; its rope position (row,
+// and each row i >= 1, as query i - 1 of the outputs below: its token (tokens and test_tokens:
+// the target's batch and the tests read their own copies); its rope position (row,
 // col, 0) of image position c + depth - 1 on a grid x grid image; its slot; its attention row as
 // AttentionMaskBuilder::pack writes it (the slots up to root_slot, its ancestors' and its own);
 // ops::tree_tests' parent row and (accept, final) positions (position and position + 1, at most
@@ -73,6 +74,7 @@ struct DraftTreeCut {
   uint32_t k = 1, levels = 1, state_width = 2;
   TensorView tree;                                     // u32 [out_rows, 4]: written
   TensorView tokens, rope, slots, parents, positions;  // u32 [n], i32 [n, 3], u32 [n], i32 [n], u32 [n, 2]
+  TensorView test_tokens;                              // u32 [n]
   AttentionMask mask;                                  // ranges u32 [n, 2], bits u32 [n, words]; n = out_rows - 1
   uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
 };
