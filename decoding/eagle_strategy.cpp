@@ -121,10 +121,9 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   if (opt_.sampled) q_store_ = ctx.tensor(DType::F32, {E, V}, name() + " candidates' draft distributions");
   if (shaped_on_device())
     draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " candidates", MemoryUsage::Readback);
-  if (!opt_.sampled) {  // read back by a dynamic tree's cut
-    top_tokens_ = ctx.tensor(DType::U32, {E, top_width()}, name() + " top tokens", MemoryUsage::Readback);
-    top_values_ =
-        ctx.tensor(DType::F32, {E, top_width()}, name() + " top tokens' probabilities", MemoryUsage::Readback);
+  if (!opt_.sampled) {
+    top_tokens_ = ctx.tensor(DType::U32, {E, top_width()}, name() + " top tokens");
+    top_values_ = ctx.tensor(DType::F32, {E, top_width()}, name() + " top tokens' probabilities");
   }
   if (!shaped_on_device()) allocate_dynamic_tree(ctx);
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
@@ -300,18 +299,37 @@ void EagleStrategy::decode(StepEvent& e) {
   TargetSession& t = target();
   const int64_t c = committed_, rows = t.rows();
   const uint32_t round = static_cast<uint32_t>(step_);
-  std::vector<Node> tree = shaped_on_device() ? record_static_tree(c) : grow_dynamic_tree(c);
-  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
-  const GptBatch& batch = t.batch(tree_queries(tree, c));
-  record_candidate_rows(tree, batch);
+  int64_t levels = 0;  // a dynamic tree's, cut on the device: tree holds its placeholder rows
+  std::vector<Node> tree = {root_node(c)};
+  if (shaped_on_device()) {
+    tree = record_static_tree(c);
+  } else if (c > 0) {
+    levels = grow_dynamic_tree(c);
+    tree = placeholder_tree(c, levels);
+  }
+  int64_t M = static_cast<int64_t>(tree.size());
+  const GptBatch* batch = &t.batch(tree_queries(tree, c));
+  if (levels > 0) {
+    record_cut(c, levels, *batch, M);
+    if (!rule_->exact()) {  // its tests are recorded node by node: the host needs the tree first
+      t.submit_and_wait();
+      tree = read_cut_tree(c, M);
+      levels = 0;
+      M = static_cast<int64_t>(tree.size());
+      batch = &t.batch(tree_queries(tree, c));
+    }
+  }
+  const int64_t T = M + static_cast<int64_t>(repairs_.size());
+  record_candidate_rows(tree, *batch);
   CommandStream& s = t.stream();
-  const GptOutputs out = t.forward(batch);
+  const GptOutputs out = t.forward(*batch);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
   record_tests(tree, round);
   // The next step's drafter catch-up reads the features of the root and the accepted path.
   s.copy(out.hidden, hidden_.view().rows(0, rows * T));
   t.submit_and_wait();
+  if (levels > 0) tree = read_cut_tree(c, M);  // its rows are the forward's first queries
   accept_host_.assign(static_cast<size_t>(M), 0);
   final_host_.assign(static_cast<size_t>(M), 0);
   t.ctx().download(accept_, 0, accept_host_.data(), accept_host_.size() * 4);

@@ -9,10 +9,11 @@
 // position c. The tree then grows level by level (decoding/eagle_tree.h): the drafter runs on
 // the level's chosen nodes at once (tree attention over its own cache: committed elements, the
 // node's ancestors and itself, in scratch slots). The levels are chosen on the device (ops in
-// engine/ops/draft_tokens.h) within one submit: a dynamic tree's candidates are read back once
-// and cut by DraftTreeBuilder, a static tree's go straight on. One target forward then verifies the tree
-// (tree attention; the first node of each depth in its position's slot, the others in scratch
-// slots, repaired the next step when accepted, as in Hawk).
+// engine/ops/draft_tokens.h), and a dynamic tree is cut there too (ops::draft_tree_cut, which is
+// DraftTreeBuilder::select's cut), so one submit grows and verifies the tree; only the relaxed
+// rules, whose tests are recorded node by node, read the cut back first. One target forward then
+// verifies the tree (tree attention; the first node of each depth in its position's slot, the
+// others in scratch slots, repaired the next step when accepted, as in Hawk).
 //
 // Candidates are the drafter's most likely tokens, not samples, so each is tested as EAGLE's
 // sampling mode does: as a point mass (q = 1 at the token). A node's children are tried in rank
@@ -75,16 +76,23 @@ class EagleStrategy : public Strategy {
     int64_t q_row;     // sampled candidates: the row of q_store_ it was drawn from
     int32_t draft_id;  // sampled candidates: its row of draft_tokens_, where the GPU drew its token
   };
-  // EAGLE-2's dynamic tree: grown on the device in one submit (the drafter's catch-up, then per
-  // level its top tokens, ops::draft_tree_level's pick of the next frontier with its tokens, mask
-  // rows and features, and the drafter on it), then cut on the host; returns the verified tree.
-  std::vector<Node> grow_dynamic_tree(int64_t c);
+  // EAGLE-2's dynamic tree from c > 0, grown on the device (the drafter's catch-up, then per level
+  // its top tokens, ops::draft_tree_level's pick of the next frontier with its tokens, mask rows
+  // and features, and the drafter on it); returns its levels.
+  int64_t grow_dynamic_tree(int64_t c);
   // Records drafter level `level` (>= 1) of a dynamic tree: its topk frontier rows picked from
   // level - 1's candidates, their drafter forward and their top tokens (g_ rows 1 + (level - 1) * topk ..).
   void record_device_level(int64_t level, int64_t c);
-  // After the submit: the grown candidates read back into DraftTreeBuilder, whose frontiers must be
-  // the device's picks (throws otherwise), and whose select() then cuts the tree.
-  DraftTreeBuilder cut_dynamic_tree(int64_t c, int64_t depth);
+  // The verified tree's rows before the device cuts it: as many as the cut may keep (the root,
+  // then min(nodes, the candidates the levels can grow)), children of the root in scratch slots,
+  // so the target's batch has their room (its slots' extent and mask words) and the cut's rows
+  // past its nodes stay kNoToken children of the root (tested as rejected, dropped after).
+  std::vector<Node> placeholder_tree(int64_t c, int64_t levels) const;
+  // Records ops::draft_tree_cut of the grown tree into rows 1 .. m - 1 of the target's batch (made
+  // from placeholder_tree), of the tests' rows and of the tests' tokens.
+  void record_cut(int64_t c, int64_t levels, const GptBatch& batch, int64_t m);
+  // After the submit: the cut tree (its m rows read back), without the padding.
+  std::vector<Node> read_cut_tree(int64_t c, int64_t m);
   void allocate_dynamic_tree(Context& ctx);
   GptBatch* level_batch(size_t level);  // the drafter batch of a level, made on first use
   // Static and chain trees, and sampled candidates: records the whole tree, whose shape does not
@@ -156,9 +164,9 @@ class EagleStrategy : public Strategy {
   TreeTestRows tree_rows_;          // exact rule: ops::tree_tests' parent and position rows
   Tensor draft_tokens_;             // u32 [1 + nodes]: the GPU's candidates' tokens by builder id (read back)
   Tensor top_tokens_, top_values_;  // u32 / f32 [expanded, topk]: each expanded node's top tokens, by g_ row
-  // Dynamic trees: the frontiers' state per level (ops::draft_tree_level), each level's picks (read
-  // back), and the gather ids of the frontier's drafter input features.
-  Tensor tree_state_, choices_, gather_ids_;
+  // Dynamic trees: the frontiers' state per level (ops::draft_tree_level), each level's picks, the
+  // gather ids of the frontier's drafter input features, and the cut tree's rows (read back).
+  Tensor tree_state_, choices_, gather_ids_, cut_tree_;
   std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;
 };

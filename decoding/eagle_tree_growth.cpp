@@ -1,7 +1,8 @@
 // EagleStrategy's drafter side: the tree grown from committed position c, on the device. A dynamic
-// tree (EAGLE-2's) is grown level by level in one submit and cut on the host; a static or chain
-// tree, whose shape does not depend on the tokens, is recorded whole into the target's submit
-// (decoding/eagle_strategy.h has the method; engine/ops/draft_tokens.h the device ops).
+// tree (EAGLE-2's) is grown level by level and cut by ops::draft_tree_cut, which writes the
+// target's queries of it; a static or chain tree, whose shape does not depend on the tokens, is
+// recorded whole; either goes into the target's submit (decoding/eagle_strategy.h has the method;
+// engine/ops/draft_tokens.h the device ops).
 #include <algorithm>
 
 #include "common/error.h"
@@ -18,8 +19,8 @@ namespace vkspec {
 void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
   const int64_t k = opt_.tree.topk, d = opt_.tree.depth, width = 2 + d;
   tree_state_ = ctx.tensor(DType::U32, {d + 1, k, width}, name() + " draft tree frontiers");
-  choices_ =
-      ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks", MemoryUsage::Readback);
+  choices_ = ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks");
+  cut_tree_ = ctx.tensor(DType::U32, {1 + opt_.tree.nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
   gather_ids_ = ctx.tensor(DType::U32, {target().rows() * k}, name() + " frontier feature rows");
   std::vector<uint32_t> root(static_cast<size_t>(width), 0);
   root[0] = det::float_bits(1.0f);  // value 1, valid
@@ -219,49 +220,62 @@ void EagleStrategy::record_device_level(int64_t level, int64_t c) {
   ++draft_forwards_;
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::grow_dynamic_tree(int64_t c) {
-  TargetSession& t = target();
-  if (c == 0) return {root_node(c)};  // the first token is the target's own sample: nothing to draft from yet
-  const int64_t depth = std::min<int64_t>(opt_.tree.depth, image_tokens() - c);
+int64_t EagleStrategy::grow_dynamic_tree(int64_t c) {
+  const int64_t levels = std::min<int64_t>(opt_.tree.depth, image_tokens() - c);
   record_catch_up(c);
-  for (int64_t level = 1; level < depth; ++level) record_device_level(level, c);
-  t.submit_and_wait();
-  const DraftTreeBuilder b = cut_dynamic_tree(c, depth);
-  g_row_.assign(b.nodes().size(), -1);
-  return verified_tree(b, c, false);
+  for (int64_t level = 1; level < levels; ++level) record_device_level(level, c);
+  return levels;
 }
 
-DraftTreeBuilder EagleStrategy::cut_dynamic_tree(int64_t c, int64_t depth) {
-  Context& ctx = target().ctx();
-  const int64_t k = opt_.tree.topk, kc = top_width(), rows_used = 1 + (depth - 1) * k;
-  std::vector<uint32_t> tokens(static_cast<size_t>(rows_used * kc)), choices(static_cast<size_t>((depth - 1) * k));
-  std::vector<float> values(tokens.size());
-  ctx.download(top_tokens_, 0, tokens.data(), tokens.size() * 4);
-  ctx.download(top_values_, 0, values.data(), values.size() * 4);
-  if (!choices.empty()) ctx.download(choices_, 0, choices.data(), choices.size() * 4);
-  DraftTreeBuilder b(opt_.tree, image_tokens() - c);
-  b.add_children(0, tokens.data(), values.data(), kc);
-  std::vector<int32_t> row_of(1, 0);  // builder node -> its row in its level's frontier
-  for (int64_t level = 1;; ++level) {
-    const std::vector<int32_t> f = b.frontier();
-    if (f.empty()) break;
-    row_of.resize(b.nodes().size(), -1);
-    for (int64_t j = 0; j < k; ++j) {
-      uint32_t want = ops::kNoToken;
-      if (j < static_cast<int64_t>(f.size())) {
-        const DraftTreeNode& n = b.nodes()[static_cast<size_t>(f[static_cast<size_t>(j)])];
-        want = static_cast<uint32_t>(row_of[static_cast<size_t>(n.parent)] * kc + n.rank);
-        row_of[static_cast<size_t>(f[static_cast<size_t>(j)])] = static_cast<int32_t>(j);
-      }
-      if (choices[static_cast<size_t>((level - 1) * k + j)] != want)
-        throw Error(name() + ": the draft tree grown on the device differs from DraftTreeBuilder's at depth " +
-                    std::to_string(level) + " (frontier row " + std::to_string(j) + ")");
-    }
-    const size_t first = static_cast<size_t>((1 + (level - 1) * k) * kc);
-    for (size_t j = 0; j < f.size(); ++j)
-      b.add_children(f[j], tokens.data() + first + j * kc, values.data() + first + j * kc, kc);
+std::vector<EagleStrategy::Node> EagleStrategy::placeholder_tree(int64_t c, int64_t levels) const {
+  const int64_t k = opt_.tree.topk, kc = top_width(), scratch = target().config().seq_len();
+  const int64_t m = 1 + std::min(opt_.tree.nodes, kc + (levels - 1) * k * kc);
+  std::vector<Node> tree = {root_node(c)};
+  for (int64_t i = 1; i < m; ++i) tree.push_back({0, c, 0, scratch + i - 1, true, -1, -1});
+  return tree;
+}
+
+void EagleStrategy::record_cut(int64_t c, int64_t levels, const GptBatch& batch, int64_t m) {
+  TargetSession& t = target();
+  const int64_t k = opt_.tree.topk, n = m - 1, R = 1 + (levels - 1) * k;
+  ops::DraftTreeCut a;
+  a.cand_tokens = top_tokens_.view().rows(0, R);
+  a.cand_values = top_values_.view().rows(0, R);
+  a.choice = choices_.view().reshape({choices_.numel()});
+  a.state = tree_state_.view();
+  a.k = static_cast<uint32_t>(k);
+  a.levels = static_cast<uint32_t>(levels);
+  a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
+  a.tree = cut_tree_.view().rows(0, m);
+  a.tokens = batch.token_ids().rows(1, n);
+  a.test_tokens = tokens_.view().rows(1, n);
+  a.rope = batch.rope_positions().rows(1, n);
+  a.slots = batch.slots().rows(1, n);
+  const ops::AttentionMask mask = batch.mask();
+  a.mask = {mask.ranges.rows(1, n), mask.bits.rows(1, n)};
+  a.parents = tree_rows_.parents.view().rows(1, n);
+  a.positions = tree_rows_.positions.view().rows(1, n);
+  a.c = static_cast<uint32_t>(c);
+  a.root_slot = static_cast<uint32_t>(cls_ + c - 1);
+  a.grid = static_cast<uint32_t>(t.config().grid_size);
+  a.image_tokens = static_cast<uint32_t>(image_tokens());
+  a.scratch0 = static_cast<uint32_t>(t.config().seq_len());
+  ops::draft_tree_cut(t.stream(), a);
+}
+
+std::vector<EagleStrategy::Node> EagleStrategy::read_cut_tree(int64_t c, int64_t m) {
+  TargetSession& t = target();
+  std::vector<uint32_t> rows(static_cast<size_t>(m * 4));
+  t.ctx().download(cut_tree_, 0, rows.data(), rows.size() * 4);
+  std::vector<Node> tree = {root_node(c)};
+  for (int64_t i = 1; i < m; ++i) {
+    const uint32_t* r = rows.data() + 4 * i;
+    if (r[2] == ops::kNoToken) break;  // padding: the rows after the cut's nodes
+    const int64_t position = c + static_cast<int64_t>(r[1]) - 1;
+    tree.push_back({static_cast<int32_t>(r[0]), position, checked_token(r[2], position), static_cast<int64_t>(r[3]),
+                    static_cast<int64_t>(r[3]) >= t.config().seq_len(), -1, -1});
   }
-  return b;
+  return tree;
 }
 
 std::vector<EagleStrategy::Node> EagleStrategy::record_static_tree(int64_t c) {

@@ -123,4 +123,83 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
   s.dispatch(pipe, {wt.view, wv.view, a.state, wc.view, wk.view, wg_ids.view, wr.view, wb.view}, push, 1, 1);
 }
 
+namespace {
+
+void validate_tree_cut(const DraftTreeCut& a) {
+  const char* op = "draft_tree_cut";
+  require(a.cand_tokens.shape.rank == 2 && a.cand_values.shape == a.cand_tokens.shape, op,
+          [&] { return "cand_tokens and cand_values must be [R, kc], got " + a.cand_tokens.shape.str(); });
+  const int64_t R = a.cand_tokens.shape[0], kc = a.cand_tokens.shape[1], k = a.k, L = a.levels;
+  require(k >= 1 && k <= kMaxTopTokens && kc >= 1 && kc <= k && L >= 1 && L <= 32 && R == 1 + (L - 1) * k, op, [&] {
+    return "R = " + std::to_string(R) + ", kc = " + std::to_string(kc) + " for k = " + std::to_string(k) + " and " +
+           std::to_string(L) + " levels";
+  });
+  require_index(op, "cand_tokens", a.cand_tokens, R * kc);
+  require(a.cand_values.dtype == DType::F32, op, "cand_values must be f32");
+  require(a.choice.buffer && a.choice.dtype == DType::U32 && a.choice.numel() >= std::max<int64_t>((L - 1) * k, 1), op,
+          "choice must be u32 [(levels - 1) * k]");
+  require(a.state.dtype == DType::U32 && a.state_width >= 2 && a.state.numel() >= L * k * a.state_width, op,
+          "state must be u32 [levels, k, state_width]");
+  const int64_t rows = a.tree.numel() / 4, n = rows - 1;
+  require(a.tree.dtype == DType::U32 && a.tree.numel() == rows * 4 && rows >= 2 && rows <= 257, op,
+          [&] { return "tree must be u32 [out_rows, 4] with 2 <= out_rows <= 257, got " + a.tree.shape.str(); });
+  require_index(op, "tokens", a.tokens, n);
+  require_index(op, "test_tokens", a.test_tokens, n);
+  require_index(op, "slots", a.slots, n);
+  require_index(op, "parents", a.parents, n);
+  require_index(op, "rope", a.rope, 3 * n);
+  require_index(op, "positions", a.positions, 2 * n);
+  require(a.mask.bits.buffer && a.mask.ranges.numel() == 2 * n && a.mask.bits.shape.rank == 2 &&
+              a.mask.bits.shape[0] == n,
+          op, "mask must have ranges [n, 2] and bits [n, words]");
+  require(a.grid >= 1 && int64_t{a.scratch0} + n <= a.mask.bits.shape[1] * 32, op, "the scratch slots exceed the mask");
+}
+
+}  // namespace
+
+void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
+  validate_tree_cut(a);
+  Context& ctx = s.context();
+  const int64_t R = a.cand_tokens.shape[0], kc = a.cand_tokens.shape[1], rows = a.tree.numel() / 4, n = rows - 1;
+  const int64_t words = a.mask.bits.shape[1], nc = std::max<int64_t>((a.levels - 1) * a.k, 1);
+  const uint32_t wg = pow2_workgroup(ctx, 256);  // at most the shader's shared arrays
+  const Pipeline& pipe = ctx.pipeline(shaders::draft_tree_cut, {wg});
+  const Window wt = window(ctx, a.cand_tokens, 0, R * kc), wv = window(ctx, a.cand_values, 0, R * kc);
+  const Window wc = window(ctx, a.choice, 0, nc), wtr = window(ctx, a.tree, 0, rows * 4);
+  const Window wk = window(ctx, a.tokens, 0, n), wrp = window(ctx, a.rope, 0, 3 * n);
+  const Window ws = window(ctx, a.slots, 0, n), wr = window(ctx, a.mask.ranges, 0, 2 * n);
+  const Window wb = window(ctx, a.mask.bits, 0, n * words), wp = window(ctx, a.parents, 0, n);
+  const Window wpos = window(ctx, a.positions, 0, 2 * n), wtt = window(ctx, a.test_tokens, 0, n);
+  struct {
+    uint32_t k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
+    uint32_t range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
+  } push{a.k,
+         static_cast<uint32_t>(kc),
+         a.levels,
+         a.state_width,
+         static_cast<uint32_t>(rows),
+         wt.offset,
+         wv.offset,
+         wc.offset,
+         wtr.offset,
+         wk.offset,
+         wrp.offset,
+         ws.offset,
+         wr.offset,
+         wb.offset,
+         static_cast<uint32_t>(words),
+         wp.offset,
+         wpos.offset,
+         wtt.offset,
+         a.c,
+         a.root_slot,
+         a.grid,
+         a.image_tokens,
+         a.scratch0};
+  s.dispatch(pipe,
+             {wt.view, wv.view, wc.view, a.state, wtr.view, wk.view, wrp.view, ws.view, wr.view, wb.view, wp.view,
+              wpos.view, wtt.view},
+             push, 1, 1);
+}
+
 }  // namespace vkspec::ops

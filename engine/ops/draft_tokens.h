@@ -48,4 +48,36 @@ struct DraftTreeLevel {
 };
 void draft_tree_level(CommandStream& s, const DraftTreeLevel& a);
 
+// EAGLE-2's cut of the dynamic tree draft_tree_level grew over `levels` depths (decoding/
+// eagle_strategy.h), so the target's verification is recorded without the host seeing the tree.
+// Candidate g = R * kc + r is rank r of top-token row R: row 0 the root's, row 1 + (l - 1) * k + j
+// frontier row j of level l (its value and validity in state row (l, j), its node the candidate
+// choice[(l - 1) * k + j] of level l - 1's rows); it exists where its row is valid and its token
+// is not kNoToken, with draft_tree_level's value. As the growth writes them, each row's values do
+// not increase with rank (top_tokens' order) and no candidate is the node of two rows. The cut is
+// DraftTreeBuilder::select's: by value,
+// ties to the lower g, each candidate taken with its ancestors not taken yet when they fit in
+// out_rows - 1 nodes; rows breadth first (depth, parent's row, rank), padded to out_rows with
+// kNoToken children of the root. Row i (the root at 0) gets:
+//   tree[i] = (parent row (-1 for the root), depth, token, slot): the first row of each depth in
+//     its position's slot root_slot + depth, the others in scratch0 + i - 1 - (the depths before);
+// and each row i >= 1, as query i - 1 of the outputs below: its token (tokens and test_tokens:
+// the target's batch and the tests read their own copies); its rope position (row,
+// col, 0) of image position c + depth - 1 on a grid x grid image; its slot; its attention row as
+// AttentionMaskBuilder::pack writes it (the slots up to root_slot, its ancestors' and its own);
+// ops::tree_tests' parent row and (accept, final) positions (position and position + 1, at most
+// image_tokens). Bit-equal with ref::draft_tree_cut.
+struct DraftTreeCut {
+  TensorView cand_tokens, cand_values;  // u32 / f32 [1 + (levels - 1) * k, kc]
+  TensorView choice;                    // u32 [(levels - 1) * k] (any u32 view at levels == 1)
+  TensorView state;                     // u32 [levels, k, state_width] at least: draft_tree_level's
+  uint32_t k = 1, levels = 1, state_width = 2;
+  TensorView tree;                                     // u32 [out_rows, 4]: written
+  TensorView tokens, rope, slots, parents, positions;  // u32 [n], i32 [n, 3], u32 [n], i32 [n], u32 [n, 2]
+  TensorView test_tokens;                              // u32 [n]
+  AttentionMask mask;                                  // ranges u32 [n, 2], bits u32 [n, words]; n = out_rows - 1
+  uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
+};
+void draft_tree_cut(CommandStream& s, const DraftTreeCut& a);
+
 }  // namespace vkspec::ops

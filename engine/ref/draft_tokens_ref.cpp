@@ -70,4 +70,100 @@ TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const
   return r;
 }
 
+namespace {
+
+// The tree the cut keeps: per node (breadth first, the root at 0) its candidate (kNone for the root
+// and padding) and its parent's row.
+struct CutRows {
+  std::vector<uint32_t> g;
+  std::vector<int32_t> parent;
+};
+
+CutRows cut_rows(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
+                 const std::vector<uint32_t>& choice, const std::vector<uint32_t>& state, const TreeCutArgs& a) {
+  const uint32_t none = 0xFFFFFFFFu, total = (1 + (a.levels - 1) * a.k) * a.kc, budget = a.out_rows - 1;
+  auto level = [&](uint32_t R) { return R == 0 ? 0u : 1 + (R - 1) / a.k; };
+  auto frontier = [&](uint32_t R) { return R == 0 ? 0u : (R - 1) % a.k; };
+  auto parent = [&](uint32_t g) {
+    const uint32_t R = g / a.kc, l = level(R);
+    if (R == 0) return none;
+    return (l == 1 ? 0u : 1 + (l - 2) * a.k) * a.kc + choice[(l - 1) * a.k + frontier(R)];
+  };
+  std::vector<std::pair<float, uint32_t>> order;
+  for (uint32_t g = 0; g < total; ++g) {
+    const size_t s = size_t{level(g / a.kc) * a.k + frontier(g / a.kc)} * a.state_width;
+    if (state[s + 1] == 0 || cand_tokens[g] == none) continue;
+    const float v = det::bits_float(state[s]) * cand_values[g];
+    order.push_back({v >= FLT_MIN ? v : 0.0f, g});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<uint32_t> kept;  // candidates, each after its parent
+  for (const auto& [v, g] : order) {
+    if (kept.size() >= budget) break;
+    std::vector<uint32_t> chain;
+    for (uint32_t x = g; x != none && std::find(kept.begin(), kept.end(), x) == kept.end(); x = parent(x))
+      chain.push_back(x);
+    if (kept.size() + chain.size() <= budget) kept.insert(kept.end(), chain.rbegin(), chain.rend());
+  }
+  CutRows r{{none}, {-1}};
+  for (uint32_t d = 1; d <= a.levels; ++d) {
+    std::vector<std::pair<std::pair<int32_t, uint32_t>, uint32_t>> at;  // ((parent's row, rank), g)
+    for (uint32_t g : kept) {
+      if (level(g / a.kc) + 1 != d) continue;
+      const uint32_t p = parent(g);
+      const int32_t prow = p == none ? 0 : static_cast<int32_t>(std::find(r.g.begin(), r.g.end(), p) - r.g.begin());
+      at.push_back({{prow, g % a.kc}, g});
+    }
+    std::sort(at.begin(), at.end());
+    for (const auto& [key, g] : at) {
+      r.g.push_back(g);
+      r.parent.push_back(key.first);
+    }
+  }
+  while (r.g.size() < a.out_rows) {
+    r.g.push_back(none);
+    r.parent.push_back(0);
+  }
+  return r;
+}
+
+}  // namespace
+
+TreeCutResult draft_tree_cut(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
+                             const std::vector<uint32_t>& choice, const std::vector<uint32_t>& state,
+                             const TreeCutArgs& a) {
+  const uint32_t none = 0xFFFFFFFFu;
+  const CutRows rows = cut_rows(cand_tokens, cand_values, choice, state, a);
+  auto depth = [&](uint32_t i) {
+    const uint32_t g = rows.g[i], R = g / a.kc;
+    return i == 0 ? 0u : g == none || R == 0 ? 1u : 2 + (R - 1) / a.k;
+  };
+  TreeCutResult r;
+  ops::AttentionMaskBuilder mb(a.out_rows - 1, int64_t{a.words} * 32);
+  std::vector<uint32_t> slot(a.out_rows, a.root_slot);
+  uint32_t canonical = 0, scratch = 0;
+  for (uint32_t i = 1; i < a.out_rows; ++i) {
+    const uint32_t d = depth(i);
+    const bool first = rows.g[i] != none && d > canonical;
+    if (first) canonical = d;
+    slot[i] = first ? a.root_slot + d : a.scratch0 + scratch++;
+    const uint32_t pos = a.c + d - 1, token = rows.g[i] == none ? none : cand_tokens[rows.g[i]];
+    r.tokens.push_back(token);
+    r.rope.insert(r.rope.end(), {static_cast<int32_t>(pos / a.grid), static_cast<int32_t>(pos % a.grid), 0});
+    r.slots.push_back(slot[i]);
+    r.parents.push_back(rows.parent[i]);
+    r.positions.insert(r.positions.end(), {std::min(pos, a.image_tokens), std::min(pos + 1, a.image_tokens)});
+    mb.see_prefix(i - 1, a.root_slot + 1);
+    for (uint32_t x = i; x > 0; x = static_cast<uint32_t>(rows.parent[x])) mb.see(i - 1, slot[x]);
+  }
+  for (uint32_t i = 0; i < a.out_rows; ++i) {
+    const uint32_t d = depth(i);
+    r.tree.insert(r.tree.end(), {static_cast<uint32_t>(rows.parent[i]), d, i == 0 ? none : r.tokens[i - 1], slot[i]});
+  }
+  const ops::PackedAttentionMask packed = mb.pack();
+  r.ranges = packed.ranges;
+  r.bits = packed.bits.empty() ? std::vector<uint32_t>(size_t{a.out_rows - 1} * a.words, 0) : packed.bits;
+  return r;
+}
+
 }  // namespace vkspec::ref

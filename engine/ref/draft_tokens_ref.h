@@ -26,4 +26,18 @@ struct TreeLevelResult {
 TreeLevelResult draft_tree_level(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
                                  std::vector<uint32_t> state, const TreeLevelArgs& a);
 
+// ops::draft_tree_cut on host vectors (the op's names): a plain sort of the candidates and the
+// builder's greedy walk; mask rows from AttentionMaskBuilder::pack.
+struct TreeCutArgs {
+  uint32_t k = 1, kc = 1, levels = 1, state_width = 2, out_rows = 2, words = 1;
+  uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
+};
+struct TreeCutResult {
+  std::vector<uint32_t> tree, tokens, slots, positions, ranges, bits;
+  std::vector<int32_t> rope, parents;
+};
+TreeCutResult draft_tree_cut(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
+                             const std::vector<uint32_t>& choice, const std::vector<uint32_t>& state,
+                             const TreeCutArgs& a);
+
 }  // namespace vkspec::ref
