@@ -157,6 +157,31 @@ class Run:
         self._last_save = time.time()
 
 
+def step_batch(step, n, size):
+    """A training step's batch: size indices below n, drawn from a generator seeded by the step so
+    that a resumed run trains on the same batches. Returns (indices, the generator), which goes on
+    to the step's other draws."""
+    g = torch.Generator().manual_seed(step)
+    return torch.randint(0, n, (size,), generator=g), g
+
+
+def set_lr(opt, lr):
+    """Sets every parameter group's learning rate; returns lr."""
+    for pg in opt.param_groups:
+        pg["lr"] = lr
+    return lr
+
+
+def descend(opt, loss, clip=None):
+    """One optimiser step on loss: gradients cleared and back-propagated, clip() (a gradient
+    clipping call, when given) applied to them, then the step."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip is not None:
+        clip()
+    opt.step()
+
+
 def fp16_export(state, keep_f32=lambda name, t: t.dim() < 2):
     """Cast weights to f16 except tensors selected by keep_f32 (norms, biases, codebook)."""
     return {k: (v.float() if keep_f32(k, v) else v.half()).contiguous() for k, v in state.items()}

@@ -251,92 +251,49 @@ def latent_up(a):
     save_file({"latents": z.contiguous(), "ids": idx.reshape(1, -1).to(torch.int32).contiguous()}, a.out)
 
 
+# The subcommands: each one's function, its positional path, then its options in order: "--x" a
+# required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
+COMMANDS = {
+    "make-gpt": (make_gpt, "out", [("--dim", 128), ("--layers", 2), ("--heads", 2), ("--vocab", 64), ("--classes", 5),
+                                   ("--grid", 4), ("--seed", 0)]),
+    "make-t2i": (make_t2i, "out", [("--dim", 64), ("--layers", 2), ("--heads", 2), ("--vocab", 32), ("--grid", 4),
+                                   ("--cls", 8), ("--caption-dim", 16), ("--seed", 0)]),
+    "make-caption": (make_caption, "out", [("--tokens", 5), ("--dim", 16), ("--seed", 1)]),
+    "t2i-logits": (t2i_logits, "model", ["--caption", "--tokens", "--out"]),
+    "make-heads": (make_heads, "out", ["--gpt", ("--seed", 0)]),
+    "make-eagle": (make_eagle, "out", ["--gpt", ("--layers", 1), ("--seed", 0)]),
+    "eagle-forward": (eagle_forward, "drafter", ["--gpt", "--tokens", "--features", "--out"]),
+    "gpt-logits": (gpt_logits, "model", ["--label:int", "--tokens", "--out"]),
+    "make-vq": (make_vq, "out", [("--ch", 32), ("--z", 32), ("--codebook", 16), ("--embed", 4), ("--in-ch", 1),
+                                 ("--res-blocks", 2), ("--seed", 0), ("--ch-mult", "1,2")]),
+    "vq-decode": (vq_decode, "model", ["--tokens", "--grid:int", "--out"]),
+    "vq-encode": (vq_encode, "model", ["--pixels", "--out"]),
+    "make-classifier": (make_classifier, "out", [("--seed", 0)]),
+    "classify": (classify, "model", ["--pixels", "--out"]),
+    "make-sr": (make_sr, "out", [("--scale", 2), ("--ch", 8), ("--depth", 3), ("--seed", 0)]),
+    "sr": (sr, "model", ["--pixels", "--out"]),
+    "make-latent-up": (make_latent_up, "out", [("--vocab", 16), ("--embed", 4), ("--ratio", 2), ("--ch", 8),
+                                               ("--depth", 2), ("--seed", 0)]),
+    "latent-up": (latent_up, "model", ["--vq", "--tokens", "--grid:int", "--out"]),
+}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("make-gpt")
-    p.add_argument("out")
-    for k, d in [("dim", 128), ("layers", 2), ("heads", 2), ("vocab", 64), ("classes", 5), ("grid", 4), ("seed", 0)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p = sub.add_parser("make-t2i")
-    p.add_argument("out")
-    for k, d in [("dim", 64), ("layers", 2), ("heads", 2), ("vocab", 32), ("grid", 4), ("cls", 8), ("caption-dim", 16),
-                 ("seed", 0)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p = sub.add_parser("make-caption")
-    p.add_argument("out")
-    for k, d in [("tokens", 5), ("dim", 16), ("seed", 1)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p = sub.add_parser("t2i-logits")
-    p.add_argument("model")
-    p.add_argument("--caption", required=True)
-    p.add_argument("--tokens", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("make-heads")
-    p.add_argument("out")
-    p.add_argument("--gpt", required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p = sub.add_parser("make-eagle")
-    p.add_argument("out")
-    p.add_argument("--gpt", required=True)
-    p.add_argument("--layers", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p = sub.add_parser("eagle-forward")
-    p.add_argument("drafter")
-    p.add_argument("--gpt", required=True)
-    p.add_argument("--tokens", required=True)
-    p.add_argument("--features", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("gpt-logits")
-    p.add_argument("model")
-    p.add_argument("--label", type=int, required=True)
-    p.add_argument("--tokens", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("make-vq")
-    p.add_argument("out")
-    for k, d in [("ch", 32), ("z", 32), ("codebook", 16), ("embed", 4), ("in-ch", 1), ("res-blocks", 2), ("seed", 0)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p.add_argument("--ch-mult", default="1,2")
-    p = sub.add_parser("vq-decode")
-    p.add_argument("model")
-    p.add_argument("--tokens", required=True)
-    p.add_argument("--grid", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("vq-encode")
-    p.add_argument("model")
-    p.add_argument("--pixels", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("make-classifier")
-    p.add_argument("out")
-    p.add_argument("--seed", type=int, default=0)
-    p = sub.add_parser("classify")
-    p.add_argument("model")
-    p.add_argument("--pixels", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("make-sr")
-    p.add_argument("out")
-    for k, d in [("scale", 2), ("ch", 8), ("depth", 3), ("seed", 0)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p = sub.add_parser("sr")
-    p.add_argument("model")
-    p.add_argument("--pixels", required=True)
-    p.add_argument("--out", required=True)
-    p = sub.add_parser("make-latent-up")
-    p.add_argument("out")
-    for k, d in [("vocab", 16), ("embed", 4), ("ratio", 2), ("ch", 8), ("depth", 2), ("seed", 0)]:
-        p.add_argument("--" + k, type=int, default=d)
-    p = sub.add_parser("latent-up")
-    p.add_argument("model")
-    p.add_argument("--vq", required=True)
-    p.add_argument("--tokens", required=True)
-    p.add_argument("--grid", type=int, required=True)
-    p.add_argument("--out", required=True)
+    for name, (_, path, options) in COMMANDS.items():
+        p = sub.add_parser(name)
+        p.add_argument(path)
+        for o in options:
+            if isinstance(o, tuple):
+                p.add_argument(o[0], type=type(o[1]), default=o[1])
+            elif o.endswith(":int"):
+                p.add_argument(o[:-len(":int")], type=int, required=True)
+            else:
+                p.add_argument(o, required=True)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    {"make-gpt": make_gpt, "make-t2i": make_t2i, "make-caption": make_caption, "t2i-logits": t2i_logits,
-     "make-heads": make_heads, "make-eagle": make_eagle, "eagle-forward": eagle_forward, "gpt-logits": gpt_logits,
-     "make-vq": make_vq, "vq-decode": vq_decode, "vq-encode": vq_encode, "make-classifier": make_classifier,
-     "classify": classify, "make-sr": make_sr, "sr": sr, "make-latent-up": make_latent_up, "latent-up": latent_up}[a.cmd](a)
+    COMMANDS[a.cmd][0](a)
     return 0
 
 

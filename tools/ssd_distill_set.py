@@ -30,7 +30,7 @@ import torch
 
 import common as C
 from safetensors_io import load_file
-from vkspec_models import GPT, apply_rope, gpt_config_from_metadata, sample_logits
+from vkspec_models import GPT, apply_rope, gpt_config_from_metadata
 
 TEST_SEED_OFFSET = 1_000_000
 
@@ -86,13 +86,7 @@ def sample(model, labels, cfg_scale=1.0, temperature=1.0, top_k=0, top_p=1.0, ge
         hn = model.norm(x)[:, -1]
         if want_hidden:
             hid[:, n] = hn[:B]
-        logits = model.output(hn).float()
-        if use_cfg:
-            c, u = logits.chunk(2)
-            logits = u + cfg_scale * (c - u)
-        tok = sample_logits(logits, temperature, top_k, top_p, generator)
-        out[:, n] = tok
-        x = model.tok_embeddings(torch.cat([tok, tok]) if use_cfg else tok).unsqueeze(1)
+        out[:, n], x = model.sample_next(model.output(hn).float(), cfg_scale, temperature, top_k, top_p, generator)
     return out, hid
 
 

@@ -81,18 +81,14 @@ def main():
     t_last, steps_last = time.time(), run.step
     model.train()
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(x_train), (args.batch,), generator=g)
+        i, g = C.step_batch(run.step, len(x_train), args.batch)
         x, y = x_train[i], y_train[i]
         # random +-2 px shifts: cheap augmentation, the padded border makes it lossless
         dx, dy = torch.randint(-2, 3, (2,), generator=g).tolist()
         x = torch.roll(x, (dy, dx), dims=(2, 3))
-        for pg in opt.param_groups:
-            pg["lr"] = C.lr_at(run.progress(), args.lr, 0.03, min_ratio=0.02)
+        C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03, min_ratio=0.02))
         loss = F.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        C.descend(opt, loss)
         save = run.tick()
         if run.step % 50 == 0:
             sps = (time.time() - t_last) / max(1, run.step - steps_last)

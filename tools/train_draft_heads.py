@@ -83,15 +83,11 @@ def main():
     tok_te, lab_te = load_tokens(grid, "test", args.runs_dir)
     t_last, steps_last = time.time(), run.step
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(tok_tr), (args.batch,), generator=g)
-        for pg in opt.param_groups:
-            pg["lr"] = C.lr_at(run.progress(), args.lr, 0.03)
+        i, _ = C.step_batch(run.step, len(tok_tr), args.batch)
+        C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03))
         losses, stats = head_losses(base, heads, tok_tr[i], lab_tr[i], masks, drop_p=0.1)
         loss = sum(losses.values()) / len(losses)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        C.descend(opt, loss)
         save = run.tick()
         if run.step % 25 == 0:
             sps = (time.time() - t_last) / max(1, run.step - steps_last)

@@ -398,16 +398,11 @@ def main():
             tok_tr, lab_tr = tok_all[args.val_images:], lab_all[args.val_images:]
             cache.reset(len(tok_tr), tok_tr.shape[1], base.cfg.dim)
             run.log(f"step {run.step}: reloaded train split, {len(tok_tr)} train images ({chunks} chunks)")
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(tok_tr), (args.batch,), generator=g)
-        for pg in opt.param_groups:
-            pg["lr"] = C.lr_at(run.progress(), args.lr, args.warmup)
+        i, _ = C.step_batch(run.step, len(tok_tr), args.batch)
+        C.set_lr(opt, C.lr_at(run.progress(), args.lr, args.warmup))
         vloss, ploss, _, _ = losses(base, drafter, tok_tr[i], lab_tr[i], args, cache=cache, idx=i)
         loss = args.v_w * vloss + args.p_w * ploss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_value_(drafter.parameters(), 0.5)
-        opt.step()
+        C.descend(opt, loss, lambda: torch.nn.utils.clip_grad_value_(drafter.parameters(), 0.5))
         save = run.tick()
         if run.step % 10 == 0:
             sps = (time.time() - t_last) / max(1, run.step - steps_last)

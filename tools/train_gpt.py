@@ -108,18 +108,12 @@ def main():
     t_last, steps_last, t_start = time.time(), run.step, time.time()
     model.train()
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(tok_tr), (args.batch,), generator=g)
+        i, _ = C.step_batch(run.step, len(tok_tr), args.batch)
         tok, lab = tok_tr[i], lab_tr[i]
-        lr = C.lr_at(run.progress(), args.lr, 0.03)
-        for pg in opt.param_groups:
-            pg["lr"] = lr
+        lr = C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03))
         logits, _ = model(tok, lab)
         loss = F.cross_entropy(logits.flatten(0, 1), tok.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        C.descend(opt, loss, lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
         save = run.tick()
         if args.measure and run.step - steps_last >= args.measure:
             print(f"{(time.time() - t_start) / args.measure:.3f} s/step")

@@ -124,14 +124,12 @@ def main():
     hist = run.extra.setdefault("losses", [])
     net.train()
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(x_tr), (args.batch,), generator=g)
+        i, _ = C.step_batch(run.step, len(x_tr), args.batch)
         x, y, t = x_tr[i], y_tr[i], t_tr[i]
         prog = run.progress()
         lr = C.lr_at(prog, args.lr, 0.03)
         for o in (opt_g, opt_d):
-            for pg in o.param_groups:
-                pg["lr"] = lr
+            C.set_lr(o, lr)
         zst, zn, _ = quantise(vq, net(y))
         img = vq.decode(zst)
         mse = F.mse_loss(img, x)
@@ -143,16 +141,11 @@ def main():
         adv = -disc(img).mean() if gan_on else torch.zeros(())
         loss = mse + args.perc_weight * perc + args.commit_weight * commit + lat_w * latent + \
             (args.gan_weight * adv if gan_on else 0.0)
-        opt_g.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt_g.step()
+        C.descend(opt_g, loss, lambda: torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0))
         d_loss = torch.zeros(())
         if gan_on:  # hinge loss on real images vs the decoded upsampled drafts
             d_loss = F.relu(1 - disc(x)).mean() + F.relu(1 + disc(img.detach())).mean()
-            opt_d.zero_grad(set_to_none=True)
-            d_loss.backward()
-            opt_d.step()
+            C.descend(opt_d, d_loss)
         save = run.tick()
         if run.step % 25 == 0:
             hist.append((run.step, mse.item(), perc.item(), adv.item(), d_loss.item()))

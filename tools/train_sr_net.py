@@ -86,17 +86,13 @@ def main():
     net.train()
     losses = run.extra.setdefault("losses", [])
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        x = x_tr[torch.randint(0, len(x_tr), (args.batch,), generator=g)]
+        i, g = C.step_batch(run.step, len(x_tr), args.batch)
+        x = x_tr[i]
         if torch.rand(1, generator=g).item() < 0.5:
             x = x.flip(-1)
-        lr = C.lr_at(run.progress(), args.lr, 0.03)
-        for pg in opt.param_groups:
-            pg["lr"] = lr
+        lr = C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03))
         loss = F.mse_loss(net(F.avg_pool2d(x, args.scale)), x)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        C.descend(opt, loss)
         save = run.tick()
         if run.step % 50 == 0:
             losses.append((run.step, loss.item()))

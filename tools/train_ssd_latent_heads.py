@@ -225,16 +225,11 @@ def main():
 
     t_last, steps_last = time.time(), run.step
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        i = torch.randint(0, len(tok_tr), (args.batch,), generator=g)
-        for pg in opt.param_groups:
-            pg["lr"] = C.lr_at(run.progress(), args.lr, 0.03)
+        i, _ = C.step_batch(run.step, len(tok_tr), args.batch)
+        C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03))
         terms = latent_losses(base, heads, tok_tr[i], lab_tr[i], args)
         loss = sum(terms.values()) / len(terms)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(heads.parameters(), 1.0)
-        opt.step()
+        C.descend(opt, loss, lambda: torch.nn.utils.clip_grad_norm_(heads.parameters(), 1.0))
         save = run.tick()
         if run.step % 10 == 0:
             sps = (time.time() - t_last) / max(1, run.step - steps_last)

@@ -82,19 +82,15 @@ def main():
     t_last, steps_last = time.time(), run.step
     model.train()
     while not run.done():
-        g = torch.Generator().manual_seed(run.step)
-        x = x_train[torch.randint(0, len(x_train), (args.batch,), generator=g)]
+        i, g = C.step_batch(run.step, len(x_train), args.batch)
+        x = x_train[i]
         if args.low_every and run.step % args.low_every == args.low_every - 1:
             x = F.avg_pool2d(x, 2)
-        lr = C.lr_at(run.progress(), args.lr, 0.03)
-        for pg in opt.param_groups:
-            pg["lr"] = lr
+        lr = C.set_lr(opt, C.lr_at(run.progress(), args.lr, 0.03))
         rec, vq_loss, idx, zf = model(x)
         rec_loss = (rec - x).abs().mean() + ((rec - x) ** 2).mean()
         loss = rec_loss + vq_loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        C.descend(opt, loss)
         counts += torch.bincount(idx.flatten(), minlength=cfg.codebook_size).float()
 
         if (run.step + 1) % args.restart_every == 0:

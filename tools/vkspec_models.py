@@ -276,13 +276,19 @@ class GPT(nn.Module):
         for n in range(N):
             pos = torch.tensor([n], device=labels.device)  # cond is pos 0, token n-1 is pos n
             logits = self.output(self.hidden(x, pos, caches=caches)[:, -1]).float()
-            if use_cfg:
-                c, u = logits.chunk(2)
-                logits = u + cfg_scale * (c - u)
-            tok = sample_logits(logits, temperature, top_k, top_p, generator)
-            out[:, n] = tok
-            x = self.tok_embeddings(torch.cat([tok, tok]) if use_cfg else tok).unsqueeze(1)
+            out[:, n], x = self.sample_next(logits, cfg_scale, temperature, top_k, top_p, generator)
         return out
+
+    def sample_next(self, logits, cfg_scale, temperature, top_k, top_p, generator):
+        """One sampling step after a forward: the tokens drawn from logits (with CFG, cfg_scale > 1:
+        rows [cond; uncond] mixed as u + s * (c - u)) and their embedding, the next step's input
+        (both CFG rows). Returns (tokens [B], next input [R, 1, dim])."""
+        use_cfg = cfg_scale > 1.0
+        if use_cfg:
+            c, u = logits.chunk(2)
+            logits = u + cfg_scale * (c - u)
+        tok = sample_logits(logits, temperature, top_k, top_p, generator)
+        return tok, self.tok_embeddings(torch.cat([tok, tok]) if use_cfg else tok).unsqueeze(1)
 
 
 def filter_logits(logits, top_k=0, top_p=1.0):

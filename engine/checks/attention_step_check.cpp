@@ -66,13 +66,8 @@ CheckResult check_step(Context& ctx, int64_t T, int64_t committed, int64_t H, in
   const auto tab = ops::rope_2d_cos_sin(Dh, grid);
   q = ref::rope_2d(q, B * T, H, Dh, pos, tab);
   k = ref::rope_2d(k, B * T, H, Dh, pos, tab);
-  if (cache_dt == DType::F16) {
-    k = round_to_half(k);
-    v = round_to_half(v);
-  }
   const ref::AttentionDims d{B, T, S, H, Dh};
-  ref::kv_write(d, k, slots, kc);
-  ref::kv_write(d, v, slots, vc);
+  ref_kv_write_stored(d, cache_dt, k, v, slots, kc, vc);
   std::vector<uint8_t> vis(static_cast<size_t>(T * S), 0);
   for (int64_t t = 0; t < T; ++t) std::fill_n(vis.begin() + t * S, committed + t + 1, uint8_t{1});
   const auto want = ref::attention(d, q, kc, vc, vis, kv_len, 1.0f / std::sqrt(static_cast<float>(Dh)));

@@ -31,13 +31,7 @@ CheckResult check_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, int64_
     ks.insert(ks.end(), qkv.begin() + n * 3 * width + width, qkv.begin() + n * 3 * width + 2 * width);
     vs.insert(vs.end(), qkv.begin() + n * 3 * width + 2 * width, qkv.begin() + (n + 1) * 3 * width);
   }
-  if (dt == DType::F16) {
-    ks = round_to_half(ks);
-    vs = round_to_half(vs);
-  }
-  const ref::AttentionDims d{B, T, S, H, Dh};
-  ref::kv_write(d, ks, slots, kc);
-  ref::kv_write(d, vs, slots, vc);
+  ref_kv_write_stored(ref::AttentionDims{B, T, S, H, Dh}, dt, ks, vs, slots, kc, vc);
   auto got = [&](const Tensor& t) {
     if (dt == DType::F32) return download_floats(ctx, t);
     std::vector<uint16_t> h(static_cast<size_t>(t.numel()));

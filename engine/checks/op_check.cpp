@@ -87,4 +87,14 @@ KvWriteCase random_kv_write_case(int64_t B, int64_t T, int64_t S, int64_t width,
   return c;
 }
 
+void ref_kv_write_stored(const ref::AttentionDims& d, DType cache_dt, std::vector<float> k, std::vector<float> v,
+                         const std::vector<uint32_t>& slots, std::vector<float>& kc, std::vector<float>& vc) {
+  if (cache_dt == DType::F16) {
+    k = round_to_half(k);
+    v = round_to_half(v);
+  }
+  ref::kv_write(d, k, slots, kc);
+  ref::kv_write(d, v, slots, vc);
+}
+
 }  // namespace vkspec

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/ref/attention_ref.h"
 #include "engine/vk/context.h"
 
 namespace vkspec {
@@ -59,5 +60,10 @@ struct KvWriteCase {
 };
 KvWriteCase random_kv_write_case(int64_t B, int64_t T, int64_t S, int64_t width, DType dt, bool per_batch_slots,
                                  uint64_t seed);
+
+// The reference for kv_write: new rows k and v [B * T, H * Dh] go into the caches kc and vc at
+// slots as the device stores them (through f16 for f16 caches).
+void ref_kv_write_stored(const ref::AttentionDims& d, DType cache_dt, std::vector<float> k, std::vector<float> v,
+                         const std::vector<uint32_t>& slots, std::vector<float>& kc, std::vector<float>& vc);
 
 }  // namespace vkspec

@@ -16,8 +16,7 @@ Classifier::Classifier(Context& ctx, const std::string& path, int64_t max_images
     : ctx_(ctx), path_(path), max_images_(max_images) {
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "classifier")
-    throw Error(path + ": not a vkspec classifier (metadata vkspec.kind != classifier)");
+  require_kind(f, path, "classifier", "a vkspec classifier");
   size_ = f.meta_int("image_size");
   in_ch_ = f.meta_int("in_channels");
   classes_ = f.meta_int("num_classes");

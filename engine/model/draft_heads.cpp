@@ -1,6 +1,7 @@
 #include "engine/model/draft_heads.h"
 
 #include "common/error.h"
+#include "engine/model/base_fit.h"
 #include "engine/model/weights.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
@@ -11,14 +12,10 @@ DraftHeads::DraftHeads(Context& ctx, const std::string& path, const Gpt& base, i
     : path_(path), base_(base), max_rows_(max_rows) {
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "draft_heads")
-    throw Error(path + ": not a draft-heads file (metadata vkspec.kind != draft_heads)");
+  require_kind(f, path, "draft_heads", "a draft-heads file");
+  require_fits_base(f, path, "heads", base);
   const GptConfig& cfg = base.config();
-  const int64_t dim = f.meta_int("dim");
-  if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
-    throw Error(path + ": heads for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +
-                f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " + std::to_string(cfg.dim) +
-                ", vocab " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
+  const int64_t dim = cfg.dim;
   if (f.has_meta("placement") && f.meta("placement") != "post_norm")
     throw Error(path + ": heads placed at '" + f.meta("placement") + "', the engine supports post_norm");
   std::vector<std::string> names;

@@ -1,6 +1,7 @@
 #include "engine/model/latent_heads.h"
 
 #include "common/error.h"
+#include "engine/model/base_fit.h"
 #include "engine/model/weights.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/matmul.h"
@@ -9,16 +10,12 @@ namespace vkspec {
 namespace {
 
 // Metadata the engine's contract depends on, with the one value it implements.
-struct Expect {
-  const char* key;
-  const char* value;
-};
-constexpr Expect kContract[] = {{"heads", "h,v"},
-                                {"placement", "post_norm"},
-                                {"predicts", "post_norm_hidden"},
-                                {"block", "residual_silu_mlp"},
-                                {"application", "recursive"},
-                                {"output", "shared_base_output"}};
+constexpr MetaValue kContract[] = {{"heads", "h,v"},
+                                   {"placement", "post_norm"},
+                                   {"predicts", "post_norm_hidden"},
+                                   {"block", "residual_silu_mlp"},
+                                   {"application", "recursive"},
+                                   {"output", "shared_base_output"}};
 
 }  // namespace
 
@@ -27,18 +24,10 @@ LatentHeads::LatentHeads(Context& ctx, const std::string& path, const Gpt& base,
   if (max_rows < 1) throw Error(path + ": latent heads need at least one row per call");
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "latent_heads")
-    throw Error(path + ": not a latent-heads file (metadata vkspec.kind != latent_heads)");
-  const GptConfig& cfg = base.config();
-  const int64_t dim = f.meta_int("dim");
-  if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
-    throw Error(path + ": latent heads for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +
-                f.meta("grid_size") + " do not fit the base model " + base.path() + " (dim " + std::to_string(cfg.dim) +
-                ", vocab " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
-  for (const Expect& e : kContract)
-    if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
-      throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +
-                  "', the engine implements '" + e.value + "'");
+  require_kind(f, path, "latent_heads", "a latent-heads file");
+  require_fits_base(f, path, "latent heads", base);
+  const int64_t dim = base.config().dim;
+  require_meta_values(f, path, kContract);
   const int64_t hidden = f.meta_int("hidden"), depth = f.meta_int("depth");
   if (hidden < 1 || depth < 1)
     throw Error(path + ": hidden " + std::to_string(hidden) + " and depth " + std::to_string(depth) +

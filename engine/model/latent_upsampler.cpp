@@ -11,11 +11,7 @@
 namespace vkspec {
 namespace {
 
-struct Expect {
-  const char* key;
-  const char* value;
-};
-constexpr Expect kContract[] = {{"activation", "silu"}, {"mask", "row_causal"}};
+constexpr MetaValue kContract[] = {{"activation", "silu"}, {"mask", "row_causal"}};
 
 // The row-causal mask as stored: every tap on the kernel's bottom row (the input row below the
 // output's) is exactly zero, else the upsampled band would read rows not drafted yet.
@@ -36,12 +32,8 @@ LatentUpsampler::LatentUpsampler(Context& ctx, const std::string& path, Tokenize
   if (max_low_grid < 1 || max_images < 1) throw Error(path + ": max_low_grid and max_images must be >= 1");
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "latent_upsampler")
-    throw Error(path + ": not a latent upsampler (metadata vkspec.kind != latent_upsampler)");
-  for (const Expect& e : kContract)
-    if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
-      throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +
-                  "', the engine implements '" + e.value + "'");
+  require_kind(f, path, "latent_upsampler", "a latent upsampler");
+  require_meta_values(f, path, kContract);
   ratio_ = f.meta_int("ratio");
   channels_ = f.meta_int("channels");
   e_dim_ = f.meta_int("embed_dim");

@@ -12,11 +12,7 @@ namespace vkspec {
 namespace {
 
 // Metadata the engine's forward depends on, with the one value it implements.
-struct Expect {
-  const char* key;
-  const char* value;
-};
-constexpr Expect kContract[] = {{"in_channels", "1"}, {"activation", "silu"}, {"residual", "nearest"}};
+constexpr MetaValue kContract[] = {{"in_channels", "1"}, {"activation", "silu"}, {"residual", "nearest"}};
 
 }  // namespace
 
@@ -25,12 +21,8 @@ SrNet::SrNet(Context& ctx, const std::string& path, int64_t max_side, int64_t ma
   if (max_side < 1 || max_images < 1) throw Error(path + ": max_side and max_images must be >= 1");
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "sr_net")
-    throw Error(path + ": not a super-resolution net (metadata vkspec.kind != sr_net)");
-  for (const Expect& e : kContract)
-    if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
-      throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +
-                  "', the engine implements '" + e.value + "'");
+  require_kind(f, path, "sr_net", "a super-resolution net");
+  require_meta_values(f, path, kContract);
   scale_ = f.meta_int("scale");
   const int64_t ch = f.meta_int("channels"), depth = f.meta_int("depth");
   if (scale_ != 2 && scale_ != 4)

@@ -154,4 +154,16 @@ std::vector<std::string> WeightStore::unused() const {
   return out;
 }
 
+void require_kind(const SafetensorsFile& f, const std::string& path, const std::string& kind, const std::string& what) {
+  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != kind)
+    throw Error(path + ": not " + what + " (metadata vkspec.kind != " + kind + ")");
+}
+
+void require_meta_values(const SafetensorsFile& f, const std::string& path, const MetaValue* values, size_t count) {
+  for (const MetaValue* e = values; e != values + count; ++e)
+    if (!f.has_meta(e->key) || f.meta(e->key) != e->value)
+      throw Error(path + ": metadata " + e->key + " = '" + (f.has_meta(e->key) ? f.meta(e->key) : std::string()) +
+                  "', the engine implements '" + e->value + "'");
+}
+
 }  // namespace vkspec

@@ -58,4 +58,21 @@ class WeightStore {
   uint64_t uploaded_bytes_ = 0;
 };
 
+// A metadata key of a model file with the one value the engine implements for it.
+struct MetaValue {
+  const char* key;
+  const char* value;
+};
+
+// Throws "path: not <what> (metadata vkspec.kind != kind)" unless the file's vkspec.kind is kind.
+void require_kind(const SafetensorsFile& f, const std::string& path, const std::string& kind, const std::string& what);
+
+// Throws naming path, the key, the file's value and the implemented one at the first of values
+// the file's metadata lacks or gives another value.
+void require_meta_values(const SafetensorsFile& f, const std::string& path, const MetaValue* values, size_t count);
+template <size_t N>
+void require_meta_values(const SafetensorsFile& f, const std::string& path, const MetaValue (&values)[N]) {
+  require_meta_values(f, path, values, N);
+}
+
 }  // namespace vkspec

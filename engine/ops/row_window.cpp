@@ -28,6 +28,16 @@ uint32_t rows_per_dispatch(const Context& ctx, uint64_t row_bytes, uint64_t rows
   return static_cast<uint32_t>(std::min<uint64_t>({n, rows, 0xFFFFFFFFull}));
 }
 
+Window rows_window(const Context& ctx, const TensorView& v, uint32_t r0, uint32_t n, uint64_t width) {
+  return window(ctx, v, r0 * width, n * width);
+}
+
+void for_each_row_batch(const Context& ctx, uint64_t row_bytes, uint32_t rows, const char* op,
+                        const std::function<void(uint32_t r0, uint32_t n)>& each) {
+  const uint32_t batch = rows_per_dispatch(ctx, row_bytes, rows, op);
+  for (uint32_t r0 = 0; r0 < rows; r0 += batch) each(r0, std::min(batch, rows - r0));
+}
+
 uint32_t chunk_workgroup_size(const Context& ctx, uint32_t vocab) {
   uint32_t wg = std::max(ctx.caps().subgroup_size, 1u);
   // lavapipe runs a workgroup's subgroups as coroutines on one thread and switches through all of

@@ -21,6 +21,15 @@ void require_probs(const char* op, const char* what, const TensorView& v) {
           [&] { return std::string(what) + " must be f32 [N, V], got " + v.shape.str(); });
 }
 
+// v must be f32 of like's shape; the message names like when like_name is given.
+void require_f32_like(const char* op, const char* what, const TensorView& v, const TensorView& like,
+                      const char* like_name = nullptr) {
+  require(v.dtype == DType::F32 && v.shape == like.shape, op, [&] {
+    const std::string as = like_name ? std::string("like ") + like_name + " " : std::string();
+    return std::string(what) + " must be f32 " + as + like.shape.str() + ", got " + v.shape.str();
+  });
+}
+
 void require_neighbours(const char* op, const Context& ctx, const TensorView& neighbours, int64_t V, uint32_t k) {
   require(neighbours.dtype == DType::U32 && neighbours.shape.rank == 2 && neighbours.shape[0] == V, op,
           [&] { return "neighbours must be u32 [" + std::to_string(V) + ", k_max], got " + neighbours.shape.str(); });
@@ -68,11 +77,8 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size();
   const Pipeline& pipe = ctx.pipeline(shaders::spec_accept, {wg});
-  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{vocab} * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t n = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * vocab, uint64_t{n} * vocab);
-    const Window wq = window(ctx, q, uint64_t{r0} * vocab, uint64_t{n} * vocab);
+  for_each_row_batch(ctx, uint64_t{vocab} * 4, rows, op, [&](uint32_t r0, uint32_t n) {
+    const Window wp = rows_window(ctx, p, r0, n, vocab), wq = rows_window(ctx, q, r0, n, vocab);
     const Window wpos = window(ctx, positions, r0, n), wacc = window(ctx, accept, r0, n);
     const Window wd = gathered ? window(ctx, draft, r0, n) : wpos;  // unused binding: an already-bound view
     const KeyWindows wk = key_windows(ctx, keys, r0, n, wpos.view);
@@ -90,7 +96,7 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
            key_push(seed, purpose, wk)};
     const Grid g = grid_1d(ctx, n, wg);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view, wk.seeds, wk.rounds}, push, g.x, g.y);
-  }
+  });
 }
 
 }  // namespace
@@ -100,8 +106,7 @@ void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, con
                  const RowKeys& keys) {
   const char* op = "spec_accept";
   require_probs(op, "p", p);
-  require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          [&] { return "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str(); });
+  require_f32_like(op, "q", q, p, "p");
   const int64_t n = p.shape[0];
   require_index(op, "draft", draft, n);
   require_index(op, "positions", positions, n);
@@ -129,8 +134,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
                           const TensorView& draft, const RowKeys& keys) {
   const char* op = "spec_residual_sample";
   require_probs(op, "p", p);
-  require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          [&] { return "q must be f32 like p " + p.shape.str() + ", got " + q.shape.str(); });
+  require_f32_like(op, "q", q, p, "p");
   const int64_t n = p.shape[0];
   require_index(op, "positions", positions, n);
   require_index(op, "tokens", tokens, n);
@@ -145,11 +149,8 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::spec_residual, {chunk_workgroup_size(ctx, V)});
-  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, uint64_t{V} * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wp = rows_window(ctx, p, r0, m, V), wq = rows_window(ctx, q, r0, m, V);
     const Window wpos = window(ctx, positions, r0, m), wtok = window(ctx, tokens, r0, m);
     const Window wacc = resolve ? window(ctx, accept, r0, m) : wpos;
     const Window wd = resolve ? window(ctx, draft, r0, m) : wpos;
@@ -161,7 +162,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
            wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u, key_push(seed, purpose, wk)};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x, g.y);
-  }
+  });
 }
 
 void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens, const TensorView& neighbours,
@@ -178,43 +179,36 @@ void pooled_prob(CommandStream& s, const TensorView& p, const TensorView& tokens
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::pooled_prob, {wg});
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wp = rows_window(ctx, p, r0, m, V);
     const Window wt = window(ctx, tokens, r0, m), wo = window(ctx, out, r0, m);
     struct {
       uint32_t rows, vocab, p_off, tok_off, out_off, k, k_max;
     } push{m, static_cast<uint32_t>(V), wp.offset, wt.offset, wo.offset, k, static_cast<uint32_t>(k_max)};
     const Grid g = grid_1d(ctx, m, wg);
     s.dispatch(pipe, {wp.view, wt.view, neighbours, wo.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void residual_distribution(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& out) {
   const char* op = "residual_distribution";
   require_probs(op, "p", p);
-  require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          [&] { return "q must be f32 " + p.shape.str() + ", got " + q.shape.str(); });
-  require(out.dtype == DType::F32 && out.shape == p.shape, op,
-          [&] { return "out must be f32 " + p.shape.str() + ", got " + out.shape.str(); });
+  require_f32_like(op, "q", q, p);
+  require_f32_like(op, "out", out, p);
   const int64_t n = p.shape[0];
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::residual_distribution, {chunk_workgroup_size(ctx, V)});
-  const uint32_t batch = rows_per_dispatch(ctx, uint64_t{V} * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, uint64_t{V} * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wp = rows_window(ctx, p, r0, m, V), wq = rows_window(ctx, q, r0, m, V);
+    const Window wo = rows_window(ctx, out, r0, m, V);
     struct {
       uint32_t rows, vocab, p_off, q_off, out_off;
     } push{m, V, wp.offset, wq.offset, wo.offset};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wo.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
@@ -224,10 +218,8 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
   const char* op = "tree_tests";
   require_probs(op, "probs", probs);
   const int64_t M = probs.shape[0];
-  require(q.dtype == DType::F32 && q.shape == probs.shape, op,
-          [&] { return "q must be f32 like probs " + probs.shape.str() + ", got " + q.shape.str(); });
-  require(scratch.dtype == DType::F32 && scratch.shape == probs.shape, op,
-          [&] { return "scratch must be f32 like probs " + probs.shape.str() + ", got " + scratch.shape.str(); });
+  require_f32_like(op, "q", q, probs, "probs");
+  require_f32_like(op, "scratch", scratch, probs, "probs");
   require(!overlap(scratch, probs) && !overlap(scratch, q), op, "scratch must not overlap probs or q");
   require_index(op, "draft", draft, M);
   require(parent.dtype == DType::I32 && parent.numel() == M, op,
@@ -269,10 +261,9 @@ void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorVi
   const char* op = "exclude_neighbourhood";
   require_probs(op, "q", q);
   const int64_t n = q.shape[0], V = q.shape[1];
-  for (const auto& [name, t] :
-       {std::pair<const char*, const TensorView*>{"p", &p}, {"relaxed", &relaxed}, {"out", &out}})
-    require(t->dtype == DType::F32 && t->shape == q.shape, op,
-            [&] { return std::string(name) + " must be f32 " + q.shape.str() + ", got " + t->shape.str(); });
+  require_f32_like(op, "p", p, q);
+  require_f32_like(op, "relaxed", relaxed, q);
+  require_f32_like(op, "out", out, q);
   require(!overlap(out, q) && !overlap(out, p) && !overlap(out, relaxed), op, "out must not overlap q, p or relaxed");
   require_index(op, "draft", draft, n);
   require_neighbours(op, s.context(), neighbours, V, 1);
@@ -284,13 +275,9 @@ void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorVi
   Context& ctx = s.context();
   const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::exclude_neighbourhood, {wg});
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wr = window(ctx, relaxed, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wq = rows_window(ctx, q, r0, m, V), wp = rows_window(ctx, p, r0, m, V);
+    const Window wr = rows_window(ctx, relaxed, r0, m, V), wo = rows_window(ctx, out, r0, m, V);
     const Window wd = window(ctx, draft, r0, m);
     struct {
       uint32_t rows, vocab, q_off, p_off, relaxed_off, draft_off, out_off, count, k_max;
@@ -305,7 +292,7 @@ void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorVi
            static_cast<uint32_t>(neighbours.shape[1])};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wq.view, wp.view, wr.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView& draft, const TensorView& neighbours,
@@ -315,8 +302,7 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   const int64_t n = p.shape[0], V = p.shape[1];
   require_index(op, "draft", draft, n);
   require_neighbours(op, s.context(), neighbours, V, k);
-  require(out.dtype == DType::F32 && out.shape == p.shape, op,
-          [&] { return "out must be f32 " + p.shape.str() + ", got " + out.shape.str(); });
+  require_f32_like(op, "out", out, p);
   require(!overlap(out, p), op, "out must not overlap p");
   require(std::isfinite(delta) && delta >= 0.0f, op,
           [&] { return "delta must be finite and >= 0, got " + std::to_string(delta); });
@@ -326,11 +312,8 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   Context& ctx = s.context();
   const uint32_t wg = std::min<uint32_t>(ctx.default_workgroup_size(), 64), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::relax_neighbourhood, {wg});
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wp = rows_window(ctx, p, r0, m, V), wo = rows_window(ctx, out, r0, m, V);
     const Window wd = window(ctx, draft, r0, m);
     struct {
       uint32_t rows, vocab, p_off, draft_off, out_off, k, k_max;
@@ -346,7 +329,7 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
            per_mass};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wd.view, neighbours, wo.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
@@ -355,8 +338,7 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
   const char* op = "gsd_group_mass";
   require_probs(op, "p", p);
   const int64_t n = p.shape[0], V = p.shape[1];
-  require(q.dtype == DType::F32 && q.shape == p.shape, op,
-          [&] { return "q must be f32 " + p.shape.str() + ", got " + q.shape.str(); });
+  require_f32_like(op, "q", q, p);
   require_index(op, "draft", draft, n);
   require(embeddings.dtype == DType::F32 && embeddings.shape.rank == 2 && embeddings.shape[0] == V, op,
           [&] { return "embeddings must be f32 [" + std::to_string(V) + ", E], got " + embeddings.shape.str(); });
@@ -370,11 +352,8 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
   const uint32_t wg = pow2_workgroup(ctx, 64);  // at most the shader's shared arrays
   const Pipeline& pipe = ctx.pipeline(shaders::gsd_group_mass, {wg});
   const uint32_t rows = static_cast<uint32_t>(n);
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wp = window(ctx, p, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wp = rows_window(ctx, p, r0, m, V), wq = rows_window(ctx, q, r0, m, V);
     const Window wd = window(ctx, draft, r0, m), wpg = window(ctx, p_group, r0, m), wqg = window(ctx, q_group, r0, m);
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, outp_off, outq_off, below, above, dim;
@@ -387,7 +366,7 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
            gap,        dist2};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, embeddings, wpg.view, wqg.view}, push, g.x, g.y);
-  }
+  });
 }
 
 }  // namespace vkspec::ops
