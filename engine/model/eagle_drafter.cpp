@@ -18,18 +18,14 @@ namespace vkspec {
 namespace {
 
 // Metadata the engine's contract depends on, with the one value it implements.
-struct Expect {
-  const char* key;
-  const char* value;
-};
-constexpr Expect kContract[] = {{"feature", "post_norm_hidden"},
-                                {"predicts", "post_norm_hidden"},
-                                {"input", "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))"},
-                                {"embedding", "shared_base_tok_embeddings"},
-                                {"output", "shared_base_output"},
-                                {"first_layer_attention_norm", "none"},
-                                {"final_norm", "none"},
-                                {"rope_index", "token_index_plus_cls_token_num"}};
+constexpr MetaValue kContract[] = {{"feature", "post_norm_hidden"},
+                                   {"predicts", "post_norm_hidden"},
+                                   {"input", "fc(cat(embed_norm(tok_embeddings(token_j)), feature_j))"},
+                                   {"embedding", "shared_base_tok_embeddings"},
+                                   {"output", "shared_base_output"},
+                                   {"first_layer_attention_norm", "none"},
+                                   {"final_norm", "none"},
+                                   {"rope_index", "token_index_plus_cls_token_num"}};
 
 }  // namespace
 
@@ -43,8 +39,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   if (max_queries < 1) throw Error(path + ": an EAGLE drafter needs at least one query per forward");
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
-  if (!f.has_meta("vkspec.kind") || f.meta("vkspec.kind") != "eagle_drafter")
-    throw Error(path + ": not an EAGLE drafter (metadata vkspec.kind != eagle_drafter)");
+  require_kind(f, path, "eagle_drafter", "an EAGLE drafter");
   const GptConfig& b = base.config();
   const auto mismatch = [&](const char* key, int64_t want) { return !f.has_meta(key) || f.meta_int(key) != want; };
   for (const auto& [key, want] : std::vector<std::pair<const char*, int64_t>>{{"dim", b.dim},
@@ -56,10 +51,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
     if (mismatch(key, want))
       throw Error(path + ": drafter " + key + " = " + (f.has_meta(key) ? f.meta(key) : std::string("(missing)")) +
                   " does not fit the base model " + base.path() + " (" + key + " " + std::to_string(want) + ")");
-  for (const Expect& e : kContract)
-    if (!f.has_meta(e.key) || f.meta(e.key) != e.value)
-      throw Error(path + ": metadata " + e.key + " = '" + (f.has_meta(e.key) ? f.meta(e.key) : std::string()) +
-                  "', the engine implements '" + e.value + "'");
+  require_meta_values(f, path, kContract);
   const std::string embed_norm = f.has_meta("embed_norm") ? f.meta("embed_norm") : std::string();
   if (embed_norm != "rmsnorm" && embed_norm != "none")
     throw Error(path + ": metadata embed_norm = '" + embed_norm + "', the engine implements 'rmsnorm' or 'none'");
