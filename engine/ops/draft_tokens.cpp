@@ -32,18 +32,15 @@ void top_tokens(CommandStream& s, const TensorView& q, uint32_t k, const TensorV
   const uint32_t wg = pow2_workgroup(ctx, 256);  // at most the shader's shared arrays
   const Pipeline& pipe = ctx.pipeline(shaders::top_tokens, {wg});
   const uint32_t rows = static_cast<uint32_t>(n);
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wq = window(ctx, q, uint64_t{r0} * V, uint64_t{m} * V);
-    const Window wt = window(ctx, tokens, uint64_t{r0} * k, uint64_t{m} * k);
-    const Window wv = window(ctx, values, uint64_t{r0} * k, uint64_t{m} * k);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wq = rows_window(ctx, q, r0, m, V);
+    const Window wt = rows_window(ctx, tokens, r0, m, k), wv = rows_window(ctx, values, r0, m, k);
     struct {
       uint32_t rows, vocab, k, q_off, tok_off, val_off;
     } push{m, static_cast<uint32_t>(V), k, wq.offset, wt.offset, wv.offset};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wq.view, wt.view, wv.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& out) {
@@ -56,16 +53,14 @@ void point_masses(CommandStream& s, const TensorView& tokens, const TensorView& 
   Context& ctx = s.context();
   const uint32_t wg = ctx.default_workgroup_size(), rows = static_cast<uint32_t>(n);
   const Pipeline& pipe = ctx.pipeline(shaders::point_mass, {wg});
-  const uint32_t batch = rows_per_dispatch(ctx, static_cast<uint64_t>(V) * 4, rows, op);
-  for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
-    const uint32_t m = std::min(batch, rows - r0);
-    const Window wt = window(ctx, tokens, r0, m), wo = window(ctx, out, uint64_t{r0} * V, uint64_t{m} * V);
+  for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
+    const Window wt = window(ctx, tokens, r0, m), wo = rows_window(ctx, out, r0, m, V);
     struct {
       uint32_t rows, vocab, tok_off, out_off;
     } push{m, static_cast<uint32_t>(V), wt.offset, wo.offset};
     const Grid g = grid_1d(ctx, uint64_t{m} * V, wg);
     s.dispatch(pipe, {wt.view, wo.view}, push, g.x, g.y);
-  }
+  });
 }
 
 void draft_tree_level(CommandStream& s, const DraftTreeLevel& a) {
