@@ -6,10 +6,12 @@
 
 namespace vkspec {
 
-PjdSchedule::PjdSchedule(int64_t width, int64_t window, int64_t lag) : W_(width), window_(window), lag_(lag) {
-  if (width < 1 || window < 1 || lag < 1 || lag > width)
-    throw Error("pjd: schedule needs width >= 1, window >= 1 and lag in [1, width] (width " + std::to_string(width) +
-                ", window " + std::to_string(window) + ", lag " + std::to_string(lag) + ")");
+PjdSchedule::PjdSchedule(int64_t width, int64_t window, int64_t lag, int64_t lead)
+    : W_(width), window_(window), lag_(lag), lead_(lead) {
+  if (width < 1 || window < 1 || lag < 1 || lag > width || lead < 1 || lead > width)
+    throw Error("pjd: schedule needs width >= 1, window >= 1 and lag and lead in [1, width] (width " +
+                std::to_string(width) + ", window " + std::to_string(window) + ", lag " + std::to_string(lag) +
+                ", lead " + std::to_string(lead) + ")");
   committed_.assign(static_cast<size_t>(W_), 0);
   started_.assign(static_cast<size_t>(W_), false);
   started_[0] = true;
@@ -21,7 +23,7 @@ std::vector<PjdWindow> PjdSchedule::windows() const {
   for (int64_t r = 0; r < W_; ++r) {
     if (!started(r) || complete(r)) continue;
     const int64_t c = committed(r);
-    const int64_t room = top ? W_ - c : committed(r - 1) - c;
+    const int64_t room = top ? W_ - c : committed(r - 1) - (lead_ - 1) - c;
     const int64_t q = std::min(room, window_);
     if (q > 0) out.push_back({r, c, q, top});
     top = false;

@@ -6,8 +6,9 @@
 // Rows of a W x W grid. Row 0 is active from the start; row r + 1 becomes active once row r has
 // `lag` tokens committed; a row stops being active when complete. The top active row (the first
 // incomplete one) gets min(tokens left in it, window) queries, every other active row
-// min(c[r - 1] - c[r], window), so it never predicts a column the row above has not committed.
-// A row with no query (c[r - 1] == c[r]) waits this step.
+// min(c[r - 1] - (lead - 1) - c[r], window), so it predicts column c only once the row above has
+// committed c + lead tokens (the paper's lead 1: never a column the row above has not committed;
+// ZipAR's window w is lead w). A row with no query (no such column) waits this step.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,8 +25,8 @@ struct PjdWindow {
 
 class PjdSchedule {
  public:
-  // width: W (the grid is W x W); window >= 1; lag in [1, W].
-  PjdSchedule(int64_t width, int64_t window, int64_t lag);
+  // width: W (the grid is W x W); window >= 1; lag and lead in [1, W].
+  PjdSchedule(int64_t width, int64_t window, int64_t lag, int64_t lead = 1);
 
   // This step's windows, rows in order; rows without a query are left out.
   std::vector<PjdWindow> windows() const;
@@ -41,7 +42,7 @@ class PjdSchedule {
   int64_t width() const { return W_; }
 
  private:
-  int64_t W_, window_, lag_;
+  int64_t W_, window_, lag_, lead_;
   std::vector<int64_t> committed_;
   std::vector<bool> started_;
 };

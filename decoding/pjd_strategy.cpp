@@ -23,7 +23,10 @@ PjdOptions parse_pjd_options(const OptionValues& o, int64_t W) {
   // The code's long_size (9) counts a row's leading token (Lumina-mGPT's end-of-line of the row
   // above) besides its image tokens; a lag past the grid width means one row at a time.
   p.lag = std::min(o.integer("lag"), W);
+  p.lead = std::min(o.integer("lead"), W);
   p.mask = o.choice("mask") == "full" ? PjdMask::Full : PjdMask::RowCausal;
+  p.lower_rows = o.choice("lower-rows") == "resolve" ? PjdLowerRows::Resolve : PjdLowerRows::Prefix;
+  p.accept = parse_accept_choice(o);
   return p;
 }
 
@@ -33,7 +36,8 @@ PjdStrategy::PjdStrategy(const ModelSet& models, const StrategyInputs& in, const
     : Strategy("pjd", models, in, models.target->config().grid_size + 1),
       opt_(opt),
       W_(models.target->config().grid_size),
-      schedule_(W_, opt.window, opt.lag) {
+      schedule_(W_, opt.window, opt.lag, opt.lead),
+      accept_(bind_accept_rule(opt.accept, models, "pjd", W_ + 1)) {
   const GptConfig& cfg = models.target->config();
   const int64_t max_q = W_ + 1, V = vocab(), N = image_tokens();
   pending_.assign(static_cast<size_t>(N), -1);
@@ -169,9 +173,7 @@ PjdStrategy::Outcome PjdStrategy::run(const std::vector<Query>& queries, const P
                in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
                                      philox::purpose_word(Purpose::Sample)),
                p, out_row(0));
-  ops::spec_accept(s, p, q, draft, position, in_.seed, philox::purpose_word(Purpose::Accept, round), out_row(1));
-  ops::spec_residual_sample(s, p, q, position, in_.seed, philox::purpose_word(Purpose::Residual, round), out_row(2),
-                            out_row(1), draft);
+  accept_->record_resolution(s, JudgedRows{p, q, draft, position, in_.seed, round, {}}, out_row(1), out_row(2));
   // norm(max(p - p, 0)) is all zero, so this draws from p itself (speculative_base.h's independent draft).
   ops::spec_residual_sample(s, p, p, position, in_.seed, philox::purpose_word(Purpose::Draft, round), out_row(3));
   ops::pooled_prob(s, p, draft, identity_.view(), 1, x.rows(0, T));
@@ -198,11 +200,13 @@ void PjdStrategy::resolve(const PjdWindow& w, int64_t first, const std::vector<Q
                           StepEvent& e) {
   const int64_t cls = target().config().cls_token_num, n0 = w.row * W_ + w.first, v = w.queries;
   auto at = [&](int64_t t) { return static_cast<size_t>(first + t); };
+  // The paper resolves the top row only; --lower-rows resolve every row (ours).
+  const bool resolves = w.top || opt_.lower_rows == PjdLowerRows::Resolve;
   int64_t j = 0;  // drafts accepted before the first rejection
   while (j < v - 1 && o.accept[at(j)]) ++j;
   for (int64_t t = 0; t < v; ++t) {
     e.proposed.push_back(static_cast<int32_t>(n0 + t));
-    const uint32_t tok = t < v - 1 ? queries[at(t)].draft : (w.top ? o.sample : o.fresh)[at(t)];
+    const uint32_t tok = t < v - 1 ? queries[at(t)].draft : (resolves ? o.sample : o.fresh)[at(t)];
     e.proposed_tokens.push_back(static_cast<int32_t>(tok));
   }
   for (int64_t t = 0; t < j; ++t) {
@@ -211,7 +215,7 @@ void PjdStrategy::resolve(const PjdWindow& w, int64_t first, const std::vector<Q
     e.accepted.push_back(static_cast<int32_t>(n0 + t));
   }
   int64_t commits = j;
-  if (w.top) {
+  if (resolves) {
     const int32_t n = static_cast<int32_t>(n0 + j);
     const bool rejected = j < v - 1;
     grid_[static_cast<size_t>(n)] = checked_token(rejected ? o.resolved[at(j)] : o.sample[at(j)], n);
@@ -260,7 +264,9 @@ StrategyDescriptor pjd() {
   d.name = "pjd";
   d.order = 65;
   d.summary = "Parallel Jacobi Decoding: several rows, each with its own Jacobi window, refined in one forward";
-  d.reference = "Liao, Li, Jian, Wang, CVPR 2026, Parallel Jacobi Decoding for Fast Autoregressive Image Generation";
+  d.reference =
+      "Liao, Li, Jian, Wang, CVPR 2026, Parallel Jacobi Decoding for Fast Autoregressive Image Generation; --lead, "
+      "--lower-rows resolve and a relaxed --accept are ours (docs/methods.md)";
   d.options = {
       OptionSpec::integer("window", 8, 1, 1024,
                           "queries per active row: its last committed token and window - 1 drafts (at most the "
@@ -270,7 +276,14 @@ StrategyDescriptor pjd() {
                           "row at a time)"),
       OptionSpec::choice("mask", "row-causal", {"row-causal", "full"},
                          "what a window sees: committed tokens and its own drafts (row-causal), or also the "
-                         "pending drafts of the rows above (full, the paper's ablation)")};
+                         "pending drafts of the rows above (full, the paper's ablation)"),
+      OptionSpec::integer("lead", 1, 1, 1 << 20,
+                          "a row below the top predicts column c once the row above has c + lead tokens (1: the "
+                          "paper; ZipAR's window; clamped to the grid width)"),
+      OptionSpec::choice("lower-rows", "prefix", {"prefix", "resolve"},
+                         "what a row below the top commits: its accepted drafts (prefix, the paper), or also the "
+                         "correction at its first rejection or the bonus, as the top row (resolve, ours)")};
+  d.accept_rules = AcceptRuleSlot{};
   d.lossless = [](const OptionValues&) { return false; };
   d.max_queries = [](const OptionValues&, const GptConfig& t) { return t.grid_size + 1; };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {

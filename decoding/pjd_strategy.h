@@ -25,17 +25,29 @@
 // the step after the row above completes (a repair query whose logits are unused).
 // Options: --window (queries per row, the anchor plus window - 1 drafts; 8), --lag (tokens the row
 // above has committed when a row starts; 8, at most the grid width), --mask row-causal|full.
+//
+// Ours, beside the paper (docs/methods.md, "pjd"): --lower-rows resolve lets every active row
+// commit its resolution (the correction at its first rejection, or the bonus) as the top row
+// does, so a row advances at least one token a forward, as in ZipAR; --lead keeps a lower row
+// that many columns behind the row above (the paper's 1; ZipAR's window); --accept judges the
+// drafts by any acceptance rule (decoding/accept_rule.h; the paper's is exact).
+#include <memory>
 #include <vector>
 
+#include "decoding/accept_rule.h"
 #include "decoding/pjd_schedule.h"
 #include "decoding/strategy.h"
 #include "engine/ops/speculative.h"
 
 namespace vkspec {
 
+enum class PjdLowerRows { Prefix, Resolve };
+
 struct PjdOptions {
-  int64_t window = 8, lag = 8;
+  int64_t window = 8, lag = 8, lead = 1;
   PjdMask mask = PjdMask::RowCausal;
+  PjdLowerRows lower_rows = PjdLowerRows::Prefix;
+  AcceptChoice accept;
 };
 
 // The options a run uses (--lag clamped to the grid width W).
@@ -78,6 +90,7 @@ class PjdStrategy : public Strategy {
   PjdOptions opt_;
   int64_t W_;
   PjdSchedule schedule_;
+  std::unique_ptr<AcceptRule> accept_;
   std::vector<int64_t> pending_;     // per position: its current draft, or -1
   std::vector<int64_t> fresh_from_;  // per position: the last step's query row whose p is its q, or -1
   std::vector<bool> placeholder_;    // per row: its anchor slot holds a placeholder's key and value

@@ -51,22 +51,40 @@ TEST(pjd_schedule, WindowsFollowTheStaircase) {
   EXPECT_THROW(s.commit(1, 6), Error);
   EXPECT_THROW(PjdSchedule(16, 8, 17), Error);
   EXPECT_THROW(PjdSchedule(16, 0, 8), Error);
+  EXPECT_THROW(PjdSchedule(16, 8, 8, 0), Error);
+  EXPECT_THROW(PjdSchedule(16, 8, 8, 17), Error);
 }
 
-// Under random commits no window below the top row predicts a column the row above has not
-// committed, and rows start exactly when the row above reaches the lag.
+TEST(pjd_schedule, LeadKeepsLowerRowsBehind) {
+  PjdSchedule s(16, 8, 4, 3);
+  s.commit(0, 4);
+  s.activate_rows();
+  std::vector<PjdWindow> w = s.windows();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].queries, 2);  // columns 0 and 1: the row above has 4 >= 1 + 3 and 2 + 3 - 1
+  s.commit(1, 2);
+  EXPECT_EQ(s.windows().size(), 1u);  // column 2 needs 5 tokens above: row 1 waits
+  s.commit(0, 1);
+  w = s.windows();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].queries, 1);
+}
+
+// Under random commits no window below the top row predicts a column c before the row above has
+// c + lead tokens, and rows start exactly when the row above reaches the lag.
 TEST(pjd_schedule, NoRowRunsAheadOfTheRowAbove) {
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 50; ++trial) {
     const int64_t W = 16, lag = 1 + static_cast<int64_t>(rng() % W), window = 1 + static_cast<int64_t>(rng() % 10);
-    PjdSchedule s(W, window, lag);
+    const int64_t lead = trial % 2 ? 1 : 1 + static_cast<int64_t>(rng() % W);
+    PjdSchedule s(W, window, lag, lead);
     while (!s.done()) {
       const std::vector<PjdWindow> ws = s.windows();
       ASSERT_FALSE(ws.empty());
       ASSERT_TRUE(ws[0].top);
       for (const PjdWindow& w : ws) {
         EXPECT_LE(w.queries, window);
-        EXPECT_LE(w.first + w.queries, w.top ? W : s.committed(w.row - 1));
+        EXPECT_LE(w.first + w.queries, w.top ? W : s.committed(w.row - 1) - lead + 1);
         if (w.row > 0) {
           EXPECT_GE(s.committed(w.row - 1), lag);
         }
@@ -164,15 +182,46 @@ TEST_F(decoding_pjd, RowsRunInParallel) {
     run_images(ctx(), by_name("pjd"), o, 60, 3);
 }
 
+// Our variant's limit: with every row resolving, one query per row and the row above lag = lead
+// tokens ahead, each row commits one token a forward sampled with ar's key, as ZipAR does.
+TEST_F(decoding_pjd, ResolvedRowsOfOneQueryAreZipAr) {
+  for (const std::string w : {"1", "2"}) {
+    const testing::Sample zipar = run_images(ctx(), by_name("zipar"), {{"window", w}}, 5, 6);
+    const testing::Sample pjd =
+        run_images(ctx(), by_name("pjd"), {{"window", "1"}, {"lower-rows", "resolve"}, {"lead", w}, {"lag", w}}, 5, 6);
+    EXPECT_EQ(zipar.grids, pjd.grids) << "window " << w;
+    EXPECT_EQ(zipar.nfe_per_image, pjd.nfe_per_image) << "window " << w;
+  }
+  // Resolving rows advance at least one token a forward: fewer forwards than the paper's rule.
+  const MethodOptions paper = {{"window", "3"}, {"lag", "1"}};
+  MethodOptions resolve = paper;
+  resolve["lower-rows"] = "resolve";
+  EXPECT_LT(run_images(ctx(), by_name("pjd"), resolve, 40, 8).nfe_per_image,
+            run_images(ctx(), by_name("pjd"), paper, 40, 8).nfe_per_image);
+  // A relaxed rule judges the drafts instead of the exact test.
+  MethodOptions relaxed = paper;
+  relaxed["accept"] = "lantern";
+  relaxed["delta"] = "1";
+  EXPECT_NE(run_images(ctx(), by_name("pjd"), relaxed, 40, 8).grids,
+            run_images(ctx(), by_name("pjd"), paper, 40, 8).grids);
+}
+
 TEST_F(decoding_pjd, OptionsAreChecked) {
   StrategyInputs in;
   in.condition = std::make_shared<ClassLabel>(0);
-  for (const MethodOptions& o : std::vector<MethodOptions>{
-           {{"window", "0"}}, {{"lag", "0"}}, {{"mask", "maybe"}}, {{"init", "left"}}, {{"window", "x"}}}) {
+  for (const MethodOptions& o : std::vector<MethodOptions>{{{"window", "0"}},
+                                                           {{"lag", "0"}},
+                                                           {{"mask", "maybe"}},
+                                                           {{"init", "left"}},
+                                                           {{"window", "x"}},
+                                                           {{"lead", "0"}},
+                                                           {{"lower-rows", "all"}},
+                                                           {{"accept", "gsd"}, {"delta", "0.1"}}}) {
     in.options = o;
     EXPECT_THROW(make_strategy("pjd", testing::tiny_models(ctx()).set, in), Error) << o.begin()->first;
   }
   EXPECT_FALSE(find_strategy("pjd").lossless_for({}));
+  EXPECT_FALSE(find_strategy("pjd").lossless_for({{"accept", "exact"}}));
 }
 
 }  // namespace
