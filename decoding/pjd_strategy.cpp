@@ -26,6 +26,7 @@ PjdOptions parse_pjd_options(const OptionValues& o, int64_t W) {
   p.lead = std::min(o.integer("lead"), W);
   p.mask = o.choice("mask") == "full" ? PjdMask::Full : PjdMask::RowCausal;
   p.lower_rows = o.choice("lower-rows") == "resolve" ? PjdLowerRows::Resolve : PjdLowerRows::Prefix;
+  p.init = o.choice("init") == "above" ? PjdInit::Above : PjdInit::Random;
   p.accept = parse_accept_choice(o);
   return p;
 }
@@ -81,6 +82,16 @@ PjdStrategy::Query PjdStrategy::anchor_query(const PjdWindow& w, int64_t index) 
 uint32_t PjdStrategy::draft_for(int64_t n, std::vector<std::pair<int64_t, uint32_t>>& point_masses) {
   const size_t m = static_cast<size_t>(n);
   if (pending_[m] >= 0) return static_cast<uint32_t>(pending_[m]);
+  // A window's drafts lie below committed tokens (the row above is complete for the top row, at
+  // least lead columns ahead for the others), so the token above is known.
+  if (opt_.init == PjdInit::Above && n >= W_) {
+    const uint32_t tok =
+        static_cast<uint32_t>(checked_token(static_cast<uint32_t>(grid_[m - static_cast<size_t>(W_)]), n - W_));
+    pending_[m] = tok;
+    fresh_from_[m] = -1;
+    point_masses.push_back({n, tok});
+    return tok;
+  }
   // A uniform image token, (bits * V) >> 32 as WindowStrategy's random init; a position can
   // enter a window again after a shrunken window dropped its draft, hence the step as round.
   const uint32_t bits = philox::bits(in_.seed, static_cast<uint32_t>(n),
@@ -266,7 +277,7 @@ StrategyDescriptor pjd() {
   d.summary = "Parallel Jacobi Decoding: several rows, each with its own Jacobi window, refined in one forward";
   d.reference =
       "Liao, Li, Jian, Wang, CVPR 2026, Parallel Jacobi Decoding for Fast Autoregressive Image Generation; --lead, "
-      "--lower-rows resolve and a relaxed --accept are ours (docs/methods.md)";
+      "--lower-rows resolve, --init above and a relaxed --accept are ours (docs/methods.md)";
   d.options = {
       OptionSpec::integer("window", 8, 1, 1024,
                           "queries per active row: its last committed token and window - 1 drafts (at most the "
@@ -282,7 +293,10 @@ StrategyDescriptor pjd() {
                           "paper; ZipAR's window; clamped to the grid width)"),
       OptionSpec::choice("lower-rows", "prefix", {"prefix", "resolve"},
                          "what a row below the top commits: its accepted drafts (prefix, the paper), or also the "
-                         "correction at its first rejection or the bonus, as the top row (resolve, ours)")};
+                         "correction at its first rejection or the bonus, as the top row (resolve, ours)"),
+      OptionSpec::choice("init", "random", {"random", "above"},
+                         "a position's first draft: a uniform token (random, the paper) or the committed token "
+                         "above it (above, ours; the first row stays random)")};
   d.accept_rules = AcceptRuleSlot{};
   d.lossless = [](const OptionValues&) { return false; };
   d.max_queries = [](const OptionValues&, const GptConfig& t) { return t.grid_size + 1; };

@@ -30,7 +30,9 @@
 // commit its resolution (the correction at its first rejection, or the bonus) as the top row
 // does, so a row advances at least one token a forward, as in ZipAR; --lead keeps a lower row
 // that many columns behind the row above (the paper's 1; ZipAR's window); --accept judges the
-// drafts by any acceptance rule (decoding/accept_rule.h; the paper's is exact).
+// drafts by any acceptance rule (decoding/accept_rule.h; the paper's is exact); --init above
+// drafts a position entering a window as the committed token above it (SCD's init), with a
+// point-mass q, where the paper draws a uniform token.
 #include <memory>
 #include <vector>
 
@@ -42,11 +44,13 @@
 namespace vkspec {
 
 enum class PjdLowerRows { Prefix, Resolve };
+enum class PjdInit { Random, Above };
 
 struct PjdOptions {
   int64_t window = 8, lag = 8, lead = 1;
   PjdMask mask = PjdMask::RowCausal;
   PjdLowerRows lower_rows = PjdLowerRows::Prefix;
+  PjdInit init = PjdInit::Random;
   AcceptChoice accept;
 };
 

@@ -178,8 +178,17 @@ TEST_F(decoding_pjd, RowsRunInParallel) {
   const testing::Sample f = run_images(ctx(), by_name("pjd"), full, 40, 8);
   EXPECT_NE(s.grids, f.grids);
   // Every image completes with other windows and lags.
-  for (const MethodOptions& o : std::vector<MethodOptions>{{{"window", "2"}, {"lag", "2"}}, {{"window", "8"}}})
+  for (const MethodOptions& o : std::vector<MethodOptions>{
+           {{"window", "2"}, {"lag", "2"}},
+           {{"window", "8"}},
+           {{"window", "3"}, {"lag", "2"}, {"lead", "2"}, {"lower-rows", "resolve"}, {"init", "above"}}})
     run_images(ctx(), by_name("pjd"), o, 60, 3);
+  // One row at a time, each row's drafts are the row above's tokens under --init above.
+  const MethodOptions rows = {{"window", "3"}, {"lag", std::to_string(kTinyGrid)}};
+  MethodOptions above = rows;
+  above["init"] = "above";
+  EXPECT_NE(run_images(ctx(), by_name("pjd"), rows, 40, 8).grids,
+            run_images(ctx(), by_name("pjd"), above, 40, 8).grids);
 }
 
 // Our variant's limit: with every row resolving, one query per row and the row above lag = lead
