@@ -76,12 +76,18 @@ step() {
 step devices "$vkspec" devices
 step selftest "$vkspec" selftest --json "$out/selftest.json"  # for docs/devices/
 # eagle's tree grows on the device (issue 34 item 6): its row of "per target forward: transfers,
-# submits" in methods.txt should read 2 submits (was 2 + levels, 6.9 on the H200 of 2026-11-27).
+# submits" in methods.txt should read 1 submit (was 2 + levels, 6.9 on the H200 of 2026-11-27).
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \
   --images "$images" --classifier none --json "$out/methods.json"
 # Issue 32's methods: SJD-PAC, PJD, LANTERN++ and GSD's rule on the window methods, against ar.
 step new_methods "$vkspec" bench --methods ar,sjd,scd-mc,sjd-pac,pjd,lantern,lantern++ --sweep accept=exact,gsd \
   --images "$images" --classifier none --json "$out/new_methods.json"
+# The lossy frontier in wall-clock: PJD's staircase with every row resolving (ours; 31 forwards at
+# lag 1) and scd-mc under LANTERN++'s lambda, the best lossy setting on lavapipe (docs/perf.md).
+step lossy_frontier "$vkspec" bench --methods ar,pjd --lower-rows resolve --window 16 --sweep lag=1,2,4 \
+  --images "$images" --classifier none --json "$out/lossy_pjd.json"
+step lossy_lambda "$vkspec" bench --methods ar,scd-mc --accept lantern --lambda 5 --k 11 --window 32 \
+  --images "$images" --classifier none --json "$out/lossy_lambda.json"
 # Many images per forward (issue 34): images/s at each batch size, ar against the batched window
 # methods and sjd-pac (continuous batching): where scd-mc's crossover
 # with ar lies on a GPU; and the batch-invariant kernels' cost (the plain GEMV past 8 rows;
