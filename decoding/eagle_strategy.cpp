@@ -28,12 +28,12 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
   return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
                              "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
                              "tree (LANTERN++'s idea; its shape: --shape); chain: one path"),
-          OptionSpec::integer("depth", d.depth, 1, 32,
+          OptionSpec::integer("depth", d.depth, 1, ops::kMaxCutLevels,
                               "levels of the draft tree (drafter forwards per step, after "
                               "its catch-up)"),
           OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kEagleSiblings),
                               "proposals per expanded node, and nodes expanded per level"),
-          OptionSpec::integer("nodes", d.nodes, 1, 256,
+          OptionSpec::integer("nodes", d.nodes, 1, ops::kMaxCutRows - 1,
                               "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
                               "queries)"),
           OptionSpec::choice("shape", eagle_shape_name(d.shape), eagle_shape_names(),
