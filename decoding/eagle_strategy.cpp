@@ -28,12 +28,12 @@ std::vector<OptionSpec> eagle_tree_option_specs() {
   return {OptionSpec::choice("tree", eagle_tree_kind_name(d.kind), {"dynamic", "static", "chain"},
                              "dynamic: EAGLE-2's tree, grown and cut by the draft probabilities; static: a fixed "
                              "tree (LANTERN++'s idea; its shape: --shape); chain: one path"),
-          OptionSpec::integer("depth", d.depth, 1, 32,
+          OptionSpec::integer("depth", d.depth, 1, ops::kMaxCutLevels,
                               "levels of the draft tree (drafter forwards per step, after "
                               "its catch-up)"),
           OptionSpec::integer("topk", d.topk, 1, static_cast<int64_t>(kEagleSiblings),
                               "proposals per expanded node, and nodes expanded per level"),
-          OptionSpec::integer("nodes", d.nodes, 1, 256,
+          OptionSpec::integer("nodes", d.nodes, 1, ops::kMaxCutRows - 1,
                               "candidates the target verifies besides the root (it runs up to 1 + nodes + depth "
                               "queries)"),
           OptionSpec::choice("shape", eagle_shape_name(d.shape), eagle_shape_names(),
@@ -299,30 +299,31 @@ void EagleStrategy::decode(StepEvent& e) {
   TargetSession& t = target();
   const int64_t c = committed_, rows = t.rows();
   const uint32_t round = static_cast<uint32_t>(step_);
-  int64_t levels = 0;  // a dynamic tree's, cut on the device: tree holds its placeholder rows
+  int64_t levels = 0;  // a dynamic tree's, cut on the device in this submit: tree holds its placeholder rows
   std::vector<Node> tree = {root_node(c)};
   if (shaped_on_device()) {
     tree = record_static_tree(c);
+  } else if (c > 0 && !rule_->exact()) {  // its tests are recorded node by node: the host needs the tree first
+    tree = cut_before_forward(c, grow_dynamic_tree(c));
   } else if (c > 0) {
     levels = grow_dynamic_tree(c);
     tree = placeholder_tree(c, levels);
   }
-  int64_t M = static_cast<int64_t>(tree.size());
-  const GptBatch* batch = &t.batch(tree_queries(tree, c));
+  const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
+  const GptBatch& batch = t.batch(tree_queries(tree, c));
   if (levels > 0) {
-    record_cut(c, levels, *batch, M);
-    if (!rule_->exact()) {  // its tests are recorded node by node: the host needs the tree first
-      t.submit_and_wait();
-      tree = read_cut_tree(c, M);
-      levels = 0;
-      M = static_cast<int64_t>(tree.size());
-      batch = &t.batch(tree_queries(tree, c));
-    }
+    const int64_t n = M - 1;
+    const ops::AttentionMask mask = batch.mask();
+    record_cut(c, levels,
+               {batch.token_ids().rows(1, n),
+                batch.rope_positions().rows(1, n),
+                batch.slots().rows(1, n),
+                {mask.ranges.rows(1, n), mask.bits.rows(1, n)}},
+               M);
   }
-  const int64_t T = M + static_cast<int64_t>(repairs_.size());
-  record_candidate_rows(tree, *batch);
+  record_candidate_rows(tree, batch);
   CommandStream& s = t.stream();
-  const GptOutputs out = t.forward(*batch);
+  const GptOutputs out = t.forward(batch);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, probs_.view().rows(0, T), {});
   record_tests(tree, round);

@@ -83,14 +83,25 @@ class EagleStrategy : public Strategy {
   // Records drafter level `level` (>= 1) of a dynamic tree: its topk frontier rows picked from
   // level - 1's candidates, their drafter forward and their top tokens (g_ rows 1 + (level - 1) * topk ..).
   void record_device_level(int64_t level, int64_t c);
-  // The verified tree's rows before the device cuts it: as many as the cut may keep (the root,
-  // then min(nodes, the candidates the levels can grow)), children of the root in scratch slots,
-  // so the target's batch has their room (its slots' extent and mask words) and the cut's rows
-  // past its nodes stay kNoToken children of the root (tested as rejected, dropped after).
+  // Where ops::draft_tree_cut writes the target's queries of the cut tree's rows 1 .. m - 1.
+  struct CutQueryRows {
+    TensorView tokens, rope, slots;
+    ops::AttentionMask mask;
+  };
+  // The rows the cut may keep: the root, then min(nodes, the candidates the levels can grow).
+  int64_t cut_rows(int64_t levels) const;
+  // The verified tree's cut_rows(levels) rows before the device cuts it: children of the root in
+  // scratch slots, so the target's batch has their room (its slots' extent and mask words) and
+  // the cut's rows past its nodes stay kNoToken children of the root (tested as rejected, dropped
+  // after).
   std::vector<Node> placeholder_tree(int64_t c, int64_t levels) const;
-  // Records ops::draft_tree_cut of the grown tree into rows 1 .. m - 1 of the target's batch (made
-  // from placeholder_tree), of the tests' rows and of the tests' tokens.
-  void record_cut(int64_t c, int64_t levels, const GptBatch& batch, int64_t m);
+  // Records ops::draft_tree_cut of the grown tree into `queries` (the target's batch's rows 1 ..
+  // m - 1, or the relaxed rules' cut_sink_), the tests' rows and the tests' tokens.
+  void record_cut(int64_t c, int64_t levels, const CutQueryRows& queries, int64_t m);
+  // Relaxed rules, whose tests are recorded node by node: submits the growth and the cut (its
+  // queries into cut_sink_, unread) and returns the cut tree, so the step makes one target batch:
+  // the tree's own.
+  std::vector<Node> cut_before_forward(int64_t c, int64_t levels);
   // After the submit: the cut tree (its m rows read back), without the padding.
   std::vector<Node> read_cut_tree(int64_t c, int64_t m);
   void allocate_dynamic_tree(Context& ctx);
@@ -167,6 +178,11 @@ class EagleStrategy : public Strategy {
   // Dynamic trees: the frontiers' state per level (ops::draft_tree_level), each level's picks, the
   // gather ids of the frontier's drafter input features, and the cut tree's rows (read back).
   Tensor tree_state_, choices_, gather_ids_, cut_tree_;
+  // Relaxed rules: where the cut writes queries no forward reads (u32 [nodes], i32 [nodes, 3], u32
+  // [nodes], u32 [nodes, 2], u32 [nodes, words]), so no target batch is made for it.
+  struct {
+    Tensor tokens, rope, slots, ranges, bits;
+  } cut_sink_;
   std::vector<uint32_t> drawn_host_;
   std::vector<uint32_t> accept_host_, final_host_;
 };

@@ -20,7 +20,16 @@ void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
   const int64_t k = opt_.tree.topk, d = opt_.tree.depth, width = 2 + d;
   tree_state_ = ctx.tensor(DType::U32, {d + 1, k, width}, name() + " draft tree frontiers");
   choices_ = ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks");
-  cut_tree_ = ctx.tensor(DType::U32, {1 + opt_.tree.nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
+  const int64_t nodes = opt_.tree.nodes;
+  cut_tree_ = ctx.tensor(DType::U32, {1 + nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
+  if (!rule_->exact()) {
+    const int64_t words = (target().config().seq_len() + nodes + 31) / 32;  // draft_tree_cut's scratch slots
+    cut_sink_.tokens = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' tokens (unread)");
+    cut_sink_.rope = ctx.tensor(DType::I32, {nodes, 3}, name() + " cut queries' rope positions (unread)");
+    cut_sink_.slots = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' slots (unread)");
+    cut_sink_.ranges = ctx.tensor(DType::U32, {nodes, 2}, name() + " cut queries' mask ranges (unread)");
+    cut_sink_.bits = ctx.tensor(DType::U32, {nodes, words}, name() + " cut queries' mask bits (unread)");
+  }
   gather_ids_ = ctx.tensor(DType::U32, {target().rows() * k}, name() + " frontier feature rows");
   std::vector<uint32_t> root(static_cast<size_t>(width), 0);
   root[0] = det::float_bits(1.0f);  // value 1, valid
@@ -227,15 +236,30 @@ int64_t EagleStrategy::grow_dynamic_tree(int64_t c) {
   return levels;
 }
 
+int64_t EagleStrategy::cut_rows(int64_t levels) const {
+  const int64_t k = opt_.tree.topk, kc = top_width();
+  return 1 + std::min(opt_.tree.nodes, kc + (levels - 1) * k * kc);
+}
+
 std::vector<EagleStrategy::Node> EagleStrategy::placeholder_tree(int64_t c, int64_t levels) const {
-  const int64_t k = opt_.tree.topk, kc = top_width(), scratch = target().config().seq_len();
-  const int64_t m = 1 + std::min(opt_.tree.nodes, kc + (levels - 1) * k * kc);
+  const int64_t m = cut_rows(levels), scratch = target().config().seq_len();
   std::vector<Node> tree = {root_node(c)};
   for (int64_t i = 1; i < m; ++i) tree.push_back({0, c, 0, scratch + i - 1, true, -1, -1});
   return tree;
 }
 
-void EagleStrategy::record_cut(int64_t c, int64_t levels, const GptBatch& batch, int64_t m) {
+std::vector<EagleStrategy::Node> EagleStrategy::cut_before_forward(int64_t c, int64_t levels) {
+  const int64_t m = cut_rows(levels), n = m - 1;
+  const CutQueryRows sink{cut_sink_.tokens.view().rows(0, n),
+                          cut_sink_.rope.view().rows(0, n),
+                          cut_sink_.slots.view().rows(0, n),
+                          {cut_sink_.ranges.view().rows(0, n), cut_sink_.bits.view().rows(0, n)}};
+  record_cut(c, levels, sink, m);
+  target().submit_and_wait();
+  return read_cut_tree(c, m);
+}
+
+void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& queries, int64_t m) {
   TargetSession& t = target();
   const int64_t k = opt_.tree.topk, n = m - 1, R = 1 + (levels - 1) * k;
   ops::DraftTreeCut a;
@@ -247,12 +271,11 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const GptBatch& batch,
   a.levels = static_cast<uint32_t>(levels);
   a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
   a.tree = cut_tree_.view().rows(0, m);
-  a.tokens = batch.token_ids().rows(1, n);
+  a.tokens = queries.tokens;
   a.test_tokens = tokens_.view().rows(1, n);
-  a.rope = batch.rope_positions().rows(1, n);
-  a.slots = batch.slots().rows(1, n);
-  const ops::AttentionMask mask = batch.mask();
-  a.mask = {mask.ranges.rows(1, n), mask.bits.rows(1, n)};
+  a.rope = queries.rope;
+  a.slots = queries.slots;
+  a.mask = queries.mask;
   a.parents = tree_rows_.parents.view().rows(1, n);
   a.positions = tree_rows_.positions.view().rows(1, n);
   a.c = static_cast<uint32_t>(c);

@@ -30,6 +30,8 @@ layout(push_constant) uniform P {
   uint range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
 } p;
 
+// kMaxNodes and kMaxRows set ops::kMaxCutRows (kMaxNodes + 1) and ops::kMaxCutLevels (1 + (levels
+// - 1) * ops::kMaxTopTokens rows fit kMaxRows) in engine/ops/draft_tokens.h: change them together.
 const uint kMaxWg = 256u, kMaxNodes = 256u, kMaxRows = 2048u, kNone = 0xFFFFFFFFu;
 shared float sh_v[kMaxWg];
 shared uint sh_i[kMaxWg];

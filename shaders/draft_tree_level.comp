@@ -23,7 +23,7 @@ layout(push_constant) uniform P {
   uint lo, hi, scratch0, rows, row_stride, g_base;
 } p;
 
-const uint kMaxWg = 256u, kMaxK = 64u, kNone = 0xFFFFFFFFu;
+const uint kMaxWg = 256u, kMaxK = 64u, kNone = 0xFFFFFFFFu;  // kMaxK: ops::kMaxTopTokens
 shared float sh_v[kMaxWg];
 shared uint sh_i[kMaxWg];
 shared uint sh_pick[kMaxK];

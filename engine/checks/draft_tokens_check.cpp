@@ -271,8 +271,9 @@ VKSPEC_OP_CHECK("draft_tree_cut", "1 level k=10 rows 11",
                 [](Context& c) { return check_tree_cut(c, 1, 10, 10, 11, true); });
 VKSPEC_OP_CHECK("draft_tree_cut", "8 levels k=64 rows 257",
                 [](Context& c) { return check_tree_cut(c, 8, 64, 64, 257, true); });
-VKSPEC_OP_CHECK("draft_tree_cut", "32 levels k=64 rows 257 (the largest)",
-                [](Context& c) { return check_tree_cut(c, 32, 64, 64, 257, true); });
+VKSPEC_OP_CHECK("draft_tree_cut", "the largest levels, k and rows", [](Context& c) {
+  return check_tree_cut(c, ops::kMaxCutLevels, ops::kMaxTopTokens, ops::kMaxTopTokens, ops::kMaxCutRows, true);
+});
 VKSPEC_OP_CHECK("draft_tree_cut", "8 levels k=64 rows 257 (skips)",
                 [](Context& c) { return check_tree_cut(c, 8, 64, 64, 257, false); });
 VKSPEC_OP_CHECK("top_tokens", "N=10 V=16384 k=10 many ties",

@@ -125,10 +125,11 @@ void validate_tree_cut(const DraftTreeCut& a) {
   require(a.cand_tokens.shape.rank == 2 && a.cand_values.shape == a.cand_tokens.shape, op,
           [&] { return "cand_tokens and cand_values must be [R, kc], got " + a.cand_tokens.shape.str(); });
   const int64_t R = a.cand_tokens.shape[0], kc = a.cand_tokens.shape[1], k = a.k, L = a.levels;
-  require(k >= 1 && k <= kMaxTopTokens && kc >= 1 && kc <= k && L >= 1 && L <= 32 && R == 1 + (L - 1) * k, op, [&] {
-    return "R = " + std::to_string(R) + ", kc = " + std::to_string(kc) + " for k = " + std::to_string(k) + " and " +
-           std::to_string(L) + " levels";
-  });
+  require(k >= 1 && k <= kMaxTopTokens && kc >= 1 && kc <= k && L >= 1 && L <= kMaxCutLevels && R == 1 + (L - 1) * k,
+          op, [&] {
+            return "R = " + std::to_string(R) + ", kc = " + std::to_string(kc) + " for k = " + std::to_string(k) +
+                   " and " + std::to_string(L) + " levels";
+          });
   require_index(op, "cand_tokens", a.cand_tokens, R * kc);
   require(a.cand_values.dtype == DType::F32, op, "cand_values must be f32");
   require(a.choice.buffer && a.choice.dtype == DType::U32 && a.choice.numel() >= std::max<int64_t>((L - 1) * k, 1), op,
@@ -136,8 +137,10 @@ void validate_tree_cut(const DraftTreeCut& a) {
   require(a.state.dtype == DType::U32 && a.state_width >= 2 && a.state.numel() >= L * k * a.state_width, op,
           "state must be u32 [levels, k, state_width]");
   const int64_t rows = a.tree.numel() / 4, n = rows - 1;
-  require(a.tree.dtype == DType::U32 && a.tree.numel() == rows * 4 && rows >= 2 && rows <= 257, op,
-          [&] { return "tree must be u32 [out_rows, 4] with 2 <= out_rows <= 257, got " + a.tree.shape.str(); });
+  require(a.tree.dtype == DType::U32 && a.tree.numel() == rows * 4 && rows >= 2 && rows <= kMaxCutRows, op, [&] {
+    return "tree must be u32 [out_rows, 4] with 2 <= out_rows <= " + std::to_string(kMaxCutRows) + ", got " +
+           a.tree.shape.str();
+  });
   require_index(op, "tokens", a.tokens, n);
   require_index(op, "test_tokens", a.test_tokens, n);
   require_index(op, "slots", a.slots, n);

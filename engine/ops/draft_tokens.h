@@ -9,8 +9,14 @@
 
 namespace vkspec::ops {
 
-// The most tokens top_tokens ranks per row (EAGLE's --topk bound).
+// The most tokens top_tokens ranks per row (EAGLE's --topk bound; draft_tree_level.comp's kMaxK).
 constexpr uint32_t kMaxTopTokens = 64;
+// draft_tree_cut's bounds, which shaders/draft_tree_cut.comp's shared arrays set (GLSL cannot
+// include this header, so the shader keeps its literals and names these): the most rows of a cut
+// tree, the root included (kMaxNodes + 1), and the most levels it cuts (its kMaxRows top-token
+// rows hold 1 + (levels - 1) * kMaxTopTokens).
+constexpr uint32_t kMaxCutRows = 257;
+constexpr uint32_t kMaxCutLevels = 32;
 
 // For each row j of q (f32 [N, V], probabilities >= 0): its k most likely tokens in rank order, q
 // descending with ties to the smaller id (DraftTreeBuilder's order), tokens[j][r] and
