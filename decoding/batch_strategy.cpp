@@ -71,6 +71,7 @@ std::vector<BatchEvent> BatchStrategy::step() {
     e.grid = images_[i].grid;
     e.committed = images_[i].committed;
     e.nfe = images_[i].nfe;
+    e.head_forwards = images_[i].head_forwards;
     e.done = done(i);
     out.push_back({i, std::move(e)});
   }

@@ -16,17 +16,12 @@ namespace {
 // Rows of the step's read-back: acceptance, resolved token, fresh token, independent token.
 constexpr int64_t kOutRows = 4;
 
-int64_t checked_lanes(const std::string& method, const WindowOptions& opt, int64_t lanes) {
-  if (opt.init == DraftInit::Heads) throw Error(method + ": --init heads decodes one image per forward");
-  return lanes;
-}
-
 }  // namespace
 
 WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& models,
                                          const std::vector<StrategyInputs>& in, DraftRule rule,
                                          const WindowOptions& opt, int64_t lanes)
-    : LaneBatchStrategy(method, models, in, opt.window + 1, opt.window + 1, checked_lanes(method, opt, lanes)),
+    : LaneBatchStrategy(method, models, in, opt.window + 1, opt.window + 1, lanes),
       rule_(rule),
       opt_(opt),
       lanes_(static_cast<size_t>(lanes)) {
@@ -44,6 +39,7 @@ WindowBatchStrategy::WindowBatchStrategy(std::string method, const ModelSet& mod
   seeds_ = ctx.tensor(DType::U32, {rows, 2}, name() + " row seeds", MemoryUsage::Upload);
   if (exact_successor_) exact_accept_ = ctx.tensor(DType::U32, {rows}, name() + " exact acceptance");
   out_ = ctx.tensor(DType::U32, {kOutRows, rows}, name() + " step results", MemoryUsage::Readback);
+  if (opt.init == DraftInit::Heads) heads_ = std::make_unique<HeadProposals>(models, name(), lanes, opt.window + 1);
 }
 
 WindowBatchStrategy::~WindowBatchStrategy() = default;
@@ -53,6 +49,7 @@ void WindowBatchStrategy::start_lanes() {
     lanes_[k] = Lane{};
     lanes_[k].image = lane_image(k);
     lanes_[k].drafts.assign(static_cast<size_t>(image_tokens()), 0);
+    if (heads_) heads_->reset(k);
   }
 }
 
@@ -83,15 +80,23 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   const int64_t carried = std::max<int64_t>(0, std::min(l.ready, l.c + l.drafts_now) - l.c);
   if (carried > 0)
     s.copy(p_[1 - cur_].view().rows(l.p_row + (l.c - l.p_from), carried), q_.view().rows(first, carried));
+  std::vector<CopyRegion> proposals;
   for (int64_t n = l.c + carried; n < l.c + l.drafts_now; ++n) {
-    const InitialDraft d = initial_draft(opt_.init, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
     const int64_t row = first + (n - l.c);
+    if (heads_ && heads_->token(lane, n) >= 0) {  // the proposal and its q row, as WindowStrategy::initialise
+      l.drafts[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(lane, n));
+      proposals.push_back({heads_->q_row(lane, n), q_.view().rows(row, 1)});
+      continue;
+    }
+    const DraftInit how = opt_.init == DraftInit::Heads ? DraftInit::Above : opt_.init;
+    const InitialDraft d = initial_draft(how, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
     if (d.uniform)
       s.fill(q_.view().rows(row, 1), det::float_bits(1.0f / static_cast<float>(V)));
     else
       rows.point_masses.push_back({row, d.token});
     l.drafts[static_cast<size_t>(n)] = d.token;
   }
+  s.copy(proposals);
   l.ready = std::max(l.ready, l.c + l.drafts_now);
   // The row without a draft (residual = p) and the padding rows: q = 0.
   if (T > l.drafts_now) s.fill(q_.view().rows(first + l.drafts_now, T - l.drafts_now), 0u);
@@ -209,16 +214,36 @@ void WindowBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<boo
                rule_ == DraftRule::Fresh ? purposes_.view().rows(0, R) : TensorView{},
                draws ? seeds_.view().rows(0, R) : TensorView{});
   record_verification(R);
+  const std::vector<bool> heads_ran = heads_ ? record_heads(fwd.hidden, T) : std::vector<bool>(lanes_.size(), false);
   t.submit_and_wait();
+  if (heads_) heads_->read();
   std::vector<uint32_t> out(static_cast<size_t>(kOutRows * max_rows));
   models_.ctx->download(out_, out.data(), out.size() * 4);
   for (size_t k = 0; k < lanes_.size(); ++k) {
     if (lanes_[k].queries == 0) continue;
     const size_t image = static_cast<size_t>(lanes_[k].image);
     commit_lane(k, T, out, events[image]);
+    if (heads_ran[k]) ++images_[image].head_forwards;
     advanced[image] = true;
   }
   cur_ = 1 - cur_;
+}
+
+std::vector<bool> WindowBatchStrategy::record_heads(const TensorView& hidden, int64_t T) {
+  const int64_t L = static_cast<int64_t>(lanes_.size()), rows_per_image = hidden.shape[0] / (L * T);
+  std::vector<HeadStep> steps(lanes_.size());
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    const Lane& l = lanes_[k];
+    if (l.queries == 0) continue;  // no image, or its image is done: steps[k].q stays 0
+    HeadStep& h = steps[k];
+    h.c = l.c;
+    h.q = l.queries;
+    // Batch row b serves lane b % L (GptQueries::ragged): the conditional rows, then the null rows.
+    for (int64_t b = 0; b < rows_per_image; ++b) h.hidden_base.push_back((b * L + static_cast<int64_t>(k)) * T);
+    h.seed = images_[static_cast<size_t>(l.image)].in.seed;
+    h.round = static_cast<uint32_t>(l.steps);
+  }
+  return heads_->record(target(), hidden, steps, images_[0].in.sampler);
 }
 
 }  // namespace vkspec

@@ -7,10 +7,15 @@
 //
 // Continuous batching and padding: LaneBatchStrategy.
 //
+// --init heads: the draft heads run on every lane's window rows of the step's forward, in one
+// call (HeadProposals), each lane's proposals in a table of its own ([N, V] per lane), so that a
+// lane's drafts and head forwards are those its image gets alone.
+//
 // What a lane's draft distributions live in: the previous step's target probabilities (a row of
 // position n's p is its next q, as in WindowStrategy), so each step copies every lane's carried
 // rows into this step's q and the two p buffers alternate.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,15 +67,19 @@ class WindowBatchStrategy : public LaneBatchStrategy {
   void record_verification(int64_t R);
   // Commits the lane's rows of the step's read-back and moves its undecided drafts on.
   void commit_lane(size_t lane, int64_t T, const std::vector<uint32_t>& out, StepEvent& e);
+  // --init heads: the heads on every lane's rows of the forward (T rows per lane); whether they
+  // ran for each lane.
+  std::vector<bool> record_heads(const TensorView& hidden, int64_t T);
 
   DraftRule rule_;
   WindowOptions opt_;
   bool exact_successor_ = false, partial_ = false;
   std::vector<Lane> lanes_;
   std::unique_ptr<AcceptRule> accept_;
-  Tensor p_[2];  // f32 [lanes * (window + 1), V]: this step's and the previous step's target
-  int cur_ = 0;  // which p_ this step writes
-  Tensor q_;     // f32 [lanes * (window + 1), V]: this step's draft distributions
+  std::unique_ptr<HeadProposals> heads_;  // DraftInit::Heads
+  Tensor p_[2];                           // f32 [lanes * (window + 1), V]: this step's and the previous step's target
+  int cur_ = 0;                           // which p_ this step writes
+  Tensor q_;                              // f32 [lanes * (window + 1), V]: this step's draft distributions
   Tensor positions_, drafts_, rounds_, purposes_, seeds_;  // host-written per-row inputs
   Tensor exact_accept_;                                    // u32 [rows], under a lossy rule with coupled drafts
   Tensor out_;  // u32 [4, rows], read back: accept, resolved, fresh, independent

@@ -90,18 +90,8 @@ WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const
   Context& ctx = *models.ctx;
   drafts_.assign(grid_.size(), 0);
   if (opt.init == DraftInit::Heads) {
-    if (!models.heads)
-      throw Error(name() + ": --init heads needs draft heads (--heads FILE, tools/train_draft_heads.py)");
-    const int64_t max_q = max_drafts() + 1;
-    proposal_tok_.assign(grid_.size(), -1);
+    heads_ = std::make_unique<HeadProposals>(models, name(), 1, max_drafts() + 1);
     rounds_.assign(grid_.size(), 0);
-    proposal_q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " head proposals");
-    for (const DraftHead& h : models.heads->heads()) {
-      head_q_.push_back(ctx.tensor(DType::F32, {max_q, vocab()}, name() + " head " + h.name));
-      head_tok_.push_back(ctx.tensor(DType::U32, {max_q}, name() + " head tokens " + h.name, MemoryUsage::Readback));
-    }
-    head_pos_ = ctx.tensor(DType::U32, {static_cast<int64_t>(head_q_.size()), max_q}, name() + " head positions",
-                           MemoryUsage::Upload);
   }
   q_ = ctx.tensor(DType::F32, {image_tokens(), vocab()}, name() + " draft distributions");
   row_drafts_ = ctx.tensor(DType::U32, {max_drafts() + 1}, name() + " row drafts", MemoryUsage::Upload);
@@ -141,9 +131,9 @@ void WindowStrategy::initialise(int64_t end) {
   for (int64_t n = ready_; n < end; ++n) {
     DraftInit how = opt_.init;
     if (how == DraftInit::Heads) {
-      if (proposal_tok_[static_cast<size_t>(n)] >= 0) {
-        drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
-        proposals.push_back({proposal_q_.view().rows(n, 1), q_.view().rows(n, 1)});
+      if (heads_->token(0, n) >= 0) {
+        drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(0, n));
+        proposals.push_back({heads_->q_row(0, n), q_.view().rows(n, 1)});
         rounds_[static_cast<size_t>(n)] = 0;
         continue;
       }
@@ -167,9 +157,9 @@ void WindowStrategy::decode(StepEvent& e) {
   initialise(c + D);
   std::vector<CopyRegion> redrafts;
   for (int64_t n : redraft_) {
-    if (n < c || n >= ready_ || proposal_tok_[static_cast<size_t>(n)] < 0) continue;
-    drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(proposal_tok_[static_cast<size_t>(n)]);
-    redrafts.push_back({proposal_q_.view().rows(n, 1), q_.view().rows(n, 1)});
+    if (n < c || n >= ready_ || heads_->token(0, n) < 0) continue;
+    drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(0, n));
+    redrafts.push_back({heads_->q_row(0, n), q_.view().rows(n, 1)});
     rounds_[static_cast<size_t>(n)] = 0;
   }
   stream().copy(redrafts);
@@ -200,9 +190,9 @@ void WindowStrategy::decode(StepEvent& e) {
   const bool partial = rule_ != DraftRule::Fresh && opt_.alpha < 1.0;
   if (partial) record_independent_draft(p, c, Q, round);
   stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
-  const HeadPicks picks = opt_.init == DraftInit::Heads ? record_head_proposals(c, Q, round) : HeadPicks{};
+  if (heads_ && heads_->record(target(), last_hidden(), {head_step(c, Q, round)}, in_.sampler)[0]) ++head_forwards_;
   const Outcome o = finish(Q);
-  read_head_proposals(picks);
+  if (heads_) heads_->read();
 
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
@@ -216,97 +206,27 @@ void WindowStrategy::decode(StepEvent& e) {
   ready_ = c + Q;
 }
 
-WindowStrategy::HeadPicks WindowStrategy::record_head_proposals(int64_t c, int64_t q, uint32_t round) {
-  DraftHeads& heads = *models_.heads;
-  CommandStream& s = stream();
-  const int64_t N = image_tokens(), W = models_.target->config().grid_size, max_q = head_pos_.shape()[1];
-  const int64_t H = static_cast<int64_t>(heads.heads().size());
-  // Only proposals that can be read before a newer one replaces them: the heads' rows are most of
-  // a step's cost. initialise() reads those past this step's window. Inside it, redrafting reads
-  // one at the next step, where this step takes the position to redraft_after rounds; a position
-  // still undecided after the next step got a newer proposal there from the row before it (an
-  // offset-1 head, which no head replaces; none proposes the first position of an image row). So
-  // for the other positions inside the window this step's proposal would never be read.
+HeadStep WindowStrategy::head_step(int64_t c, int64_t q, uint32_t round) const {
+  HeadStep h;
+  h.c = c;
+  h.q = q;
+  // The forward's batch rows (the conditional row, then with CFG the null row), q rows each.
+  for (int64_t b = 0; b < last_hidden().shape[0] / q; ++b) h.hidden_base.push_back(b * q);
+  h.seed = in_.seed;
+  h.round = round;
+  if (opt_.redraft_after == 0) return h;
+  // Inside the window, redrafting reads a proposal at the next step, where this step takes the
+  // position to redraft_after rounds; a position still undecided after the next step got a newer
+  // proposal there from the row before it (an offset-1 head, which no head replaces; none
+  // proposes the first position of an image row). So for the other positions inside the window
+  // this step's proposal would never be read.
   bool next_to_left = false;
-  for (const DraftHead& h : heads.heads()) next_to_left = next_to_left || (!h.vertical && h.offset == 1);
-  auto readable = [&](int64_t m) {
-    if (m >= c + q) return true;
-    if (opt_.redraft_after == 0) return false;
+  for (const DraftHead& d : models_.heads->heads()) next_to_left = next_to_left || (!d.vertical && d.offset == 1);
+  const int64_t W = models_.target->config().grid_size;
+  h.readable_inside = [this, next_to_left, W](int64_t m) {
     return rounds_[static_cast<size_t>(m)] + 1 >= opt_.redraft_after || !next_to_left || m % W == 0;
   };
-  HeadPicks picks;
-  picks.at.assign(static_cast<size_t>(N), {-1, 0});
-  picks.rows.assign(static_cast<size_t>(H), 0);
-  std::vector<int64_t> best(static_cast<size_t>(N), N + 1);
-  for (int64_t k = 0; k < H; ++k) {
-    const DraftHead& h = heads.heads()[static_cast<size_t>(k)];
-    for (int64_t t = 0; t < q; ++t) {
-      const int64_t from = c + t, m = from + h.offset;  // row t predicted `from`
-      if (m >= N || (!h.vertical && from % W + h.offset >= W) || !readable(m)) continue;
-      if (h.offset < best[static_cast<size_t>(m)]) {
-        best[static_cast<size_t>(m)] = h.offset;
-        picks.at[static_cast<size_t>(m)] = {static_cast<int>(k), t};
-      }
-    }
-  }
-  // Each head runs on its picked rows only, in order: row i of its output is the i-th of them.
-  // The sampler's random numbers are keyed by position, so a row's proposal does not depend on
-  // which other rows run with it.
-  const TensorView hidden = last_hidden();
-  const int64_t B = hidden.shape[0] / q;  // batch rows: the conditional rows, then (CFG) the unconditional
-  std::vector<uint32_t> pos(static_cast<size_t>(H * max_q), 0u);
-  std::vector<std::pair<int, int64_t>> hidden_rows;  // (head, hidden row) in the order of the logits
-  std::vector<CopyRegion> spread;
-  for (int64_t k = 0; k < H; ++k) {
-    const int64_t offset = heads.heads()[static_cast<size_t>(k)].offset;
-    std::vector<int64_t> rows;  // the window rows head k runs on
-    for (int64_t t = 0; t < q; ++t) {
-      const int64_t m = c + t + offset;
-      if (m >= N || picks.at[static_cast<size_t>(m)] != std::pair<int, int64_t>{static_cast<int>(k), t}) continue;
-      const int64_t i = static_cast<int64_t>(rows.size());
-      picks.at[static_cast<size_t>(m)].second = i;
-      pos[static_cast<size_t>(k * max_q + i)] = static_cast<uint32_t>(m);
-      spread.push_back({head_q_[static_cast<size_t>(k)].view().rows(i, 1), proposal_q_.view().rows(m, 1)});
-      rows.push_back(t);
-    }
-    picks.rows[static_cast<size_t>(k)] = static_cast<int64_t>(rows.size());
-    // Head k's block of logits as the sampler reads it: its n conditional rows, then (CFG) the n
-    // unconditional ones.
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t : rows) hidden_rows.push_back({static_cast<int>(k), b * q + t});
-  }
-  if (hidden_rows.empty()) return picks;
-  models_.ctx->upload(head_pos_, 0, pos.data(), pos.size() * 4);
-  target().set_stage(stage::kHeads);
-  const TensorView logits = heads.logits_at(s, hidden, hidden_rows);
-  target().set_stage(stage::kSampling);
-  ++head_forwards_;
-  int64_t first_row = 0;
-  for (int64_t k = 0; k < H; ++k) {
-    const int64_t n = picks.rows[static_cast<size_t>(k)];
-    if (n == 0) continue;
-    const ops::SamplerParams sp =
-        in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::Categorical,
-                              philox::purpose_word(philox::Purpose::DraftHead, round * 8u + static_cast<uint32_t>(k)));
-    ops::sampler(s, logits.rows(first_row, B * n), head_pos_.view().reshape({H * max_q}).rows(k * max_q, n), sp,
-                 head_q_[static_cast<size_t>(k)].view().rows(0, n),
-                 head_tok_[static_cast<size_t>(k)].view().rows(0, n));
-    first_row += B * n;
-  }
-  s.copy(spread);
-  return picks;
-}
-
-void WindowStrategy::read_head_proposals(const HeadPicks& picks) {
-  std::vector<std::vector<uint32_t>> tokens(picks.rows.size());
-  for (size_t k = 0; k < picks.rows.size(); ++k) {
-    tokens[k].resize(static_cast<size_t>(picks.rows[k]));
-    models_.ctx->download(head_tok_[k], 0, tokens[k].data(), tokens[k].size() * 4);
-  }
-  for (size_t m = 0; m < picks.at.size(); ++m)
-    if (picks.at[m].first >= 0)
-      proposal_tok_[m] =
-          static_cast<int32_t>(tokens[static_cast<size_t>(picks.at[m].first)][static_cast<size_t>(picks.at[m].second)]);
+  return h;
 }
 
 }  // namespace vkspec

@@ -15,9 +15,11 @@
 // when the prefix before it is committed, the draft is an exact sample of q given that prefix, and
 // accept-or-resample yields an exact sample of the target p.
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "decoding/head_proposals.h"
 #include "decoding/speculative_base.h"
 
 namespace vkspec {
@@ -89,20 +91,11 @@ class WindowStrategy : public SpeculativeStrategy {
   void decode(StepEvent& e) override;
 
  private:
-  // Which head proposes each later position this step: per position (head, row of that head's
-  // output; head -1: none), and the rows each head runs on.
-  struct HeadPicks {
-    std::vector<std::pair<int, int64_t>> at;
-    std::vector<int64_t> rows;
-  };
   // Drafts (and their q rows) for positions [ready_, end).
   void initialise(int64_t end);
-  // Picks, for every later position whose proposal can still be used, the head closest to it
-  // (smallest offset) among this step's window rows, and records each head on just the rows it
-  // was picked for (DraftHeads::logits_at): the proposals' q rows go to proposal_q_.
-  HeadPicks record_head_proposals(int64_t c, int64_t q, uint32_t round);
-  // After the step's submit: the picked tokens into proposal_tok_.
-  void read_head_proposals(const HeadPicks& picks);
+  // This step's part for the heads (HeadProposals): the window's rows, and inside the window the
+  // positions redrafting may read a proposal of.
+  HeadStep head_step(int64_t c, int64_t q, uint32_t round) const;
   uint32_t token_at(int64_t n) const;  // committed token or current draft
 
   DraftRule rule_;
@@ -111,13 +104,10 @@ class WindowStrategy : public SpeculativeStrategy {
   int64_t ready_ = 0;             // positions below have a draft and a q row
   Tensor q_;                      // f32 [N, V]: the q row of each position's current draft
   Tensor row_drafts_;             // u32 [max_q], host-written: the draft verified at each row
-  // Draft-head proposals (DraftInit::Heads): token and q row per position, rounds verified.
-  std::vector<int32_t> proposal_tok_;
+  // DraftInit::Heads: the heads' proposals, and per position the rounds its draft was verified.
+  std::unique_ptr<HeadProposals> heads_;
   std::vector<int64_t> rounds_;
-  std::vector<int64_t> redraft_;           // positions to re-draft from proposals at the next step
-  Tensor proposal_q_;                      // f32 [N, V]
-  std::vector<Tensor> head_q_, head_tok_;  // per head: [max_q, V] / [max_q] (read back), picked rows first
-  Tensor head_pos_;                        // u32 [heads, max_q], host-written: each picked row's target position
+  std::vector<int64_t> redraft_;  // positions to re-draft from proposals at the next step
 };
 
 }  // namespace vkspec

@@ -86,7 +86,7 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
                                                                   metric));
   }
   if (const std::string h = file(needs.heads, request.companions.heads, ModelRole::Heads); !h.empty())
-    m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, request.max_queries * 2);
+    m.heads = std::make_unique<DraftHeads>(ctx, h, *m.target, gopt.batch_rows * gopt.max_queries);  // every lane's rows
   if (const std::string h = file(needs.latent_heads, request.companions.latent_heads, ModelRole::LatentHeads);
       !h.empty())
     m.latent_heads = std::make_unique<LatentHeads>(ctx, h, *m.target, request.max_queries * 2);

@@ -1,16 +1,20 @@
 // Batched decoding (decoding/batch_strategy.h) on the shipped 8x8 model: images decoded together
 // get the tokens each gets alone, seed for seed, with and without CFG, across the row counts where
 // the matmul kernels change their row blocking (batch 5 with CFG: 10 rows, past the 8-row GEMV), and
-// with several forwards per submit; the window methods and sjd-pac likewise, in lockstep and with
-// continuous batching; a batch of a method without a batch factory, or of images that disagree on
-// their settings, is refused with the reason.
+// with several forwards per submit; the window methods (also drafted by the heads) and sjd-pac
+// likewise, in lockstep and with continuous batching; a batch of a method without a batch factory, or of images that
+// disagree on their settings, is refused with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "decoding/batch_strategy.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_check.h"
+#include "engine/model/draft_heads.h"
+#include "tests/support/python_reference.h"
+#include "tests/support/tiny_gpt.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec::testing {
@@ -28,9 +32,23 @@ class BatchDecoding : public VulkanTest {
       opt.max_queries = 8;
       target = std::make_unique<Gpt>(ctx(), VKSPEC_ASSETS_DIR "/fmnist_gpt8.safetensors", opt);
     }
+    // Random draft heads (the shipped ones are the 16x16 model's), for --init heads, sized for every
+    // lane's rows of a forward.
+    static std::unique_ptr<DraftHeads> heads;
+    if (!heads) {
+      const GptConfig& cfg = target->config();
+      TinyGptSpec spec;
+      spec.dim = cfg.dim;
+      spec.vocab = cfg.vocab_size;
+      spec.grid = cfg.grid_size;
+      const std::string path = scratch_dir("batch_decoding") + "/heads.safetensors";
+      write_tiny_heads(path, spec, 0.02f, 11);
+      heads = std::make_unique<DraftHeads>(ctx(), path, *target, 2 * kMostImages * 8);
+    }
     ModelSet m;
     m.ctx = &ctx();
     m.target = target.get();
+    m.heads = heads.get();
     return m;
   }
 
@@ -48,18 +66,25 @@ class BatchDecoding : public VulkanTest {
     return in;
   }
 
-  // lanes: images per forward (0: all).
-  void expect_alone_equals_batched(const std::vector<StrategyInputs>& in, const std::string& method = "ar",
-                                   int64_t lanes = 0) {
-    const std::vector<Generation> batched = generate_batch(method, models(), in, false, {}, lanes);
-    ASSERT_EQ(batched.size(), in.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-      const Generation alone = generate_one(method, models(), in[i], false);
+  // lanes: images per forward (0: all). Returns the batch's generations.
+  std::vector<Generation> expect_alone_equals_batched(const std::vector<StrategyInputs>& in,
+                                                      const std::string& method = "ar", int64_t lanes = 0) {
+    const std::vector<Generation> batched = generate_batch(method, models(), in, true, {}, lanes);
+    EXPECT_EQ(batched.size(), in.size());
+    for (size_t i = 0; i < std::min(in.size(), batched.size()); ++i) {
+      const Generation alone = generate_one(method, models(), in[i], true);
       EXPECT_EQ(batched[i].tokens, alone.tokens) << method << " image " << i << " (seed " << in[i].seed << ")";
       EXPECT_EQ(batched[i].seed, in[i].seed);
       EXPECT_EQ(batched[i].nfe, alone.nfe) << method << " image " << i;
+      EXPECT_EQ(batched[i].head_forwards, alone.head_forwards) << method << " image " << i;
+      EXPECT_EQ(batched[i].events.size(), alone.events.size()) << method << " image " << i;
+      for (size_t s = 0; s < std::min(alone.events.size(), batched[i].events.size());
+           ++s)  // the drafts each step verified
+        EXPECT_EQ(batched[i].events[s].proposed_tokens, alone.events[s].proposed_tokens)
+            << method << " image " << i << " step " << s;
       EXPECT_EQ(batched[i].batch, lanes ? lanes : static_cast<int64_t>(in.size()));
     }
+    return batched;
   }
 };
 
@@ -193,6 +218,16 @@ TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
   expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}, {"init", "random"}}), "sjd");
   // Partial coupling: the independent drafts and coins are keyed per image too.
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");
+}
+
+// --init heads: the draft heads run on every lane's window rows in one call, each lane's proposals
+// under its own seed and step count: each image's drafts, tokens, forwards and head forwards are
+// those it gets alone, with CFG and continuous batching, and without CFG in lockstep.
+TEST_F(BatchDecoding, WindowMethodsDraftedByHeadsTogetherEqualImagesAlone) {
+  const MethodOptions heads = {{"window", "6"}, {"init", "heads"}};
+  for (const Generation& g : expect_alone_equals_batched(inputs(3, 4.0f, heads), "scd-mc", 2))
+    EXPECT_GT(g.head_forwards, 0);
+  expect_alone_equals_batched(inputs(2, 1.0f, heads), "sjd");
 }
 
 // sjd-pac: every image's candidate tree (tree attention over scratch slots, repairs of accepted

@@ -117,6 +117,11 @@ TEST_F(lossless_decoding, ScdThreeImagesPerForwardMatchesAr) {
   expect_three_per_forward_matches_ar("scd-mc", {{"window", "4"}, {"init", "left"}}, 3000000);
 }
 
+// The same drafted by the heads: every lane's proposals from one heads call (decoding/head_proposals.h).
+TEST_F(lossless_decoding, ScdDraftedByHeadsThreeImagesPerForwardMatchesAr) {
+  expect_three_per_forward_matches_ar("scd-mc", {{"window", "4"}, {"init", "heads"}}, 3200000);
+}
+
 // sjd-pac's batch (decoding/sjd_pac_batch_strategy.h): three images' candidate trees in one
 // forward, all their multi-draft tests in one dispatch under per-row keys.
 TEST_F(lossless_decoding, SjdPacThreeImagesPerForwardMatchesAr) {
