@@ -42,6 +42,14 @@ TensorView HeadProposals::q_row(size_t lane, int64_t n) const {
   return table_.view().rows(static_cast<int64_t>(lane) * image_tokens_ + n, 1);
 }
 
+bool HeadProposals::take(size_t lane, int64_t n, const TensorView& q, std::vector<CopyRegion>& copies,
+                         uint32_t& draft) const {
+  if (token(lane, n) < 0) return false;
+  draft = static_cast<uint32_t>(token(lane, n));
+  copies.push_back({q_row(lane, n), q});
+  return true;
+}
+
 std::vector<std::pair<int, int64_t>> HeadProposals::pick(const HeadStep& step) const {
   const int64_t N = image_tokens_, W = grid_;
   std::vector<std::pair<int, int64_t>> at(static_cast<size_t>(N), {-1, 0});

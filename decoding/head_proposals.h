@@ -46,6 +46,9 @@ class HeadProposals {
   // Lane k's newest proposal for position n: its token (-1 when none) and its q row.
   int32_t token(size_t lane, int64_t n) const { return tokens_[lane][static_cast<size_t>(n)]; }
   TensorView q_row(size_t lane, int64_t n) const;
+  // Lane k's proposal for n as a draft: its token into `draft` and the copy of its q row to `q`
+  // added to `copies`; false (nothing changed) when there is none.
+  bool take(size_t lane, int64_t n, const TensorView& q, std::vector<CopyRegion>& copies, uint32_t& draft) const;
 
   // Records the heads on the rows each lane's step picks (hidden: the forward's final hidden
   // state), the sampler on their logits and the copy of each proposal's q row into its lane's

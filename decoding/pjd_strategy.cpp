@@ -82,21 +82,19 @@ PjdStrategy::Query PjdStrategy::anchor_query(const PjdWindow& w, int64_t index) 
 uint32_t PjdStrategy::draft_for(int64_t n, std::vector<std::pair<int64_t, uint32_t>>& point_masses) {
   const size_t m = static_cast<size_t>(n);
   if (pending_[m] >= 0) return static_cast<uint32_t>(pending_[m]);
-  // A window's drafts lie below committed tokens (the row above is complete for the top row, at
-  // least lead columns ahead for the others), so the token above is known.
+  uint32_t tok = 0;
   if (opt_.init == PjdInit::Above && n >= W_) {
-    const uint32_t tok =
-        static_cast<uint32_t>(checked_token(static_cast<uint32_t>(grid_[m - static_cast<size_t>(W_)]), n - W_));
-    pending_[m] = tok;
-    fresh_from_[m] = -1;
-    point_masses.push_back({n, tok});
-    return tok;
+    // A window's drafts lie below committed tokens (the row above is complete for the top row, at
+    // least lead columns ahead for the others), so the token above is known.
+    tok = static_cast<uint32_t>(checked_token(static_cast<uint32_t>(grid_[m - static_cast<size_t>(W_)]), n - W_));
+  } else {
+    // A uniform image token, (bits * V) >> 32 as WindowStrategy's random init; a position can
+    // enter a window again after a shrunken window dropped its draft, hence the step as round.
+    const uint32_t bits =
+        philox::bits(in_.seed, static_cast<uint32_t>(n),
+                     philox::purpose_word(philox::Purpose::DraftInit, static_cast<uint32_t>(step_)), 0);
+    tok = static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(vocab())) >> 32);
   }
-  // A uniform image token, (bits * V) >> 32 as WindowStrategy's random init; a position can
-  // enter a window again after a shrunken window dropped its draft, hence the step as round.
-  const uint32_t bits = philox::bits(in_.seed, static_cast<uint32_t>(n),
-                                     philox::purpose_word(philox::Purpose::DraftInit, static_cast<uint32_t>(step_)), 0);
-  const uint32_t tok = static_cast<uint32_t>((static_cast<uint64_t>(bits) * static_cast<uint64_t>(vocab())) >> 32);
   pending_[m] = tok;
   fresh_from_[m] = -1;
   point_masses.push_back({n, tok});

@@ -83,13 +83,8 @@ void WindowBatchStrategy::record_q_rows(size_t lane, int64_t T, StepRows& rows) 
   std::vector<CopyRegion> proposals;
   for (int64_t n = l.c + carried; n < l.c + l.drafts_now; ++n) {
     const int64_t row = first + (n - l.c);
-    if (heads_ && heads_->token(lane, n) >= 0) {  // the proposal and its q row, as WindowStrategy::initialise
-      l.drafts[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(lane, n));
-      proposals.push_back({heads_->q_row(lane, n), q_.view().rows(row, 1)});
-      continue;
-    }
-    const DraftInit how = opt_.init == DraftInit::Heads ? DraftInit::Above : opt_.init;
-    const InitialDraft d = initial_draft(how, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
+    if (heads_ && heads_->take(lane, n, q_.view().rows(row, 1), proposals, l.drafts[static_cast<size_t>(n)])) continue;
+    const InitialDraft d = initial_draft(opt_.init, seed, n, V, W, [&](int64_t m) { return token_at(l, m); });
     if (d.uniform)
       s.fill(q_.view().rows(row, 1), det::float_bits(1.0f / static_cast<float>(V)));
     else

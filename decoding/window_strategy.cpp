@@ -99,6 +99,7 @@ WindowStrategy::WindowStrategy(std::string method, const ModelSet& models, const
 
 InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t vocab, int64_t grid_size,
                            const std::function<uint32_t(int64_t)>& token_at) {
+  if (how == DraftInit::Heads) how = DraftInit::Above;
   if (how == DraftInit::Above && n < grid_size) how = DraftInit::Left;  // the first row has nothing above
   if (how == DraftInit::Left && n == 0) how = DraftInit::Random;
   if (how != DraftInit::Random) return {token_at(how == DraftInit::Left ? n - 1 : n - grid_size), false};
@@ -129,17 +130,11 @@ void WindowStrategy::initialise(int64_t end) {
   std::vector<std::pair<int64_t, uint32_t>> point_mass;
   std::vector<CopyRegion> proposals;
   for (int64_t n = ready_; n < end; ++n) {
-    DraftInit how = opt_.init;
-    if (how == DraftInit::Heads) {
-      if (heads_->token(0, n) >= 0) {
-        drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(0, n));
-        proposals.push_back({heads_->q_row(0, n), q_.view().rows(n, 1)});
-        rounds_[static_cast<size_t>(n)] = 0;
-        continue;
-      }
-      how = DraftInit::Above;
+    if (heads_ && heads_->take(0, n, q_.view().rows(n, 1), proposals, drafts_[static_cast<size_t>(n)])) {
+      rounds_[static_cast<size_t>(n)] = 0;
+      continue;
     }
-    const InitialDraft d = initial_draft(how, in_.seed, n, V, W, [this](int64_t m) { return token_at(m); });
+    const InitialDraft d = initial_draft(opt_.init, in_.seed, n, V, W, [this](int64_t m) { return token_at(m); });
     if (d.uniform)
       s.fill(q_.view().rows(n, 1), det::float_bits(1.0f / static_cast<float>(V)));
     else
@@ -157,10 +152,8 @@ void WindowStrategy::decode(StepEvent& e) {
   initialise(c + D);
   std::vector<CopyRegion> redrafts;
   for (int64_t n : redraft_) {
-    if (n < c || n >= ready_ || heads_->token(0, n) < 0) continue;
-    drafts_[static_cast<size_t>(n)] = static_cast<uint32_t>(heads_->token(0, n));
-    redrafts.push_back({heads_->q_row(0, n), q_.view().rows(n, 1)});
-    rounds_[static_cast<size_t>(n)] = 0;
+    if (n >= c && n < ready_ && heads_->take(0, n, q_.view().rows(n, 1), redrafts, drafts_[static_cast<size_t>(n)]))
+      rounds_[static_cast<size_t>(n)] = 0;
   }
   stream().copy(redrafts);
   redraft_.clear();

@@ -65,9 +65,10 @@ int64_t window_max_queries(const OptionValues& o);
 StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
                                             std::string reference);
 
-// How position n is first drafted under `how` (Random, Left or Above; Above falls back to Left on
-// the first image row, Left to Random at n = 0): the token, and whether its q is uniform (Random)
-// rather than a point mass on the token. token_at(m): the committed token or current draft at m < n.
+// How position n is first drafted under `how` (Random, Left or Above; Heads, for a position with
+// no proposal, as Above; Above falls back to Left on the first image row, Left to Random at n = 0): the token, and
+// whether its q is uniform (Random) rather than a point mass on the token. token_at(m): the committed token or current
+// draft at m < n.
 struct InitialDraft {
   uint32_t token = 0;
   bool uniform = false;
