@@ -11,10 +11,11 @@
 // leaves query j's score in lanes [j * r, (j + 1) * r), r = subgroup size / QG. The softmax
 // bookkeeping then runs lane-wise for all queries at once, and the accumulators take each
 // query's rescale factor and weight by broadcast. Branches depend only on the slot and the
-// queries, so they are uniform across the subgroup. No shared memory, no barriers.
+// queries, so they are uniform across the subgroup. No shared memory, no workgroup barriers.
 // A slot is loaded only when some query of the group may see it, so garbage (even NaN) in
 // invisible slots never reaches the output. With splits > 1 each split writes its unnormalised
-// accumulator and (max, sum) to the workspace and attention_combine finishes.
+// accumulator and (max, sum) to the workspace, and the last split to finish a query group merges
+// them (finish_split): one dispatch, where a second pass cost a dispatch and a barrier per layer.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HEAD_DIM = 64;  // a multiple of UNIT
 layout(constant_id = 2) const uint QG = 1;         // queries per pass: 1, 2, 4, 8 or 16, <= subgroup size
@@ -28,6 +29,9 @@ layout(constant_id = 4) const uint FIXED_SG = 0;
 // lane as one permute) or by subgroupBroadcast (GPUs: a scalar register read on AMD and Intel).
 layout(constant_id = 5) const bool SHUFFLE_READS = false;
 float lane_value(float x, uint l) { return SHUFFLE_READS ? subgroupShuffle(x, l) : subgroupBroadcast(x, l); }
+// Whether the slots are split (p.splits > 1). A constant, so that a kernel without splits carries
+// none of their code: on lavapipe its mere presence made every attention 20-60 % slower.
+layout(constant_id = 6) const bool SPLIT = false;
 
 // A lane loads its cache elements in units of UNIT elements, one load component each: 64-bit
 // words where the device has int64 (lavapipe pays per load component, so wider is cheaper).
@@ -85,6 +89,10 @@ const uint PPL = UPL * PU;                          // element pairs per lane
 layout(binding = 3) readonly buffer R { uvec2 ranges[]; };  // per query: (dense_end, end)
 layout(binding = 4) readonly buffer M { uint bits[]; };     // per query: words of slot bits
 layout(binding = 5) writeonly buffer O { float dst[]; };
+// splits > 1: arrival counters in words [0, ws_base), zero between dispatches (each group's last
+// split resets its own), then the partials: acc [B, H, T, splits, Dh], then (m, l) per record.
+// Coherent: a split reads what other workgroups wrote.
+layout(binding = 6) coherent buffer WS { uint ws[]; };
 layout(push_constant) uniform P {
   uint T, H, slots, kv_len;
   uint q_stride, q_offset;
@@ -92,6 +100,7 @@ layout(push_constant) uniform P {
   uint qblock, chunk, splits;
   float scale;
   uint k_texel0, v_texel0;  // TEXEL_LOADS: the caches' first texels in their views
+  uint ws_base;
 } p;
 
 #if defined(TEXEL_LOADS)
@@ -119,6 +128,43 @@ void fold(inout float v[16], uint half_count, uint o, bool upper) {
     const float send = upper ? v[i] : v[i + half_count];
     const float keep = upper ? v[i + half_count] : v[i];
     v[i] = keep + subgroupShuffleXor(send, o);
+  }
+}
+
+// Called by every split's subgroup after it wrote the partials of queries [t0, t0 + QG): the last
+// of the splits to arrive merges them into dst, as out = sum_i acc_i * exp(m_i - M) / sum_i l_i *
+// exp(m_i - M) over the splits i, M = max m_i; splits that saw no key (l = 0) count for nothing,
+// and a query that saw no key at all gets zeros. Only this subgroup's lanes meet here, so no
+// workgroup barrier: llvmpipe would compile the kernel as a coroutine for one.
+void finish_split(uint b, uint h, uint t0, uint q_end, uint lane, uint sg) {
+  memoryBarrierBuffer();  // every lane's partials, before lane 0 counts them
+  subgroupBarrier();
+  const uint counter = (b * p.H + h) * ((p.T + QG - 1u) / QG) + t0 / QG;
+  uint arrived = 0u;
+  if (lane == 0u) arrived = atomicAdd(ws[counter], 1u);
+  if (subgroupBroadcast(arrived, 0u) != p.splits - 1u) return;
+  memoryBarrierBuffer();  // the other splits' partials, after their count was seen
+  if (lane == 0u) ws[counter] = 0u;
+  const uint S = p.splits, acc0 = p.ws_base;
+  const uint ml0 = acc0 + gl_NumWorkGroups.z * p.H * p.T * S * HEAD_DIM;
+  for (uint t = t0; t < min(t0 + QG, q_end); ++t) {
+    const uint rec = ((b * p.H + h) * p.T + t) * S;  // (b, h, t, split 0)
+    float mx = NO_MAX;
+    for (uint i = 0; i < S; ++i)
+      if (uintBitsToFloat(ws[ml0 + (rec + i) * 2u + 1u]) > 0.0) mx = max(mx, uintBitsToFloat(ws[ml0 + (rec + i) * 2u]));
+    const uint ob = ((b * p.T + t) * p.H + h) * HEAD_DIM;
+    for (uint d = lane; d < HEAD_DIM; d += sg) {
+      float num = 0.0, den = 0.0;
+      for (uint i = 0; i < S; ++i) {
+        const float l = uintBitsToFloat(ws[ml0 + (rec + i) * 2u + 1u]);
+        if (l > 0.0) {
+          const float w = exp(uintBitsToFloat(ws[ml0 + (rec + i) * 2u]) - mx);
+          den += l * w;
+          num += uintBitsToFloat(ws[acc0 + (rec + i) * HEAD_DIM + d]) * w;
+        }
+      }
+      dst[ob + d] = den > 0.0 ? num / den : 0.0;
+    }
   }
 }
 
@@ -229,7 +275,7 @@ void main() {
       const uint t = t0 + j;
       const float lj = lane_value(l, j * r), mj = lane_value(m, j * r);
       if (t >= q_end) continue;
-      if (p.splits == 1u) {
+      if (!SPLIT) {
         const float inv = lj > 0.0 ? 1.0 / lj : 0.0;
         const uint ob = ((b * p.T + t) * p.H + h) * HEAD_DIM;
         [[unroll]] for (uint i = 0; i < PPL; ++i) {
@@ -241,19 +287,21 @@ void main() {
         }
       } else {
         const uint rec = ((b * p.H + h) * p.T + t) * p.splits + split;  // (b, h, t, split)
+        const uint acc0 = p.ws_base + rec * HEAD_DIM;
         [[unroll]] for (uint i = 0; i < PPL; ++i) {
           const uint d2 = pair_of(lane, i, sg);
           if (d2 < HEAD_DIM / 2u) {
-            dst[rec * HEAD_DIM + 2u * d2] = acc[j * PPL + i].x;
-            dst[rec * HEAD_DIM + 2u * d2 + 1u] = acc[j * PPL + i].y;
+            ws[acc0 + 2u * d2] = floatBitsToUint(acc[j * PPL + i].x);
+            ws[acc0 + 2u * d2 + 1u] = floatBitsToUint(acc[j * PPL + i].y);
           }
         }
         if (lane == 0u) {
-          const uint ml = gl_NumWorkGroups.z * p.H * p.T * p.splits * HEAD_DIM + rec * 2u;
-          dst[ml] = mj;
-          dst[ml + 1u] = lj;
+          const uint ml = p.ws_base + gl_NumWorkGroups.z * p.H * p.T * p.splits * HEAD_DIM + rec * 2u;
+          ws[ml] = floatBitsToUint(mj);
+          ws[ml + 1u] = floatBitsToUint(lj);
         }
       }
     }
+    if (SPLIT) finish_split(b, h, t0, q_end, lane, sg);
   }
 }

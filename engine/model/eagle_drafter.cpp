@@ -116,8 +116,7 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
     shape.head_dim = hd;
     shape.kv_len = cache.slots();
     const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
-    attn_ws_ =
-        ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "eagle attention workspace");
+    attn_ws_ = ops::attention_workspace(s, std::max<uint64_t>(bytes, 4), "eagle attention workspace");
     ws_slots_ = cache.slots();
   }
   const TensorView e = embedded_.view().rows(0, R), x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);

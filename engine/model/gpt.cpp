@@ -83,7 +83,7 @@ KvCache Gpt::make_cache(int64_t scratch, int64_t batch_rows) const {
   return KvCache(ctx_, cfg_, batch_rows, cfg_.seq_len() + scratch, opt_.kv);
 }
 
-void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
+void Gpt::ensure_workspace(CommandStream& s, const KvCache& cache) {
   if (attn_ws_.valid() && ws_slots_ >= cache.slots()) return;
   ops::AttentionShape shape;
   shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
@@ -95,7 +95,7 @@ void Gpt::ensure_workspace(int64_t rows, const KvCache& cache) {
   ops::AttentionOptions most_splits;
   most_splits.split_rows = 1;
   const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape, most_splits);
-  attn_ws_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(std::max<uint64_t>(bytes, 4) / 4)}, "attention workspace");
+  attn_ws_ = ops::attention_workspace(s, std::max<uint64_t>(bytes, 4), "attention workspace");
   ws_slots_ = cache.slots();
 }
 
@@ -109,7 +109,7 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len())
     throw Error(path_ + ": KV cache does not match the model");
   const int64_t R = B * T;
-  ensure_workspace(R, cache);
+  ensure_workspace(s, cache);
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
 
   // Embeddings: each batch row's condition queries embed its condition, the rest its image's token

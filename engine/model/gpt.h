@@ -60,7 +60,7 @@ class Gpt {
 
  private:
   using Layer = GptBlockWeights;
-  void ensure_workspace(int64_t rows, const KvCache& cache);
+  void ensure_workspace(CommandStream& s, const KvCache& cache);
   void load_caption_embedder(WeightStore& w);
   // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.
   void embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y);

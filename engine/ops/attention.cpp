@@ -20,6 +20,18 @@ uint64_t split_bytes(const AttentionShape& sh, uint64_t splits) {
   return static_cast<uint64_t>(sh.batch * sh.heads * sh.tokens) * splits * static_cast<uint64_t>(sh.head_dim + 2) * 4;
 }
 
+// The workspace's first eighth (in words) holds the splits' arrival counters, the rest their
+// partials, so the layout depends only on the workspace's size and every call sharing it agrees on
+// where the counters are. A call splits only where its partials fit the rest; its counters (one per
+// batch row, head and query group: at most B * H * T) then fit the eighth, because the partials
+// take splits * (head_dim + 2) >= 8 words per (b, h, t).
+uint64_t counter_words(uint64_t workspace_bytes) { return workspace_bytes / 4 / 8; }
+uint64_t partial_room(uint64_t workspace_bytes) { return (workspace_bytes / 4 - counter_words(workspace_bytes)) * 4; }
+uint64_t workspace_for(uint64_t partial_bytes) {
+  const uint64_t words = partial_bytes / 4;
+  return (words + (words + 6) / 7) * 4;  // w - w / 8 >= words for w = words + ceil(words / 7)
+}
+
 // max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
 Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOptions& opt, uint64_t max_workspace) {
   const uint32_t forced_splits = opt.splits;
@@ -88,7 +100,7 @@ bool attention_loads_available(const DeviceCaps& caps, AttentionLoads loads) {
 
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
   const Plan p = make_plan(ctx, shape, opt, UINT64_MAX);
-  return p.splits > 1 ? split_bytes(shape, p.splits) : 0;
+  return p.splits > 1 ? workspace_for(split_bytes(shape, p.splits)) : 0;
 }
 
 uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt) {
@@ -99,6 +111,13 @@ uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShap
     bytes = std::max(bytes, attention_workspace_bytes(ctx, each, opt));
   }
   return std::max(bytes, attention_workspace_bytes(ctx, shape, opt));
+}
+
+Tensor attention_workspace(CommandStream& s, uint64_t bytes, const std::string& name) {
+  if (bytes == 0) return Tensor();
+  Tensor ws = s.context().tensor(DType::F32, {static_cast<int64_t>((bytes + 3) / 4)}, name);
+  s.fill(ws.view(), 0);
+  return ws;
 }
 
 namespace {
@@ -184,19 +203,6 @@ ShaderId choose_shader(const DeviceCaps& caps, const AttentionOptions& opt, cons
                 : (wide ? shaders::attention_f32 : shaders::attention_f32_narrow);
 }
 
-// The split's second pass: each output the weighted sum of its chunks' partials.
-void record_combine(CommandStream& s, const TensorView& ws, const TensorView& out, const AttentionShape& sh,
-                    uint32_t splits) {
-  Context& ctx = s.context();
-  const uint32_t wg = ctx.default_workgroup_size();
-  const Grid g = grid_1d(ctx, static_cast<uint64_t>(sh.batch * sh.tokens * sh.heads * sh.head_dim), wg);
-  struct {
-    uint32_t B, T, H, head_dim, splits;
-  } cpush{static_cast<uint32_t>(sh.batch), static_cast<uint32_t>(sh.tokens), static_cast<uint32_t>(sh.heads),
-          static_cast<uint32_t>(sh.head_dim), splits};
-  s.dispatch(ctx.pipeline(shaders::attention_combine, {wg}), {ws, out}, cpush, g.x, g.y);
-}
-
 }  // namespace
 
 void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
@@ -215,17 +221,17 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
   bool texel = false;
   const ShaderId shader = choose_shader(caps, opt, k_cache, v_cache, Dh, &texel);
   const AttentionShape sh{batch, T, H, Dh, kv_len};
-  const Plan p = make_plan(ctx, sh, opt, has_ws ? workspace.bytes : 0);
+  const Plan p = make_plan(ctx, sh, opt, has_ws ? partial_room(workspace.bytes) : 0);
   require(H <= caps.max_workgroup_count[1] && batch <= caps.max_workgroup_count[2] &&
               static_cast<uint64_t>(p.qblocks) * p.splits <= caps.max_workgroup_count[0],
           kOp, [&] { return "grid exceeds the device's workgroup count limits for q " + q.str(); });
   const uint32_t fixed_sg = caps.subgroup_lane_reads ? caps.subgroup_size : 0;
-  const Pipeline& pipe =
-      ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg, caps.cpu_driver ? 1u : 0u});
+  const Pipeline& pipe = ctx.pipeline(shader, {p.wg, static_cast<uint32_t>(Dh), p.qg, p.min_sg, fixed_sg,
+                                               caps.cpu_driver ? 1u : 0u, p.splits > 1 ? 1u : 0u});
   struct {
     uint32_t T, H, slots, kv_len, q_stride, q_offset, meta_batch_stride, words, has_bits, qblock, chunk, splits;
     float scale;
-    uint32_t k_texel0, v_texel0;
+    uint32_t k_texel0, v_texel0, ws_base;
   } push{static_cast<uint32_t>(T),
          static_cast<uint32_t>(H),
          static_cast<uint32_t>(S),
@@ -240,19 +246,14 @@ void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorV
          p.splits,
          opt.scale > 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(Dh)),
          texel ? static_cast<uint32_t>((k_cache.offset - k_cache.texels.begin) / 16) : 0u,
-         texel ? static_cast<uint32_t>((v_cache.offset - v_cache.texels.begin) / 16) : 0u};
+         texel ? static_cast<uint32_t>((v_cache.offset - v_cache.texels.begin) / 16) : 0u,
+         static_cast<uint32_t>(counter_words(has_ws ? workspace.bytes : 0))};
   const TensorView& r = mask.ranges;
   const TensorView bits = ml.bits ? mask.bits : r;  // unread placeholder without bits
-  const uint32_t gx = p.qblocks * p.splits;
-  if (p.splits == 1) {
-    s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, out}, push, gx, H, batch);
-    return;
-  }
-  TensorView ws = workspace;
-  ws.bytes = split_bytes(sh, p.splits);
-  ws.shape = Shape{static_cast<int64_t>(ws.bytes / 4)};
-  s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, ws}, push, gx, H, batch);
-  record_combine(s, ws, out, sh, p.splits);
+  // Without splits the shader never touches its workspace binding, so any bound view will do but
+  // out, whose staged copy (on devices that cannot bind its offset) would be written back over it.
+  const TensorView& ws = p.splits > 1 ? workspace : r;
+  s.dispatch(pipe, {q.data, k_cache, v_cache, r, bits, out, ws}, push, p.qblocks * p.splits, H, batch);
 }
 
 }  // namespace vkspec::ops

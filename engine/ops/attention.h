@@ -25,9 +25,9 @@
 // Kernel (shaders/attention_body.glsl): flash-style online softmax, scores stay in registers. A
 // subgroup serves up to 16 queries per pass over the slots (each cache element loaded once per
 // pass), lanes over head elements, one transposed butterfly per slot for all the pass's scores.
-// Few queries (decode) split the slots across workgroups and a second pass (attention_combine)
-// merges the partial softmax states. Needs subgroup shuffle and ballot in compute shaders;
-// head_dim even and <= 256.
+// Few queries (decode) split the slots across workgroups; the last split to finish a group of
+// queries merges their partial softmax states, in the same dispatch. Needs subgroup shuffle and ballot in compute
+// shaders; head_dim even and <= 256.
 #include <cstdint>
 
 #include "engine/ops/head_rows.h"
@@ -76,15 +76,20 @@ struct AttentionOptions {
 
 // Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
 // leave the device idle). Monotone in kv_len: sizing for the largest S and each T in use is
-// enough. A smaller (even empty) workspace is valid and only limits the splitting.
+// enough. A smaller (even empty) workspace is valid and only limits the splitting. It must be
+// zero when made (attention_workspace) and then passed whole to every call that uses it: it
+// holds the splits' arrival counters, which each call leaves at zero.
 uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& shape, const AttentionOptions& opt = {});
 // The workspace that serves every forward of 1 .. shape.tokens queries (a model's activations are
 // sized once for its largest batch).
 uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape,
                                          const AttentionOptions& opt = {});
 
+// A zeroed workspace of at least `bytes` (an empty tensor for 0), its fill recorded on s.
+Tensor attention_workspace(CommandStream& s, uint64_t bytes, const std::string& name);
+
 // kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
-// workspace: f32 scratch (any shape), or an empty view.
+// workspace: from attention_workspace (any shape), or an empty view.
 void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
                int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
                const AttentionOptions& opt = {});
