@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "decoding/zipar_batch_strategy.h"
 #include "decoding/zipar_verify_strategy.h"
 #include "engine/ops/sampler.h"
 
@@ -15,29 +16,14 @@ int64_t zipar_window(const OptionValues& o, int64_t W) {
 // One query per active row plus at most one placeholder repair.
 ZipArStrategy::ZipArStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window)
     : Strategy("zipar", models, in, models.target->config().grid_size + 1),
-      W_(models.target->config().grid_size),
-      window_(window) {
+      rows_(models.target->config().grid_size, window, models.target->config().cls_token_num,
+            target().cache().slots()) {
   const GptConfig& cfg = models.target->config();
-  const int64_t max_q = W_ + 1;
-  next_col_.assign(static_cast<size_t>(W_), 0);
-  placeholder_.assign(static_cast<size_t>(W_), false);
-  slot_valid_.assign(static_cast<size_t>(target().cache().slots()), false);
-  std::fill(slot_valid_.begin(), slot_valid_.begin() + (cfg.cls_token_num - 1), true);  // prefilled (TargetSession)
+  const int64_t max_q = cfg.grid_size + 1;
   Context& ctx = *models.ctx;
   positions_ = ctx.tensor(DType::U32, {max_q}, "zipar sample positions", MemoryUsage::Upload);
   tokens_ = ctx.tensor(DType::U32, {max_q}, "zipar sampled tokens", MemoryUsage::Readback);
   probs_ = ctx.tensor(DType::F32, {max_q, cfg.vocab_size}, "zipar probabilities");
-}
-
-std::vector<int64_t> ZipArStrategy::active_rows() const {
-  std::vector<int64_t> rows;
-  for (int64_t r = 0; r < W_; ++r) {
-    const int64_t c = next_col_[static_cast<size_t>(r)];
-    if (c >= W_) continue;
-    if (r > 0 && next_col_[static_cast<size_t>(r - 1)] < std::min(c + window_, W_)) continue;
-    rows.push_back(r);
-  }
-  return rows;
 }
 
 uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above) {
@@ -47,47 +33,19 @@ uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r,
   return static_cast<uint32_t>(at(r - 1, above - 1));
 }
 
-std::vector<ZipArStrategy::Query> ZipArStrategy::plan_queries() {
-  const int64_t cls = target().config().cls_token_num;
-  std::vector<Query> queries;
-  for (int64_t r : active_rows()) {
-    const int64_t m = r * W_ + next_col_[static_cast<size_t>(r)];
-    Query q{cls + m - 1, 0, m, true};
-    if (m > 0) {
-      const bool row_start = next_col_[static_cast<size_t>(r)] == 0;
-      q.fed = row_start ? row_start_token(grid_, W_, r, next_col_[static_cast<size_t>(r - 1)])
-                        : static_cast<uint32_t>(grid_[static_cast<size_t>(m - 1)]);
-      q.real_input = !row_start || next_col_[static_cast<size_t>(r - 1)] == W_;
-      if (!q.real_input) placeholder_[static_cast<size_t>(r)] = true;
-    }
-    queries.push_back(q);
-  }
-  for (int64_t r = 1; r < W_; ++r)
-    if (placeholder_[static_cast<size_t>(r)] && next_col_[static_cast<size_t>(r - 1)] == W_ &&
-        std::none_of(queries.begin(), queries.end(), [&](const Query& q) { return q.slot == cls + r * W_ - 1; })) {
-      queries.push_back({cls + r * W_ - 1, static_cast<uint32_t>(grid_[static_cast<size_t>(r * W_ - 1)]), -1, true});
-      placeholder_[static_cast<size_t>(r)] = false;
-    }
-  // A query's slot is valid once written with its real input; visibility is decided after this
-  // forward's writes, so queries see each other's committed-token slots below their own position.
-  for (const Query& q : queries) slot_valid_[static_cast<size_t>(q.slot)] = q.real_input;
-  return queries;
-}
-
 void ZipArStrategy::decode(StepEvent& e) {
   TargetSession& t = target();
   const int64_t cls = t.config().cls_token_num;
-  const std::vector<Query> queries = plan_queries();
+  const std::vector<ZipArQuery> queries = rows_.plan(grid_);
   const int64_t T = static_cast<int64_t>(queries.size());
   std::vector<int64_t> slots;
   std::vector<uint32_t> fed, pos;
-  for (const Query& q : queries) {
+  for (const ZipArQuery& q : queries) {
     slots.push_back(q.slot);
     if (q.slot >= cls) fed.push_back(q.fed);
     pos.push_back(static_cast<uint32_t>(std::max<int64_t>(q.predicts, 0)));
   }
-  const GptBatch& batch =
-      t.at_positions(slots, fed, [&](int64_t, int64_t s) { return slot_valid_[static_cast<size_t>(s)]; });
+  const GptBatch& batch = t.at_positions(slots, fed, [&](int64_t, int64_t s) { return rows_.slot_valid(s); });
   t.ctx().upload(positions_, 0, pos.data(), pos.size() * 4);
 
   const GptOutputs out = t.forward(batch);
@@ -101,11 +59,11 @@ void ZipArStrategy::decode(StepEvent& e) {
 
   int64_t sampled = 0;
   for (int64_t i = 0; i < T; ++i) {
-    const Query& q = queries[static_cast<size_t>(i)];
+    const ZipArQuery& q = queries[static_cast<size_t>(i)];
     if (q.predicts < 0) continue;  // a repair
     const int32_t tok = checked_token(toks[static_cast<size_t>(i)], q.predicts);
     grid_[static_cast<size_t>(q.predicts)] = tok;
-    ++next_col_[static_cast<size_t>(q.predicts / W_)];
+    rows_.sampled(q.predicts);
     e.proposed.push_back(static_cast<int32_t>(q.predicts));
     e.proposed_tokens.push_back(tok);
     e.accepted.push_back(static_cast<int32_t>(q.predicts));
@@ -140,6 +98,13 @@ StrategyDescriptor zipar() {
     chosen_accept_rule(o, zipar_verify_slot());  // throws for a rule's options without the rule
     return std::make_unique<ZipArStrategy>(m, in, window);
   };
+  d.make_batch = [](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
+                    int64_t lanes) -> std::unique_ptr<BatchStrategy> {
+    if (o.choice("verify") != "none") throw Error("zipar --verify decodes one image per forward");
+    chosen_accept_rule(o, zipar_verify_slot());
+    return std::make_unique<ZipArBatchStrategy>(m, in, zipar_window(o, m.target->config().grid_size), lanes);
+  };
+  d.continuous_batching = true;
   return d;
 }
 

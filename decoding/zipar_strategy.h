@@ -14,10 +14,11 @@
 //
 // Token n is sampled with the Philox key (seed, n, Sample), as ar does: with w = W (a row starts
 // when the previous one is complete) zipar is exactly ar, token for token.
-// Option: --window w (default 4; 1..W).
+// Option: --window w (default 4; 1..W). With --batch, ZipArBatchStrategy (zipar_batch_strategy.h).
 #include <vector>
 
 #include "decoding/strategy.h"
+#include "decoding/zipar_rows.h"
 
 namespace vkspec {
 
@@ -38,22 +39,7 @@ class ZipArStrategy : public Strategy {
   void decode(StepEvent& e) override;
 
  private:
-  struct Query {
-    int64_t slot;      // = sequence position
-    uint32_t fed;      // image token fed (unused for the condition query)
-    int64_t predicts;  // image token sampled, -1 for a repair
-    bool real_input;   // the fed token is the committed token of that position
-  };
-  // This step's queries: one per active row, then the repair of a placeholder whose real token
-  // now exists. Marks the slots each query validates.
-  std::vector<Query> plan_queries();
-  // Rows that sample their next token this step.
-  std::vector<int64_t> active_rows() const;
-
-  int64_t W_, window_;
-  std::vector<int64_t> next_col_;      // per image row: tokens decoded so far
-  std::vector<bool> placeholder_;      // per image row: its first query was fed a placeholder
-  std::vector<bool> slot_valid_;       // per cache slot: holds K/V of a committed fed token
+  ZipArRows rows_;
   Tensor positions_, probs_, tokens_;  // per query: Philox position (upload), p, sampled token
 };
 

@@ -29,7 +29,7 @@ class BatchDecoding : public VulkanTest {
     if (!target) {
       GptOptions opt;
       opt.batch_rows = 2 * kMostImages;
-      opt.max_queries = 8;
+      opt.max_queries = 9;  // zipar: a query per row of the 8x8 grid, and a repair
       target = std::make_unique<Gpt>(ctx(), VKSPEC_ASSETS_DIR "/fmnist_gpt8.safetensors", opt);
     }
     // Random draft heads (the shipped ones are the 16x16 model's), for --init heads, sized for every
@@ -244,6 +244,15 @@ TEST_F(BatchDecoding, SjdPacTreesTogetherEqualImagesAlone) {
   expect_alone_equals_batched(inputs(3, 4.0f, small), "sjd-pac", 2);
 }
 
+// zipar: every lane's active rows (and a placeholder's repair) fed at their own positions in one
+// ragged forward, their tokens drawn under each image's seed: the tokens, step events and forwards
+// each image gets alone, with CFG and continuous batching (lanes whose row counts differ) and
+// without CFG in lockstep.
+TEST_F(BatchDecoding, ZipArRowsTogetherEqualImagesAlone) {
+  expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "2"}}), "zipar", 2);
+  expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}}), "zipar");
+}
+
 // Continuous batching: five images in two lanes, each finished image's lane taken by the next
 // input (whose condition query shares the forward with the other lane's window), still the
 // tokens each image gets alone; no step advances more images than there are lanes.
@@ -278,11 +287,12 @@ TEST_F(BatchDecoding, EventsNameEachImageAndItsOwnGrid) {
 
 TEST_F(BatchDecoding, RefusesWhatItCannotBatch) {
   try {
-    generate_batch("zipar", models(), inputs(2, 4.0f), false);
-    FAIL() << "zipar has no batch factory";
+    generate_batch("sd", models(), inputs(2, 4.0f), false);
+    FAIL() << "sd has no batch factory";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--batch > 1 takes ar"), std::string::npos) << e.what();
   }
+  EXPECT_THROW(generate_batch("zipar", models(), inputs(2, 4.0f, {{"verify", "exact"}}), false), Error);
   std::vector<StrategyInputs> mixed = inputs(2, 4.0f);
   mixed[1].sampler.temperature = 0.5f;
   EXPECT_THROW(generate_batch("ar", models(), mixed, false), Error);

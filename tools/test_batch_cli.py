@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
 --batch 1 writes (traces compared image by image), for ar, for scd-mc under GSD's lossy rule
-(continuous batching: 5 images in 2 lanes) and for sjd-pac (3 images in 2 lanes); bench --sweep batch=1,3 makes a row per batch size
-for ar and sjd and one for zipar (which decodes one image per forward), with images/s and the
+(continuous batching: 5 images in 2 lanes), for sjd-pac and for zipar (3 images in 2 lanes); bench --sweep
+batch=1,3 makes a row per batch size for ar and sjd and one for pjd (which decodes one image per forward), with
+images/s and the
 batch in its JSON, and keeps each batch size's images in a sample file of its own that a second
 command resumes; --batch with a method that cannot batch, or out of range, is refused with the
 reason.
@@ -43,14 +44,19 @@ def main():
         run(pac + ["--out", f"{d}/p1.png", "--trace", f"{d}/p1.json"])
         if tokens_of(f"{d}/p2.json") != tokens_of(f"{d}/p1.json"):
             sys.exit("FAIL: sjd-pac --batch 2 wrote other tokens than --batch 1")
+        zipar = [vkspec, "generate", "--method", "zipar", "--window", "2", "--images", "3", "--seed", "4"] + model
+        run(zipar + ["--batch", "2", "--out", f"{d}/z2.png", "--trace", f"{d}/z2.json"])
+        run(zipar + ["--out", f"{d}/z1.png", "--trace", f"{d}/z1.json"])
+        if tokens_of(f"{d}/z2.json") != tokens_of(f"{d}/z1.json"):
+            sys.exit("FAIL: zipar --batch 2 wrote other tokens than --batch 1")
 
         os.mkdir(f"{d}/samples")
-        bench = [vkspec, "bench", "--methods", "ar,sjd,zipar", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
+        bench = [vkspec, "bench", "--methods", "ar,sjd,pjd", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
                  "--classifier", "none", "--samples", f"{d}/samples", "--json", f"{d}/bench.json"] + model
         run(bench)
         with open(f"{d}/bench.json") as f:
             rows = [(r["method"], r["batch"], r["images_per_s"]) for r in json.load(f)["results"]]
-        if [(m, b) for m, b, _ in rows] != [("ar", 1), ("ar", 3), ("sjd", 1), ("sjd", 3), ("zipar", 1)]:
+        if [(m, b) for m, b, _ in rows] != [("ar", 1), ("ar", 3), ("sjd", 1), ("sjd", 3), ("pjd", 1)]:
             sys.exit(f"FAIL: bench --sweep batch=1,3 ran {rows}")
         if not all(ips and ips > 0 for _, _, ips in rows):
             sys.exit(f"FAIL: images/s missing: {rows}")
@@ -62,8 +68,10 @@ def main():
             sys.exit(f"FAIL: the batch run did not resume from its file:\n{again.stderr}")
 
         for args, says in [
-            (["generate", "--method", "zipar", "--batch", "2"], "zipar decodes one image per forward"),
-            (["bench", "--methods", "ar,zipar", "--batch", "2", "--images", "2"], "zipar decodes one image per forward"),
+            (["generate", "--method", "pjd", "--batch", "2"], "pjd decodes one image per forward"),
+            (["bench", "--methods", "ar,pjd", "--batch", "2", "--images", "2"], "pjd decodes one image per forward"),
+            (["generate", "--method", "zipar", "--verify", "exact", "--batch", "2", "--images", "2"],
+             "zipar --verify decodes one image"),
             (["generate", "--batch", "0"], "--batch"),
             (["bench", "--sweep", "batch=1,x"], "not a batch size"),
             (["bench", "--batch", "2", "--sweep", "batch=1,2"], "both given and swept"),
