@@ -28,12 +28,7 @@ BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int6
   Tensor tk = upload_floats(ctx, k, dt, {B, S, H, Dh}, "k"), tv = upload_floats(ctx, v, dt, {B, S, H, Dh}, "v");
   Tensor out = ctx.tensor(DType::F32, {B * T, width}, "out");
   const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv}, opt);
-  Tensor ws;
-  {
-    CommandStream s(ctx);
-    ws = ops::attention_workspace(s, ws_bytes, "ws");
-    s.submit_and_wait();
-  }
+  Tensor ws = ops::attention_workspace(ctx, ws_bytes, "ws");
   BenchResult r;
   r.kernel = ws_bytes ? "split" : "flash";
   double pairs = 0;

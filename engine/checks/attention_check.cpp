@@ -153,8 +153,8 @@ CheckResult check_attention(Context& ctx, const Case& c) {
   const ops::AttentionShape shape{c.B, c.T, c.H, c.Dh, c.kv_len};
   const uint64_t ws_bytes =
       c.workspace >= 0 ? static_cast<uint64_t>(c.workspace) : ops::attention_workspace_bytes(ctx, shape, c.opt);
+  Tensor ws = ops::attention_workspace(ctx, ws_bytes, "workspace");
   CommandStream s(ctx);
-  Tensor ws = ops::attention_workspace(s, ws_bytes, "workspace");
   const auto q = c.fused_q ? ops::HeadRows::columns(tq, 0, c.H, c.Dh) : ops::HeadRows::packed(tq, c.B * c.T, c.H, c.Dh);
   // Twice on one workspace, out poisoned between: the second call's splits find the counters the
   // first left (zero, or no split would know it is the last and out would keep its NaNs).

@@ -45,9 +45,9 @@ CheckResult check_step(Context& ctx, int64_t T, int64_t committed, int64_t H, in
   const ops::AttentionMaskTensors mask = ops::upload_attention_mask(ctx, mb.pack());
   Tensor out = ctx.tensor(DType::F32, {B * T, dim}, "attn out");
   const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv_len});
+  Tensor ws = ops::attention_workspace(ctx, ws_bytes, "workspace");
 
   CommandStream s(ctx);
-  Tensor ws = ops::attention_workspace(s, ws_bytes, "workspace");
   const auto qk = ops::HeadRows::columns(tqkv, 0, 2 * H, Dh);
   ops::rope_2d(s, qk, qk, tpos, table);
   ops::kv_write(s, ops::HeadRows::columns(tqkv, dim, H, Dh), ops::HeadRows::columns(tqkv, 2 * dim, H, Dh), B, tslots,

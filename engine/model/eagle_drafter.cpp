@@ -84,6 +84,13 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   act_ = make_block_activations(ctx, R, cfg_, "eagle");
   out_ = ctx.tensor(DType::F32, {R, D}, "eagle predicted features");
   logits_ = ctx.tensor(DType::F32, {R, cfg_.vocab_size}, "eagle draft logits");
+  ops::AttentionShape shape;
+  shape.batch = batch_rows_;
+  shape.tokens = max_queries_;
+  shape.heads = cfg_.n_head;
+  shape.head_dim = cfg_.head_dim;
+  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape);
+  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "eagle attention workspace");
 }
 
 KvCache EagleDrafter::make_cache(int64_t batch_rows, int64_t scratch) const {
@@ -102,23 +109,12 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   if (T > max_queries_)
     throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(max_queries_));
   if (batch.condition_queries() != 0) throw Error(path_ + ": the drafter has no condition queries");
-  const int64_t R = B * T, D = cfg_.dim, nh = cfg_.n_head, hd = cfg_.head_dim;
+  const int64_t R = B * T, D = cfg_.dim;
   if (features.shape.rank != 2 || features.shape[0] != R || features.shape[1] != D)
     throw Error(path_ + ": features must be f32 [" + std::to_string(R) + ", " + std::to_string(D) + "], got " +
                 features.shape.str());
   if (cache.batch() != B || cache.dtype() != base_.options().kv || cache.slots() < batch.kv_len())
     throw Error(path_ + ": KV cache does not match the drafter");
-  if (!attn_ws_.valid() || ws_slots_ < cache.slots()) {
-    ops::AttentionShape shape;
-    shape.batch = batch_rows_;
-    shape.tokens = max_queries_;
-    shape.heads = nh;
-    shape.head_dim = hd;
-    shape.kv_len = cache.slots();
-    const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape);
-    attn_ws_ = ops::attention_workspace(s, std::max<uint64_t>(bytes, 4), "eagle attention workspace");
-    ws_slots_ = cache.slots();
-  }
   const TensorView e = embedded_.view().rows(0, R), x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);
   const TensorView out = out_.view().rows(0, R), logits = logits_.view().rows(0, R);
 

@@ -59,7 +59,6 @@ class EagleDrafter {
   Tensor rope_table_;
   GptBlockActivations act_;
   Tensor embedded_, out_, logits_, attn_ws_;
-  int64_t ws_slots_ = 0;
 };
 
 }  // namespace vkspec

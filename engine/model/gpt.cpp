@@ -46,6 +46,16 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
   const int64_t R = opt_.batch_rows * opt_.max_queries;
   act_ = make_block_activations(ctx, R, cfg_, "gpt");
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
+  ops::AttentionShape shape;
+  shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
+  shape.tokens = opt_.max_queries;
+  shape.heads = cfg_.n_head;
+  shape.head_dim = cfg_.head_dim;
+  // Room for the most splits any forward plans: one batch row per image (gpt_block.cpp).
+  ops::AttentionOptions most_splits;
+  most_splits.split_rows = 1;
+  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape, most_splits);
+  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "attention workspace");
 }
 
 void Gpt::load_caption_embedder(WeightStore& w) {
@@ -83,22 +93,6 @@ KvCache Gpt::make_cache(int64_t scratch, int64_t batch_rows) const {
   return KvCache(ctx_, cfg_, batch_rows, cfg_.seq_len() + scratch, opt_.kv);
 }
 
-void Gpt::ensure_workspace(CommandStream& s, const KvCache& cache) {
-  if (attn_ws_.valid() && ws_slots_ >= cache.slots()) return;
-  ops::AttentionShape shape;
-  shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
-  shape.tokens = opt_.max_queries;
-  shape.heads = cfg_.n_head;
-  shape.head_dim = cfg_.head_dim;
-  shape.kv_len = cache.slots();
-  // Room for the most splits any forward plans: one batch row per image (gpt_block.cpp).
-  ops::AttentionOptions most_splits;
-  most_splits.split_rows = 1;
-  const uint64_t bytes = ops::attention_workspace_bytes_up_to(ctx_, shape, most_splits);
-  attn_ws_ = ops::attention_workspace(s, std::max<uint64_t>(bytes, 4), "attention workspace");
-  ws_slots_ = cache.slots();
-}
-
 GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache) {
   const int64_t B = batch.batch_rows(), T = batch.tokens_per_row(), n_cond = batch.condition_queries();
   if (B < 1 || B > opt_.batch_rows)
@@ -109,7 +103,6 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len())
     throw Error(path_ + ": KV cache does not match the model");
   const int64_t R = B * T;
-  ensure_workspace(s, cache);
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
 
   // Embeddings: each batch row's condition queries embed its condition, the rest its image's token

@@ -60,7 +60,6 @@ class Gpt {
 
  private:
   using Layer = GptBlockWeights;
-  void ensure_workspace(CommandStream& s, const KvCache& cache);
   void load_caption_embedder(WeightStore& w);
   // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.
   void embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y);
@@ -78,7 +77,6 @@ class Gpt {
   // Activations sized for batch_rows * max_queries rows.
   GptBlockActivations act_;
   Tensor logits_, attn_ws_, caption_hidden_;
-  int64_t ws_slots_ = 0;
 };
 
 }  // namespace vkspec

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "engine/ops/dispatch_util.h"
@@ -113,10 +114,17 @@ uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShap
   return std::max(bytes, attention_workspace_bytes(ctx, shape, opt));
 }
 
-Tensor attention_workspace(CommandStream& s, uint64_t bytes, const std::string& name) {
+uint64_t attention_workspace_bytes_any_cache(const Context& ctx, AttentionShape shape, const AttentionOptions& opt) {
+  shape.kv_len = std::numeric_limits<int32_t>::max();  // past every cap on the split count
+  return attention_workspace_bytes_up_to(ctx, shape, opt);
+}
+
+Tensor attention_workspace(Context& ctx, uint64_t bytes, const std::string& name) {
   if (bytes == 0) return Tensor();
-  Tensor ws = s.context().tensor(DType::F32, {static_cast<int64_t>((bytes + 3) / 4)}, name);
+  Tensor ws = ctx.tensor(DType::F32, {static_cast<int64_t>((bytes + 3) / 4)}, name);
+  CommandStream s(ctx);
   s.fill(ws.view(), 0);
+  s.submit_and_wait();
   return ws;
 }
 

@@ -85,8 +85,14 @@ uint64_t attention_workspace_bytes(const Context& ctx, const AttentionShape& sha
 uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShape& shape,
                                          const AttentionOptions& opt = {});
 
-// A zeroed workspace of at least `bytes` (an empty tensor for 0), its fill recorded on s.
-Tensor attention_workspace(CommandStream& s, uint64_t bytes, const std::string& name);
+// The workspace that serves every forward of 1 .. shape.tokens queries against a cache of any
+// size (shape.kv_len is ignored): the split count stops growing at the device's target, so a
+// model can make its workspace once, when it is loaded.
+uint64_t attention_workspace_bytes_any_cache(const Context& ctx, AttentionShape shape,
+                                             const AttentionOptions& opt = {});
+// A zeroed workspace of at least `bytes` (an empty tensor for 0), zeroed by a submit of its own:
+// made when a model loads, so that no image's work counters carry it.
+Tensor attention_workspace(Context& ctx, uint64_t bytes, const std::string& name);
 
 // kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
 // workspace: from attention_workspace (any shape), or an empty view.
