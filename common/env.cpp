@@ -30,6 +30,10 @@ const Variable kDisableCoopmat{"VKSPEC_DISABLE_COOPMAT", "VKSPEC_DISABLE_COOPMAT
                                "never choose the cooperative-matrix matmul automatically (a diagnostic); its "
                                "old name `VKSPEC_DISABLE_FP16` is refused with an error",
                                "0 or 1", "VKSPEC_DISABLE_FP16"};
+const Variable kCoopmatKhr{"VKSPEC_COOPMAT_KHR", "VKSPEC_COOPMAT_KHR=1",
+                           "on a device with both NV and KHR cooperative matrix, run the cooperative-matrix "
+                           "matmul through KHR (default: NV there, KHR where NV is missing)",
+                           "0 or 1"};
 const Variable kDisableMatmulFolds{"VKSPEC_DISABLE_MATMUL_FOLDS", "VKSPEC_DISABLE_MATMUL_FOLDS=1",
                                    "a projection's norm, gate and residual add run as dispatches of their own "
                                    "instead of in the matmul's loads and stores (a diagnostic: what folding "
@@ -66,9 +70,9 @@ const Variable kAssets{"VKSPEC_ASSETS", "VKSPEC_ASSETS=DIR",
 
 const std::vector<const Variable*>& variables() {
   static const std::vector<const Variable*> all = {
-      &kDevice,       &kValidation,     &kSyncValidation,     &kValidationPrint, &kMaxDeviceMemory, &kFenceTimeoutMs,
-      &kCacheDir,     &kDisableCoopmat, &kDisableMatmulFolds, &kGpuKernels,      &kMaskFeatures,    &kGemvMaxRows,
-      &kGemvRowsTile, &kAssets};
+      &kDevice,         &kValidation,   &kSyncValidation, &kValidationPrint, &kMaxDeviceMemory,
+      &kFenceTimeoutMs, &kCacheDir,     &kDisableCoopmat, &kCoopmatKhr,      &kDisableMatmulFolds,
+      &kGpuKernels,     &kMaskFeatures, &kGemvMaxRows,    &kGemvRowsTile,    &kAssets};
   return all;
 }
 

@@ -27,6 +27,7 @@ extern const Variable kMaxDeviceMemory;
 extern const Variable kFenceTimeoutMs;
 extern const Variable kCacheDir;
 extern const Variable kDisableCoopmat;
+extern const Variable kCoopmatKhr;
 extern const Variable kDisableMatmulFolds;
 extern const Variable kGpuKernels;
 extern const Variable kMaskFeatures;

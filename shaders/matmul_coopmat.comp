@@ -5,11 +5,11 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
-// y[m, n] = sum_k x[m, k] * w[n, k] on tensor cores (GL_NV_cooperative_matrix): fp16 inputs,
-// f32 accumulation. A workgroup of WARPS_M x WARPS_N subgroups owns a BM x BN tile of y; each
-// subgroup owns 2 x 2 fragments of 16 x 16. Per BK-slice of K the workgroup converts x and w to
-// fp16 in shared memory (zero outside the matrices, so any M, N, K works), then every subgroup
-// multiplies its fragments from there.
+// y[m, n] = sum_k x[m, k] * w[n, k] on tensor cores (GL_NV_cooperative_matrix, or KHR through
+// engine/vk/coopmat_khr.h): fp16 inputs, f32 accumulation. A workgroup of WARPS_M x WARPS_N
+// subgroups owns a BM x BN tile of y; each subgroup owns 2 x 2 fragments of 16 x 16. Per
+// BK-slice of K the workgroup converts x and w to fp16 in shared memory (zero outside the
+// matrices, so any M, N, K works), then every subgroup multiplies its fragments from there.
 // Verification windows (16-130 rows) make few workgroups with a long K loop, so the time is the
 // loop's latency, not arithmetic: the H100 spent about 2.5 us per slice whatever M and N were
 // (docs/perf.md), because each invocation loaded, converted and stored one vector at a time.
@@ -22,6 +22,10 @@ layout(constant_id = 3) const bool W_F16 = true;
 // 4: K % 4 == 0, so tiles are filled with 16-byte (x) and 8-byte (f16 w) loads; 1: any K.
 layout(constant_id = 4) const uint VEC = 4;
 layout(constant_id = 5) const uint BK = 64;  // K per slice, a multiple of 16
+// B's fragments are 16 x 16 too, but a type of their own (dimensions from a constant the host
+// never sets): on devices that run this kernel through VK_KHR_cooperative_matrix, A and B types
+// carry their use, which engine/vk/coopmat_khr.h reads off the multiply-adds.
+layout(constant_id = 6) const uint FRAG_B = 16;
 
 const uint FRAG = 16, FRAGS = 2;
 const uint BM = WARPS_M * FRAGS * FRAG, BN = WARPS_N * FRAGS * FRAG;
@@ -99,7 +103,8 @@ void main() {
     barrier();
     if (k0 + BK < p.k) load_slice(m_base, n_base, k0 + BK);
     [[unroll]] for (uint kk = 0; kk < BK; kk += FRAG) {
-      fcoopmatNV<16, gl_ScopeSubgroup, FRAG, FRAG> a[FRAGS], b[FRAGS];
+      fcoopmatNV<16, gl_ScopeSubgroup, FRAG, FRAG> a[FRAGS];
+      fcoopmatNV<16, gl_ScopeSubgroup, FRAG_B, FRAG_B> b[FRAGS];
       [[unroll]] for (uint i = 0; i < FRAGS; ++i)
         coopMatLoadNV(a[i], xs, ((wm * FRAGS + i) * FRAG) * BK + kk, BK, false);
       [[unroll]] for (uint j = 0; j < FRAGS; ++j)

@@ -1,6 +1,9 @@
 // The Vulkan runtime: allocator, pipelines and reflection, command streams and barriers,
 // validation plumbing, device choice.
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 #include <cmath>
 #include <cstdlib>
 #include <thread>
@@ -11,6 +14,8 @@
 #include "engine/checks/op_check.h"
 #include "engine/ops/elementwise.h"
 #include "engine/vk/command_stream.h"
+#include "engine/vk/coopmat_khr.h"
+#include "engine/vk/shader_registry.h"
 #include "common/error.h"
 #include "shaders/shader_ids.h"
 #include "tests/support/vulkan_test.h"
@@ -457,6 +462,79 @@ TEST(ContextOptionsTest, MemoryCapParsesUnitsAndRejectsGarbage) {
   setenv("VKSPEC_MAX_DEVICE_MEMORY", "lots", 1);
   EXPECT_THROW(ContextOptions::from_environment(), Error);
   unsetenv("VKSPEC_MAX_DEVICE_MEMORY");
+}
+
+// The KHR form of the cooperative-matrix kernel (no device here has either extension, so the
+// rewrite is checked on the words): every NV instruction replaced, each matrix type with the use
+// its multiply-add gives it, loads and stores with the layout their NV flag named, ids in bounds.
+struct SpirvOp {
+  uint32_t op;
+  std::vector<uint32_t> operands;
+};
+std::vector<SpirvOp> spirv_ops(const std::vector<uint32_t>& w) {
+  std::vector<SpirvOp> ops;
+  for (size_t i = 5; i < w.size(); i += w[i] >> 16)
+    ops.push_back({w[i] & 0xffffu, {w.begin() + i + 1, w.begin() + i + (w[i] >> 16)}});
+  return ops;
+}
+
+TEST(CoopmatKhrTest, TheMatmulKernelGetsItsMatrixUsesAndLayouts) {
+  const EmbeddedShader* nv = find_embedded_shader("matmul_coopmat");
+  ASSERT_NE(nv, nullptr);
+  const std::vector<uint32_t> nv_words(nv->words, nv->words + nv->word_count);
+  const std::vector<uint32_t> khr = coopmat_nv_to_khr("matmul_coopmat", nv->words, nv->word_count);
+  ASSERT_GE(khr[3], nv_words[3]);
+  std::map<uint32_t, uint32_t> u32_value, type_of, use_of;  // constant id -> value, value -> type, type -> use id
+  std::map<uint32_t, bool> bool_value;
+  std::set<uint32_t> ops_seen;
+  for (const SpirvOp& o : spirv_ops(nv_words))
+    if (o.op == 41 || o.op == 42) bool_value[o.operands[1]] = o.op == 41;
+  std::vector<bool> nv_load_column_major;
+  for (const SpirvOp& o : spirv_ops(nv_words))
+    if (o.op == 5359) nv_load_column_major.push_back(bool_value.at(o.operands[4]));
+  std::vector<uint32_t> khr_load_layout;
+  for (const SpirvOp& o : spirv_ops(khr)) {
+    ops_seen.insert(o.op);
+    if (o.op == 43 && o.operands.size() == 3) u32_value[o.operands[1]] = o.operands[2];
+    if (o.op == 61 || o.op == 4457 || o.op == 4459) type_of[o.operands[1]] = o.operands[0];
+    if (o.op == 4456) use_of[o.operands[0]] = u32_value.at(o.operands[5]);
+    if (o.op == 4457) khr_load_layout.push_back(u32_value.at(o.operands[3]));
+    if (o.op == 4458) EXPECT_EQ(u32_value.at(o.operands[2]), 0u);  // the accumulator, row major
+    if (o.op == 4459) {
+      EXPECT_EQ(use_of.at(type_of.at(o.operands[2])), 0u);  // A
+      EXPECT_EQ(use_of.at(type_of.at(o.operands[3])), 1u);  // B
+      EXPECT_EQ(use_of.at(type_of.at(o.operands[4])), 2u);  // C
+      EXPECT_EQ(use_of.at(o.operands[0]), 2u);
+    }
+    if (o.op == 17) EXPECT_NE(o.operands[0], 5357u);
+  }
+  for (uint32_t op : {5358u, 5359u, 5360u, 5361u, 5362u}) EXPECT_EQ(ops_seen.count(op), 0u) << "NV opcode " << op;
+  for (uint32_t op : {4456u, 4457u, 4458u, 4459u}) EXPECT_EQ(ops_seen.count(op), 1u) << "KHR opcode " << op;
+  EXPECT_EQ(use_of.size(), 3u);
+  ASSERT_EQ(khr_load_layout.size(), nv_load_column_major.size());
+  for (size_t i = 0; i < khr_load_layout.size(); ++i) EXPECT_EQ(khr_load_layout[i], nv_load_column_major[i] ? 1u : 0u);
+  EXPECT_NE(std::string(reinterpret_cast<const char*>(khr.data()), khr.size() * 4).find("SPV_KHR_cooperative_matrix"),
+            std::string::npos);
+}
+
+// A and B of one type (the kernel before B had its own) cannot carry two uses: refused by name.
+TEST(CoopmatKhrTest, ATypeInTwoRolesIsRefused) {
+  auto op = [](uint32_t code, std::vector<uint32_t> operands) {
+    operands.insert(operands.begin(), static_cast<uint32_t>(operands.size() + 1) << 16 | code);
+    return operands;
+  };
+  std::vector<uint32_t> w = {0x07230203u, 0x00010300u, 0, 20, 0};
+  for (const auto& i :
+       {op(17, {5357}), op(21, {1, 32, 0}), op(22, {2, 16}), op(22, {3, 32}), op(43, {1, 4, 16}), op(43, {1, 5, 3}),
+        op(5358, {6, 2, 5, 4, 4}), op(5358, {7, 3, 5, 4, 4}), op(1, {6, 8}), op(1, {7, 9}), op(5361, {7, 10, 8, 8, 9})})
+    w.insert(w.end(), i.begin(), i.end());
+  try {
+    coopmat_nv_to_khr("two_roles", w.data(), w.size());
+    FAIL() << "a type serving as A and B was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_roles"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("two roles"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

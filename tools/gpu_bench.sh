@@ -75,6 +75,10 @@ step() {
 
 step devices "$vkspec" devices
 step selftest "$vkspec" selftest --json "$out/selftest.json"  # for docs/devices/
+# The cooperative-matrix matmul through VK_KHR_cooperative_matrix (engine/vk/coopmat_khr.h: the NV
+# kernel's SPIR-V rewritten; it has run on no device yet): on a device with both extensions the
+# default is NV, so this forces KHR. Its coopmat cases must pass before KHR becomes the default.
+step coopmat_khr env VKSPEC_COOPMAT_KHR=1 "$vkspec" selftest --op matmul
 # eagle's tree grows on the device (issue 34 item 6): its row of "per target forward: transfers,
 # submits" in methods.txt should read 1 submit (was 2 + levels, 6.9 on the H200 of 2026-11-27).
 step methods "$vkspec" bench --methods ar,sjd,scd-mc,scd-gs,sd,hawk,ssd,eagle,lantern,zipar,mulo \

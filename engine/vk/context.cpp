@@ -10,6 +10,7 @@
 #include "common/env.h"
 #include "engine/vk/cache_file.h"
 #include "engine/vk/command_stream.h"
+#include "engine/vk/coopmat_khr.h"
 #include "shaders/shader_ids.h"
 #include "engine/vk/vulkan_error.h"
 
@@ -86,9 +87,16 @@ struct EnabledFeatures {
       fsize.computeFullSubgroups = VK_TRUE;
       f12.pNext = &fsize;
     }
-    // DeviceCaps only reports NV cooperative matrix with its feature bit and the memory model that
-    // glslang emits for cooperative-matrix shaders, so both can be turned on here.
-    if (caps.cooperative_matrix_nv) {
+    // DeviceCaps only reports cooperative matrix with its feature bit and the memory model that
+    // glslang emits for cooperative-matrix shaders, so both can be turned on here; one extension,
+    // the one the matmul kernel goes through.
+    if (caps.coopmat_khr) {
+      extensions.push_back("VK_KHR_cooperative_matrix");
+      f12.vulkanMemoryModel = VK_TRUE;
+      fcoop_khr.cooperativeMatrix = VK_TRUE;
+      fcoop_khr.pNext = f2.pNext;
+      f2.pNext = &fcoop_khr;
+    } else if (caps.cooperative_matrix_nv) {
       extensions.push_back("VK_NV_cooperative_matrix");
       f12.vulkanMemoryModel = VK_TRUE;
       fcoop.cooperativeMatrix = VK_TRUE;
@@ -103,6 +111,7 @@ struct EnabledFeatures {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures fsize{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  CoopmatKhrFeatures fcoop_khr;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   std::vector<const char*> extensions;
 };
@@ -150,6 +159,7 @@ ContextOptions ContextOptions::from_environment() {
     o.fence_timeout_ns = *ms * kNsPerMs;
   o.cache_dir = cache_dir_from_environment();
   o.disable_coopmat = env::flag(env::kDisableCoopmat);
+  o.coopmat_khr = env::flag(env::kCoopmatKhr);
   o.disable_matmul_folds = env::flag(env::kDisableMatmulFolds);
   o.gpu_kernels = env::flag(env::kGpuKernels);
   if (const auto masked = env::text(env::kMaskFeatures)) o.masked_features = *masked;
@@ -178,6 +188,7 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   // cpu_driver is read only to choose kernel variants; clearing it here is the whole of
   // VKSPEC_GPU_KERNELS, so every op takes its GPU branch and nothing else changes.
   if (options_.gpu_kernels) caps_.cpu_driver = false;
+  if (options_.coopmat_khr) caps_.coopmat_khr = caps_.coopmat_khr_f16_16x16x16;
   mask_device_features(caps_, options_.masked_features);
   const std::string where = " on device " + std::to_string(device_index) + " (" + caps_.name + ")";
   if (caps_.api_version < VK_API_VERSION_1_2) throw Error("Vulkan 1.2 is required" + where);
@@ -196,7 +207,7 @@ Context::Context(std::shared_ptr<Instance> instance, uint32_t device_index, cons
   // computeFullSubgroups is on wherever subgroup_size_control is (EnabledFeatures).
   pipelines_ =
       std::make_unique<PipelineTable>(device_, pipeline_cache_, caps_.subgroup_size_control ? caps_.subgroup_size : 0,
-                                      caps_.push_descriptor);
+                                      caps_.push_descriptor, caps_.coopmat_khr);
   try {
     if (caps_.device_type == "cpu" && caps_.subgroup_reduce) check_subgroup_lanes(where);
   } catch (...) {

@@ -44,6 +44,9 @@ struct ContextOptions {
   // The matmul never picks the cooperative-matrix kernel on its own (explicit requests still run
   // it). Default: VKSPEC_DISABLE_COOPMAT.
   bool disable_coopmat = false;
+  // Where the device has both NV and KHR cooperative matrix, the matmul kernel goes through KHR
+  // (DeviceCaps::coopmat_khr; without this, NV). Default: VKSPEC_COOPMAT_KHR.
+  bool coopmat_khr = false;
   // A projection's norm, gate and residual add run on dispatches of their own, never folded into
   // the matmul (ops::MatmulFusion). Default: VKSPEC_DISABLE_MATMUL_FOLDS.
   bool disable_matmul_folds = false;

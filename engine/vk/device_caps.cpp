@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/text.h"
+#include "engine/vk/coopmat_khr.h"
 
 namespace vkspec {
 namespace {
@@ -190,7 +191,7 @@ void read_features(VkPhysicalDevice pd, const std::vector<VkExtensionProperties>
 
   c.integer_dot_product = has_extension(exts, "VK_KHR_shader_integer_dot_product");
   c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix") && has_coopmat_nv_features(pd);
-  c.cooperative_matrix_khr = has_extension(exts, "VK_KHR_cooperative_matrix");
+  c.cooperative_matrix_khr = has_extension(exts, "VK_KHR_cooperative_matrix") && has_coopmat_khr_features(pd);
   c.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 }
 
@@ -216,7 +217,10 @@ void read_memory_and_queues(VkPhysicalDevice pd, DeviceCaps& c) {
 
 // What the kernels choose by: combinations of the properties and features read above.
 void derive_kernel_capabilities(VkPhysicalDevice pd, DeviceCaps& c) {
-  c.coopmat_f16_16x16x16 = c.cooperative_matrix_nv && c.shader_float16 && has_coopmat_nv_16x16x16_f16(pd);
+  const bool nv = c.cooperative_matrix_nv && c.shader_float16 && has_coopmat_nv_16x16x16_f16(pd);
+  c.coopmat_khr_f16_16x16x16 = c.cooperative_matrix_khr && c.shader_float16 && has_coopmat_khr_16x16x16_f16(pd);
+  c.coopmat_f16_16x16x16 = nv || c.coopmat_khr_f16_16x16x16;
+  c.coopmat_khr = c.coopmat_khr_f16_16x16x16 && !nv;
   c.subgroup_reduce = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_arithmetic;
   const bool fixed_size = !c.subgroup_size_control || c.min_subgroup_size == c.max_subgroup_size;
   c.subgroup_lane_reads = c.subgroup_in_compute && c.subgroup_basic && c.subgroup_ballot && c.subgroup_shuffle &&
@@ -274,13 +278,15 @@ void mask_device_features(DeviceCaps& c, const std::string& list) {
       throw Error("VKSPEC_MASK_FEATURES: unknown feature '" + name +
                   "' (push-descriptor, int64, int8, float16, 16bit-storage, 8bit-storage, subgroup-size-control, "
                   "cooperative-matrix, small-offset-alignment)");
-    if (name == "cooperative-matrix") c.cooperative_matrix_khr = false;
+    if (name == "cooperative-matrix") c.cooperative_matrix_khr = c.coopmat_khr_f16_16x16x16 = c.coopmat_khr = false;
     // SwiftShader's: views bound at offsets finer than this take staging copies (BindingStaging).
     if (name == "small-offset-alignment")
       c.min_storage_buffer_offset_alignment = std::max<uint64_t>(c.min_storage_buffer_offset_alignment, 256);
     if (name == "subgroup-size-control") c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
   }
-  c.coopmat_f16_16x16x16 = c.coopmat_f16_16x16x16 && c.cooperative_matrix_nv && c.shader_float16;
+  c.coopmat_khr_f16_16x16x16 = c.coopmat_khr_f16_16x16x16 && c.shader_float16;
+  c.coopmat_khr = c.coopmat_khr && c.coopmat_khr_f16_16x16x16;
+  c.coopmat_f16_16x16x16 = c.coopmat_f16_16x16x16 && c.shader_float16 && (c.cooperative_matrix_nv || c.coopmat_khr);
 }
 
 std::string DeviceCaps::to_text() const {
@@ -302,7 +308,8 @@ std::string DeviceCaps::to_text() const {
     << ", 8-bit storage " << yes(storage_buffer_8bit) << ", int8 " << yes(shader_int8) << ", int64 "
     << yes(shader_int64) << "\n"
     << "  integer dot       " << yes(integer_dot_product) << "\n"
-    << "  coop. matrix      NV " << yes(cooperative_matrix_nv) << ", KHR " << yes(cooperative_matrix_khr) << "\n"
+    << "  coop. matrix      NV " << yes(cooperative_matrix_nv) << ", KHR " << yes(cooperative_matrix_khr)
+    << (coopmat_f16_16x16x16 ? (coopmat_khr ? " (matmul through KHR)" : " (matmul through NV)") : "") << "\n"
     << "  push descriptors  " << yes(push_descriptor) << (push_descriptor ? "" : " (descriptor sets from pools)")
     << "\n"
     // The one requirement left: everything above is optional, with a slower path where absent.
@@ -353,6 +360,7 @@ std::string DeviceCaps::to_json() const {
   j["integer_dot_product"] = integer_dot_product;
   j["cooperative_matrix_nv"] = cooperative_matrix_nv;
   j["cooperative_matrix_khr"] = cooperative_matrix_khr;
+  j["coopmat_matmul"] = coopmat_f16_16x16x16 ? (coopmat_khr ? "khr" : "nv") : "none";
   j["push_descriptor"] = push_descriptor;
   j["max_shared_memory"] = max_shared_memory;
   j["max_workgroup_invocations"] = max_workgroup_invocations;

@@ -36,8 +36,8 @@ struct DeviceCaps {
   bool shader_float16 = false, shader_int8 = false, shader_int64 = false;
   bool storage_buffer_16bit = false, storage_buffer_8bit = false;
   bool integer_dot_product = false;
-  // NV: the extension, its cooperativeMatrix feature and the Vulkan memory model (glslang emits
-  // it for cooperative-matrix shaders), so the engine can turn it on. KHR: the extension.
+  // NV, KHR: the extension, its cooperativeMatrix feature and the Vulkan memory model (glslang
+  // emits it for cooperative-matrix shaders), so the engine can turn them on.
   bool cooperative_matrix_nv = false, cooperative_matrix_khr = false;
   bool push_descriptor = false;
 
@@ -60,10 +60,13 @@ struct DeviceCaps {
 
   // What kernels choose their variants from, derived once here from the facts above and probes,
   // so that no op re-derives (or caches) a device quirk of its own.
-  // matmul_coopmat.comp can run: NV cooperative matrix, fp16 arithmetic, and 16x16x16
-  // f16 x f16 -> f32 subgroup fragments among the device's shapes (the extension alone does not
-  // promise that size).
+  // matmul_coopmat.comp can run: NV or KHR cooperative matrix, fp16 arithmetic, and 16x16x16
+  // f16 x f16 -> f32 subgroup fragments among that extension's shapes (neither promises that size).
   bool coopmat_f16_16x16x16 = false;
+  // KHR has those fragments; and whether the kernel goes through KHR (engine/vk/coopmat_khr.h):
+  // where NV lacks them, or where ContextOptions::coopmat_khr asks. NV keeps the devices that have
+  // both because NV is the path that has run on a GPU; KHR has run on none yet (issue 33).
+  bool coopmat_khr_f16_16x16x16 = false, coopmat_khr = false;
   // Subgroup reductions (subgroupAdd, subgroupMax, ...) in compute shaders.
   bool subgroup_reduce = false;
   // A kernel can read another lane's value at a lane it knows at pipeline creation: shuffle and

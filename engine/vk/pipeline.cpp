@@ -4,6 +4,7 @@
 
 #include <spirv_cross.hpp>
 
+#include "engine/vk/coopmat_khr.h"
 #include "engine/vk/vulkan_error.h"
 #include "engine/vk/shader_registry.h"
 
@@ -26,6 +27,20 @@ std::vector<uint32_t> reflectable_words(const uint32_t* words, size_t word_count
     i += count;
   }
   return w;
+}
+
+// Whether the module declares the CooperativeMatrixNV capability.
+bool uses_coopmat_nv(const uint32_t* words, size_t word_count) {
+  for (size_t i = 5; i < word_count;) {
+    const uint32_t count = words[i] >> 16, op = words[i] & 0xffff;
+    if (count == 0) return false;
+    if (op == spv::OpCapability && count == 2 && i + 1 < word_count &&
+        words[i + 1] == spv::CapabilityCooperativeMatrixNV)
+      return true;
+    if (op != spv::OpCapability && op != spv::OpExtension && i > 5) return false;  // capabilities come first
+    i += count;
+  }
+  return false;
 }
 
 }  // namespace
@@ -94,7 +109,7 @@ ShaderReflection reflect_shader(const std::string& name, const uint32_t* words, 
 }
 
 Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const SpecConstants& spec,
-                   uint32_t full_subgroup_size, bool push_descriptors)
+                   uint32_t full_subgroup_size, bool push_descriptors, bool coopmat_khr)
     : device_(device), name_(embedded_shader(id).name) {
   const EmbeddedShader& shader = embedded_shader(id);
   const std::string& name = name_;
@@ -118,8 +133,15 @@ Pipeline::Pipeline(VkDevice device, VkPipelineCache cache, ShaderId id, const Sp
   }
   full_subgroups_ = full_subgroup_size && reflection_.subgroup_ops && local_size_[0] % full_subgroup_size == 0;
 
+  // Reflection reads the NV form (the packaged SPIRV-Cross knows neither), the device gets KHR.
+  const std::vector<uint32_t> khr = coopmat_khr && uses_coopmat_nv(shader.words, shader.word_count)
+                                        ? coopmat_nv_to_khr(name, shader.words, shader.word_count)
+                                        : std::vector<uint32_t>();
   try {
-    create(shader.words, shader.word_count, cache, entries, values, full_subgroups_, push_descriptors);
+    if (!khr.empty())
+      create(khr.data(), khr.size(), cache, entries, values, full_subgroups_, push_descriptors);
+    else
+      create(shader.words, shader.word_count, cache, entries, values, full_subgroups_, push_descriptors);
   } catch (...) {
     destroy();
     throw;

@@ -50,8 +50,10 @@ class Pipeline {
   // which the kernels that stride or broadcast by lane rely on.
   // push_descriptors: the set layout is a push-descriptor layout (VK_KHR_push_descriptor);
   // otherwise descriptor sets are allocated from it (DescriptorArena).
+  // coopmat_khr: a shader written for NV cooperative matrix is built through KHR
+  // (coopmat_nv_to_khr, engine/vk/coopmat_khr.h).
   Pipeline(VkDevice device, VkPipelineCache cache, ShaderId shader, const SpecConstants& spec,
-           uint32_t full_subgroup_size, bool push_descriptors);
+           uint32_t full_subgroup_size, bool push_descriptors, bool coopmat_khr = false);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;

@@ -4,11 +4,13 @@
 
 namespace vkspec {
 
-PipelineTable::PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors)
+PipelineTable::PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors,
+                             bool coopmat_khr)
     : device_(device),
       cache_(cache),
       full_subgroup_size_(full_subgroup_size),
       push_descriptors_(push_descriptors),
+      coopmat_khr_(coopmat_khr),
       heads_(new std::atomic<const Variant*>[embedded_shader_count()]) {
   for (size_t i = 0; i < embedded_shader_count(); ++i) heads_[i].store(nullptr, std::memory_order_relaxed);
 }
@@ -31,8 +33,8 @@ const Pipeline& PipelineTable::get(ShaderId shader, std::initializer_list<uint32
   if (const Variant* v = find(first, spec)) return *v->pipeline;  // another thread built it meanwhile
   auto variant = std::make_unique<Variant>();
   variant->spec.assign(spec.begin(), spec.end());
-  variant->pipeline =
-      std::make_unique<Pipeline>(device_, cache_, shader, variant->spec, full_subgroup_size_, push_descriptors_);
+  variant->pipeline = std::make_unique<Pipeline>(device_, cache_, shader, variant->spec, full_subgroup_size_,
+                                                 push_descriptors_, coopmat_khr_);
   variant->next = first;
   variants_.push_back(std::move(variant));
   head.store(variants_.back().get(), std::memory_order_release);

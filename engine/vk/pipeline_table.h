@@ -20,8 +20,9 @@ namespace vkspec {
 class PipelineTable {
  public:
   // cache: the VkPipelineCache pipelines are built through (may be VK_NULL_HANDLE);
-  // full_subgroup_size, push_descriptors: see Pipeline's constructor.
-  PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors);
+  // full_subgroup_size, push_descriptors, coopmat_khr: see Pipeline's constructor.
+  PipelineTable(VkDevice device, VkPipelineCache cache, uint32_t full_subgroup_size, bool push_descriptors,
+                bool coopmat_khr = false);
   ~PipelineTable();
   PipelineTable(const PipelineTable&) = delete;
   PipelineTable& operator=(const PipelineTable&) = delete;
@@ -40,7 +41,7 @@ class PipelineTable {
   VkDevice device_;
   VkPipelineCache cache_;
   uint32_t full_subgroup_size_;
-  bool push_descriptors_;
+  bool push_descriptors_, coopmat_khr_;
   std::unique_ptr<std::atomic<const Variant*>[]> heads_;  // one list per embedded shader
   std::mutex build_mutex_;                                // held while building and publishing
   std::vector<std::unique_ptr<Variant>> variants_;        // owns every list entry
