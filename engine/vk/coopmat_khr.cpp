@@ -179,16 +179,6 @@ std::vector<uint32_t> coopmat_nv_to_khr(const std::string& shader, const uint32_
   return out;
 }
 
-bool has_coopmat_khr_features(VkPhysicalDevice pd) {
-  CoopmatKhrFeatures coop;
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  f2.pNext = &coop;
-  coop.pNext = &f12;
-  vkGetPhysicalDeviceFeatures2(pd, &f2);
-  return coop.cooperativeMatrix && f12.vulkanMemoryModel;
-}
-
 bool has_coopmat_khr_16x16x16_f16(VkPhysicalDevice pd) {
   using Query = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopmatKhrProperties*);
   const auto query =

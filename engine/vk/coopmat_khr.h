@@ -41,8 +41,6 @@ struct CoopmatKhrProperties {
   uint32_t scope = 0;  // VkScopeKHR: 3 subgroup
 };
 
-// The extension's cooperativeMatrix feature and the Vulkan memory model the kernels declare.
-bool has_coopmat_khr_features(VkPhysicalDevice pd);
 // 16x16x16 f16 x f16 + f32 -> f32 subgroup fragments among the device's KHR shapes (the query is
 // not in the packaged headers: it is looked up on the instance volk loaded).
 bool has_coopmat_khr_16x16x16_f16(VkPhysicalDevice pd);

@@ -67,9 +67,12 @@ std::string mib(uint64_t bytes) {
   return o.str();
 }
 
-// The cooperativeMatrix feature and the memory model that cooperative-matrix shaders declare.
-bool has_coopmat_nv_features(VkPhysicalDevice pd) {
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+// The cooperativeMatrix feature of NV's or KHR's features struct (one layout, told apart by sType)
+// and the memory model that cooperative-matrix shaders declare.
+bool has_coopmat_features(VkPhysicalDevice pd, VkStructureType type) {
+  static_assert(sizeof(CoopmatKhrFeatures) == sizeof(VkPhysicalDeviceCooperativeMatrixFeaturesNV));
+  CoopmatKhrFeatures coop;
+  coop.sType = type;
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &coop;
@@ -190,8 +193,10 @@ void read_features(VkPhysicalDevice pd, const std::vector<VkExtensionProperties>
   c.subgroup_size_control = size_control_ext && fsize.subgroupSizeControl && fsize.computeFullSubgroups;
 
   c.integer_dot_product = has_extension(exts, "VK_KHR_shader_integer_dot_product");
-  c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix") && has_coopmat_nv_features(pd);
-  c.cooperative_matrix_khr = has_extension(exts, "VK_KHR_cooperative_matrix") && has_coopmat_khr_features(pd);
+  c.cooperative_matrix_nv = has_extension(exts, "VK_NV_cooperative_matrix") &&
+                            has_coopmat_features(pd, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  c.cooperative_matrix_khr =
+      has_extension(exts, "VK_KHR_cooperative_matrix") && has_coopmat_features(pd, kCoopmatKhrFeaturesType);
   c.push_descriptor = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 }
 
