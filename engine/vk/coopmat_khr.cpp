@@ -1,5 +1,6 @@
 #include "engine/vk/coopmat_khr.h"
 
+#include <cstring>
 #include <map>
 
 #include "common/error.h"
@@ -12,7 +13,6 @@ namespace {
 enum : uint32_t {
   kOpExtension = 10,
   kOpCapability = 17,
-  kOpTypeBool = 20,
   kOpTypeInt = 21,
   kOpConstantTrue = 41,
   kOpConstantFalse = 42,
@@ -58,14 +58,32 @@ struct Instruction {
   std::vector<uint32_t> operands;
 };
 
+// The operands each rewritten instruction must have at least (NV forms).
+size_t fewest_operands(uint32_t op) {
+  switch (op) {
+    case kOpCapability:
+    case kOpExtension: return 1;
+    case kOpTypeInt:
+    case kOpConstant: return 3;
+    case kOpConstantTrue:
+    case kOpConstantFalse:
+    case kOpLengthNv: return 2;
+    case kOpStoreNv: return 4;
+    case kOpTypeNv:
+    case kOpLoadNv:
+    case kOpMulAddNv: return 5;
+    default: return defines_typed_value(op) ? 2 : 0;
+  }
+}
+
 std::vector<Instruction> parse(const std::string& shader, const uint32_t* words, size_t n) {
   if (n < 5 || words[0] != 0x07230203u) throw Error("shader " + shader + ": not a SPIR-V module");
   std::vector<Instruction> out;
   for (size_t i = 5; i < n;) {
-    const uint32_t count = words[i] >> 16;
-    if (count == 0 || i + count > n)
+    const uint32_t count = words[i] >> 16, op = words[i] & 0xffffu;
+    if (count == 0 || i + count > n || count - 1 < fewest_operands(op))
       throw Error("shader " + shader + ": malformed SPIR-V at word " + std::to_string(i));
-    out.push_back({words[i] & 0xffffu, std::vector<uint32_t>(words + i + 1, words + i + count)});
+    out.push_back({op, std::vector<uint32_t>(words + i + 1, words + i + count)});
     i += count;
   }
   return out;
@@ -143,7 +161,8 @@ std::vector<uint32_t> coopmat_nv_to_khr(const std::string& shader, const uint32_
     switch (in.op) {
       case kOpCapability: emit(kOpCapability, {o[0] == kCapNv ? uint32_t{kCapKhr} : o[0]}); break;
       case kOpExtension: {
-        const std::string name(reinterpret_cast<const char*>(o.data()));
+        const char* text = reinterpret_cast<const char*>(o.data());
+        const std::string name(text, strnlen(text, o.size() * 4));
         emit(kOpExtension, literal_string(name == "SPV_NV_cooperative_matrix" ? "SPV_KHR_cooperative_matrix" : name));
         break;
       }
