@@ -14,6 +14,7 @@
 #include "cli/bench_samples.h"
 #include "cli/device_pool.h"
 #include "cli/progress.h"
+#include "cli/prompt_list.h"
 #include "cli/run_info.h"
 #include "cli/sharded_images.h"
 #include "cli/token_images.h"
@@ -86,7 +87,7 @@ struct RunState {
 class LiveBench {
  public:
   LiveBench(const frontend::ArgParser& ap, const BenchPlan& plan)
-      : ap_(ap), plan_(plan), runs_(plan.runs), catalog_(frontend::model_files(ap)) {}
+      : ap_(ap), plan_(plan), runs_(plan.runs), catalog_(frontend::model_files(ap, ap.get("--prompts").has_value())) {}
 
   LiveBenchResults run();
 
@@ -97,6 +98,7 @@ class LiveBench {
   StrategyInputs inputs(const Run& run, uint64_t image_seed) const;
   void prepare_runs(std::vector<SampleSet> resumed);
   void judge_and_save(RunState& st);
+  void make_prompt_conditions();
   void warm_up_runs();
   void generate_timed();
   bool generate_part(size_t i, size_t round_index);
@@ -119,7 +121,9 @@ class LiveBench {
   std::unique_ptr<DevicePool> pool_;
   GptConfig cfg_;
   SamplerSettings ss_;
-  std::string drafter_;  // its path, "" when none was loaded
+  std::optional<PromptList> prompts_;                         // --prompts
+  std::vector<std::shared_ptr<const Condition>> conditions_;  // one per prompt, made on worker 0
+  std::string drafter_;                                       // its path, "" when none was loaded
   ReferenceSet reference_;
   std::vector<RunState> states_;
   size_t longest_ = 0, total_ = 0;  // images still to make: the most of one run, of all
@@ -180,13 +184,17 @@ std::vector<Meta> LiveBench::open_devices() {
                                        ContextOptions::from_environment(), setup);
   cfg_ = on_worker0([](Context&, BenchWorker& w) { return w.loaded.target->config(); });
   ss_ = frontend::sampler_overrides(ap_).applied_to(SamplerSettings::from_defaults(cfg_.defaults));
+  make_prompt_conditions();
   const std::string devices = pool_->device_names();
   return on_worker0([&](Context& ctx, BenchWorker& w) {
     if (w.loaded.drafter) drafter_ = w.loaded.drafter->path();
     // The first device's kernels (a pool mixing CPU and GPU devices records the first one's).
     const std::string rounding = ops::kernel_rounding(ctx.caps());
     std::vector<Meta> m;
-    for (const Run& run : runs_) m.push_back(run_meta(run, w.loaded, ss_, classifier_, devices, rounding));
+    for (const Run& run : runs_) {
+      m.push_back(run_meta(run, w.loaded, ss_, classifier_, devices, rounding));
+      if (prompts_) m.back()["prompts"] = prompts_->identity;  // other prompts: another experiment
+    }
     return m;
   });
 }
@@ -226,12 +234,33 @@ void LiveBench::load_reference() {
         on_worker0([&](Context& ctx, BenchWorker&) { return fashion_mnist_test_reference(ctx, classifier_, dataset); });
 }
 
-// Image i of this command: seed + i, class (seed + i) mod classes, so any split of a seed range
-// over several commands draws the same images.
+// --prompts: each prompt's condition, through the target's tokenizer and template, once; a model
+// that takes prompts needs them, one that takes classes refuses them.
+void LiveBench::make_prompt_conditions() {
+  const auto file = ap_.get("--prompts");
+  if (!file) {
+    if (cfg_.num_classes < 1)
+      throw Error("bench: " + catalog_.path(frontend::ModelRole::Target) + " (" + cfg_.family +
+                  ") takes no class: give --prompts FILE");
+    return;
+  }
+  prompts_ = read_prompt_list(*file);
+  conditions_ = on_worker0([&](Context&, BenchWorker& w) {
+    std::vector<std::shared_ptr<const Condition>> c;
+    for (const std::string& text : prompts_->texts) c.push_back(w.loaded.target->prompt_condition(text));
+    return c;
+  });
+}
+
+// Image i of this command: seed + i, class (seed + i) mod classes (or prompt (seed + i) mod
+// prompts), so any split of a seed range over several commands draws the same images.
 StrategyInputs LiveBench::inputs(const Run& run, uint64_t image_seed) const {
   StrategyInputs in;
-  in.condition =
-      std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg_.num_classes)));
+  if (prompts_)
+    in.condition = conditions_[image_seed % conditions_.size()];
+  else
+    in.condition =
+        std::make_shared<ClassLabel>(static_cast<int64_t>(image_seed % static_cast<uint64_t>(cfg_.num_classes)));
   in.seed = image_seed;
   in.sampler = ss_;
   in.options = run.options;
@@ -360,7 +389,7 @@ void LiveBench::record_image(RunState& st, ShardedImage&& done) {
   im.busy_ms = stored(done.busy_ms);
   im.work = done.work;
   im.seed = g.seed;
-  im.class_id = g.class_id;
+  im.class_id = prompts_ ? prompts_->class_for(g.seed) : g.class_id;  // a prompt's class from its line
   im.nfe = g.nfe;
   im.draft_forwards = g.draft_forwards;
   im.head_forwards = g.head_forwards;

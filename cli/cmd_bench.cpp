@@ -56,6 +56,9 @@ std::vector<OptionSection> bench_sections() {
          "images); fails naming the missing seeds and shards when a run is incomplete"},
         {"--allow-partial", "", "--report: a table of what there is when seeds are missing (still named, on stderr)"},
         {"--dataset", "DIR|none", "Fashion-MNIST for FID against the test set (none: no such FID)"},
+        {"--prompts", "FILE",
+         "a prompt-driven model's evaluation set: a prompt per line (\"N<TAB>text\" gives class N for class "
+         "accuracy); image with seed s takes prompt s mod their count"},
         frontend::classifier_option()}}};
   frontend::append_options(s[0].options, sample_output_options(true));
   frontend::append_options(s[0].options, device_pool_options());

@@ -37,6 +37,7 @@ std::vector<OptionSection> generate_sections() {
         {"--seed", "S", "seed of the first image; image i has seed S + i (default 0)"},
         {"--class", "N", "every image's class (default: image i has class i mod the classes)"},
         {"--caption-embeddings", "FILE", "a text-to-image model's condition (.npy or .safetensors) instead of --class"},
+        {"--prompt", "TEXT", "a prompt-driven model's condition (Janus-Pro), every image's, instead of --class"},
         {"--out", "FILE", "the PNG of all images as a grid (default out.png, none with --npz or --out-dir alone)"},
         {"--scale", "F", "the grid's pixels are F x F screen pixels (default 4)"},
         {"--columns", "C", "images per row of the grid (default: up to 10)"},
@@ -112,13 +113,21 @@ void print_summary(const frontend::ArgParser& ap, const std::vector<Generation>&
       static_cast<double>(images) / seconds, devices.c_str());
 }
 
-// --caption-embeddings: a text-to-image model's condition, one caption's text-encoder outputs for
-// every image (none without the option).
-std::shared_ptr<const Condition> caption_from(const frontend::ArgParser& ap) {
+// --caption-embeddings or --prompt: every image's condition (none without either: classes). A
+// prompt goes through the target's own tokenizer and embeddings, so it is made once the model is
+// loaded (on worker 0; the condition holds host values every device uploads).
+std::shared_ptr<const Condition> caption_from(const frontend::ArgParser& ap, DevicePool& pool) {
   const auto file = ap.get("--caption-embeddings");
-  if (!file) return nullptr;
-  if (ap.get("--class")) throw Error("generate: --class and --caption-embeddings exclude each other");
-  return std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
+  const auto prompt = ap.get("--prompt");
+  if (!file && !prompt) return nullptr;
+  if (file && prompt) throw Error("generate: --prompt and --caption-embeddings exclude each other");
+  if (ap.get("--class"))
+    throw Error(std::string("generate: --class and ") + (file ? "--caption-embeddings" : "--prompt") +
+                " exclude each other");
+  if (file) return std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(*file));
+  return pool
+      .submit<ModelWorker>(0, [&](Context&, ModelWorker& w) { return w.loaded.target->prompt_condition(*prompt); })
+      .get();
 }
 
 }  // namespace
@@ -148,12 +157,11 @@ int cmd_generate(const Args& args) {
   const std::string out = ap.get_or("--out", outputs.any() ? "" : "out.png");
   if (!out.empty()) check_output_path(out, "--out");
   if (auto trace = ap.get("--trace")) check_output_path(*trace, "--trace");
-  const std::shared_ptr<const Condition> caption = caption_from(ap);
 
   // One worker per --devices entry, each with its own copy of the models; worker 0 also decodes.
   auto instance = std::make_shared<Instance>();
   const std::vector<uint32_t> devices = device_list(ap.get("--devices"), *instance);
-  const frontend::ModelCatalog catalog(frontend::model_files(ap));
+  const frontend::ModelCatalog catalog(frontend::model_files(ap, ap.get("--prompt").has_value()));
   frontend::ModelRequest request = frontend::request_for(catalog, {{method, method_options}});
   request.batch = batch;
   DevicePool pool(instance, devices, ContextOptions::from_environment(), [&](Context& ctx, size_t worker) {
@@ -167,11 +175,14 @@ int cmd_generate(const Args& args) {
   });
   const GptConfig cfg =
       pool.submit<ModelWorker>(0, [](Context&, ModelWorker& w) { return w.loaded.target->config(); }).get();
+  const std::shared_ptr<const Condition> caption = caption_from(ap, pool);
   const std::string model_path = catalog.path(frontend::ModelRole::Target);
   const SamplerSettings ss = frontend::sampler_overrides(ap).applied_to(SamplerSettings::from_defaults(cfg.defaults));
   if (caption) caption->check(cfg);
   if (!caption && cfg.num_classes < 1)
-    throw Error("generate: " + model_path + " is conditioned on captions: give --caption-embeddings FILE");
+    throw Error("generate: " + model_path + " (" + cfg.family + ") takes " +
+                (cfg.input == ConditionInput::Prompt ? "a prompt: give --prompt TEXT"
+                                                     : "captions: give --caption-embeddings FILE"));
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   Progress progress("generate " + method, images);

@@ -55,6 +55,10 @@ const std::vector<Command>& command_table() {
        cmd_bench, bench_help_sections},
       {"methods", "vkspec methods [options]", "Lists every decoding method with its options (from the registry).",
        cmd_methods, one_section<methods_options>},
+      {"families", "vkspec families [options]",
+       "Lists the model families (from the registry): what their models take (a class, caption embeddings, a "
+       "prompt) and the code each follows.",
+       cmd_families, one_section<families_options>},
       {"devices", "vkspec devices [options]", "Lists the Vulkan devices and their capabilities.", cmd_devices,
        one_section<devices_options>},
       {"selftest", "vkspec selftest [options]", "Runs every GPU op against the CPU reference.", cmd_selftest,

@@ -17,6 +17,8 @@ int cmd_generate(const Args& args);
 int cmd_bench(const Args& args);
 // `methods [--markdown]`: the registered decoding methods and their options.
 int cmd_methods(const Args& args);
+// `families [--model FILE]`: the registered model families (and which one a file is).
+int cmd_families(const Args& args);
 // The usage lines naming every registered method.
 std::string methods_usage();
 // `bench --synthetic SHAPE`: forward timings of a generated LlamaGen-shaped model (cmd_bench hands over).
@@ -39,6 +41,7 @@ frontend::OptionTable bench_ops_options();
 std::vector<OptionSection> generate_sections();
 std::vector<OptionSection> bench_sections();
 frontend::OptionTable methods_options();
+frontend::OptionTable families_options();
 frontend::OptionTable bench_synthetic_options();
 
 }  // namespace vkspec::cli

@@ -19,6 +19,7 @@ Generation started(const std::string& method, const StrategyInputs& in) {
   const auto* label = dynamic_cast<const ClassLabel*>(in.condition.get());
   g.class_id = label ? label->id() : -1;
   g.condition = in.condition ? in.condition->describe() : "";
+  g.prompt = in.condition ? in.condition->prompt() : "";
   g.seed = in.seed;
   return g;
 }

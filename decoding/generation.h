@@ -14,6 +14,7 @@ struct Generation {
   std::string method;
   int64_t class_id = 0;   // the class label's id; -1 for other conditions (captions)
   std::string condition;  // Condition::describe()
+  std::string prompt;     // the text prompt it was generated from (Condition::prompt()), or ""
   uint64_t seed = 0;
   std::vector<int32_t> tokens;  // the final grid, raster order
   std::vector<StepEvent> events;

@@ -57,7 +57,7 @@ void LaneBatchStrategy::record_caption_prefill(size_t lane) {
 std::vector<const Condition*> LaneBatchStrategy::lane_conditions(size_t k) {
   const Image& im = images_[static_cast<size_t>(std::max<int64_t>(lane_image_[k], 0))];
   std::vector<const Condition*> c = {im.in.condition.get()};
-  if (target().rows() == 2 * target().images()) c.push_back(nullptr);  // the null row, with CFG
+  if (target().rows() == 2 * target().images()) c.push_back(c[0]->null_form());  // the null row, with CFG
   return c;
 }
 

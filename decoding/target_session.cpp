@@ -39,7 +39,8 @@ TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyI
     held_.push_back(in.condition);
     conditions_.push_back(in.condition.get());
   }
-  if (rows_ == 2 * images_) conditions_.resize(static_cast<size_t>(rows_), nullptr);  // the null rows
+  if (rows_ == 2 * images_)  // the null rows: each condition's null form (nullptr: the model's own)
+    for (int64_t g = 0; g < images_; ++g) conditions_.push_back(conditions_[static_cast<size_t>(g)]->null_form());
   const int64_t n = config().image_tokens() + 1;
   std::vector<uint32_t> positions(static_cast<size_t>(n * images_));
   for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<uint32_t>(i / static_cast<size_t>(images_));

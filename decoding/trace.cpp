@@ -65,6 +65,7 @@ std::string trace_json(const TraceConfig& cfg, const std::vector<Generation>& ge
     // A class-conditional image keeps its "class"; "condition" says what it was generated from.
     if (g.class_id >= 0) im["class"] = g.class_id;
     if (g.class_id < 0) im["condition"] = g.condition;
+    if (!g.prompt.empty()) im["prompt"] = g.prompt;
     nlohmann::json ev = nlohmann::json::array();
     for (const StepEvent& e : g.events) ev.push_back(event_json(e));
     im["events"] = ev;

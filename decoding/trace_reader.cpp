@@ -199,6 +199,7 @@ Generation read_image(const Reader& r, const json& im, const std::string& w, con
   // Images of a caption-conditioned model have no class.
   g.class_id = im.contains("class") ? r.integer(r.member(im, w, "class"), w + ".class", 0, INT32_MAX) : -1;
   if (im.contains("condition")) g.condition = r.string(r.member(im, w, "condition"), w + ".condition", 4096);
+  if (im.contains("prompt")) g.prompt = r.string(r.member(im, w, "prompt"), w + ".prompt", 1 << 16);
   if (g.class_id < 0 && g.condition.empty()) r.fail(w, "neither a class nor a condition");
   g.seed = r.unsigned_integer(r.member(im, w, "seed"), w + ".seed");
   g.nfe = r.integer(r.member(im, w, "nfe"), w + ".nfe", 0, INT64_MAX);

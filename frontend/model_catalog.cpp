@@ -39,9 +39,12 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
-ModelFiles model_files(const ArgParser& ap) {
+ModelFiles model_files(const ArgParser& ap, bool prompted) {
   ModelFiles f;
   f.target = ap.get_or("--model", "");
+  // The shipped prompt-driven model (a tiny Janus-Pro trained on Fashion-MNIST captions) when a
+  // prompt comes without a model: as given, so LlamaGen's shipped companions never pair with it.
+  if (prompted && f.target.empty()) f.target = asset_dir() + "/fmnist_janus.safetensors";
   f.drafter = ap.get_or("--drafter", "");
   if (f.drafter == "jacobi" || f.drafter == "model" || f.drafter == "eagle") f.drafter.clear();
   f.low_res = ap.get_or("--low-res", "");
@@ -56,7 +59,7 @@ ModelFiles model_files(const ArgParser& ap) {
 }
 
 OptionTable model_file_option_table() {
-  return {{"--model", "FILE", "the target GPT (default: the shipped fmnist_gpt16)"},
+  return {{"--model", "FILE", "the target GPT (default: the shipped fmnist_gpt16; with a prompt, fmnist_janus)"},
           {"--vq", "FILE", "the tokenizer that turns tokens into pixels (default: the shipped fmnist_vq)"},
           {"--drafter", "jacobi|model|eagle|FILE", "who drafts for methods with a drafter; FILE: that drafter model"},
           {"--low-res", "FILE", "the low-resolution model MuLo-SD drafts with"},

@@ -32,7 +32,8 @@ struct ModelFiles {
 // --model, --vq, --drafter, --low-res, --heads, --latent-heads, --eagle-drafter, --sr-net,
 // --latent-upsampler, --classifier. `--drafter jacobi|model|eagle` name a way of drafting, not a
 // file (the method options carry them), and `--classifier none` stays "none".
-ModelFiles model_files(const ArgParser& ap);
+// prompted: the run conditions on text prompts, so the default target is the shipped prompt model.
+ModelFiles model_files(const ArgParser& ap, bool prompted = false);
 // The options model_files reads, but --classifier (only `bench` judges images).
 OptionTable model_file_option_table();
 std::vector<std::string> model_file_options();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/model/model_family.h"
 #include "engine/model/safetensors.h"
 
 namespace vkspec::frontend {
@@ -23,14 +24,14 @@ ModelSet LoadedModels::set(Context& ctx) const {
 }
 
 ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRun>& runs) {
-  const GptConfig target = GptConfig::from_file(SafetensorsFile(catalog.path(ModelRole::Target)));
+  const GptConfig target = gpt_config_of(SafetensorsFile(catalog.path(ModelRole::Target)));
   ModelRequest r;
   std::unique_ptr<GptConfig> low_res;  // read once, when a method needs it
   for (const MethodRun& run : runs) {
     const StrategyDescriptor& d = find_strategy(run.method);
     const StrategyNeeds n = d.needs_for(run.options);
     if (n.low_res && !low_res)
-      low_res = std::make_unique<GptConfig>(GptConfig::from_file(SafetensorsFile(catalog.path(ModelRole::LowRes))));
+      low_res = std::make_unique<GptConfig>(gpt_config_of(SafetensorsFile(catalog.path(ModelRole::LowRes))));
     r.needs.drafter |= n.drafter;
     r.needs.low_res |= n.low_res;
     r.needs.tokenizer |= n.tokenizer;
@@ -71,8 +72,10 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
   if (const std::string l = file(needs.low_res, request.companions.low_res, ModelRole::LowRes); !l.empty())
     m.low_res = std::make_unique<Gpt>(ctx, l, gopt);
   if (request.tokenizer || needs.tokenizer || needs.neighbours) {
-    m.tokenizer = load_tokenizer(ctx, catalog.path(ModelRole::Tokenizer), DType::F16,
-                                 std::max<int64_t>(request.tokenizer_batch, 1), cfg.grid_size);
+    // --vq, else the VQ decoder the target's file names (a converted Janus-Pro), else the shipped one.
+    const std::string& given_vq = catalog.given(ModelRole::Tokenizer);
+    const std::string vq = !given_vq.empty() || cfg.vq_file.empty() ? catalog.path(ModelRole::Tokenizer) : cfg.vq_file;
+    m.tokenizer = load_tokenizer(ctx, vq, DType::F16, std::max<int64_t>(request.tokenizer_batch, 1), cfg.grid_size);
     if (m.tokenizer->codebook_size() != cfg.vocab_size)
       throw Error("the tokenizer " + m.tokenizer->path() + " has " + std::to_string(m.tokenizer->codebook_size()) +
                   " codebook entries, the model " + m.target->path() + " a vocabulary of " +

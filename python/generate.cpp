@@ -10,9 +10,8 @@ GenerateResult generate(Session& session, const RunOptions& run, const std::vect
                         const std::vector<int64_t>& classes, const std::function<void()>& between_steps) {
   if (seeds.empty()) throw Error("generate: no images (images must be at least 1)");
   const frontend::LoadedModels& loaded = session.models_for({{run.method, run.options, run.batch}}, run.batch);
-  const GptConfig& cfg = loaded.target->config();
   const std::vector<StrategyInputs> inputs =
-      image_inputs(run, cfg, session.catalog().path(frontend::ModelRole::Target), seeds, classes);
+      image_inputs(run, *loaded.target, session.catalog().path(frontend::ModelRole::Target), seeds, classes);
   GenerateResult result;
   result.sampler = inputs.empty() ? SamplerSettings{} : inputs[0].sampler;
   const ModelSet models = loaded.set(session.context());
@@ -38,8 +37,8 @@ StepRun::StepRun(std::shared_ptr<Session> session, const RunOptions& run, uint64
   const GptConfig& cfg = loaded.target->config();
   grid_size_ = cfg.grid_size;
   const std::vector<StrategyInputs> inputs =
-      image_inputs(run, cfg, session_->catalog().path(frontend::ModelRole::Target), {seed},
-                   run.caption ? std::vector<int64_t>{} : std::vector<int64_t>{cls});
+      image_inputs(run, *loaded.target, session_->catalog().path(frontend::ModelRole::Target), {seed},
+                   run.caption || run.prompt ? std::vector<int64_t>{} : std::vector<int64_t>{cls});
   strategy_ = make_strategy(run.method, loaded.set(session_->context()), inputs[0]);
   session_->pin();
 }

@@ -5,6 +5,7 @@
 // messages are the command's.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,15 +20,17 @@ struct RunOptions {
   frontend::SamplerOverrides sampler;
   int64_t batch = 1;
   std::shared_ptr<const Condition> caption;  // --caption-embeddings; null: class labels
+  std::optional<std::string> prompt;         // --prompt: made by the target once it is loaded
 };
 
 // `command` names the call in errors ("generate", "steps").
 RunOptions parse_run_options(const std::string& command, const std::string& method,
                              const std::vector<std::string>& args);
 
-// Image i of the call: seeds[i], the caption, else classes[i] (classes empty: i mod the model's
-// classes, as `vkspec generate` numbers them). Throws naming the class or the missing caption.
-std::vector<StrategyInputs> image_inputs(const RunOptions& run, const GptConfig& cfg, const std::string& model_path,
+// Image i of the call: seeds[i], the caption or the prompt (through the target's tokenizer), else
+// classes[i] (classes empty: i mod the model's classes, as `vkspec generate` numbers them).
+// Throws naming the class, or the condition the model takes that is missing.
+std::vector<StrategyInputs> image_inputs(const RunOptions& run, const Gpt& target, const std::string& model_path,
                                          const std::vector<uint64_t>& seeds, const std::vector<int64_t>& classes);
 
 }  // namespace vkspec::python

@@ -31,17 +31,6 @@ constexpr uint64_t kArSeeds = 1000000;
 using testing::Factory;
 using testing::Sample;
 
-// Histogram of the token at `pos`, or of the pair (pos, pos + 1).
-std::vector<uint64_t> histogram(const Sample& s, int64_t pos, bool pair) {
-  const size_t V = static_cast<size_t>(testing::kTinyVocab);
-  std::vector<uint64_t> h(pair ? V * V : V);
-  for (const auto& g : s.grids) {
-    const size_t a = static_cast<size_t>(g[static_cast<size_t>(pos)]);
-    ++h[pair ? a * V + static_cast<size_t>(g[static_cast<size_t>(pos + 1)]) : a];
-  }
-  return h;
-}
-
 struct Verdict {
   bool same = true;
   std::string report;
@@ -51,7 +40,8 @@ Verdict compare(const Sample& a, const Sample& b) {
   Verdict v;
   const std::vector<std::pair<int64_t, bool>> tests = {{0, false}, {4, false}, {8, false}, {7, true}};
   for (const auto& [pos, pair] : tests) {
-    const testing::ChiSquare c = testing::two_sample_chi_square(histogram(a, pos, pair), histogram(b, pos, pair));
+    const testing::ChiSquare c =
+        testing::two_sample_chi_square(testing::token_histogram(a, pos, pair), testing::token_histogram(b, pos, pair));
     v.same = v.same && c.fits();
     v.report += "  position " + std::to_string(pos) + (pair ? "+" + std::to_string(pos + 1) : "") + ": " + c.str();
     v.report += "\n";

@@ -27,6 +27,19 @@
       (random LatentUpsampler, row-causal mask applied to the stored weights)
   reference.py latent-up MODEL --vq VQ --tokens 1,2,3,4 --grid 2 --out OUT.safetensors
       ->  latents [1, e_dim, rW, rW] (before quantisation), ids [1, (rW)^2] (nearest code of VQ)
+  reference.py make-janus DIR --dim 64 --layers 2 --heads 4 --ffn 128 --text-vocab 512 --image-vocab 64 --grid 4
+               --head-hidden 64 --seed 0 [--shards N] [--dtype f32|bf16|f16] [--vq]
+      a random tiny Janus-Pro checkpoint folder in the released Hugging Face layout (janus_model.py):
+      config.json, model.safetensors (or N shards + index), a tiny byte-level BPE tokenizer.json with
+      the template's special tokens, tokenizer_config.json, special_tokens_map.json, processor_config.json;
+      --vq adds a tiny gen_vision_model VQ (3 channels, 2x downsampling)
+  reference.py janus-logits DIR --ids 392,398,58 --tokens 1,2,3 --out OUT.safetensors
+      from the folder, in f32: rows [ids; uncond ids (first and last kept, the rest pad_id)], each
+      followed by the image tokens -> logits [2, len(ids) + n, image_vocab] (gen_head at every position),
+      hidden [2, len(ids) + n, dim]
+  reference.py janus-greedy DIR --ids ... --cfg 5 --tokens-count N --out OUT.json
+      greedy CFG generation (KV cache): {"tokens": [...], "gaps": [top-1 minus top-2 guided logit], ...}
+  reference.py janus-decode DIR --tokens ... --out OUT.npy   ->  the VQ decoder's image [3, H, W] f32 in [-1, 1]
 
 Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
 the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
@@ -47,6 +60,7 @@ from vkspec_models import (DRAFT_HEAD_NAMES, EAGLE_PREFIX, GPT, Classifier, Draf
                            GPTConfig, LatentUpsampler, SRNet, VQConfig, VQModel, caption_attention_mask, draft_head_offsets,
                            eagle_metadata, gpt_config_from_metadata, gpt_metadata, latent_upsampler_metadata, sr_metadata,
                            vq_config_from_metadata, vq_metadata)
+import janus_model as jm  # noqa: E402
 
 
 def ints(text):
@@ -251,6 +265,122 @@ def latent_up(a):
     save_file({"latents": z.contiguous(), "ids": idx.reshape(1, -1).to(torch.int32).contiguous()}, a.out)
 
 
+def randomise_janus(model, seed):
+    """Random Janus weights scaled so the image-token path dominates: the fed token's embedding
+    (gen_embed, gen_aligner) is large next to what the layers add, so the next token depends
+    strongly on the previous one, and gen_head spreads the logits by several units (clear top-2
+    gaps for greedy parity)."""
+    g = torch.Generator().manual_seed(seed)
+    gain = {"gen_embed.weight": 1.0, "gen_aligner.layers.0.weight": 2.5, "gen_aligner.layers.2.weight": 2.5,
+            "language_model.model.embed_tokens.weight": 1.0, "gen_head.output_mlp_projector.weight": 2.0,
+            "gen_head.vision_head.weight": 3.0}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
+            elif name.endswith(".bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+            elif name in gain:
+                fan_in = 1 if "embed" in name and "proj" not in name else p.shape[1]
+                p.copy_(gain[name] / fan_in ** 0.5 * torch.randn(p.shape, generator=g))
+            else:  # trunk projections: about a third of a unit-gain layer
+                p.copy_(0.35 / p.shape[1] ** 0.5 * torch.randn(p.shape, generator=g))
+
+
+def plant_janus_cycle(model, seed, contexts=4, gap=4.0):
+    """Refit gen_head.vision_head (ridge regression on the gen_head features of every image token,
+    fed after a few random prompts) so the next token is a single random cycle through the whole
+    image vocabulary: greedy decoding then visits every token instead of falling into the short
+    cycles or fixed points of a random map, and the next token is predictable from the previous
+    one (what speculative methods need to accept drafts)."""
+    cfg = model.cfg
+    g = torch.Generator().manual_seed(seed + 7)
+    order = torch.randperm(cfg.image_vocab, generator=g)
+    succ = torch.empty_like(order)
+    succ[order] = order.roll(-1)
+    head = model.gen_head
+    with torch.no_grad():
+        feats = []
+        for _ in range(contexts):
+            prompt = torch.randint(0, cfg.text_vocab, (1, 6), generator=g).expand(cfg.image_vocab, -1)
+            x = torch.cat([model.embed_text(prompt), model.embed_image(torch.arange(cfg.image_vocab)[:, None])], dim=1)
+            h = model.hidden(x, torch.arange(x.shape[1]))[:, -1]
+            feats.append(head.vision_activation(head.output_mlp_projector(h)))
+        z = torch.cat(feats)                                   # [contexts * V, head_hidden]
+        y = F_one_hot(succ.repeat(contexts), cfg.image_vocab) * gap
+        z1 = torch.cat([z, torch.ones(z.shape[0], 1)], dim=1)  # fit the bias too
+        w = torch.linalg.solve(z1.t() @ z1 + 1e-2 * torch.eye(z1.shape[1]), z1.t() @ y)
+        head.vision_head.weight.copy_(w[:-1].t())
+        head.vision_head.bias.copy_(w[-1])
+
+
+def F_one_hot(idx, n):
+    return torch.nn.functional.one_hot(idx, n).float() - 1.0 / n
+
+
+JANUS_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def make_janus(a):
+    if a.dtype not in JANUS_DTYPES:
+        raise SystemExit(f"make-janus: --dtype {a.dtype}: one of {', '.join(JANUS_DTYPES)}")
+    cfg = jm.JanusConfig(dim=a.dim, n_layer=a.layers, n_head=a.heads, ffn_hidden=a.ffn, text_vocab=a.text_vocab,
+                         image_vocab=a.image_vocab, head_hidden=a.head_hidden, grid=a.grid)
+    m = jm.JanusGen(cfg)
+    randomise_janus(m, a.seed)
+    plant_janus_cycle(m, a.seed)
+    vq = None
+    if a.vq:
+        vq = VQModel(VQConfig(ch=32, ch_mult=[1, 2], z_channels=32, codebook_size=a.image_vocab, codebook_embed_dim=8,
+                              num_res_blocks=1, in_channels=3, out_channels=3))
+        randomise(vq, a.seed + 1, 0.1)
+        with torch.no_grad():  # pixels mostly inside [-1, 1], so janus-decode's clamp seldom bites
+            vq.decoder.conv_out.weight.mul_(0.3)
+            vq.decoder.conv_out.bias.mul_(0.3)
+    os.makedirs(a.out, exist_ok=True)
+    tok_path = os.path.join(a.out, "tokenizer.json")
+    jm.write_json(a.out, "tokenizer.json", jm.build_byte_bpe(jm.TINY_TOKENIZER_TEXTS, a.text_vocab))
+    jm.save_checkpoint_folder(m, a.out, tok_path, vq=vq, dtype=JANUS_DTYPES[a.dtype], shards=a.shards)
+
+
+def janus_rows(folder, ids):
+    pad = jm.tokenizer_ids(folder)["pad_id"]
+    ids = torch.tensor(ints(ids), dtype=torch.long)
+    return ids, pad, torch.stack([ids, jm.uncond_ids(ids, pad)])
+
+
+def janus_logits(a):
+    m, _ = jm.load_checkpoint_folder(a.model, quiet=True)
+    _, _, rows = janus_rows(a.model, a.ids)
+    with torch.no_grad():
+        logits, h = m.teacher_forced_logits(rows, ints(a.tokens), return_hidden=True)
+    save_file({"logits": logits.contiguous(), "hidden": h.float().contiguous()}, a.out)
+
+
+def janus_greedy(a):
+    import json
+    m, _ = jm.load_checkpoint_folder(a.model, quiet=True)
+    ids, pad, _ = janus_rows(a.model, a.ids)
+    n = a.tokens_count or m.cfg.num_image_tokens
+    toks, gaps = m.generate(ids, cfg=a.cfg, greedy=True, pad_id=pad, n_tokens=n)
+    with open(a.out, "w") as f:
+        json.dump({"tokens": toks.tolist(), "gaps": [float(g) for g in gaps], "cfg": a.cfg, "ids": ids.tolist(),
+                   "pad_id": pad, "min_gap": float(gaps.min())}, f)
+        f.write("\n")
+
+
+def janus_decode(a):
+    import numpy as np
+    _, vq = jm.load_checkpoint_folder(a.model, with_vq=True, quiet=True)
+    toks = torch.tensor(ints(a.tokens), dtype=torch.long)
+    g = int(round(toks.numel() ** 0.5))
+    if g * g != toks.numel():
+        raise SystemExit(f"janus-decode: {toks.numel()} tokens are not a square grid")
+    with torch.no_grad():
+        px = vq.decode_code(toks.reshape(1, g, g))[0].clamp(-1, 1)
+    np.save(a.out, px.float().numpy())
+
+
 # The subcommands: each one's function, its positional path, then its options in order: "--x" a
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
@@ -275,6 +405,13 @@ COMMANDS = {
     "make-latent-up": (make_latent_up, "out", [("--vocab", 16), ("--embed", 4), ("--ratio", 2), ("--ch", 8),
                                                ("--depth", 2), ("--seed", 0)]),
     "latent-up": (latent_up, "model", ["--vq", "--tokens", "--grid:int", "--out"]),
+    "make-janus": (make_janus, "out", [("--dim", 64), ("--layers", 2), ("--heads", 4), ("--ffn", 128),
+                                       ("--text-vocab", 512), ("--image-vocab", 64), ("--grid", 4),
+                                       ("--head-hidden", 64), ("--seed", 0), ("--shards", 1), ("--dtype", "bf16"),
+                                       ("--vq", False)]),
+    "janus-logits": (janus_logits, "model", ["--ids", "--tokens", "--out"]),
+    "janus-greedy": (janus_greedy, "model", ["--ids", ("--cfg", 5.0), ("--tokens-count", 0), "--out"]),
+    "janus-decode": (janus_decode, "model", ["--tokens", "--out"]),
 }
 
 
@@ -285,7 +422,9 @@ def main():
         p = sub.add_parser(name)
         p.add_argument(path)
         for o in options:
-            if isinstance(o, tuple):
+            if isinstance(o, tuple) and isinstance(o[1], bool):
+                p.add_argument(o[0], action="store_true")
+            elif isinstance(o, tuple):
                 p.add_argument(o[0], type=type(o[1]), default=o[1])
             elif o.endswith(":int"):
                 p.add_argument(o[:-len(":int")], type=int, required=True)

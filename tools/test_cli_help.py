@@ -15,10 +15,11 @@ import sys
 # A few options per command that its help must list.
 EXPECTED = {
     "generate": ["--method", "--images", "--seed", "--class", "--out", "--trace", "--model", "--cfg",
-                 "--caption-embeddings"],
+                 "--caption-embeddings", "--prompt"],
     "bench": ["--methods", "--images", "--samples", "--report", "--json", "--profile", "--synthetic", "--windows",
-              "--classifier"],
+              "--classifier", "--prompts"],
     "methods": ["--markdown"],
+    "families": ["--model"],
     "devices": ["--json"],
     "selftest": ["--device", "--op", "--json"],
     "bench-ops": ["--json", "--op", "--repeat"],

@@ -4,7 +4,10 @@
 // (swapchain, ImGui, canvas renderer), Runs (lanes, decode worker, timeline), Capture (--record,
 // --screenshot), Kiosk (unattended cycling), Ui (panels), FrameTimes (smoothness on exit).
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "viewer/capture.h"
 #include "viewer/device_session.h"
@@ -36,7 +39,12 @@ class App {
   // The trace, read before any window opens, so that a bad one fails at once.
   App(const ViewerOptions& options, GlfwLibrary& glfw, int64_t& kiosk_counter, std::optional<Trace> replay);
   void start_from_controls();
+  // The kiosk's prompts for a prompt-driven model, each checked against it; none for a class model.
+  std::vector<std::string> checked_kiosk_prompts() const;
   void start_kiosk_run();
+  // The prompt a kiosk visitor typed: its error under the box, or its runs.
+  void start_visitor_run();
+  void show_kiosk_run(const KioskRun& k, std::shared_ptr<const Condition> condition);
   void frame();
 
   // Declared in the order they depend on each other; destroyed in reverse.

@@ -28,17 +28,22 @@ void Capture::took_screenshot(const FrameTarget& frame, const Runs& runs, int64_
   screenshot_frame_ = frame.number;
   done_ = true;
   nlohmann::json lanes = nlohmann::json::array();
-  for (const LaneView& l : runs.lanes())
-    lanes.push_back({{"method", l.record->method()},
-                     {"class", l.record->class_id()},
-                     {"seed", l.record->seed()},
-                     {"step", l.shown_step},
-                     {"steps", l.frames.size()},
-                     {"grid", grid},
-                     {"x", l.p0.x},
-                     {"y", l.p0.y},
-                     {"w", l.p1.x - l.p0.x},
-                     {"h", l.p1.y - l.p0.y}});
+  for (const LaneView& l : runs.lanes()) {
+    nlohmann::json lane = {{"method", l.record->method()},
+                           {"class", l.record->class_id()},
+                           {"seed", l.record->seed()},
+                           {"step", l.shown_step},
+                           {"steps", l.frames.size()},
+                           {"grid", grid},
+                           {"x", l.p0.x},
+                           {"y", l.p0.y},
+                           {"w", l.p1.x - l.p0.x},
+                           {"h", l.p1.y - l.p0.y}};
+    // A prompt run (class -1) says what it drew; other non-class runs how they were conditioned.
+    if (!l.record->prompt().empty()) lane["prompt"] = l.record->prompt();
+    if (l.record->class_id() < 0) lane["condition"] = l.record->condition().description;
+    lanes.push_back(std::move(lane));
+  }
   layout_json_ =
       nlohmann::json{{"width", frame.extent.width}, {"height", frame.extent.height}, {"lanes", lanes}}.dump(2);
 }

@@ -2,8 +2,8 @@
 
 namespace vkspec::viewer {
 
-RunRecord::RunRecord(std::string method, int64_t class_id, uint64_t seed, int64_t grid_size)
-    : method_(std::move(method)), class_id_(class_id), seed_(seed), grid_size_(grid_size) {}
+RunRecord::RunRecord(std::string method, RunCondition condition, uint64_t seed, int64_t grid_size)
+    : method_(std::move(method)), condition_(std::move(condition)), seed_(seed), grid_size_(grid_size) {}
 
 void RunRecord::add(std::shared_ptr<const StepFrame> frame) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "decoding/step_event.h"
+#include "viewer/run_condition.h"
 
 namespace vkspec::viewer {
 
@@ -25,10 +26,12 @@ enum class RunState { Running, Finished, Failed, Cancelled };
 
 class RunRecord {
  public:
-  RunRecord(std::string method, int64_t class_id, uint64_t seed, int64_t grid_size);
+  RunRecord(std::string method, RunCondition condition, uint64_t seed, int64_t grid_size);
 
   const std::string& method() const { return method_; }
-  int64_t class_id() const { return class_id_; }
+  const RunCondition& condition() const { return condition_; }
+  int64_t class_id() const { return condition_.class_id; }  // -1 for a prompt run
+  const std::string& prompt() const { return condition_.prompt; }
   uint64_t seed() const { return seed_; }
   int64_t grid_size() const { return grid_size_; }
   int64_t tokens() const { return grid_size_ * grid_size_; }
@@ -47,7 +50,7 @@ class RunRecord {
 
  private:
   const std::string method_;
-  const int64_t class_id_;
+  const RunCondition condition_;
   const uint64_t seed_;
   const int64_t grid_size_;
   mutable std::mutex mutex_;

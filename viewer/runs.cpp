@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "common/error.h"
 #include "frontend/method_options_text.h"
 
 namespace vkspec::viewer {
@@ -43,18 +44,20 @@ void Runs::install(std::vector<Lane> lanes, std::vector<LaneView> views, bool re
   timeline_.restart(replay);
 }
 
-void Runs::start_live(const std::vector<frontend::MethodRun>& runs, const ModelSet& models, int64_t class_id,
-                      uint64_t seed, const SamplerSettings& sampler) {
+void Runs::start_live(const std::vector<frontend::MethodRun>& runs, const ModelSet& models,
+                      std::shared_ptr<const Condition> condition, uint64_t seed, const SamplerSettings& sampler) {
+  if (!condition) throw Error("the live runs need a condition (a class or a prompt)");
+  const RunCondition shown = RunCondition::of(*condition);
   std::vector<Lane> lanes;
   std::vector<LaneView> views;
   for (const frontend::MethodRun& run : runs) {
     StrategyInputs in;
-    in.condition = std::make_shared<ClassLabel>(class_id);
+    in.condition = condition;
     in.seed = seed;
     in.sampler = sampler;
     in.options = run.options;
     in.profile = true;  // device time per step for the stats table
-    auto record = std::make_shared<RunRecord>(run.method, class_id, seed, grid_);
+    auto record = std::make_shared<RunRecord>(run.method, shown, seed, grid_);
     lanes.push_back({std::make_unique<StrategySource>(run.method, models, in), record});
     LaneView v;
     v.record = record;
@@ -71,7 +74,7 @@ void Runs::start_replay(const Trace& trace, const std::vector<int64_t>& images) 
   for (int64_t i : images) {
     if (i < 0 || i >= static_cast<int64_t>(trace.images.size())) continue;
     const Generation& g = trace.images[static_cast<size_t>(i)];
-    auto record = std::make_shared<RunRecord>(g.method, g.class_id, g.seed, grid_);
+    auto record = std::make_shared<RunRecord>(g.method, RunCondition::of(g), g.seed, grid_);
     lanes.push_back({std::make_unique<TraceSource>(g), record});
     LaneView v;
     v.record = record;

@@ -21,9 +21,10 @@ class Runs {
   Runs(const Runs&) = delete;
   Runs& operator=(const Runs&) = delete;
 
-  // Replace the runs on screen (the old ones end as cancelled).
-  void start_live(const std::vector<frontend::MethodRun>& runs, const ModelSet& models, int64_t class_id, uint64_t seed,
-                  const SamplerSettings& sampler);
+  // Replace the runs on screen (the old ones end as cancelled), all on `condition` (a class label,
+  // a prompt's) and seed.
+  void start_live(const std::vector<frontend::MethodRun>& runs, const ModelSet& models,
+                  std::shared_ptr<const Condition> condition, uint64_t seed, const SamplerSettings& sampler);
   // Images of `trace` by index; indices outside it are left out (-1: no comparison).
   void start_replay(const Trace& trace, const std::vector<int64_t>& images);
 

@@ -14,6 +14,9 @@ void save_trace(const std::string& path, TraceConfig config, const std::vector<L
     Generation g;
     g.method = l.record->method();
     g.class_id = l.record->class_id();
+    // What the trace reader needs of an image without a class: its condition, and its prompt.
+    g.condition = l.record->condition().description;
+    g.prompt = l.record->prompt();
     g.seed = l.record->seed();
     g.tokens = frames.back()->event.grid;
     for (const auto& f : frames) {

@@ -41,8 +41,10 @@ bool Ui::take_start_request() {
 
 void Ui::handle_keys() {
   const ImGuiIO& io = ImGui::GetIO();
+  // Esc in a text box only leaves it: a kiosk visitor typing a prompt must not close the kiosk.
+  if (io.WantTextInput) return;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) session_.window().request_close();
-  if (opt_.kiosk || io.WantTextInput) return;
+  if (opt_.kiosk) return;
   Timeline& t = runs_.timeline();
   const int64_t n = runs_.available_steps();
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space))) t.toggle_play(n);
@@ -57,7 +59,8 @@ void Ui::build() {
   const float W = io.DisplaySize.x, H = io.DisplaySize.y;
   handle_keys();
   if (opt_.kiosk) {
-    const float caption = std::max(120.0f, H * 0.2f);
+    // A prompt-driven model's caption also holds the visitors' prompt box.
+    const float caption = std::max(120.0f, H * 0.2f) + (models_.takes_prompt() ? 48.0f : 0.0f);
     build_canvas_area(0, 0, W, H - caption, 1.5f);
     build_kiosk_caption(0, H - caption, W, caption);
     return;
@@ -100,7 +103,7 @@ void Ui::build_trace_controls() {
   std::vector<std::string> names;
   for (size_t i = 0; i < trace.images.size(); ++i) {
     const Generation& g = trace.images[i];
-    names.push_back(std::to_string(i) + ": " + g.method + ", class " + std::to_string(g.class_id) + ", seed " +
+    names.push_back(std::to_string(i) + ": " + g.method + ", " + RunCondition::of(g).text(40) + ", seed " +
                     std::to_string(g.seed));
   }
   widgets::combo_of("Image", &controls_.trace_image, names);
@@ -126,7 +129,11 @@ void Ui::build_method_controls() {
     ImGui::InputTextWithHint("Options##b", "window=16,...", controls_.compare_options,
                              sizeof(controls_.compare_options));
   }
-  ImGui::SliderInt("Class", &controls_.class_id, 0, static_cast<int>(std::max<int64_t>(0, classes - 1)));
+  const bool prompt = models_.takes_prompt();
+  if (prompt)
+    build_prompt_box();
+  else
+    ImGui::SliderInt("Class", &controls_.class_id, 0, static_cast<int>(std::max<int64_t>(0, classes - 1)));
   ImGui::InputScalar("Seed", ImGuiDataType_S64, &controls_.seed);
   controls_.seed = std::max(0ll, controls_.seed);
   ImGui::Text("Sampler");
@@ -135,13 +142,13 @@ void Ui::build_method_controls() {
   int top_k = static_cast<int>(controls_.sampler.top_k);
   if (ImGui::InputInt("Top-k", &top_k)) controls_.sampler.top_k = std::max(0, top_k);
   ImGui::SliderFloat("Top-p", &controls_.sampler.top_p, 0.01f, 1.0f, "%.2f");
-  if (ImGui::Button("Run")) start_requested_ = true;
+  if (ImGui::Button(prompt ? "Generate" : "Run")) start_requested_ = true;
   ImGui::SameLine();
-  if (ImGui::Button("Next class")) {
+  if (!prompt && ImGui::Button("Next class")) {
     controls_.class_id = static_cast<int>((controls_.class_id + 1) % std::max<int64_t>(1, classes));
     start_requested_ = true;
   }
-  ImGui::SameLine();
+  if (!prompt) ImGui::SameLine();
   if (ImGui::Button("Next seed")) {
     ++controls_.seed;
     start_requested_ = true;

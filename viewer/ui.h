@@ -1,8 +1,9 @@
 #pragma once
 // The viewer's Dear ImGui panels: run settings and overlays (ui.cpp), the canvases with their NFE
 // race bars and the kiosk caption (ui_lanes.cpp), the timeline with live statistics
-// (ui_timeline.cpp). Run, Show and the Next buttons only ask for a start (take_start_request):
-// runs start between frames, never while a draw list refers to the canvases they replace.
+// (ui_timeline.cpp), a prompt-driven model's prompt box (ui_prompt.cpp). Run, Generate, Show, the
+// Next buttons and Enter in a prompt box only ask for a start (take_start_request): runs start
+// between frames, never while a draw list refers to the canvases they replace.
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ class Ui {
   void build_run_panel();
   void build_trace_controls();
   void build_method_controls();
+  void build_prompt_box();
+  void build_kiosk_prompt_box();
   void build_overlay_panel();
   void build_canvas_area(float x, float y, float w, float h, float caption_scale);
   void build_timeline_panel(float x, float y, float w, float h);

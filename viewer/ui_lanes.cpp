@@ -14,8 +14,8 @@ namespace vkspec::viewer {
 std::string Ui::lane_title(const LaneView& l) const {
   char buf[512];
   const size_t steps = l.frames.size();
-  std::snprintf(buf, sizeof(buf), "%s  class %lld, seed %llu  step %zu/%zu%s", l.label.c_str(),
-                static_cast<long long>(l.record->class_id()), static_cast<unsigned long long>(l.record->seed()),
+  std::snprintf(buf, sizeof(buf), "%s  %s, seed %llu  step %zu/%zu%s", l.label.c_str(),
+                l.record->condition().text(40).c_str(), static_cast<unsigned long long>(l.record->seed()),
                 steps ? l.shown_step + 1 : 0, steps, l.record->ended() ? "" : "+");
   return buf;
 }
@@ -71,6 +71,10 @@ void Ui::build_kiosk_caption(float x, float y, float w, float h) {
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::Begin("##caption", nullptr, widgets::kFixed | ImGuiWindowFlags_NoDecoration);
   const std::vector<LaneView>& lanes = runs_.lanes();
+  if (models_.takes_prompt()) {
+    ImGui::SetWindowFontScale(1.6f);
+    build_kiosk_prompt_box();
+  }
   if (lanes.empty()) {
     ImGui::End();
     return;
@@ -79,7 +83,7 @@ void Ui::build_kiosk_caption(float x, float y, float w, float h) {
   ImGui::SetWindowFontScale(2.0f);
   std::string title = a.record->method();
   if (lanes.size() > 1) title += " vs " + lanes[1].record->method();
-  title += "  class " + std::to_string(a.record->class_id()) + ", seed " + std::to_string(a.record->seed());
+  title += "  " + a.record->condition().text(80) + ", seed " + std::to_string(a.record->seed());
   ImGui::TextUnformatted(title.c_str());
   ImGui::SetWindowFontScale(1.6f);
   ImGui::TextWrapped("%s.", method_summary(a.record->method()).c_str());

@@ -62,6 +62,18 @@ void ViewerModels::load_replay_tokenizer(const frontend::ModelCatalog& catalog) 
   }
 }
 
+bool ViewerModels::takes_prompt() const { return !replay_ && loaded_.target->config().input == ConditionInput::Prompt; }
+
+std::shared_ptr<const Condition> ViewerModels::prompt_condition(const std::string& prompt) const {
+  if (replay_) throw Error("a replayed trace runs no model: it cannot take a prompt");
+  return loaded_.target->prompt_condition(prompt);
+}
+
+std::string ViewerModels::target_name() const {
+  if (replay_) return "trace";
+  return loaded_.target->path() + " (" + loaded_.target->config().family + ")";
+}
+
 SamplerSettings ViewerModels::default_sampler() const {
   return replay_ ? replay_->config.sampler : SamplerSettings::from_defaults(loaded_.target->config().defaults);
 }

@@ -27,6 +27,13 @@ class ViewerModels {
   const Trace* replay() const { return replay_ ? &*replay_ : nullptr; }
   int64_t grid() const { return grid_; }
   int64_t num_classes() const { return num_classes_; }
+  // Whether the live runs' condition is a text prompt (Janus-Pro) instead of a class label.
+  bool takes_prompt() const;
+  // The condition for `prompt`; throws Error (an empty or too long prompt, a model that takes no
+  // prompt or names no tokenizer) with the message to show.
+  std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const;
+  // The target for messages: "model.safetensors (janus-pro)".
+  std::string target_name() const;
   // Why token ids are shown as colours instead of the VQ decoder's pixels ("" when they are not).
   const std::string& decoder_note() const { return decoder_note_; }
 

@@ -14,9 +14,12 @@ const char* kViewerUsage =
     "\n"
     "live runs:   --model FILE --vq FILE [--drafter FILE] [--low-res FILE] [--heads FILE]   (default: shipped models)\n"
     "             --method NAME [--options k=v,...] [--compare NAME [--compare-options k=v,...]]\n"
-    "             --class N --seed S [--cfg S] [--temperature T] [--top-k K] [--top-p P]\n"
+    "             --class N | --prompt TEXT (a prompt-driven model: Janus-Pro) --seed S\n"
+    "             [--cfg S] [--temperature T] [--top-k K] [--top-p P]\n"
     "replay:      --trace FILE [--image I] [--compare-image J] [--vq FILE]   (no model run)\n"
-    "kiosk:       --kiosk [--hold SECONDS]    fullscreen, cycles classes and methods on its own\n"
+    "kiosk:       --kiosk [--hold SECONDS]    fullscreen, cycles classes (or prompts) and methods on its own\n"
+    "             --kiosk-prompts FILE: the prompts a prompt-driven model cycles, one a line (default: examples);\n"
+    "             visitors type their own\n"
     "output:      --screenshot FILE --frames N [--step K] [--layout FILE]\n"
     "             --record DIR (every frame as PNG)   --save-trace FILE (the runs shown, as a trace)\n"
     "display:     --width W --height H --fps F (0 = uncapped) --speed STEPS_PER_S (replay)\n"
@@ -29,12 +32,28 @@ const char* kViewerUsage =
     "shown has finished (and the timeline reached --step K when given). Keys: space play/pause,\n"
     "left/right step, Home/End first/last step, Esc quit.\n";
 
+namespace {
+
+// Whether the model takes a class or a prompt is known once it is loaded (initial_controls); what
+// contradicts itself is refused here.
+void check_condition_options(const ViewerOptions& o, bool kiosk_prompts_given) {
+  if (o.prompt && o.class_given) throw Error("vkspec-viewer: --prompt and --class exclude each other");
+  if (o.prompt && !o.trace.empty())
+    throw Error("vkspec-viewer: --prompt runs the model; a --trace replays its images' own prompts");
+  if (o.prompt && o.kiosk)
+    throw Error("vkspec-viewer: --kiosk cycles its own prompts (--kiosk-prompts FILE); visitors type theirs");
+  if (kiosk_prompts_given && !o.kiosk) throw Error("vkspec-viewer: --kiosk-prompts needs --kiosk");
+  if (kiosk_prompts_given && o.kiosk_prompts.empty()) throw Error("vkspec-viewer: --kiosk-prompts needs a FILE");
+}
+
+}  // namespace
+
 ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   std::set<std::string> options = {
       "--method",  "--options",       "--compare", "--compare-options", "--class",  "--seed",  "--trace",
       "--image",   "--compare-image", "--hold",    "--screenshot",      "--frames", "--step",  "--layout",
       "--record",  "--save-trace",    "--width",   "--height",          "--fps",    "--speed", "--overlays",
-      "--timeout", "--batch"};
+      "--timeout", "--batch",         "--prompt",  "--kiosk-prompts"};
   for (const std::string& f : frontend::model_file_options()) options.insert(f);
   std::set<std::string> flags = {"--kiosk"};
   for (const frontend::OptionDoc& o : frontend::sampler_option_table())
@@ -42,7 +61,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   frontend::ArgParser ap("vkspec-viewer", flags, options);
   ap.parse(args);
   ViewerOptions o;
-  o.models = frontend::model_files(ap);
+  o.models = frontend::model_files(ap, ap.get("--prompt").has_value() || ap.get("--kiosk-prompts").has_value());
   o.method = ap.get_or("--method", "");
   auto method_options = [&](const char* flag) {
     try {
@@ -55,6 +74,8 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.compare = ap.get_or("--compare", "");
   o.compare_options = method_options("--compare-options");
   o.class_id = ap.get_int("--class", 0, 0, 1 << 30);
+  o.class_given = ap.get("--class").has_value();
+  o.prompt = ap.get("--prompt");
   o.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, (1ll << 62)));
   o.sampler = frontend::sampler_overrides(ap);
   o.trace = ap.get_or("--trace", "");
@@ -62,6 +83,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
   o.trace_compare = ap.get_int("--compare-image", -1, -1, 1 << 30);
   o.kiosk = ap.flag("--kiosk");
   o.kiosk_hold_s = ap.get_double("--hold", 4, 0, 3600);
+  o.kiosk_prompts = ap.get_or("--kiosk-prompts", "");
   o.screenshot = ap.get_or("--screenshot", "");
   o.frames = ap.get_int("--frames", o.screenshot.empty() ? 0 : 1, 1, 1 << 30);
   o.step = ap.get_int("--step", -1, -1, 1 << 30);
@@ -86,6 +108,7 @@ ViewerOptions parse_viewer_options(const std::vector<std::string>& args) {
     throw Error("vkspec-viewer: --image and --compare-image select images of a --trace");
   if (o.compare.empty() && ap.get("--compare-options"))
     throw Error("vkspec-viewer: --compare-options needs --compare METHOD");
+  check_condition_options(o, ap.get("--kiosk-prompts").has_value());
   return o;
 }
 

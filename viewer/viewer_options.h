@@ -16,9 +16,12 @@ struct ViewerOptions {
   // What to run. Empty method: the first of strategy_names().
   std::string method;
   MethodOptions method_options;
-  std::string compare;  // a second method shown side by side on the same class and seed
+  std::string compare;  // a second method shown side by side on the same condition and seed
   MethodOptions compare_options;
+  // The condition: a class (class-conditional models) or a prompt (prompt-driven ones, Janus-Pro).
   int64_t class_id = 0;
+  bool class_given = false;
+  std::optional<std::string> prompt;
   uint64_t seed = 0;
   frontend::SamplerOverrides sampler;
 
@@ -28,6 +31,7 @@ struct ViewerOptions {
 
   bool kiosk = false;
   double kiosk_hold_s = 4.0;
+  std::string kiosk_prompts;  // a file of prompts the kiosk cycles (one a line); "": examples
 
   // Output and automation.
   std::string record_dir, screenshot, layout_file, save_trace;

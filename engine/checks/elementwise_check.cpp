@@ -29,9 +29,10 @@ CheckResult check_bias_act(Context& ctx, int64_t rows, int64_t c, bool bias, ops
   CommandStream s(ctx);
   ops::bias_act(s, tx, bias ? tb.view() : TensorView{}, ty, act, residual ? tr.view() : TensorView{});
   s.submit_and_wait();
-  // SiLU's exp is the device's: swish's tolerance.
+  // SiLU's exp is the device's: swish's tolerance; GELU's erf is approximated (1.5e-7 absolute).
+  const bool transcendental = act == ops::Activation::Silu || act == ops::Activation::Gelu;
   return {normalised_error(download_floats(ctx, ty), ref::bias_act(x, b, static_cast<int>(act), r)),
-          act == ops::Activation::Silu ? 1e-6 : 1e-7, std::to_string(rows) + "x" + std::to_string(c)};
+          transcendental ? 1e-6 : 1e-7, std::to_string(rows) + "x" + std::to_string(c)};
 }
 
 // bias_act with SiLU and a residual gives the bits of bias_act, swish and add run one after another.
@@ -76,6 +77,8 @@ VKSPEC_OP_CHECK("bias_act", "bias relu 7x300", [](Context& c) { return check_bia
 VKSPEC_OP_CHECK("bias_act", "bias 1x10", [](Context& c) { return check_bias_act(c, 1, 10, true, A::None); });
 VKSPEC_OP_CHECK("bias_act", "relu only 33x64", [](Context& c) { return check_bias_act(c, 33, 64, false, A::Relu); });
 VKSPEC_OP_CHECK("bias_act", "bias silu 9x200", [](Context& c) { return check_bias_act(c, 9, 200, true, A::Silu); });
+VKSPEC_OP_CHECK("bias_act", "bias gelu 9x200", [](Context& c) { return check_bias_act(c, 9, 200, true, A::Gelu); });
+VKSPEC_OP_CHECK("bias_act", "gelu only 2x2048", [](Context& c) { return check_bias_act(c, 2, 2048, false, A::Gelu); });
 VKSPEC_OP_CHECK("bias_act", "bias residual 4x130",
                 [](Context& c) { return check_bias_act(c, 4, 130, true, A::None, true); });
 VKSPEC_OP_CHECK("bias_act", "silu residual, no bias 3x64",

@@ -84,6 +84,50 @@ CheckResult check_table(Context&, int64_t head_dim, int64_t grid) {
           "table Dh=" + std::to_string(head_dim) + " grid=" + std::to_string(grid)};
 }
 
+// The 1D table through the 2D kernel against Hugging Face's LLaMA RoPE computed in double on the
+// rotate-half layout: x is de-interleaved per head (pair i = (x[2i], x[2i + 1]) becomes (i,
+// i + Dh / 2)), rotated by position * base^(-2i / Dh), and interleaved back.
+std::vector<float> hf_rope_interleaved(const std::vector<float>& x, int64_t tokens, int64_t heads, int64_t hd,
+                                       const std::vector<int64_t>& index, double base) {
+  std::vector<float> y(x.size());
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const size_t at = static_cast<size_t>((t * heads + h) * hd + 2 * i);
+        // transformers' inv_freq and angle are float32; cos and sin in double.
+        const float expo = static_cast<float>(2 * i) / static_cast<float>(hd);
+        const float freq = 1.0f / static_cast<float>(std::pow(base, static_cast<double>(expo)));
+        const double a = static_cast<float>(index[static_cast<size_t>(t)]) * freq;
+        const double lo = x[at], hi = x[at + 1];  // rotate-half's x[i] and x[i + hd / 2]
+        y[at] = static_cast<float>(lo * std::cos(a) - hi * std::sin(a));
+        y[at + 1] = static_cast<float>(hi * std::cos(a) + lo * std::sin(a));
+      }
+  return y;
+}
+
+CheckResult check_1d(Context& ctx, int64_t tokens, int64_t heads, int64_t head_dim, int64_t n_pos) {
+  const auto x = random_floats(static_cast<size_t>(tokens * heads * head_dim), 44);
+  std::mt19937_64 rng(45);
+  std::vector<int64_t> index;
+  std::vector<int32_t> pos;
+  for (int64_t t = 0; t < tokens; ++t) {
+    index.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(n_pos)));
+    const ops::RopePosition r = ops::sequence_position(index.back(), n_pos);
+    pos.insert(pos.end(), {r.row, r.col, r.flag});
+  }
+  Tensor tx = upload_floats(ctx, x, DType::F32, {tokens, heads * head_dim}, "x");
+  Tensor ty = ctx.tensor(DType::F32, {tokens, heads * head_dim}, "y");
+  Tensor tp = upload_positions(ctx, pos), tt = ops::rope_1d_table(ctx, head_dim, n_pos);
+  CommandStream s(ctx);
+  ops::rope_2d(s, ops::HeadRows::packed(tx, tokens, heads, head_dim),
+               ops::HeadRows::packed(ty, tokens, heads, head_dim), tp, tt);
+  s.submit_and_wait();
+  return {normalised_error(download_floats(ctx, ty), hf_rope_interleaved(x, tokens, heads, head_dim, index, 10000.0)),
+          1e-6, "T=" + std::to_string(tokens) + " Dh=" + std::to_string(head_dim) + " n_pos=" + std::to_string(n_pos)};
+}
+
+VKSPEC_OP_CHECK("rope_2d", "1d T=40 H=3 Dh=64 n_pos=700", [](Context& c) { return check_1d(c, 40, 3, 64, 700); });
+VKSPEC_OP_CHECK("rope_2d", "1d T=9 H=2 Dh=128 n_pos=2000", [](Context& c) { return check_1d(c, 9, 2, 128, 2000); });
 VKSPEC_OP_CHECK("rope_2d", "T=1 H=1 Dh=4 grid=2", [](Context& c) { return check_packed(c, 1, 1, 4, 2); });
 VKSPEC_OP_CHECK("rope_2d", "T=37 H=3 Dh=64 grid=16", [](Context& c) { return check_packed(c, 37, 3, 64, 16); });
 VKSPEC_OP_CHECK("rope_2d", "T=300 H=5 Dh=32 grid=32", [](Context& c) { return check_packed(c, 300, 5, 32, 32); });

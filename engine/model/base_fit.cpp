@@ -6,6 +6,11 @@ namespace vkspec {
 
 void require_fits_base(const SafetensorsFile& f, const std::string& path, const std::string& what, const Gpt& base) {
   const GptConfig& cfg = base.config();
+  try {  // these models read the base's output matrix and its 2D positions: LlamaGen's
+    base.output_weight();
+  } catch (const Error& e) {
+    throw Error(path + ": " + what + " built on LlamaGen's output head cannot run on " + base.path() + ": " + e.what());
+  }
   const int64_t dim = f.meta_int("dim");
   if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
     throw Error(path + ": " + what + " for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +

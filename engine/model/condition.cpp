@@ -1,5 +1,6 @@
 #include "engine/model/condition.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.h"
@@ -12,7 +13,9 @@ std::string ClassLabel::describe() const { return "class " + std::to_string(id_)
 
 void ClassLabel::check(const GptConfig& cfg) const {
   if (cfg.model_type != ModelType::c2i)
-    throw Error("cannot condition on " + describe() + ": the model is text-conditional (it takes caption embeddings)");
+    throw Error("cannot condition on " + describe() + ": the model (" + cfg.family +
+                ") is text-conditional (it takes " +
+                (cfg.input == ConditionInput::Prompt ? "a prompt)" : "caption embeddings)"));
   if (id_ < 0 || id_ >= cfg.num_classes)
     throw Error(describe() + " is outside the model's classes [0, " + std::to_string(cfg.num_classes) + ")");
 }
@@ -93,7 +96,24 @@ std::vector<uint8_t> CaptionEmbeddings::placed_mask(int64_t positions) const {
   return out;
 }
 
+void CaptionEmbeddings::set_prompt(std::string prompt, std::vector<int32_t> ids,
+                                   std::shared_ptr<const CaptionEmbeddings> null_form) {
+  if (null_form && (null_form->tokens_ != tokens_ || null_form->dim_ != dim_ || null_form->valid_ != valid_))
+    throw Error(source_ + ": the unconditional form must have the condition's tokens and padding");
+  if (static_cast<int64_t>(ids.size()) != tokens_)
+    throw Error(source_ + ": " + std::to_string(ids.size()) + " prompt ids for " + std::to_string(tokens_) + " tokens");
+  null_form_ = std::move(null_form);
+  prompt_ = std::move(prompt);
+  prompt_ids_ = std::move(ids);
+}
+
 std::string CaptionEmbeddings::describe() const {
+  if (!prompt_.empty()) {  // a short form: traces and messages carry the whole text elsewhere (prompt())
+    size_t cut = std::min<size_t>(prompt_.size(), 117);
+    while (cut < prompt_.size() && cut > 0 && (static_cast<unsigned char>(prompt_[cut]) & 0xC0) == 0x80) --cut;
+    const std::string shown = prompt_.size() > 120 ? prompt_.substr(0, cut) + "..." : prompt_;
+    return "prompt \"" + shown + "\" (" + std::to_string(valid_tokens()) + " tokens)";
+  }
   return "caption embeddings " + source_ + " (" + std::to_string(valid_tokens()) + " of " + std::to_string(tokens_) +
          " tokens)";
 }
@@ -101,6 +121,9 @@ std::string CaptionEmbeddings::describe() const {
 void CaptionEmbeddings::check(const GptConfig& cfg) const {
   if (cfg.model_type != ModelType::t2i)
     throw Error("cannot condition on " + describe() + ": the model is class-conditional (it takes class labels)");
+  if (cfg.input == ConditionInput::Prompt && prompt_.empty())
+    throw Error("cannot condition on " + describe() + ": the model (" + cfg.family +
+                ") takes a prompt through its own tokenizer, not caption embeddings");
   if (dim_ != cfg.caption_dim)
     throw Error("cannot condition on " + describe() + ": " + std::to_string(dim_) +
                 " values per token, the model's caption_dim is " + std::to_string(cfg.caption_dim));
@@ -112,7 +135,7 @@ void CaptionEmbeddings::check(const GptConfig& cfg) const {
 std::vector<const Condition*> guided_rows(const Condition& cond, int64_t rows) {
   if (rows < 1 || rows > 2) throw Error("a conditioned forward has 1 or 2 batch rows, not " + std::to_string(rows));
   std::vector<const Condition*> out = {&cond};
-  if (rows == 2) out.push_back(nullptr);
+  if (rows == 2) out.push_back(cond.null_form());
   return out;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 // What an image is conditioned on. Every model also has a null (unconditional) form of its
-// condition for classifier-free guidance; it is the model's own (LlamaGen: the extra class row,
-// or the learned caption embedding), so a batch row asks for it with no Condition at all.
+// condition for classifier-free guidance: the model's own (LlamaGen: the extra class row, or the
+// learned caption embedding), which a batch row asks for with no Condition at all, or one the
+// condition derives (Janus-Pro: the prompt's ids with all but the first and last made padding),
+// which null_form() gives.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,13 @@ class Condition {
   virtual std::string describe() const = 0;
   // Throws Error when the model cannot take this condition (wrong kind, id out of range, shape).
   virtual void check(const GptConfig& cfg) const = 0;
+  // The unconditional row's condition with classifier-free guidance; nullptr: the model's own.
+  virtual const Condition* null_form() const { return nullptr; }
+  // The text prompt this condition came from ("" for none), for traces and sample files.
+  virtual const std::string& prompt() const {
+    static const std::string none;
+    return none;
+  }
 };
 
 // A class id of a class-conditional model, in [0, num_classes).
@@ -56,11 +66,21 @@ class CaptionEmbeddings final : public Condition {
   std::vector<float> placed_values(int64_t positions) const;
   std::vector<uint8_t> placed_mask(int64_t positions) const;
 
+  // A prompt's embeddings (Janus-Pro) carry the prompt's text and token ids, and their
+  // unconditional form, of the same tokens and padding; throws when the shapes differ.
+  void set_prompt(std::string prompt, std::vector<int32_t> ids, std::shared_ptr<const CaptionEmbeddings> null_form);
+  const std::vector<int32_t>& prompt_ids() const { return prompt_ids_; }
+
   std::string describe() const override;
   void check(const GptConfig& cfg) const override;
+  const Condition* null_form() const override { return null_form_.get(); }
+  const std::string& prompt() const override { return prompt_; }
 
  private:
   std::string source_;
+  std::shared_ptr<const CaptionEmbeddings> null_form_;
+  std::string prompt_;
+  std::vector<int32_t> prompt_ids_;
   int64_t tokens_, dim_;
   std::vector<float> values_;
   std::vector<uint8_t> valid_;

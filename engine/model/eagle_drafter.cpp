@@ -41,6 +41,11 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   const SafetensorsFile& f = ws.file();
   require_kind(f, path, "eagle_drafter", "an EAGLE drafter");
   const GptConfig& b = base.config();
+  // Its tree cut writes LlamaGen's grid positions on the device (shaders/draft_tree_cut.comp) and
+  // its logits come from the base's output matrix.
+  if (b.rope_layout != RopeLayout::grid_2d)
+    throw Error(path + ": an EAGLE drafter runs on LlamaGen's 2D positions and output head, not on " + base.path() +
+                " (" + b.family + ")");
   const auto mismatch = [&](const char* key, int64_t want) { return !f.has_meta(key) || f.meta_int(key) != want; };
   for (const auto& [key, want] : std::vector<std::pair<const char*, int64_t>>{{"dim", b.dim},
                                                                               {"n_head", b.n_head},

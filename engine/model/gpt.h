@@ -1,10 +1,11 @@
 #pragma once
-// LlamaGen's GPT (autoregressive/models/gpt.py) on the engine, class- or text-conditional: the
-// condition positions embed a class label, or caption embeddings through LlamaGen's caption MLP
-// (fc1, tanh-GELU, fc2, no biases); then pre-norm blocks with fused wqkv, 2D RoPE, plain
-// multi-head attention over a KV cache, SwiGLU FFN, final RMSNorm and an untied output head. One forward records every
-// dispatch into a CommandStream; logits and the final (normalised) hidden state of every query stay on the device for
-// the sampler.
+// An autoregressive image GPT on the engine: the LLaMA-style trunk every family shares (pre-norm
+// blocks with fused wqkv, RoPE, plain multi-head attention over a KV cache, SwiGLU FFN, final
+// RMSNorm) between the parts its model family makes (engine/model/model_family.h): LlamaGen's
+// class or caption embedding, token table and output head (autoregressive/models/gpt.py), or
+// Janus-Pro's prompt embeddings, gen_embed + gen_aligner and gen_head. One forward records every
+// dispatch into a CommandStream; logits and the final (normalised) hidden state of every query
+// stay on the device for the sampler.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/model/gpt_batch.h"
 #include "engine/model/gpt_block.h"
 #include "engine/model/gpt_config.h"
+#include "engine/model/gpt_family_parts.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/weights.h"
 #include "engine/vk/command_stream.h"
@@ -45,10 +47,15 @@ class Gpt {
   const GptOptions& options() const { return opt_; }
   const std::string& path() const { return path_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
-  // The output projection [vocab, dim], shared with draft heads.
-  const Tensor& output_weight() const { return output_; }
-  // The token embedding table [vocab, dim], shared with the EAGLE drafter.
-  const Tensor& token_embeddings() const { return tok_embeddings_; }
+  // LlamaGen's output projection [vocab, dim], shared with draft heads; throws Error for a family
+  // whose image head is something else.
+  const Tensor& output_weight() const { return parts_->output_weight(); }
+  // The image-token embedding table [vocab, dim], shared with the EAGLE drafter and GSD.
+  const Tensor& token_embeddings() const { return parts_->token_embeddings(); }
+  // The condition for a text prompt (a family that takes prompts); throws Error otherwise.
+  std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const {
+    return parts_->prompt_condition(prompt);
+  }
 
   // A KV cache for this model: slots = the sequence plus `scratch` spare slots; batch_rows up to
   // the model's (0 = the model's; 1 when sampling without CFG).
@@ -60,23 +67,19 @@ class Gpt {
 
  private:
   using Layer = GptBlockWeights;
-  void load_caption_embedder(WeightStore& w);
-  // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.
-  void embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y);
+  void embed(CommandStream& s, const GptBatch& batch, const TensorView& x);
 
   Context& ctx_;
   std::string path_;
   GptConfig cfg_;
   GptOptions opt_;
   uint64_t weight_bytes_ = 0;
-  Tensor tok_embeddings_, norm_, output_, rope_table_;
-  Tensor cls_embedding_;              // c2i: the class table [num_classes + 1, dim]
-  Tensor caption_fc1_, caption_fc2_;  // t2i: the caption MLP
-  Tensor null_caption_;               // t2i: the MLP of the learned null caption, f32 [cls_token_num, dim]
+  std::unique_ptr<GptFamilyParts> parts_;
+  Tensor norm_, rope_table_;
   std::vector<Layer> layers_;
   // Activations sized for batch_rows * max_queries rows.
   GptBlockActivations act_;
-  Tensor logits_, attn_ws_, caption_hidden_;
+  Tensor logits_, attn_ws_;
 };
 
 }  // namespace vkspec

@@ -156,7 +156,7 @@ std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_
     if ((i % per_image < n_cond[static_cast<size_t>(image)]) != (p < cfg.cls_token_num))
       throw batch_error(q.per_image ? "every image must have as many condition queries, first"
                                     : "condition queries must come first");
-    const ops::RopePosition rp = ops::llamagen_position(p, cfg.cls_token_num, cfg.grid_size);
+    const ops::RopePosition rp = cfg.rope_position(p);
     rope[static_cast<size_t>(3 * i)] = rp.row;
     rope[static_cast<size_t>(3 * i + 1)] = rp.col;
     rope[static_cast<size_t>(3 * i + 2)] = rp.flag;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/model/safetensors.h"
+#include "engine/ops/rope.h"
 
 namespace vkspec {
 
@@ -20,11 +21,29 @@ struct SamplerDefaults {
 // LlamaGen's model_type: what the condition positions embed.
 enum class ModelType {
   c2i,  // a class label (cls_token_num 1), through cls_embedding.embedding_table
-  t2i,  // caption embeddings (LlamaGen: 120 T5 tokens), through the caption MLP
+  t2i,  // a value row per position: LlamaGen's caption embeddings (120 T5 tokens) through its
+        // caption MLP, Janus-Pro's prompt token embeddings as they are
+};
+
+// What a user gives a model to condition an image on.
+enum class ConditionInput {
+  ClassLabel,         // --class N
+  CaptionEmbeddings,  // --caption-embeddings FILE (a text encoder's outputs)
+  Prompt,             // --prompt TEXT, through the family's own tokenizer and template
+};
+
+// How sequence positions become RoPE coordinates (ops/rope.h).
+enum class RopeLayout {
+  grid_2d,      // LlamaGen: image token n at (row n / grid, col n % grid), condition tokens zeroed
+  sequence_1d,  // LLaMA / Janus-Pro: every position p rotates by p, condition tokens included
 };
 
 struct GptConfig {
+  std::string family;  // the model family's name (engine/model/model_family.h), for messages
   ModelType model_type = ModelType::c2i;
+  RopeLayout rope_layout = RopeLayout::grid_2d;
+  ConditionInput input = ConditionInput::ClassLabel;
+  std::string vq_file;  // the VQ decoder the model file names (metadata vq, beside it), or ""
   int64_t dim = 0, n_layer = 0, n_head = 0, head_dim = 0;
   int64_t n_kv_head = 0;  // key/value heads; only n_head (plain multi-head attention) runs
   int64_t vocab_size = 0;
@@ -41,9 +60,16 @@ struct GptConfig {
   int64_t seq_len() const { return cls_token_num + image_tokens(); }
   // Sequence position of image token n.
   int64_t position_of_token(int64_t n) const { return cls_token_num + n; }
+  // RoPE coordinates of sequence position `index`, and the rows of the table they index.
+  ops::RopePosition rope_position(int64_t index) const;
+  int64_t rope_table_rows() const { return rope_layout == RopeLayout::grid_2d ? grid_size : seq_len(); }
 
-  // Throws Error naming the file and key when a key is missing, malformed or inconsistent.
+  // LlamaGen's keys (c2i or t2i): throws Error naming the file and key when a key is missing,
+  // malformed or inconsistent. Other families read their own (engine/families/).
   static GptConfig from_file(const SafetensorsFile& f);
+  // The checks every family's configuration passes (sizes positive and plausible, multi-head
+  // attention, head_dim a multiple of 4); throws naming `path`.
+  void validate(const std::string& path) const;
   // LlamaGen's FFN width: find_multiple(int(2 * 4 * dim / 3), multiple_of).
   static int64_t llamagen_ffn_hidden(int64_t dim, int64_t multiple_of = 256);
 };

@@ -29,15 +29,33 @@ GptShape llamagen_shape(const std::string& name, int64_t grid) {
   throw Error("unknown LlamaGen GPT shape '" + name + "' (known: B, L, XL)");
 }
 
+void add_synthetic_tensor(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
+                          bool is_norm, const WeightFill& fill, StDType matrices) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n), 0.0f);
+  fill(name, is_norm, v);
+  w.add_f32(name, shape, v, is_norm ? StDType::F32 : matrices);
+}
+
+void add_synthetic_blocks(SafetensorsWriter& w, int64_t D, int64_t n_layer, int64_t H, const WeightFill& fill,
+                          StDType matrices) {
+  for (int64_t l = 0; l < n_layer; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    add_synthetic_tensor(w, p + "attention_norm.weight", {D}, true, fill, matrices);
+    add_synthetic_tensor(w, p + "ffn_norm.weight", {D}, true, fill, matrices);
+    add_synthetic_tensor(w, p + "attention.wqkv.weight", {3 * D, D}, false, fill, matrices);
+    add_synthetic_tensor(w, p + "attention.wo.weight", {D, D}, false, fill, matrices);
+    add_synthetic_tensor(w, p + "feed_forward.w1.weight", {H, D}, false, fill, matrices);
+    add_synthetic_tensor(w, p + "feed_forward.w3.weight", {H, D}, false, fill, matrices);
+    add_synthetic_tensor(w, p + "feed_forward.w2.weight", {D, H}, false, fill, matrices);
+  }
+}
+
 SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDType matrices) {
   SafetensorsWriter w;
-  std::vector<float> v;
   auto tensor = [&](const std::string& name, std::vector<int64_t> shape, bool is_norm) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    v.assign(static_cast<size_t>(n), 0.0f);
-    fill(name, is_norm, v);
-    w.add_f32(name, shape, v, is_norm ? StDType::F32 : matrices);
+    add_synthetic_tensor(w, name, shape, is_norm, fill, matrices);
   };
   const int64_t D = s.dim, H = s.ffn_hidden;
   tensor("tok_embeddings.weight", {s.vocab_size, D}, false);
@@ -49,16 +67,7 @@ SafetensorsWriter synthetic_gpt(const GptShape& s, const WeightFill& fill, StDTy
   } else {
     tensor("cls_embedding.embedding_table.weight", {s.num_classes + 1, D}, false);
   }
-  for (int64_t l = 0; l < s.n_layer; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    tensor(p + "attention_norm.weight", {D}, true);
-    tensor(p + "ffn_norm.weight", {D}, true);
-    tensor(p + "attention.wqkv.weight", {3 * D, D}, false);
-    tensor(p + "attention.wo.weight", {D, D}, false);
-    tensor(p + "feed_forward.w1.weight", {H, D}, false);
-    tensor(p + "feed_forward.w3.weight", {H, D}, false);
-    tensor(p + "feed_forward.w2.weight", {D, H}, false);
-  }
+  add_synthetic_blocks(w, D, s.n_layer, H, fill, matrices);
   tensor("norm.weight", {D}, true);
   tensor("output.weight", {s.vocab_size, D}, false);
   std::vector<std::pair<const char*, int64_t>> meta = {{"dim", D},

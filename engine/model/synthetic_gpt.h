@@ -27,6 +27,14 @@ GptShape llamagen_shape(const std::string& name, int64_t grid);
 // Fills `values` (already sized) for one tensor. is_norm: an RMSNorm weight (stored f32).
 using WeightFill = std::function<void(const std::string& name, bool is_norm, std::vector<float>& values)>;
 
+// One tensor filled by `fill` (is_norm: stored F32, else as `matrices`): what synthetic_gpt and
+// other families' synthetic files (engine/families/) build their tensors with.
+void add_synthetic_tensor(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
+                          bool is_norm, const WeightFill& fill, StDType matrices);
+// The trunk's per-layer tensors in LlamaGen's layout (both norms, wqkv, wo, w1, w3, w2 per layer).
+void add_synthetic_blocks(SafetensorsWriter& w, int64_t dim, int64_t n_layer, int64_t ffn_hidden,
+                          const WeightFill& fill, StDType matrices);
+
 // Every tensor and metadata key a GPT of `shape` needs, in checkpoint order (embeddings, then per
 // layer both norms, wqkv, wo, w1, w3, w2, then norm and output), calling `fill` once per tensor in
 // that order. Matrices and embeddings are stored as `matrices`, norm weights as F32.

@@ -43,16 +43,25 @@ size_t first_non_finite(StDType t, const uint8_t* p, size_t n) {
 
 }  // namespace
 
-WeightStore::WeightStore(Context& ctx, const std::string& path) : ctx_(ctx), file_(path) {}
+WeightStore::WeightStore(Context& ctx, const std::string& path)
+    : ctx_(ctx), file_(std::make_shared<const SafetensorsFile>(path)) {}
 
-WeightStore::WeightStore(Context& ctx, SafetensorsFile file) : ctx_(ctx), file_(std::move(file)) {}
+WeightStore::WeightStore(Context& ctx, SafetensorsFile file)
+    : ctx_(ctx), file_(std::make_shared<const SafetensorsFile>(std::move(file))) {}
+
+const StTensorInfo& WeightStore::host_tensor(const std::string& name, const Shape& expected,
+                                             const std::string& expected_from) {
+  const StTensorInfo& t = checked(name, expected, DType::F32, expected_from);
+  loaded_.insert(name);
+  return t;
+}
 
 void WeightStore::fail(const std::string& name, const std::string& what) const {
-  throw Error(file_.path() + ": tensor " + name + " " + what);
+  throw Error(file_->path() + ": tensor " + name + " " + what);
 }
 
 Shape WeightStore::shape(const std::string& name) const {
-  const StTensorInfo& t = file_.info(name);
+  const StTensorInfo& t = file_->info(name);
   if (t.shape.size() > static_cast<size_t>(kMaxRank))
     fail(name, "has shape " + t.shape_str() + ", more than " + std::to_string(kMaxRank) + " dimensions");
   Shape s;
@@ -62,11 +71,11 @@ Shape WeightStore::shape(const std::string& name) const {
 
 const StTensorInfo& WeightStore::checked(const std::string& name, const Shape& expected, DType device_dtype,
                                          const std::string& expected_from) const {
-  if (!file_.has(name))
+  if (!file_->has(name))
     fail(name,
          "is missing" +
              (expected_from.empty() ? std::string() : " (expected " + expected.str() + " from " + expected_from + ")"));
-  const StTensorInfo& t = file_.info(name);
+  const StTensorInfo& t = file_->info(name);
   bool same = t.shape.size() == static_cast<size_t>(expected.rank);
   for (int i = 0; same && i < expected.rank; ++i) same = t.shape[static_cast<size_t>(i)] == expected[i];
   if (!same)
@@ -79,7 +88,7 @@ const StTensorInfo& WeightStore::checked(const std::string& name, const Shape& e
                    " (F32/F16/BF16 load as f32 or f16, I32 as i32)");
   const size_t n = static_cast<size_t>(t.numel);
   if (is_float(t.dtype))
-    if (const size_t bad = first_non_finite(t.dtype, file_.data(name), n); bad < n)
+    if (const size_t bad = first_non_finite(t.dtype, file_->data(name), n); bad < n)
       fail(name, "element " + std::to_string(bad) + " is NaN or Inf (corrupt or badly converted file?)");
   return t;
 }
@@ -111,7 +120,7 @@ Tensor WeightStore::upload_converted(const std::string& name, const Shape& shape
 Tensor WeightStore::load(const std::string& name, const Shape& expected, DType device_dtype,
                          const std::string& expected_from) {
   const StTensorInfo& t = checked(name, expected, device_dtype, expected_from);
-  const uint8_t* src = file_.data(name);
+  const uint8_t* src = file_->data(name);
   const size_t n = static_cast<size_t>(t.numel);
   const bool verbatim = (t.dtype == StDType::F32 && device_dtype == DType::F32) ||
                         (t.dtype == StDType::F16 && device_dtype == DType::F16) || t.dtype == StDType::I32;
@@ -136,7 +145,7 @@ Tensor WeightStore::load_columns(const std::string& name, const Shape& expected,
   if (device_dtype != DType::F32 && device_dtype != DType::F16)
     fail(name, std::string("cannot be loaded in column parts as ") + dtype_name(device_dtype) + " (f32 or f16)");
   const StTensorInfo& t = checked(name, expected, device_dtype, expected_from);
-  const uint8_t* src = file_.data(name);
+  const uint8_t* src = file_->data(name);
   const uint64_t cols = static_cast<uint64_t>(expected[1]), part = static_cast<uint64_t>(n_cols);
   Tensor out = upload_converted(name, {expected[0], n_cols}, device_dtype, static_cast<size_t>(expected[0] * n_cols),
                                 tensor_name, [&](size_t i) {
@@ -149,7 +158,7 @@ Tensor WeightStore::load_columns(const std::string& name, const Shape& expected,
 
 std::vector<std::string> WeightStore::unused() const {
   std::vector<std::string> out;
-  for (const std::string& n : file_.tensor_names())
+  for (const std::string& n : file_->tensor_names())
     if (!loaded_.count(n)) out.push_back(n);
   return out;
 }

@@ -3,6 +3,7 @@
 // them. The model states the shape its config implies, so a checkpoint that does not match the
 // config fails at load with both shapes in the message, not as wrong numbers later.
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,8 +20,11 @@ class WeightStore {
   WeightStore(const WeightStore&) = delete;
   WeightStore& operator=(const WeightStore&) = delete;
 
-  const SafetensorsFile& file() const { return file_; }
-  bool has(const std::string& name) const { return file_.has(name); }
+  const SafetensorsFile& file() const { return *file_; }
+  // The file, for a model that keeps reading it on the host after loading (Janus-Pro's text
+  // embedding table, gathered per prompt instead of held on the device).
+  std::shared_ptr<const SafetensorsFile> shared_file() const { return file_; }
+  bool has(const std::string& name) const { return file_->has(name); }
   // The file's shape as a device Shape; throws when the rank exceeds kMaxRank.
   Shape shape(const std::string& name) const;
 
@@ -36,6 +40,11 @@ class WeightStore {
   // per part.
   Tensor load_columns(const std::string& name, const Shape& expected, int64_t first_col, int64_t n_cols,
                       DType device_dtype, const std::string& tensor_name, const std::string& expected_from = {});
+
+  // Marks `name` used without uploading it, after load()'s checks of shape and values (device_dtype
+  // F32: any float dtype): a table the model reads on the host through shared_file().
+  const StTensorInfo& host_tensor(const std::string& name, const Shape& expected,
+                                  const std::string& expected_from = {});
 
   // Tensors never passed to load(), in file order. Leftovers usually mean the checkpoint and the
   // model config disagree (a converter that renamed keys, a head the model does not build).
@@ -53,7 +62,7 @@ class WeightStore {
                           const std::string& tensor_name, Value value);
 
   Context& ctx_;
-  SafetensorsFile file_;
+  std::shared_ptr<const SafetensorsFile> file_;
   std::set<std::string> loaded_;
   uint64_t uploaded_bytes_ = 0;
 };

@@ -7,10 +7,11 @@ namespace vkspec::ops {
 // y = a + b (all f32, same element count). y may alias a or b.
 void add(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y);
 
-enum class Activation : uint32_t { None = 0, Relu = 1, Silu = 2 };
+enum class Activation : uint32_t { None = 0, Relu = 1, Silu = 2, Gelu = 3 };
 
 // y = residual + act(x + bias): bias f32 [C] broadcast over rows of C = the last dimension of x;
-// act None, ReLU, or SiLU (v / (1 + exp(-v)), the arithmetic of ops::swish); residual f32 with x's
+// act None, ReLU, SiLU (v / (1 + exp(-v)), the arithmetic of ops::swish) or GELU with erf (torch's
+// nn.GELU(); erf approximated to 1.5e-7 absolute, shaders/bias_act.comp); residual f32 with x's
 // element count. bias and residual may be empty views (none). y may alias x or residual.
 // A linear layer's bias, its activation and the residual add after it in one dispatch (the draft
 // heads' blocks), with the bits the separate ops give.

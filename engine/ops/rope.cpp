@@ -38,6 +38,38 @@ Tensor rope_2d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base) 
   return table;
 }
 
+RopePosition sequence_position(int64_t index, int64_t n_pos) {
+  return {static_cast<int32_t>(index), static_cast<int32_t>(n_pos + index), 0};
+}
+
+std::vector<float> rope_1d_cos_sin(int64_t head_dim, int64_t n_pos, float base) {
+  require(head_dim > 0 && head_dim % 4 == 0, "rope_1d",
+          [&] { return "head_dim must be a positive multiple of 4, got " + std::to_string(head_dim); });
+  const int64_t quarter = head_dim / 4;
+  std::vector<float> t(static_cast<size_t>(2 * n_pos * quarter * 2));
+  for (int64_t i = 0; i < 2 * quarter; ++i) {
+    // transformers: 1.0 / (base ** (arange(0, head_dim, 2).float() / head_dim)), float32.
+    const float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    const float freq = 1.0f / static_cast<float>(std::pow(static_cast<double>(base), static_cast<double>(expo)));
+    const int64_t half = i / quarter, j = i % quarter;  // rows [0, n_pos) hold i < quarter
+    for (int64_t r = 0; r < n_pos; ++r) {
+      const float angle = static_cast<float>(r) * freq;
+      const size_t at = static_cast<size_t>(((half * n_pos + r) * quarter + j) * 2);
+      t[at] = static_cast<float>(std::cos(static_cast<double>(angle)));
+      t[at + 1] = static_cast<float>(std::sin(static_cast<double>(angle)));
+    }
+  }
+  return t;
+}
+
+Tensor rope_1d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base) {
+  require(n_pos > 0, "rope_1d", "table needs at least one position");
+  const auto t = rope_1d_cos_sin(head_dim, n_pos, base);
+  Tensor table = ctx.tensor(DType::F32, {2 * n_pos, head_dim / 4, 2}, "rope_1d table");
+  ctx.upload(table, t.data(), t.size() * 4);
+  return table;
+}
+
 void check_rope_2d_args(const char* op, const HeadRows& x, const TensorView& positions, const TensorView& table) {
   x.validate(op, "x");
   require(x.head_dim % 4 == 0, op,

@@ -25,6 +25,17 @@ std::vector<float> rope_2d_cos_sin(int64_t head_dim, int64_t n_pos, float base =
 // The same table uploaded as f32 [n_pos, head_dim / 4, 2] (n_pos = grid size).
 Tensor rope_2d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base = 10000.0f);
 
+// A LLaMA-style 1D RoPE (Hugging Face's: pair i rotates by position * base^(-2i / head_dim)) run by
+// the 2D kernels unchanged: the table holds the lower half of the frequencies for every position
+// in rows [0, n_pos) and the upper half in rows [n_pos, 2 n_pos), and sequence position p becomes
+// (row p, col n_pos + p). Pairs are interleaved (2i, 2i + 1) as the kernels rotate them; a
+// checkpoint in Hugging Face's rotate-half layout has its q and k rows permuted at conversion
+// (tools/convert_janus.py). f_i and the angle in float32 as transformers computes them.
+RopePosition sequence_position(int64_t index, int64_t n_pos);
+// [2 n_pos, head_dim / 4, 2]
+std::vector<float> rope_1d_cos_sin(int64_t head_dim, int64_t n_pos, float base = 10000.0f);
+Tensor rope_1d_table(Context& ctx, int64_t head_dim, int64_t n_pos, float base = 10000.0f);
+
 // y = rope(x). x and y: head rows of equal tokens / heads / head_dim (head_dim % 4 == 0); y may be
 // x itself (in place). Rotating q and k of the fused wqkv output [T, 3 * dim] in one dispatch:
 // HeadRows::columns(qkv, 0, 2 * n_head, head_dim) as both x and y.

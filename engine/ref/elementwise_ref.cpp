@@ -18,6 +18,7 @@ std::vector<float> bias_act(const std::vector<float>& x, const std::vector<float
     float v = x[i] + (bias.empty() ? 0.0f : bias[i % bias.size()]);
     if (act == 1) v = std::max(v, 0.0f);
     if (act == 2) v = static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    if (act == 3) v = static_cast<float>(0.5 * v * (1.0 + std::erf(static_cast<double>(v) / std::sqrt(2.0))));
     y[i] = residual.empty() ? v : residual[i] + v;
   }
   return y;

@@ -114,6 +114,7 @@ class Session:
 
         classes: one class for all, one per image, or None (image i has class i mod the classes).
         captions: a text-to-image model's caption embeddings (file or array) instead of classes.
+        prompt: a prompt-driven model's text (Janus-Pro: `prompt="an ankle boot"`) instead of classes.
         options: sampler settings (cfg, temperature, top_k, top_p, ...), batch, method options.
         Returns a dict: images uint8 [N, H, W, 3], tokens int32 [N, L], stats (one dict per image:
         nfe, draft_forwards, head_forwards, accepted_length, wall_ms, ...), method, options, sampler.
@@ -127,7 +128,7 @@ class Session:
         """An iterator over one image's decoding steps, each a dict: proposed, proposed_tokens,
         accepted, rejected, resampled (positions), islands, groups, grid (int32 [G, G], -1 where
         undecided), committed, nfe, ms, and with images=True the partial image (uint8 [H, W, 3];
-        undecided cells drawn as token 0)."""
+        undecided cells drawn as token 0). A prompt-driven model takes prompt=TEXT instead of cls."""
         with _Captions(captions) as cap:
             return _native.StepRun(self._native, method, _cli_args(options) + cap.args(), int(seed), int(cls),
                                    bool(images))

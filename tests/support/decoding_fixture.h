@@ -114,6 +114,17 @@ struct Sample {
   double ms_per_image = 0, nfe_per_image = 0;
 };
 
+// Histogram of the token at `pos` over a sample's images, or of the pair (pos, pos + 1).
+inline std::vector<uint64_t> token_histogram(const Sample& s, int64_t pos, bool pair) {
+  const size_t V = static_cast<size_t>(kTinyVocab);
+  std::vector<uint64_t> h(pair ? V * V : V);
+  for (const auto& g : s.grids) {
+    const size_t a = static_cast<size_t>(g[static_cast<size_t>(pos)]);
+    ++h[pair ? a * V + static_cast<size_t>(g[static_cast<size_t>(pos + 1)]) : a];
+  }
+  return h;
+}
+
 // Checks what every strategy promises about its events: committed positions are listed exactly
 // once (accepted or resampled) in the step that decides them, proposed positions carry tokens,
 // one target forward per step. Positions need not be decided in raster order (zipar, mulo).

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/families/janus_synthetic.h"
 #include "engine/model/safetensors_writer.h"
 #include "engine/model/synthetic_gpt.h"
 #include "engine/ops/philox.h"
@@ -62,6 +63,31 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
                   : s.scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
   };
   synthetic_gpt(shape, fill, StDType::F32).write(path);
+}
+
+// A tiny random Janus-Pro (engine/families/janus_synthetic.h) with TinyGptSpec's trunk sizes, a
+// text vocabulary of 16 and `prompt_tokens` condition positions; biases ~ scale * N(0, 1).
+// gen_embed has a larger scale so the image token fed moves the next one visibly.
+inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+  TinyNormal rng(s.seed), noise(s.noise_seed);
+  JanusShape shape;
+  shape.dim = s.dim;
+  shape.n_layer = s.layers;
+  shape.n_head = s.heads;
+  shape.ffn_hidden = s.ffn_hidden;
+  shape.text_vocab = 16;
+  shape.image_vocab = s.vocab;
+  shape.grid = s.grid;
+  shape.head_hidden = s.dim;
+  shape.prompt_tokens = prompt_tokens;
+  auto fill = [&](const std::string& name, bool f32, std::vector<float>& v) {
+    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    const float scale = name == "gen_embed.weight" ? 1.0f : s.scale;
+    for (float& x : v)
+      x = f32 && !bias ? 1.0f + 0.1f * rng.next()
+                       : scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
+  };
+  synthetic_janus(shape, fill, StDType::F32).write(path);
 }
 
 // Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py

@@ -1,11 +1,16 @@
 // The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing;
-// the timeline; the kiosk's cycling.
+// the timeline; the kiosk's cycling of classes and prompts; how a run's condition is named.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "common/error.h"
 #include "viewer/cell_overlay.h"
 #include "viewer/kiosk.h"
+#include "viewer/kiosk_prompts.h"
 #include "viewer/overlay_settings.h"
+#include "viewer/run_condition.h"
 #include "viewer/run_stats.h"
 #include "viewer/timeline.h"
 #include "viewer/viewer_options.h"
@@ -122,6 +127,58 @@ TEST(ViewerOptions, ParsesAndRejects) {
   EXPECT_THROW(parse_viewer_options({"--bogus"}), Error);
 }
 
+TEST(ViewerOptions, TakesAPromptWhereNothingContradictsIt) {
+  const ViewerOptions o = parse_viewer_options({"--prompt", "an ankle boot", "--seed", "4"});
+  ASSERT_TRUE(o.prompt.has_value());
+  EXPECT_EQ(*o.prompt, "an ankle boot");
+  EXPECT_FALSE(o.class_given);
+  EXPECT_FALSE(parse_viewer_options({}).prompt.has_value());
+  EXPECT_TRUE(parse_viewer_options({"--class", "0"}).class_given);
+  // An empty prompt parses: the model says why it cannot take it.
+  EXPECT_EQ(parse_viewer_options({"--prompt", ""}).prompt, std::string());
+  EXPECT_EQ(parse_viewer_options({"--kiosk", "--kiosk-prompts", "p.txt"}).kiosk_prompts, "p.txt");
+  EXPECT_THROW(parse_viewer_options({"--prompt", "a", "--class", "1"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--prompt", "a", "--trace", "t.json"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--prompt", "a", "--kiosk"}), Error);
+  EXPECT_THROW(parse_viewer_options({"--kiosk-prompts", "p.txt"}), Error);  // needs --kiosk
+  EXPECT_THROW(parse_viewer_options({"--kiosk", "--kiosk-prompts", ""}), Error);
+}
+
+TEST(KioskPrompts, ReadsOnePromptALine) {
+  const std::string path = ::testing::TempDir() + "/viewer_kiosk_prompts.txt";
+  std::ofstream(path) << "  an ankle boot\r\n\n\t\na handbag \nno newline at the end";
+  EXPECT_EQ(read_prompt_file(path), (std::vector<std::string>{"an ankle boot", "a handbag", "no newline at the end"}));
+  EXPECT_EQ(kiosk_prompts(path).size(), 3u);
+  EXPECT_EQ(kiosk_prompts(""), example_prompts());
+  EXPECT_GE(example_prompts().size(), 3u);
+  std::ofstream(path) << " \n\n";
+  EXPECT_THROW(read_prompt_file(path), Error);  // no prompt in it
+  std::remove(path.c_str());
+  EXPECT_THROW(read_prompt_file(path), Error);
+}
+
+TEST(RunCondition, NamesClassesPromptsAndOtherConditions) {
+  EXPECT_EQ(RunCondition::of_class(3).text(), "class 3");
+  EXPECT_EQ(RunCondition::of(ClassLabel(5)).text(), "class 5");
+  RunCondition p;
+  p.prompt = "a red\nankle boot";
+  EXPECT_EQ(p.text(), "\"a red ankle boot\"");  // one line in a title
+  EXPECT_EQ(p.class_id, -1);
+  p.prompt = std::string(20, 'a');
+  EXPECT_EQ(p.text(12), "\"aaaaaaaaa...\"");
+  const std::string e4 = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";  // four 2-byte characters
+  EXPECT_EQ(shortened(e4, 6), "\xc3\xa9...");                 // never half a character
+  EXPECT_EQ(shortened(e4, 4), "...");
+  EXPECT_EQ(shortened(e4, 8), e4);
+  Generation g;
+  g.class_id = -1;
+  g.condition = "caption embeddings c.npy (7 of 120 tokens)";
+  EXPECT_EQ(RunCondition::of(g).text(), g.condition);
+  g.prompt = "a handbag";
+  EXPECT_EQ(RunCondition::of(g).text(), "\"a handbag\"");
+  EXPECT_EQ(RunRecord("ar", RunCondition::of(g), 1, 2).prompt(), "a handbag");
+}
+
 TEST(Timeline, FollowsLiveRunsAndPlaysReplays) {
   Timeline live;
   live.restart(false);
@@ -156,7 +213,7 @@ std::vector<LaneView> ended_lanes(const std::vector<std::pair<std::string, RunSt
   std::vector<LaneView> lanes;
   for (const auto& [method, state] : states) {
     LaneView l;
-    l.record = std::make_shared<RunRecord>(method, 0, 0, 2);
+    l.record = std::make_shared<RunRecord>(method, RunCondition::of_class(0), 0, 2);
     l.record->finish(state, state == RunState::Failed ? "boom" : "", device_lost);
     l.label = method;
     lanes.push_back(std::move(l));
@@ -184,9 +241,32 @@ TEST(Kiosk, CyclesMethodsAndClassesAndSkipsMethodsThatCannotStart) {
   EXPECT_EQ(kiosk.next(10).runs[0].method, "ar");
   EXPECT_EQ(counter, 7);  // a restarted viewer goes on from here
   std::vector<LaneView> running = ended_lanes({{"ar", RunState::Finished}});
-  running[0].record = std::make_shared<RunRecord>("ar", 0, 0, 2);
+  running[0].record = std::make_shared<RunRecord>("ar", RunCondition::of_class(0), 0, 2);
   EXPECT_FALSE(kiosk.due(running));
   EXPECT_THROW(kiosk.due(ended_lanes({{"ar", RunState::Failed}}, true)), RestartRequired);
+}
+
+TEST(Kiosk, CyclesPromptsAndTakesAVisitorsAtOnce) {
+  int64_t counter = 0;
+  Kiosk kiosk(counter, {"ar", "sjd"}, 100, 0.0, {"an ankle boot", "a handbag"});
+  EXPECT_TRUE(kiosk.takes_prompts());
+  const KioskRun first = kiosk.next(0);
+  EXPECT_EQ(first.prompt, "an ankle boot");
+  EXPECT_EQ(first.class_id, -1);
+  EXPECT_FALSE(first.visitor);
+  const KioskRun second = kiosk.next(0);
+  EXPECT_EQ(second.prompt, "a handbag");
+  ASSERT_EQ(second.runs.size(), 2u);  // sjd races ar on the same prompt
+  const KioskRun visit = kiosk.visit("a red sneaker");
+  EXPECT_EQ(visit.prompt, "a red sneaker");
+  EXPECT_TRUE(visit.visitor);
+  EXPECT_EQ(visit.runs[0].method, "ar");  // the next method, as a cycled run would have
+  EXPECT_EQ(visit.seed, 102u);
+  // A visitor's image stays up though the kiosk holds others for 0 s.
+  EXPECT_FALSE(kiosk.due(ended_lanes({{"ar", RunState::Finished}})));
+  EXPECT_EQ(kiosk.next(0).prompt, "a handbag");  // the list goes on by run number
+  EXPECT_TRUE(kiosk.due(ended_lanes({{"sjd", RunState::Finished}, {"ar", RunState::Finished}})));
+  EXPECT_FALSE(Kiosk(counter, {"ar"}, 0, 0.0).takes_prompts());
 }
 
 }  // namespace

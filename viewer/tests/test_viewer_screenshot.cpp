@@ -3,8 +3,6 @@
 // accepted, rejected and resampled carry the green, red and amber outlines and no other cell does
 // (a rejected draft resampled in the same step keeps the red outline), undecided cells are dimmed,
 // and replaying the saved trace draws the same image.
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,12 +13,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#define STB_IMAGE_IMPLEMENTATION
-#include <stb/stb_image.h>
-
 #include "decoding/strategy.h"
 #include "decoding/trace_reader.h"
 #include "tests/support/python_reference.h"
+
+// stb_image's implementation, once in this program: xvfb_viewer.h reads the PNGs with it.
+#define STB_IMAGE_IMPLEMENTATION
+#include "viewer/tests/xvfb_viewer.h"
 
 namespace vkspec {
 namespace {
@@ -35,47 +34,15 @@ const Case kCases[] = {{"ar", 40, false}, {"scd-mc", 3, true}};
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.method << " at step " << c.step; }
 
+using viewer::xvfb::load_png;
+using viewer::xvfb::Png;
+using viewer::xvfb::quote;
+using viewer::xvfb::Rgb;
+
 // Overlay colours of viewer/shaders/canvas.frag as 8-bit UNORM values.
-struct Rgb {
-  int r, g, b;
-};
 constexpr Rgb kAcceptedRgb{41, 219, 79};
 constexpr Rgb kRejectedRgb{240, 46, 41};
 constexpr Rgb kResampledRgb{255, 176, 0};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-int run(const std::string& cmd, std::string* output) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[512];
-  while (fgets(buf, sizeof(buf), p)) *output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-struct Png {
-  int w = 0, h = 0;
-  std::vector<uint8_t> rgb;
-  Rgb at(int x, int y) const {
-    const size_t i = (static_cast<size_t>(y) * w + x) * 3;
-    return {rgb[i], rgb[i + 1], rgb[i + 2]};
-  }
-};
-
-Png load_png(const std::string& path) {
-  Png p;
-  int n = 0;
-  uint8_t* data = stbi_load(path.c_str(), &p.w, &p.h, &n, 3);
-  if (!data) return p;
-  p.rgb.assign(data, data + static_cast<size_t>(p.w) * p.h * 3);
-  stbi_image_free(data);
-  return p;
-}
 
 struct Region {
   double x, y, side;
@@ -141,10 +108,9 @@ class ViewerScreenshot : public ::testing::TestWithParam<Case> {
   }
   // Runs the viewer under Xvfb with `args`; fails the test on a non-zero exit.
   void viewer(const std::string& args) {
-    const std::string cmd = std::string(VKSPEC_XVFB_RUN) + " -a -s '-screen 0 1280x720x24' " + VKSPEC_VIEWER_BIN +
-                            " --fps 15 --timeout 900 " + args;
+    const std::string cmd = viewer::xvfb::viewer_command(VKSPEC_XVFB_RUN, VKSPEC_VIEWER_BIN, args);
     std::string out;
-    const int code = run(cmd, &out);
+    const int code = viewer::xvfb::run(cmd, &out);
     ASSERT_EQ(code, 0) << cmd << "\n" << out;
     std::fprintf(stderr, "%s", out.c_str());
   }

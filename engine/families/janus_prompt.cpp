@@ -1,0 +1,107 @@
+#include "engine/families/janus_prompt.h"
+
+#include <cstring>
+
+#include "common/error.h"
+#include "engine/vk/tensor.h"
+
+namespace vkspec {
+
+namespace {
+constexpr size_t kMaxPromptBytes = 1 << 16;
+
+float element_f32(StDType dtype, const uint8_t* p) {
+  if (dtype == StDType::F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return dtype == StDType::BF16 ? bf16_to_float(h) : half_to_float(h);
+}
+}  // namespace
+
+JanusPrompts::JanusPrompts(JanusPromptSpec spec, std::shared_ptr<const text::BpeTokenizer> tokenizer,
+                           std::shared_ptr<const SafetensorsFile> file, std::string table)
+    : spec_(std::move(spec)), tokenizer_(std::move(tokenizer)), file_(std::move(file)), table_(std::move(table)) {
+  if (spec_.template_.find("{prompt}") == std::string::npos)
+    throw Error(spec_.model + ": metadata prompt_template has no {prompt}");
+  if (!tokenizer_) return;
+  if (tokenizer_->vocab_size() > spec_.text_vocab)
+    throw Error(tokenizer_->name() + ": " + std::to_string(tokenizer_->vocab_size()) +
+                " tokens, more than the model's text vocabulary " + std::to_string(spec_.text_vocab) + " (" +
+                spec_.model + "): the tokenizer is not this model's");
+  for (const auto& [what, id] : {std::pair<const char*, int32_t>{"bos_id", spec_.bos_id},
+                                 {"pad_id", spec_.pad_id},
+                                 {"image_start_id", spec_.image_start_id}}) {
+    bool known = false;
+    try {
+      known = tokenizer_->token_to_id(tokenizer_->id_to_token(id)) == id;
+    } catch (const Error&) {  // a hole in the tokenizer's ids: said below
+    }
+    if (!known)
+      throw Error(spec_.model + ": metadata " + what + " = " + std::to_string(id) + " is no token of " +
+                  tokenizer_->name() + ": the tokenizer is not this model's");
+  }
+}
+
+std::vector<int32_t> JanusPrompts::ids(const std::string& given) const {
+  if (!tokenizer_) throw Error(spec_.model + ": names no tokenizer (metadata tokenizer), so it cannot take a prompt");
+  // The released processor strips the prompt (Python's str.strip; here ASCII whitespace).
+  const char* space = " \t\r\n\f\v";
+  const size_t first = given.find_first_not_of(space);
+  if (first == std::string::npos) throw Error("the prompt is empty");
+  const std::string prompt = given.substr(first, given.find_last_not_of(space) - first + 1);
+  if (prompt.size() > kMaxPromptBytes)
+    throw Error("the prompt has " + std::to_string(prompt.size()) + " bytes, more than " +
+                std::to_string(kMaxPromptBytes));
+  std::string text = spec_.template_;
+  text.replace(text.find("{prompt}"), 8, prompt);
+  std::vector<int32_t> ids = tokenizer_->encode(text, true);
+  if (ids.empty() || ids.front() != spec_.bos_id) ids.insert(ids.begin(), spec_.bos_id);  // Janus's ids start so
+  if (ids.back() != spec_.image_start_id)
+    throw Error(tokenizer_->name() + ": the template does not end in the model's <begin_of_image> (id " +
+                std::to_string(spec_.image_start_id) + "): the tokenizer does not match " + spec_.model);
+  if (static_cast<int64_t>(ids.size()) > spec_.max_tokens)
+    throw Error("the prompt takes " + std::to_string(ids.size()) + " tokens with its template, the model " +
+                spec_.model + " at most " + std::to_string(spec_.max_tokens) +
+                " (its cls_token_num; tools/convert_janus.py --prompt-tokens sets it)");
+  return ids;
+}
+
+std::vector<int32_t> JanusPrompts::unconditional_ids(const std::vector<int32_t>& ids) const {
+  std::vector<int32_t> out = ids;
+  for (size_t i = 1; i + 1 < out.size(); ++i) out[i] = spec_.pad_id;
+  return out;
+}
+
+std::vector<float> JanusPrompts::rows(const std::vector<int32_t>& ids) const {
+  const StTensorInfo& t = file_->info(table_);
+  const uint8_t* data = file_->data(table_);
+  const size_t esize = t.dtype == StDType::F32 ? 4 : 2;
+  const int64_t D = spec_.dim;
+  std::vector<float> out(ids.size() * static_cast<size_t>(D));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= spec_.text_vocab)
+      throw Error("token id " + std::to_string(ids[i]) + " outside the model's text vocabulary " +
+                  std::to_string(spec_.text_vocab) + " (" + spec_.model + ")");
+    const uint8_t* row = data + static_cast<size_t>(ids[i]) * static_cast<size_t>(D) * esize;
+    for (int64_t d = 0; d < D; ++d)
+      out[i * static_cast<size_t>(D) + static_cast<size_t>(d)] = element_f32(t.dtype, row + d * esize);
+  }
+  return out;
+}
+
+std::shared_ptr<const Condition> JanusPrompts::condition(const std::string& prompt) const {
+  const std::vector<int32_t> cond = ids(prompt), uncond = unconditional_ids(cond);
+  const int64_t n = static_cast<int64_t>(cond.size());
+  const std::vector<uint8_t> valid(cond.size(), 1);
+  auto null_form = std::make_shared<CaptionEmbeddings>("the unconditional prompt", n, spec_.dim, rows(uncond), valid);
+  null_form->set_prompt(prompt, uncond, nullptr);  // the prompt's own row, for the model's checks
+  auto c = std::make_shared<CaptionEmbeddings>("prompt", n, spec_.dim, rows(cond), valid);
+  c->set_prompt(prompt, cond, std::move(null_form));
+  return c;
+}
+
+}  // namespace vkspec

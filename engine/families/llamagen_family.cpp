@@ -1,0 +1,136 @@
+// LlamaGen (Sun et al. 2024, autoregressive/models/gpt.py) as two model families: class-to-image
+// (a class table at the one condition position) and text-to-image (caption embeddings through the
+// caption MLP, a learned null caption). Both embed image tokens with tok_embeddings, leave through
+// the untied `output` matrix and use 2D RoPE over the grid (GptConfig::from_file reads their keys).
+#include "common/error.h"
+#include "engine/model/gpt.h"
+#include "engine/model/model_family.h"
+#include "engine/ops/embedding.h"
+#include "engine/ops/gelu.h"
+#include "engine/ops/matmul.h"
+
+namespace vkspec {
+namespace {
+
+// What both LlamaGen families share: the token table and the output head.
+class LlamaGenParts : public GptFamilyParts {
+ public:
+  LlamaGenParts(WeightStore& w, const GptConfig& cfg, DType wt) : cfg_(cfg) {
+    const int64_t D = cfg.dim, V = cfg.vocab_size;
+    const std::string from = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
+    tok_embeddings_ = w.load("tok_embeddings.weight", {V, D}, wt, from);
+    output_ = w.load("output.weight", {V, D}, wt, from);
+  }
+  const Tensor& token_embeddings() const override { return tok_embeddings_; }
+  const Tensor& output_weight() const override { return output_; }
+  void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
+            const ops::MatmulFusion& per_image) override {
+    ops::matmul_fused(s, xn, output_, logits, per_image);
+  }
+
+ protected:
+  GptConfig cfg_;
+  Tensor tok_embeddings_, output_;
+};
+
+class LlamaGenC2iParts final : public LlamaGenParts {
+ public:
+  LlamaGenC2iParts(WeightStore& w, const GptConfig& cfg, DType wt) : LlamaGenParts(w, cfg, wt) {
+    cls_embedding_ = w.load("cls_embedding.embedding_table.weight", {cfg.num_classes + 1, cfg.dim}, wt,
+                            "dim=" + std::to_string(cfg.dim) + ", num_classes=" + std::to_string(cfg.num_classes) +
+                                " (+1 null class)");
+  }
+  void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) override {
+    ops::embedding(s, cls_embedding_, batch.label_ids(b), rows);
+  }
+  std::shared_ptr<const Condition> prompt_condition(const std::string&) const override {
+    throw Error("the model is class-conditional (" + cfg_.family + "): it takes a class (--class), not a prompt");
+  }
+
+ private:
+  Tensor cls_embedding_;  // [num_classes + 1, dim]
+};
+
+class LlamaGenT2iParts final : public LlamaGenParts {
+ public:
+  LlamaGenT2iParts(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt);
+  void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) override {
+    const int64_t n = batch.condition_queries();
+    if (batch.null_condition(b)) {
+      ops::embedding(s, null_caption_, batch.condition_positions(), rows);
+    } else {
+      embed_caption(s, batch.caption_values(b), hidden_.view().rows(0, n), rows);
+    }
+  }
+  std::shared_ptr<const Condition> prompt_condition(const std::string&) const override {
+    throw Error("the model (" + cfg_.family +
+                ") takes a text encoder's outputs (--caption-embeddings): no text encoder runs on the engine yet");
+  }
+
+ private:
+  // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.
+  void embed_caption(CommandStream& s, const TensorView& caption, const TensorView& hidden, const TensorView& y) {
+    ops::matmul(s, caption, fc1_, hidden);
+    ops::gelu_tanh(s, hidden, hidden);
+    ops::matmul(s, hidden, fc2_, y);
+  }
+
+  Tensor fc1_, fc2_, hidden_;
+  Tensor null_caption_;  // the MLP of the learned null caption, f32 [cls_token_num, dim]
+};
+
+LlamaGenT2iParts::LlamaGenT2iParts(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt)
+    : LlamaGenParts(w, cfg, opt.weights) {
+  const int64_t D = cfg.dim, C = cfg.caption_dim, N = cfg.cls_token_num;
+  const std::string from = "dim=" + std::to_string(D) + ", caption_dim=" + std::to_string(C);
+  fc1_ = w.load("cls_embedding.cap_proj.fc1.weight", {D, C}, opt.weights, from);
+  fc2_ = w.load("cls_embedding.cap_proj.fc2.weight", {D, D}, opt.weights, from);
+  hidden_ = ctx.tensor(DType::F32, {std::max(opt.max_queries, N), D}, "gpt caption hidden");
+  // LlamaGen's null caption has 120 rows whatever cls_token_num is; the model reads the first
+  // cls_token_num. It never changes, so its MLP output is computed once here.
+  const std::string name = "cls_embedding.uncond_embedding";
+  const std::string& path = w.file().path();
+  if (!w.file().has(name)) throw Error(path + ": tensor " + name + " missing (the null caption of a t2i model)");
+  const StTensorInfo& info = w.file().info(name);
+  if (info.shape.size() != 2 || info.shape[0] < N || info.shape[1] != C)
+    throw Error(path + ": tensor " + name + " has shape " + info.shape_str() + ", expected [>= " + std::to_string(N) +
+                ", " + std::to_string(C) + "] (cls_token_num, caption_dim)");
+  Tensor uncond = w.load(name, Shape{info.shape[0], info.shape[1]}, DType::F32, from);
+  null_caption_ = ctx.tensor(DType::F32, {N, D}, "gpt null caption");
+  CommandStream s(ctx);
+  embed_caption(s, uncond.view().rows(0, N), hidden_.view().rows(0, N), null_caption_.view());
+  s.submit_and_wait();
+}
+
+// Files without vkspec.family are LlamaGen's (every file written before families existed).
+bool llamagen_file(const SafetensorsFile& f, const char* model_type) {
+  if (f.has_meta("vkspec.family") && f.meta("vkspec.family") != "llamagen") return false;
+  return (f.has_meta("model_type") ? f.meta("model_type") : std::string("c2i")) == model_type;
+}
+
+const RegisterModelFamily c2i({
+    "llamagen-c2i",
+    0,
+    "LlamaGen class-to-image GPT: a class embedding, 2D RoPE over the grid (the shipped fmnist_gpt16)",
+    "Sun et al. 2024, Autoregressive Model Beats Diffusion (FoundationVision/LlamaGen)",
+    [](const SafetensorsFile& f) { return llamagen_file(f, "c2i"); },
+    [](const SafetensorsFile& f) { return GptConfig::from_file(f); },
+    [](Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
+      return std::make_unique<LlamaGenC2iParts>(w, cfg, opt.weights);
+    },
+});
+
+const RegisterModelFamily t2i({
+    "llamagen-t2i",
+    1,
+    "LlamaGen text-to-image GPT: flan-T5 caption embeddings through the caption MLP, 2D RoPE",
+    "Sun et al. 2024, Autoregressive Model Beats Diffusion (FoundationVision/LlamaGen)",
+    [](const SafetensorsFile& f) { return llamagen_file(f, "t2i"); },
+    [](const SafetensorsFile& f) { return GptConfig::from_file(f); },
+    [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
+      return std::make_unique<LlamaGenT2iParts>(ctx, w, cfg, opt);
+    },
+});
+
+}  // namespace
+}  // namespace vkspec

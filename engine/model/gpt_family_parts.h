@@ -1,0 +1,37 @@
+#pragma once
+// The parts of a GPT forward that differ between model families (engine/model/model_family.h):
+// what the condition positions embed, the image-token embedding table, the head that turns the
+// final normed hidden state into image logits, and a prompt's condition. Gpt owns one and calls
+// it; the blocks between are the family-independent LLaMA-style trunk (gpt_block.h).
+#include <memory>
+#include <string>
+
+#include "engine/model/condition.h"
+#include "engine/model/gpt_batch.h"
+#include "engine/ops/matmul.h"
+#include "engine/vk/command_stream.h"
+
+namespace vkspec {
+
+class GptFamilyParts {
+ public:
+  virtual ~GptFamilyParts() = default;
+
+  // The image-token embedding table [vocab, dim] the forward gathers from (LlamaGen's
+  // tok_embeddings; Janus's gen_aligner(gen_embed) computed once at load).
+  virtual const Tensor& token_embeddings() const = 0;
+  // Records the embedding of batch row b's condition queries into rows [n_cond, dim].
+  virtual void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) = 0;
+  // Records logits [R, vocab] from the final normed hidden state xn [R, dim]; per_image: the
+  // kernel choice of one image's rows (batch-invariant bits).
+  virtual void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
+                    const ops::MatmulFusion& per_image) = 0;
+  // LlamaGen's output matrix [vocab, dim], which draft heads and drafters share; throws Error
+  // naming the family where the head is something else.
+  virtual const Tensor& output_weight() const = 0;
+  // The condition for a text prompt, through the family's tokenizer and template; throws Error
+  // saying what the family takes instead where it takes no prompts.
+  virtual std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const = 0;
+};
+
+}  // namespace vkspec

@@ -1,0 +1,201 @@
+// Every decoding method on the Janus-Pro family (engine/families/janus_family.cpp): tiny random
+// Janus models (1D RoPE, prompt embeddings at 5 condition positions, gen_aligner table in,
+// gen_head MLP out; 3x3 tokens, vocabulary 8) with a Janus drafter close to the target. Prompts of
+// two lengths (one leaves condition positions as padding) each with Janus's own unconditional row.
+// Checked: every method generates with complete, consistent events, or, where it needs a model
+// trained on LlamaGen's output matrix (draft heads, latent heads, EAGLE) that this family does not
+// have, refuses by naming it; the lossless methods match ar's distribution (the lossless suite's
+// chi-square test); batches give each image the tokens it gets alone.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/generation.h"
+#include "decoding/strategy.h"
+#include "engine/model/codebook_neighbours.h"
+#include "tests/support/chi_square.h"
+#include "tests/support/decoding_fixture.h"
+#include "tests/support/tiny_gpt.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+constexpr int64_t kPromptPositions = 5, kJanusImages = 2000;
+
+struct JanusModels {
+  std::unique_ptr<Gpt> target, drafter, batched;
+  std::unique_ptr<CodebookNeighbours> neighbours;
+  ModelSet set;
+};
+
+testing::TinyGptSpec janus_spec() {
+  testing::TinyGptSpec t;
+  t.vocab = testing::kTinyVocab;
+  t.grid = testing::kTinyGrid;
+  t.scale = 0.3f;
+  return t;
+}
+
+JanusModels& janus_models(Context& ctx) {
+  static JanusModels m = [&] {
+    const std::string dir = testing::scratch_dir("janus_models");
+    const testing::TinyGptSpec t = janus_spec();
+    testing::TinyGptSpec d = t;
+    d.noise_seed = 2;
+    d.noise_scale = 0.03f;
+    testing::write_tiny_janus(dir + "/target.safetensors", t, kPromptPositions);
+    testing::write_tiny_janus(dir + "/drafter.safetensors", d, kPromptPositions);
+    JanusModels r;
+    GptOptions opt;
+    opt.weights = DType::F32;
+    r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+    r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+    opt.batch_rows = 6;
+    r.batched = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+    std::vector<float> codebook(testing::kTinyVocab * 2);
+    for (size_t i = 0; i < codebook.size(); ++i) codebook[i] = static_cast<float>((i * 7919) % 23) / 23.0f;
+    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, codebook, testing::kTinyVocab, 2, testing::kTinyVocab,
+                                                        "tiny codebook");
+    r.set.ctx = &ctx;
+    r.set.target = r.target.get();
+    r.set.drafter = r.drafter.get();
+    r.set.neighbours.add(r.neighbours.get());
+    return r;
+  }();
+  return m;
+}
+
+// Two prompts as Janus makes them: BOS, words, <begin_of_image> (5 or 3 tokens; the shorter one
+// leaves two condition positions as padding), each with its unconditional row (the middle
+// replaced by pad) as the rows of the model's text table.
+std::shared_ptr<const Condition> prompt(int i) {
+  static const std::vector<std::shared_ptr<const Condition>> prompts = [] {
+    std::vector<std::shared_ptr<const Condition>> out;
+    const SafetensorsFile f(testing::scratch_dir("janus_models") + "/target.safetensors");
+    const std::vector<float> table = f.read_f32("text_embeddings.weight");
+    const int64_t D = f.meta_int("dim"), bos = f.meta_int("bos_id"), pad = f.meta_int("pad_id");
+    const int64_t start = f.meta_int("image_start_id");
+    for (const std::vector<int64_t>& ids :
+         {std::vector<int64_t>{bos, 3, 7, 1, start}, std::vector<int64_t>{bos, 9, start}}) {
+      auto rows = [&](bool uncond) {
+        std::vector<float> v;
+        for (size_t k = 0; k < ids.size(); ++k) {
+          const int64_t id = uncond && k > 0 && k + 1 < ids.size() ? pad : ids[k];
+          v.insert(v.end(), table.begin() + id * D, table.begin() + (id + 1) * D);
+        }
+        return v;
+      };
+      const int64_t n = static_cast<int64_t>(ids.size());
+      const std::vector<uint8_t> valid(ids.size(), 1);
+      auto null_form = std::make_shared<CaptionEmbeddings>("unconditional", n, D, rows(true), valid);
+      std::vector<int32_t> uncond(ids.begin(), ids.end());
+      for (size_t k = 1; k + 1 < uncond.size(); ++k) uncond[k] = static_cast<int32_t>(pad);
+      null_form->set_prompt("prompt " + std::to_string(out.size()), uncond, nullptr);
+      auto c = std::make_shared<CaptionEmbeddings>("prompt", n, D, rows(false), valid);
+      c->set_prompt("prompt " + std::to_string(out.size()), std::vector<int32_t>(ids.begin(), ids.end()), null_form);
+      out.push_back(c);
+    }
+    return out;
+  }();
+  return prompts[static_cast<size_t>(i % 2)];
+}
+
+class decoding_janus : public testing::VulkanTest {
+ protected:
+  void SetUp() override {
+    testing::VulkanTest::SetUp();
+    janus_models(ctx());
+  }
+  testing::Sample run(const std::string& method, const MethodOptions& o, uint64_t first_seed, int images,
+                      bool keep_events = false) {
+    return testing::run_images(ctx(), testing::by_name(method), o, first_seed, images, keep_events,
+                               &janus_models(ctx()).set, prompt);
+  }
+  void expect_matches_ar(const std::string& method, const MethodOptions& o) {
+    static const testing::Sample ar = run("ar", {}, 1000000, kJanusImages);
+    const testing::Sample s = run(method, o, 0, kJanusImages);
+    std::string report;
+    bool same = true;
+    for (const auto& [pos, pair] :
+         std::vector<std::pair<int64_t, bool>>{{0, false}, {4, false}, {8, false}, {7, true}}) {
+      const testing::ChiSquare c = testing::two_sample_chi_square(testing::token_histogram(s, pos, pair),
+                                                                  testing::token_histogram(ar, pos, pair));
+      same = same && c.fits();
+      report += "  position " + std::to_string(pos) + (pair ? "+1" : "") + ": " + c.str() + "\n";
+    }
+    std::printf("%s on janus-pro: %.2f target forwards per image (ar %.2f)\n%s", method.c_str(), s.nfe_per_image,
+                ar.nfe_per_image, report.c_str());
+    EXPECT_TRUE(same) << method << " differs from ar on the Janus family:\n" << report;
+  }
+};
+
+TEST_F(decoding_janus, EveryMethodGeneratesFromAPromptOrNamesWhatItNeeds) {
+  for (const std::string& method : strategy_names()) {
+    SCOPED_TRACE(method);
+    const StrategyNeeds n = find_strategy(method).needs_for({});
+    const MethodOptions options = method == "sjd-pac" ? MethodOptions{{"window", "16"}} : MethodOptions{};
+    if (n.heads || n.latent_heads || n.eagle || n.low_res) {
+      // Not in the set: the method says which model it lacks.
+      try {
+        run(method, options, 5, 1);
+        ADD_FAILURE() << method << " ran without the model it needs";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(what.find("head") != std::string::npos || what.find("drafter") != std::string::npos ||
+                    what.find("low-res") != std::string::npos || what.find("model") != std::string::npos)
+            << what;
+      }
+      continue;
+    }
+    const testing::Sample s = run(method, options, 5, 4, true);
+    ASSERT_EQ(s.grids.size(), 4u);
+    for (const auto& g : s.grids)
+      for (int32_t t : g) EXPECT_TRUE(t >= 0 && t < testing::kTinyVocab);
+  }
+}
+
+// The model's own head and token table are not LlamaGen's: what needs them refuses clearly.
+TEST_F(decoding_janus, DraftHeadsOnJanusAreRefusedByName) {
+  try {
+    janus_models(ctx()).target->output_weight();
+    FAIL() << "Janus has no LlamaGen output matrix";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gen_head"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(decoding_janus, ScdMaximalCouplingMatchesAr) { expect_matches_ar("scd-mc", {{"window", "4"}}); }
+TEST_F(decoding_janus, SjdPacMatchesAr) {
+  expect_matches_ar("sjd-pac", {{"width", "2"}, {"depth", "3"}, {"window", "8"}});
+}
+TEST_F(decoding_janus, SjdMatchesAr) { expect_matches_ar("sjd", {{"window", "4"}}); }
+TEST_F(decoding_janus, DraftModelSdMatchesAr) { expect_matches_ar("sd", {{"window", "3"}}); }
+
+// Three images per forward give each image the tokens it gets alone (ragged batches of prompts of
+// two lengths, with continuous batching).
+TEST_F(decoding_janus, BatchesGiveEachImageItsTokensAlone) {
+  JanusModels& m = janus_models(ctx());
+  ModelSet batched = m.set;
+  batched.target = m.batched.get();
+  const std::vector<std::pair<std::string, MethodOptions>> runs = {
+      {"ar", {}}, {"scd-mc", {}}, {"sjd-pac", {{"width", "2"}, {"depth", "3"}, {"window", "8"}}}, {"zipar", {}}};
+  for (const auto& [method, options] : runs) {
+    SCOPED_TRACE(method);
+    std::vector<StrategyInputs> inputs(7);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i].condition = prompt(static_cast<int>(i));
+      inputs[i].seed = 40 + i;
+      inputs[i].sampler = testing::tiny_settings();
+      inputs[i].options = options;
+    }
+    const std::vector<Generation> together = generate_batch(method, batched, inputs, false, {}, 3);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      EXPECT_EQ(together[i].tokens, generate_one(method, m.set, inputs[i], false).tokens) << "image " << i;
+  }
+}
+
+}  // namespace
+}  // namespace vkspec
