@@ -15,6 +15,7 @@
 #include "decoding/generation.h"
 #include "decoding/strategy.h"
 #include "engine/model/codebook_neighbours.h"
+#include "tests/support/cached_sample.h"
 #include "tests/support/chi_square.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/tiny_gpt.h"
@@ -115,7 +116,11 @@ class decoding_janus : public testing::VulkanTest {
                                &janus_models(ctx()).set, prompt);
   }
   void expect_matches_ar(const std::string& method, const MethodOptions& o) {
-    static const testing::Sample ar = run("ar", {}, 1000000, kJanusImages);
+    // Computed once per build for every case (each runs in its own process under CTest).
+    const std::string dir = testing::scratch_dir("janus_models");
+    testing::OtherModels janus{&janus_models(ctx()).set, prompt, {dir + "/target.safetensors"}};
+    static const testing::Sample ar =
+        testing::cached_run_images(ctx(), "ar", {}, 1000000, kJanusImages, testing::tiny_settings(), janus);
     const testing::Sample s = run(method, o, 0, kJanusImages);
     std::string report;
     bool same = true;

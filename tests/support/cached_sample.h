@@ -85,18 +85,35 @@ inline void write(const std::string& path, uint64_t key, const Sample& s) {
 // The tiny models' images for `method`, as run_images(ctx, by_name(method, sampler), options,
 // first_seed, images) gives them (events are not kept). With caching off (VKSPEC_CACHE_DIR=off) it
 // just runs.
+// Another model set than the tiny class-conditional one (as run_images takes it): `files` are its
+// model files, which the key covers instead of the tiny models'.
+struct OtherModels {
+  const ModelSet* set = nullptr;
+  ConditionFor condition_for;
+  std::vector<std::string> files;
+};
+
 inline Sample cached_run_images(Context& ctx, const std::string& method, const MethodOptions& options,
-                                uint64_t first_seed, int images, const SamplerSettings& sampler = tiny_settings()) {
+                                uint64_t first_seed, int images, const SamplerSettings& sampler = tiny_settings(),
+                                const OtherModels& other = {}) {
   const std::string& dir = ctx.options().cache_dir;
-  if (dir.empty()) return run_images(ctx, by_name(method, sampler), options, first_seed, images);
+  auto compute = [&] {
+    return run_images(ctx, by_name(method, sampler), options, first_seed, images, false, other.set,
+                      other.condition_for);
+  };
+  if (dir.empty()) return compute();
   namespace d = cached_sample_detail;
   std::string what =
       method + " " + sampler.str() + " seeds " + std::to_string(first_seed) + "+" + std::to_string(images);
   for (const auto& [k, v] : options) what += " " + k + "=" + v;
   uint64_t key = cache_hash(what.data(), what.size());
   key = d::hash_file("/proc/self/exe", key);
-  const TinyModels& models = tiny_models(ctx);
-  for (const char* file : kTinyModelFiles) key = d::hash_file(models.dir + "/" + file, key);
+  if (other.set) {
+    for (const std::string& file : other.files) key = d::hash_file(file, key);
+  } else {
+    const TinyModels& models = tiny_models(ctx);
+    for (const char* file : kTinyModelFiles) key = d::hash_file(models.dir + "/" + file, key);
+  }
 
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
@@ -105,7 +122,7 @@ inline Sample cached_run_images(Context& ctx, const std::string& method, const M
   ScopedFileLock lock(path + ".lock");
   Sample s;
   if (d::read(path, key, images, s)) return s;
-  s = run_images(ctx, by_name(method, sampler), options, first_seed, images);
+  s = compute();
   d::write(path, key, s);
   return s;
 }
