@@ -1,4 +1,5 @@
-// vkspec bench --synthetic B|L|XL: LlamaGen-shaped GPTs with generated f16 weights (built in
+// vkspec bench --synthetic SHAPE: a model family's released shapes (LlamaGen B|L|XL, Janus-Pro 1B
+// and 7B; engine/model/model_family.h) with generated f16 weights (built in
 // memory, no files), timed per AR step and per verification forward over windows of queries, at
 // a KV cache filled to the middle of the image, with two batch rows (classifier-free guidance).
 // Ends with images/s per method projected from the shipped model's NFE (nfe_projection.h).
@@ -21,7 +22,7 @@
 #include "common/error.h"
 #include "decoding/strategy_registry.h"
 #include "engine/checks/gpt_bench.h"
-#include "engine/model/synthetic_gpt.h"
+#include "engine/model/model_family.h"
 #include "frontend/arg_parser.h"
 #include "frontend/device_choice.h"
 
@@ -31,20 +32,6 @@ namespace {
 // Seconds since t0.
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// "tiny" is for the tests: the same code path in a second, even under the validation layer.
-GptShape shape_named(const std::string& name, int64_t grid) {
-  if (name != "tiny") return llamagen_shape(name, grid);
-  GptShape s;
-  s.dim = 64;
-  s.n_layer = 2;
-  s.n_head = 2;
-  s.vocab_size = 512;
-  s.num_classes = 10;
-  s.grid_size = grid;
-  s.ffn_hidden = GptConfig::llamagen_ffn_hidden(s.dim);
-  return s;
 }
 
 std::vector<int64_t> parse_windows(const std::string& text, int64_t most) {
@@ -66,22 +53,15 @@ std::vector<int64_t> parse_windows(const std::string& text, int64_t most) {
   return out;
 }
 
-// Bytes a forward streams from the weight matrices (the embeddings are gathered, not streamed),
-// and multiply-adds per query row.
-double matrix_params(const GptShape& s) {
-  const double D = static_cast<double>(s.dim), H = static_cast<double>(s.ffn_hidden);
-  return static_cast<double>(s.n_layer) * (4 * D * D + 3 * D * H) + static_cast<double>(s.vocab_size) * D;
-}
-
-// Device bytes the model needs, to refuse early (before generating gigabytes) what cannot fit.
-uint64_t device_bytes_needed(const GptShape& s, int64_t max_queries) {
-  const double D = static_cast<double>(s.dim), V = static_cast<double>(s.vocab_size);
-  const double weights = 2 * (matrix_params(s) + (V + s.num_classes + 1) * D) + 4 * D * (2 * s.n_layer + 1);
-  const double slots = static_cast<double>(s.grid_size * s.grid_size + 1);
-  const double kv = 2.0 * 2 * 2 * slots * D * static_cast<double>(s.n_layer);  // k and v, 2 rows, f16
-  const double H = static_cast<double>(s.ffn_hidden);
+// Device bytes a model of `cfg` needs beyond what its file holds, to refuse early (before the
+// upload of gigabytes) what cannot fit: f16 weights (about the file's size), two CFG rows of f16
+// keys and values, the activations of max_queries queries.
+uint64_t device_bytes_needed(const GptConfig& cfg, uint64_t file_bytes, int64_t max_queries) {
+  const double D = static_cast<double>(cfg.dim), H = static_cast<double>(cfg.ffn_hidden);
+  const double V = static_cast<double>(cfg.vocab_size), slots = static_cast<double>(cfg.seq_len());
+  const double kv = 2.0 * 2 * 2 * slots * D * static_cast<double>(cfg.n_layer);
   const double acts = 4.0 * 2 * static_cast<double>(max_queries) * (8 * D + 3 * H + 2 * V);
-  return static_cast<uint64_t>(weights + kv + acts);
+  return static_cast<uint64_t>(static_cast<double>(file_bytes) + kv + acts);
 }
 
 uint64_t device_budget(const Context& ctx) {
@@ -112,9 +92,9 @@ nlohmann::json timing_json(const ForwardTiming& t, double ar_ms, double bytes, d
 
 // What the command line asks for, checked before any device is opened.
 struct SyntheticRequest {
-  std::string name;  // B, L, XL or tiny
-  int64_t grid = 16;
-  GptShape shape;
+  std::string name;  // a family's synthetic shape: B, L, XL, tiny, janus-pro-1b, ...
+  const ModelFamilyDescriptor* family = nullptr;
+  int64_t grid = 0;               // 0: the shape's own
   int64_t tokens = 0, first = 0;  // tokens per image; the sequence position the AR query sits at
   std::vector<int64_t> windows;
   int repeat = 5;
@@ -144,12 +124,19 @@ SyntheticRequest parse_request(const Args& args) {
   ap.parse(args);
   SyntheticRequest r;
   r.name = ap.get_or("--synthetic", "");
-  r.grid = ap.get_int("--grid", 16, 1, 256);
-  if (r.grid != 16 && r.grid != 24)
-    throw Error("bench: --grid must be 16 or 24 (LlamaGen's 256 and 384 px), got " + std::to_string(r.grid));
-  r.shape = shape_named(r.name, r.grid);
-  r.tokens = r.grid * r.grid;
-  r.first = 1 + r.tokens / 2;  // the AR query sees half the image
+  r.family = family_with_synthetic_shape(r.name);
+  if (!r.family) {
+    std::string known;
+    for (const ModelFamilyDescriptor* d : model_families())
+      for (const std::string& n : d->synthetic_shapes) known += (known.empty() ? "" : ", ") + n;
+    throw Error("bench: --synthetic " + r.name + " is no shape a model family offers (known: " + known + ")");
+  }
+  r.grid = ap.get_int("--grid", 0, 0, 256);
+  if (r.grid != 0 && r.grid != 16 && r.grid != 24)
+    throw Error("bench: --grid must be 16 or 24 (256 and 384 px with a 16x VQ), got " + std::to_string(r.grid));
+  // The windows' bound needs the grid before the model exists: the shape's own is read from the
+  // family when the model is made (load_synthetic_model); 24 bounds both.
+  r.tokens = (r.grid ? r.grid : 24) * (r.grid ? r.grid : 24);
   r.windows = parse_windows(ap.get_or("--windows", "1,4,16,32,64"), r.tokens - r.tokens / 2);
   r.repeat = static_cast<int>(ap.get_int("--repeat", 5, 1, 1000));
   r.seed = static_cast<uint64_t>(ap.get_int("--seed", 0, 0, 1ll << 62));
@@ -167,27 +154,38 @@ struct SyntheticModel {
 };
 
 // Refuses a shape that cannot fit before generating its weights, then generates and uploads them.
-SyntheticModel load_synthetic_model(Context& ctx, const SyntheticRequest& r) {
+SyntheticModel load_synthetic_model(Context& ctx, SyntheticRequest& r) {
   SyntheticModel m;
-  m.label = "synthetic LlamaGen-" + r.name + " " + std::to_string(r.grid) + "x" + std::to_string(r.grid);
+  m.label = "synthetic " + r.family->name + " " + r.name;
   GptOptions opt;
   opt.max_queries = r.windows.back();
-  const uint64_t need = device_bytes_needed(r.shape, opt.max_queries), budget = device_budget(ctx);
-  if (budget && need > budget)
-    throw OutOfDeviceMemory(m.label + " needs about " + std::to_string(need >> 20) +
-                            " MiB of device memory (f16 weights, KV cache, activations), more than the " +
-                            std::to_string(budget >> 20) + " MiB " +
-                            (ctx.options().device_memory_cap ? "VKSPEC_MAX_DEVICE_MEMORY allows"
-                                                             : "of the largest device-local heap") +
-                            " on " + ctx.caps().name);
   auto t0 = std::chrono::steady_clock::now();
   try {
-    std::vector<uint8_t> bytes = synthetic_gpt(r.shape, llamagen_init_fill(r.seed)).take_bytes();
+    std::vector<uint8_t> bytes = r.family->synthetic(r.name, r.grid, r.seed).take_bytes();
+    const uint64_t file_bytes = bytes.size();
     m.generate_s = since(t0);
+    SafetensorsFile file(m.label, std::move(bytes));
+    const GptConfig cfg = r.family->config(file);
+    const uint64_t need = device_bytes_needed(cfg, file_bytes, opt.max_queries), budget = device_budget(ctx);
+    if (budget && need > budget)
+      throw OutOfDeviceMemory(m.label + " needs about " + std::to_string(need >> 20) +
+                              " MiB of device memory (f16 weights, KV cache, activations), more than the " +
+                              std::to_string(budget >> 20) + " MiB " +
+                              (ctx.options().device_memory_cap ? "VKSPEC_MAX_DEVICE_MEMORY allows"
+                                                               : "of the largest device-local heap") +
+                              " on " + ctx.caps().name);
+    r.grid = cfg.grid_size;
+    r.tokens = cfg.image_tokens();
+    if (r.windows.back() > r.tokens - r.tokens / 2)
+      throw Error("bench: --windows " + std::to_string(r.windows.back()) + " must be in [1, " +
+                  std::to_string(r.tokens - r.tokens / 2) +
+                  "]: the window starts in the middle of the image and must end inside it");
+    r.first = cfg.cls_token_num + r.tokens / 2;  // the AR query sees half the image
+    m.label += " " + std::to_string(r.grid) + "x" + std::to_string(r.grid);
     t0 = std::chrono::steady_clock::now();
-    m.gpt = std::make_unique<Gpt>(ctx, SafetensorsFile(m.label, std::move(bytes)), opt);
+    m.gpt = std::make_unique<Gpt>(ctx, std::move(file), opt);
   } catch (const std::bad_alloc&) {
-    throw Error(m.label + ": out of host memory generating its weights (about " + std::to_string(need >> 20) + " MiB)");
+    throw Error(m.label + ": out of host memory generating its weights");
   } catch (const OutOfDeviceMemory& e) {
     throw OutOfDeviceMemory(m.label + " does not fit on " + ctx.caps().name + ": " + e.what());
   }
@@ -216,7 +214,7 @@ SyntheticTimings time_forwards(GptBench& bench, const SyntheticRequest& r) {
 
 // Bytes read and floating-point operations of a forward of the model.
 struct ForwardWork {
-  double params = 0;                            // matrix_params of the shape
+  double params = 0;                            // Gpt::matrix_params
   double kv_width = 0;                          // dim x layers: the values one cached token holds per K or V
   double bytes(const ForwardTiming& t) const {  // f16 matrices plus both CFG rows' keys and values
     return 2 * params + 2.0 * 2 * 2 * static_cast<double>(t.kv_len) * kv_width;
@@ -374,7 +372,8 @@ void write_synthetic_json(const Context& ctx, const SyntheticRequest& r, const S
 }  // namespace
 
 frontend::OptionTable bench_synthetic_options() {
-  return {{"--synthetic", "B|L|XL|tiny", "the LlamaGen shape to time (tiny: for tests)"},
+  return {{"--synthetic", "SHAPE",
+           "the shape to time: LlamaGen's B|L|XL, janus-pro-1b|janus-pro-7b (tiny, janus-tiny: for tests)"},
           {"--grid", "16|24", "tokens per image side (LlamaGen's 256 and 384 px; default 16)"},
           {"--windows", "W1,W2,...", "verification windows to time (default 1,4,16,32,64)"},
           {"--repeat", "N", "timed runs per forward (default 5)"},
@@ -384,12 +383,12 @@ frontend::OptionTable bench_synthetic_options() {
 }
 
 int cmd_bench_synthetic(const Args& args) {
-  const SyntheticRequest r = parse_request(args);
+  SyntheticRequest r = parse_request(args);
   auto ctx = frontend::open_device();
   const SyntheticModel m = load_synthetic_model(*ctx, r);
   const GptConfig& cfg = m.gpt->config();
   GptBench bench(*ctx, *m.gpt);
-  const ForwardWork work{matrix_params(r.shape), static_cast<double>(cfg.dim * cfg.n_layer)};
+  const ForwardWork work{static_cast<double>(m.gpt->matrix_params()), static_cast<double>(cfg.dim * cfg.n_layer)};
   std::fprintf(stderr, "bench: %s: generated in %.1f s, uploaded in %.1f s; timing ...\n", m.label.c_str(),
                m.generate_s, m.upload_s);
   const SyntheticTimings t = time_forwards(bench, r);

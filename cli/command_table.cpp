@@ -15,7 +15,7 @@ std::vector<OptionSection> one_section() {
 // bench --synthetic is a mode with a parser of its own.
 std::vector<OptionSection> bench_help_sections() {
   std::vector<OptionSection> s = bench_sections();
-  s.push_back({"timing a generated model instead (--synthetic)", "vkspec bench --synthetic B|L|XL [options]",
+  s.push_back({"timing a generated model instead (--synthetic)", "vkspec bench --synthetic SHAPE [options]",
                bench_synthetic_options()});
   return s;
 }

@@ -9,6 +9,7 @@
 # Everything lands in OUT (default docs/bench/gpu), .txt and .json per step.
 #
 #   tools/gpu_bench.sh [OUT]   PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL";
+#                              JANUS_SHAPES="janus-pro-1b janus-pro-7b" (bench --synthetic, 24x24);
 #                              GRIDS="16 24"; IMAGES=20 per method; COMPILE_SHAPES="B" (eager and
 #                              torch.compile, at the first grid, last: it compiles once per window;
 #                              empty: none); TORCH=0 leaves PyTorch out; OPS=0 the op benchmarks;
@@ -34,6 +35,7 @@ out=${1:-docs/bench/gpu}
 python=${PYTHON:-python3}
 repeat=${REPEAT:-20}
 shapes=${SHAPES:-B L XL}
+janus_shapes=${JANUS_SHAPES-janus-pro-1b janus-pro-7b}
 grids=${GRIDS:-16 24}
 images=${IMAGES:-20}
 compile_shapes=${COMPILE_SHAPES-B}
@@ -112,6 +114,12 @@ if [ "$sweeps" = 1 ]; then
 fi
 step window_sweep "$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,64 --images "$images" \
   --classifier none --json "$out/window_sweep.json"
+# Janus-Pro's shapes (issue: the 7B AR step's share of HBM bandwidth, the window-16 forward against
+# an AR step); their own 24x24 grid; the KV cache half filled after 256 prompt positions.
+for shape in $janus_shapes; do
+  step "vkspec_$shape" "$vkspec" bench --synthetic "$shape" --repeat "$repeat" --windows 1,4,16,32 \
+    --json "$out/vkspec_$shape.json"
+done
 for grid in $grids; do
   for shape in $shapes; do
     name="${shape}_${grid}"

@@ -24,6 +24,24 @@ GptBench::GptBench(Context& ctx, Gpt& gpt) : ctx_(ctx), gpt_(gpt), cache_(gpt.ma
   s.submit_and_wait();
 }
 
+namespace {
+
+// A condition of the model's kind: class 0, or one token of zeros as caption values (a prompt's,
+// with its own unconditional row, for a prompt-driven model).
+std::shared_ptr<const Condition> bench_condition(const GptConfig& cfg) {
+  if (cfg.model_type == ModelType::c2i) return std::make_shared<ClassLabel>(0);
+  const std::vector<float> zeros(static_cast<size_t>(cfg.caption_dim), 0.0f);
+  auto c = std::make_shared<CaptionEmbeddings>("bench", 1, cfg.caption_dim, zeros, std::vector<uint8_t>{1});
+  if (cfg.input == ConditionInput::Prompt) {
+    auto null_form = std::make_shared<CaptionEmbeddings>("bench", 1, cfg.caption_dim, zeros, std::vector<uint8_t>{1});
+    null_form->set_prompt("bench", {0}, nullptr);
+    c->set_prompt("bench", {0}, null_form);
+  }
+  return c;
+}
+
+}  // namespace
+
 ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat, int per_submit) {
   const GptConfig& cfg = gpt_.config();
   Context& ctx = ctx_;
@@ -37,8 +55,8 @@ ForwardTiming GptBench::time(int64_t first, int64_t queries, int repeat, int per
 
   // Token ids and conditions do not change the work; these are valid ones.
   const std::vector<uint32_t> tokens(static_cast<size_t>(queries), 0u);
-  const ClassLabel cls(0);
-  const GptBatch batch(ctx, cfg, GptQueries::causal(cfg, first, queries, tokens, guided_rows(cls, 2), cache_.slots()),
+  const std::shared_ptr<const Condition> cond = bench_condition(cfg);
+  const GptBatch batch(ctx, cfg, GptQueries::causal(cfg, first, queries, tokens, guided_rows(*cond, 2), cache_.slots()),
                        2, cache_.slots());
   std::vector<uint32_t> pos(static_cast<size_t>(queries));
   for (int64_t i = 0; i < queries; ++i) pos[static_cast<size_t>(i)] = static_cast<uint32_t>(first + i);

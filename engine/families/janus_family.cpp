@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "engine/families/janus_prompt.h"
+#include "engine/families/janus_synthetic.h"
 #include "engine/model/gpt.h"
 #include "engine/model/model_family.h"
 #include "engine/ops/elementwise.h"
@@ -81,6 +82,7 @@ class JanusParts final : public GptFamilyParts {
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
     return prompts_->condition(prompt);
   }
+  int64_t head_params() const override { return head_fc1_.shape()[0] * (cfg_.dim + cfg_.vocab_size); }
 
  private:
   void build_token_table(Context& ctx, WeightStore& w, DType wt);
@@ -153,6 +155,33 @@ void JanusParts::build_token_table(Context& ctx, WeightStore& w, DType wt) {
   }
 }
 
+// Janus-Pro-1B and -7B (their 24x24 grid unless grid says; 256 prompt positions, the converter's
+// default), and "janus-tiny" for the tests; LlamaGen-like values, biases 0.
+SafetensorsWriter janus_synthetic(const std::string& name, int64_t grid, uint64_t seed) {
+  JanusShape s;
+  if (name == "janus-tiny") {
+    s.dim = 64;
+    s.n_layer = 2;
+    s.n_head = 2;
+    s.ffn_hidden = 128;
+    s.text_vocab = 64;
+    s.image_vocab = 512;
+    s.grid = 16;
+    s.head_hidden = 64;
+    s.prompt_tokens = 16;
+  } else {
+    s = janus_pro_shape(name, 256);
+  }
+  if (grid) s.grid = grid;
+  const WeightFill init = llamagen_init_fill(seed);
+  return synthetic_janus(s, [init](const std::string& tensor, bool f32, std::vector<float>& v) {
+    if (tensor.size() > 5 && tensor.compare(tensor.size() - 5, 5, ".bias") == 0)
+      std::fill(v.begin(), v.end(), 0.0f);
+    else
+      init(tensor, f32, v);
+  });
+}
+
 const RegisterModelFamily janus({
     kFamily,
     2,
@@ -161,6 +190,8 @@ const RegisterModelFamily janus({
     "Chen et al. 2025, Janus-Pro (deepseek-ai/Janus, generation_inference.py)",
     [](const SafetensorsFile& f) { return f.has_meta("vkspec.family") && f.meta("vkspec.family") == kFamily; },
     janus_config,
+    {"janus-pro-1b", "janus-pro-7b", "janus-tiny"},
+    janus_synthetic,
     [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<JanusParts>(ctx, w, cfg, opt);
     },

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "engine/model/gpt.h"
 #include "engine/model/model_family.h"
+#include "engine/model/synthetic_gpt.h"
 #include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
 #include "engine/ops/matmul.h"
@@ -23,6 +24,7 @@ class LlamaGenParts : public GptFamilyParts {
   }
   const Tensor& token_embeddings() const override { return tok_embeddings_; }
   const Tensor& output_weight() const override { return output_; }
+  int64_t head_params() const override { return cfg_.vocab_size * cfg_.dim; }
   void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
             const ops::MatmulFusion& per_image) override {
     ops::matmul_fused(s, xn, output_, logits, per_image);
@@ -108,6 +110,24 @@ bool llamagen_file(const SafetensorsFile& f, const char* model_type) {
   return (f.has_meta("model_type") ? f.meta("model_type") : std::string("c2i")) == model_type;
 }
 
+// LlamaGen's B, L and XL (16x16 tokens unless grid says), and "tiny" for the tests: the same code
+// path in a second, even under the validation layer.
+SafetensorsWriter llamagen_synthetic(const std::string& name, int64_t grid, uint64_t seed) {
+  GptShape s;
+  if (name == "tiny") {
+    s.dim = 64;
+    s.n_layer = 2;
+    s.n_head = 2;
+    s.vocab_size = 512;
+    s.num_classes = 10;
+    s.grid_size = grid ? grid : 16;
+    s.ffn_hidden = GptConfig::llamagen_ffn_hidden(s.dim);
+  } else {
+    s = llamagen_shape(name, grid ? grid : 16);
+  }
+  return synthetic_gpt(s, llamagen_init_fill(seed));
+}
+
 const RegisterModelFamily c2i({
     "llamagen-c2i",
     0,
@@ -115,6 +135,8 @@ const RegisterModelFamily c2i({
     "Sun et al. 2024, Autoregressive Model Beats Diffusion (FoundationVision/LlamaGen)",
     [](const SafetensorsFile& f) { return llamagen_file(f, "c2i"); },
     [](const SafetensorsFile& f) { return GptConfig::from_file(f); },
+    {"B", "L", "XL", "tiny"},
+    llamagen_synthetic,
     [](Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<LlamaGenC2iParts>(w, cfg, opt.weights);
     },
@@ -127,6 +149,8 @@ const RegisterModelFamily t2i({
     "Sun et al. 2024, Autoregressive Model Beats Diffusion (FoundationVision/LlamaGen)",
     [](const SafetensorsFile& f) { return llamagen_file(f, "t2i"); },
     [](const SafetensorsFile& f) { return GptConfig::from_file(f); },
+    {},
+    {},
     [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<LlamaGenT2iParts>(ctx, w, cfg, opt);
     },

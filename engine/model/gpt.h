@@ -52,6 +52,10 @@ class Gpt {
   const Tensor& output_weight() const { return parts_->output_weight(); }
   // The image-token embedding table [vocab, dim], shared with the EAGLE drafter and GSD.
   const Tensor& token_embeddings() const { return parts_->token_embeddings(); }
+  // Matrix weights one forward streams: the blocks' and the head's (embeddings are gathered).
+  int64_t matrix_params() const {
+    return cfg_.n_layer * (4 * cfg_.dim * cfg_.dim + 3 * cfg_.dim * cfg_.ffn_hidden) + parts_->head_params();
+  }
   // The condition for a text prompt (a family that takes prompts); throws Error otherwise.
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const {
     return parts_->prompt_condition(prompt);

@@ -26,6 +26,8 @@ class GptFamilyParts {
   // kernel choice of one image's rows (batch-invariant bits).
   virtual void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
                     const ops::MatmulFusion& per_image) = 0;
+  // Weights the head streams per forward (what a bandwidth figure counts besides the blocks).
+  virtual int64_t head_params() const = 0;
   // LlamaGen's output matrix [vocab, dim], which draft heads and drafters share; throws Error
   // naming the family where the head is something else.
   virtual const Tensor& output_weight() const = 0;

@@ -40,6 +40,12 @@ const ModelFamilyDescriptor& model_family_of(const SafetensorsFile& f) {
               "; metadata vkspec.family and model_type say which)");
 }
 
+const ModelFamilyDescriptor* family_with_synthetic_shape(const std::string& name) {
+  for (const ModelFamilyDescriptor* d : model_families())
+    if (std::find(d->synthetic_shapes.begin(), d->synthetic_shapes.end(), name) != d->synthetic_shapes.end()) return d;
+  return nullptr;
+}
+
 GptConfig gpt_config_of(const SafetensorsFile& f) { return model_family_of(f).config(f); }
 
 }  // namespace vkspec

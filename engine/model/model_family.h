@@ -13,6 +13,7 @@
 
 #include "engine/model/gpt_config.h"
 #include "engine/model/safetensors.h"
+#include "engine/model/safetensors_writer.h"
 
 namespace vkspec {
 
@@ -30,6 +31,10 @@ struct ModelFamilyDescriptor {
   std::function<bool(const SafetensorsFile&)> claims;
   // The configuration from the file's metadata; throws Error naming the file and key.
   std::function<GptConfig(const SafetensorsFile&)> config;
+  // Benchmark shapes of released models (`vkspec bench --synthetic NAME`) and a model file of one
+  // with generated weights (grid 0: the shape's own token grid); none where the list is empty.
+  std::vector<std::string> synthetic_shapes;
+  std::function<SafetensorsWriter(const std::string& shape, int64_t grid, uint64_t seed)> synthetic;
   // The family's parts, loading their weights from `w` with cfg's shapes.
   std::function<std::unique_ptr<GptFamilyParts>(Context&, WeightStore&, const GptConfig&, const GptOptions&)> make;
 };
@@ -43,6 +48,8 @@ class RegisterModelFamily {
 std::vector<const ModelFamilyDescriptor*> model_families();
 // The family that claims `f`; throws Error naming the file and the families known when none does.
 const ModelFamilyDescriptor& model_family_of(const SafetensorsFile& f);
+// The family offering synthetic shape `name`, or nullptr.
+const ModelFamilyDescriptor* family_with_synthetic_shape(const std::string& name);
 // The configuration of a GPT file of any family (its family's reader), without loading it.
 GptConfig gpt_config_of(const SafetensorsFile& f);
 
