@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trains every shipped model in order; each stage is skipped when its output exists and resumes
 # from train_runs/<name>/ckpt.pt otherwise, so this is safe to start again after being killed:
-#   cd /work/main && setsid nohup tools/train_all.sh > /dev/null 2>&1 < /dev/null &
+#   (from the repository root) setsid nohup tools/train_all.sh > /dev/null 2>&1 < /dev/null &
 # Progress: train_runs/train_all.log (stage lines) and train_runs/<name>/train.log (per step).
 # The body is a function so bash has parsed all of it before running: editing this file while
 # a run is in progress does not affect that run.
@@ -49,6 +49,9 @@ main() {
   OMP_NUM_THREADS=1 stage assets/fmnist_sr4.safetensors        train_sr_net.py --scale 4 --steps 4000
   OMP_NUM_THREADS=1 stage assets/fmnist_latent_up2.safetensors train_latent_upsampler.py --ratio 2
   OMP_NUM_THREADS=1 stage assets/fmnist_latent_up4.safetensors train_latent_upsampler.py --ratio 4
+  # the prompt-driven model: tiny Janus-Pro on captions (own BPE tokenizer), converted with
+  # convert_janus.py; the converted safetensors is written last and marks the stage done
+  OMP_NUM_THREADS=1 stage assets/fmnist_janus.safetensors train_janus.py
   log "=== all stages done ==="
 }
 main "$@"; exit
