@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,11 +66,24 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
   synthetic_gpt(shape, fill, StDType::F32).write(path);
 }
 
-// A tiny random Janus-Pro (engine/families/janus_synthetic.h) with TinyGptSpec's trunk sizes, a
-// text vocabulary of 16 and `prompt_tokens` condition positions; biases ~ scale * N(0, 1).
-// gen_embed has a larger scale so the image token fed moves the next one visibly.
+// Weights of a tiny random Janus-Pro (engine/families/janus_synthetic.h): norms 1 +- 0.1, the rest
+// (biases too) ~ scale * N(0, 1), plus noise_scale * N(0, 1) from noise_seed (0: none). gen_embed
+// has scale 1 so the image token fed moves the next one visibly.
+inline WeightFill tiny_janus_fill(uint64_t seed, float scale, uint64_t noise_seed = 0, float noise_scale = 0) {
+  auto rng = std::make_shared<TinyNormal>(seed);
+  auto noise = std::make_shared<TinyNormal>(noise_seed);
+  return [=](const std::string& name, bool f32, std::vector<float>& v) {
+    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    const float sd = name == "gen_embed.weight" ? 1.0f : scale;
+    for (float& x : v)
+      x = f32 && !bias ? 1.0f + 0.1f * rng->next()
+                       : sd * rng->next() + (noise_seed ? noise_scale * noise->next() : 0.0f);
+  };
+}
+
+// A tiny random Janus-Pro with TinyGptSpec's trunk sizes, a text vocabulary of 16 and
+// `prompt_tokens` condition positions (tiny_janus_fill's weights).
 inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
-  TinyNormal rng(s.seed), noise(s.noise_seed);
   JanusShape shape;
   shape.dim = s.dim;
   shape.n_layer = s.layers;
@@ -80,14 +94,7 @@ inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int6
   shape.grid = s.grid;
   shape.head_hidden = s.dim;
   shape.prompt_tokens = prompt_tokens;
-  auto fill = [&](const std::string& name, bool f32, std::vector<float>& v) {
-    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    const float scale = name == "gen_embed.weight" ? 1.0f : s.scale;
-    for (float& x : v)
-      x = f32 && !bias ? 1.0f + 0.1f * rng.next()
-                       : scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
-  };
-  synthetic_janus(shape, fill, StDType::F32).write(path);
+  synthetic_janus(shape, tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale), StDType::F32).write(path);
 }
 
 // Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py

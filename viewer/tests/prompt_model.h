@@ -54,14 +54,7 @@ inline PromptModel write_prompt_model(const std::string& dir, const std::string&
   shape.grid = 8;
   shape.head_hidden = 32;
   shape.prompt_tokens = kPromptPositions;
-  vkspec::testing::TinyNormal rng(7);
-  auto fill = [&](const std::string& name, bool f32, std::vector<float>& v) {
-    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    // gen_embed larger, so the image token fed moves the next one visibly.
-    const float scale = name == "gen_embed.weight" ? 1.0f : 0.3f;
-    for (float& x : v) x = f32 && !bias ? 1.0f + 0.1f * rng.next() : scale * rng.next();
-  };
-  SafetensorsWriter w = synthetic_janus(shape, fill, StDType::F32);
+  SafetensorsWriter w = synthetic_janus(shape, vkspec::testing::tiny_janus_fill(7, 0.3f), StDType::F32);
   w.set_metadata("tokenizer", "janus_tokenizer.json");
   w.write(m.model);
   return m;
