@@ -98,10 +98,24 @@ def refusals(vkspec, model, d):
     ]
 
 
+def shipped_prompt_model(vkspec, d):
+    """`generate --prompt` without --model: the shipped prompt model, where assets/ has it."""
+    if not os.path.exists(os.path.join(HERE, "..", "assets", "fmnist_janus.safetensors")):
+        print("no shipped prompt model in assets/: not checked")
+        return []
+    trace = os.path.join(d, "shipped.json")
+    run([vkspec, "generate", "--prompt", "an ankle boot", "--images", "1", "--out", os.path.join(d, "shipped.png"),
+         "--trace", trace])
+    im = json.load(open(trace))["images"][0]
+    ok = im.get("prompt") == "an ankle boot" and len([t for row in im["tokens"] for t in row]) == 256
+    return [] if ok else [f"the shipped prompt model: {im.get('prompt')}, {len(im['tokens'])} rows"]
+
+
 def main():
     vkspec = sys.argv[1]
     failures = []
     with tempfile.TemporaryDirectory() as d:
+        failures += shipped_prompt_model(vkspec, d)
         model = make_model(d)
         failures += generate_every_method(vkspec, model, d)
         failures += bench_prompts(vkspec, model, d)
