@@ -62,7 +62,7 @@ std::string global_usage() {
            wrapped(c.summary, kSummaryColumn, kSummaryColumn);
   }
   out += "\n" + methods_usage() + "\nenvironment:\n";
-  // The variables' own table (common/env.h), as README.md shows it.
+  // The variables' own table (common/env.h), as docs/usage.md shows it.
   for (const env::Variable* v : env::variables()) out += std::string("  ") + v->setting + "\n      " + v->effect + "\n";
   return out;
 }

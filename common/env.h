@@ -1,7 +1,7 @@
 #pragma once
 // The one reader of environment variables. Each VKSPEC_* variable is declared here once, with the
-// setting and effect that README.md's "Environment" table shows (tests/test_env.cpp keeps the
-// two equal). Typed getters parse the value or throw Error naming the variable and the bad
+// setting and effect that docs/usage.md's "Environment variables" table shows (tests/test_env.cpp
+// keeps the two equal). Typed getters parse the value or throw Error naming the variable and the bad
 // value; unset and empty read the same, as absent.
 #include <cstdint>
 #include <optional>

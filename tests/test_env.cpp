@@ -1,6 +1,6 @@
 // The environment reader (common/env.h): typed getters name the variable and the bad value, a
-// renamed variable is refused, and README.md's "Environment" table lists exactly the variables
-// the reader declares, with the same settings and effects.
+// renamed variable is refused, and the table under docs/usage.md's "Environment variables"
+// heading lists exactly the variables the reader declares, with the same settings and effects.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -90,27 +90,29 @@ TEST(Env, ARenamedVariableIsRefusedNamingItsSuccessor) {
   EXPECT_NE(msg.find("VKSPEC_DISABLE_COOPMAT"), std::string::npos) << msg;
 }
 
-// The rows of README.md's "Environment" table, as written.
-std::vector<std::string> readme_rows() {
-  std::ifstream f(std::string(VKSPEC_SOURCE_DIR) + "/README.md");
+// The rows of the table under docs/usage.md's "### Environment variables" heading, as written
+// (the section ends at the next heading of any level).
+std::vector<std::string> usage_table_rows() {
+  std::ifstream f(std::string(VKSPEC_SOURCE_DIR) + "/docs/usage.md");
   std::vector<std::string> rows;
   bool inside = false;
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("## ", 0) == 0)
-      inside = line == "## Environment";
+    if (line.rfind("#", 0) == 0)
+      inside = line == "### Environment variables";
     else if (inside && line.rfind("| `", 0) == 0)
       rows.push_back(line);
   }
   return rows;
 }
 
-TEST(Env, ReadmeTableListsExactlyTheDeclaredVariables) {
+TEST(Env, UsageTableListsExactlyTheDeclaredVariables) {
   std::vector<std::string> want;
   for (const env::Variable* v : env::variables()) {
     EXPECT_EQ(std::string(v->setting).rfind(std::string(v->name) + "=", 0), 0u) << v->name;
     want.push_back(std::string("| `") + v->setting + "` | " + v->effect + " |");
   }
-  EXPECT_EQ(readme_rows(), want) << "README.md's Environment table and common/env.cpp disagree";
+  EXPECT_FALSE(usage_table_rows().empty()) << "no table under docs/usage.md's Environment variables";
+  EXPECT_EQ(usage_table_rows(), want) << "docs/usage.md's Environment variables table and common/env.cpp disagree";
 }
 
 // Mesa 25's llvmpipe shares one shader cache across vector widths (a crash when a width loads

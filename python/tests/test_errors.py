@@ -1,4 +1,5 @@
-"""Bad arguments raise vkspec.Error with the CLI's message; Ctrl-C stops a generation cleanly."""
+"""Bad arguments raise vkspec.Error with the CLI's checks, named as the keyword arguments they
+are (`top_k=`, not `--top-k`); Ctrl-C stops a generation cleanly."""
 import _thread
 import threading
 
@@ -16,15 +17,45 @@ def test_unknown_method(session):
 def test_out_of_range_option(session):
     with pytest.raises(vkspec.Error, match="window"):
         session.generate("sjd", window=0)
-    with pytest.raises(vkspec.Error, match="--top-k"):
+    with pytest.raises(vkspec.Error, match="top_k="):
         session.generate("ar", top_k=-3)
 
 
 def test_option_the_method_does_not_know(session):
-    with pytest.raises(vkspec.Error, match="--window"):
+    with pytest.raises(vkspec.Error, match="window="):
         session.generate("ar", window=4)
-    with pytest.raises(vkspec.Error, match="unknown option"):
+    with pytest.raises(vkspec.Error, match="unknown keyword argument"):
         session.generate("ar", no_such_option=1)
+
+
+def test_errors_name_the_keyword_argument_not_the_option(session):
+    # A refused value: ArgumentError, a vkspec.Error and a ValueError, naming `width=`.
+    with pytest.raises(vkspec.ArgumentError) as bad:
+        session.generate("sjd-pac", width=0)
+    assert isinstance(bad.value, vkspec.Error) and isinstance(bad.value, ValueError)
+    assert "width= must be in [1, 8]" in str(bad.value), str(bad.value)
+    assert "--" not in str(bad.value), str(bad.value)
+    with pytest.raises(ValueError, match=r"top_k= expects an integer, got 'x'"):
+        session.generate("ar", top_k="x")
+    # An unknown keyword: also a TypeError, as Python's "unexpected keyword argument" is.
+    with pytest.raises(vkspec.UnknownArgumentError) as unknown:
+        session.generate("ar", bogus=1)
+    assert isinstance(unknown.value, TypeError) and isinstance(unknown.value, vkspec.Error)
+    assert "unknown keyword argument 'bogus'" in str(unknown.value), str(unknown.value)
+    assert "--" not in str(unknown.value), str(unknown.value)
+    # steps() reads its options the same way.
+    with pytest.raises(TypeError, match="unknown keyword argument 'bogus'"):
+        session.steps("ar", bogus=1)
+    # A method option given to a method without it, and a value the message repeats.
+    with pytest.raises(vkspec.ArgumentError, match=r"keyword argument window= is not used"):
+        session.generate("ar", window=4)
+    single = next(m["name"] for m in vkspec.methods() if not m["batches"])
+    with pytest.raises(vkspec.ArgumentError, match=rf"batch=4: {single} decodes one image per forward"):
+        session.generate(single, batch=4)
+    # Errors that name no option stay as they are.
+    with pytest.raises(vkspec.Error, match="class 99") as plain:
+        session.generate("ar", classes=99)
+    assert not isinstance(plain.value, vkspec.ArgumentError)
 
 
 def test_bad_class_and_seeds(session):

@@ -4,21 +4,62 @@ The functions below run on a `Session` (the device and the models, opened once);
 module-level ones use a default session on the shipped models. Keyword arguments are the
 `vkspec generate` / `vkspec bench` options with `_` for `-` (`top_k=50` is `--top-k 50`,
 `window=16` is the method option `--window 16`), read by the command's own parsers, so the
-names, ranges and error messages are the command's. Errors raise `vkspec.Error`.
+names, ranges and checks are the command's; an error names the keyword argument, not the option
+(`top_k= must be in [0, ...]`, "unknown keyword argument 'bogus'"). Errors raise `vkspec.Error`;
+a refused keyword argument raises `vkspec.ArgumentError` (also a ValueError), an unknown one
+`vkspec.UnknownArgumentError` (also a TypeError), both `vkspec.Error`s.
 See docs/python.md.
 """
+import contextlib
 import json
 import os
+import re
+import sys
 import tempfile
 
-import numpy as np
 
-from ._native import Error
-from . import _native
+def _wrong_interpreter(error):
+    """The ImportError to raise when numpy or the native part does not import: it names the
+    interpreter this build is for (build/python/PYTHON, vkspec/_build_info.py) and this one."""
+    try:
+        from ._build_info import PYTHON, PYTHON_REAL, PYTHON_VERSION
+    except ImportError:
+        return None
+    here = os.path.realpath(sys.executable) if sys.executable else ""
+    if here == PYTHON_REAL:
+        return None  # the right interpreter: the error is something else, raised as it is
+    return ImportError(
+        f"vkspec was built for the Python interpreter {PYTHON} (Python {PYTHON_VERSION}), but this is "
+        f"{sys.executable or 'an unknown interpreter'} (sys.executable), a different one: {error}. Run it "
+        f"with {PYTHON} (a build names it in build/python/PYTHON), or rebuild with "
+        f"-DPython3_EXECUTABLE={sys.executable or 'PATH'} for this one.")
+
+
+try:
+    import numpy as np
+
+    from ._native import Error
+    from . import _native
+except ImportError as _error:
+    _wrong = _wrong_interpreter(_error)
+    if _wrong is None:
+        raise
+    raise _wrong from _error
 
 Error.__module__ = "vkspec"  # shown as vkspec.Error, the name users catch
 
-__all__ = ["Error", "Session", "devices", "methods", "generate", "steps", "bench", "default_session"]
+
+class ArgumentError(Error, ValueError):
+    """A keyword argument vkspec refuses (its value, or with others it excludes); the message
+    names it as a keyword (`top_k=`)."""
+
+
+class UnknownArgumentError(ArgumentError, TypeError):
+    """A keyword argument no option of the call has (as Python's "unexpected keyword argument")."""
+
+
+__all__ = ["Error", "ArgumentError", "UnknownArgumentError", "Session", "devices", "methods", "generate", "steps",
+           "bench", "default_session"]
 
 # Session(...) keyword -> the model-file option it stands for (frontend/model_catalog.h).
 _MODEL_FILES = ("model", "vq", "drafter", "low_res", "heads", "latent_heads", "eagle_drafter", "sr_net",
@@ -39,6 +80,68 @@ def _cli_args(options):
         else:
             args += [name, str(value)]
     return args
+
+
+# An option the native part names (the CLI's spelling), its tail of `/-b/-c` siblings
+# (`--entropy-a/-b/-c`), and the word after it, which may be its value (`--batch 4`).
+_OPTION = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*)((?:/-[a-z0-9]+)*)(?: ([^\s,;:()]+))?")
+_PLACEHOLDER_OR_NUMBER = re.compile(r"[A-Z]+|-?[0-9][0-9.e+-]*")
+
+
+def _keyword_message(message, keywords, values):
+    """`message` with the CLI's option spellings as the keyword arguments they stand for, or None
+    when it names no option. keywords: option -> keyword ({'--top-k': 'top_k', '--class': 'classes'});
+    other options become their keyword by rule (`--top-k` -> `top_k`). values: option -> the text
+    the call gave it, so that `--batch 4` reads `batch=4` (as do numbers and FILE-like placeholders)."""
+
+    def keyword(option):
+        return keywords.get(option, option[2:].replace("-", "_"))
+
+    text = re.sub(r"unknown option '(--[^']+)'(?: \(--help lists the options\))?",
+                  lambda m: f"unknown keyword argument '{keyword(m.group(1))}'", message)
+    text = re.sub(r"\boption (?=--[a-z0-9])", "keyword argument ", text)
+
+    def spelled(m):
+        option, siblings, word = "--" + m.group(1), m.group(2), m.group(3)
+        out = keyword(option) + "="
+        stem = option.rsplit("-", 1)[0]
+        for sibling in siblings.split("/-")[1:]:  # --entropy-a/-b/-c: entropy_a=/entropy_b=/entropy_c=
+            out += "/" + keyword(stem + "-" + sibling) + "="
+        if word is None:
+            return out
+        if not siblings and (word == values.get(option) or _PLACEHOLDER_OR_NUMBER.fullmatch(word)):
+            return out + word
+        return out + " " + word
+
+    text = _OPTION.sub(spelled, text)
+    return None if text == message else text
+
+
+@contextlib.contextmanager
+def _keyword_errors(options, renamed=None):
+    """Errors of the native call inside, which reads `options` (a call's keyword arguments) as CLI
+    options, re-raised naming those keyword arguments: ArgumentError, or UnknownArgumentError for
+    an unknown one. renamed: option -> keyword where they differ by more than `_`/`-` ({'--class':
+    'classes'})."""
+    keywords = dict(renamed or {})
+    values = {}
+    for key, value in options.items():
+        option = "--" + key.replace("_", "-")
+        keywords[option] = key
+        if isinstance(value, (list, tuple)):
+            values[option] = ",".join(str(v) for v in value)
+        elif value is not None and not isinstance(value, bool):
+            values[option] = str(value)
+    try:
+        yield
+    except ArgumentError:
+        raise
+    except Error as error:
+        message = _keyword_message(str(error), keywords, values)
+        if message is None:
+            raise
+        kind = UnknownArgumentError if "unknown keyword argument" in message else ArgumentError
+        raise kind(message) from None
 
 
 class _Captions:
@@ -87,6 +190,11 @@ def _class_list(classes, n):
     return [int(c) for c in classes]
 
 
+# The CLI options a call's own parameters stand for, where the names differ.
+_GENERATE_RENAMED = {"--class": "classes", "--caption-embeddings": "captions", "--seed": "seed"}
+_STEPS_RENAMED = {"--class": "cls", "--caption-embeddings": "captions", "--seed": "seed"}
+
+
 class Session:
     """A device and the models calls need, opened once and kept: `Session(model=PATH, vq=PATH, ...)`
     takes the model files `vkspec generate` takes (default: the shipped ones in assets/)."""
@@ -95,7 +203,9 @@ class Session:
         unknown = sorted(set(model_files) - set(_MODEL_FILES))
         if unknown:
             raise Error(f"vkspec.Session: unknown model file {unknown[0]!r} (known: {', '.join(_MODEL_FILES)})")
-        self._native = _native.Session(_cli_args({k: os.fspath(v) for k, v in model_files.items() if v is not None}))
+        files = {k: os.fspath(v) for k, v in model_files.items() if v is not None}
+        with _keyword_errors(files):
+            self._native = _native.Session(_cli_args(files))
 
     @property
     def device(self):
@@ -120,7 +230,7 @@ class Session:
         nfe, draft_forwards, head_forwards, accepted_length, wall_ms, ...), method, options, sampler.
         """
         seed_list = _seed_list(images, seed, seeds)
-        with _Captions(captions) as cap:
+        with _Captions(captions) as cap, _keyword_errors(options, _GENERATE_RENAMED):
             return self._native.generate(method, _cli_args(options) + cap.args(), seed_list,
                                          _class_list(classes, len(seed_list)))
 
@@ -129,7 +239,7 @@ class Session:
         accepted, rejected, resampled (positions), islands, groups, grid (int32 [G, G], -1 where
         undecided), committed, nfe, ms, and with images=True the partial image (uint8 [H, W, 3];
         undecided cells drawn as token 0). A prompt-driven model takes prompt=TEXT instead of cls."""
-        with _Captions(captions) as cap:
+        with _Captions(captions) as cap, _keyword_errors(options, _STEPS_RENAMED):
             return _native.StepRun(self._native, method, _cli_args(options) + cap.args(), int(seed), int(cls),
                                    bool(images))
 
