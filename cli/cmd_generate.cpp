@@ -89,28 +89,39 @@ std::vector<StrategyInputs> image_inputs(const ImageBlock& block, uint64_t seed,
   return inputs;
 }
 
-// The one line generate prints: what was written, the run, forwards, latency and images/s.
+// What a generate run was, for its summary line.
+struct RunSummary {
+  std::string method;
+  MethodOptions options;
+  SamplerSettings ss;
+  int64_t batch = 1;  // images per forward
+  ImageBlock block;   // this process's images of the run's run_images (--shard)
+  int64_t run_images = 0;
+  double seconds = 0;  // wall time of the decoding
+  std::string devices;
+};
+
+// The one line generate prints: what was written (files: the outputs, an empty name where not
+// asked for), the run, forwards, latency and images/s.
 void print_summary(const frontend::ArgParser& ap, const std::vector<Generation>& gens,
-                   const std::vector<std::string>& files, const std::string& method, const MethodOptions& options,
-                   const SamplerSettings& ss, int64_t batch, const ImageBlock& block, int64_t run_images,
-                   double seconds, const std::string& devices) {
+                   const std::vector<std::string>& files, const RunSummary& r) {
   const int64_t images = static_cast<int64_t>(gens.size());
   double nfe = 0, ms = 0;
   for (const auto& g : gens) nfe += static_cast<double>(g.nfe), ms += g.wall_ms;
-  const std::string opts = frontend::format_method_options(options);
+  const std::string opts = frontend::format_method_options(r.options);
   std::string written;
   for (const std::string& f : files)
     if (!f.empty()) written += (written.empty() ? "" : ", ") + f;
-  const std::string share = images == run_images
+  const std::string share = images == r.run_images
                                 ? ""
-                                : " (images " + std::to_string(block.begin) + ".." + std::to_string(block.end - 1) +
-                                      " of " + std::to_string(run_images) + ", --shard " + *ap.get("--shard") + ")";
-  const std::string batched = batch > 1 ? ", " + std::to_string(batch) + " images per forward" : "";
+                                : " (images " + std::to_string(r.block.begin) + ".." + std::to_string(r.block.end - 1) +
+                                      " of " + std::to_string(r.run_images) + ", --shard " + *ap.get("--shard") + ")";
+  const std::string batched = r.batch > 1 ? ", " + std::to_string(r.batch) + " images per forward" : "";
   std::printf(
       "wrote %s: %lld image(s)%s, method %s%s, %s%s, mean %.1f forwards and %.0f ms per image, %.3g images/s on %s\n",
-      written.c_str(), static_cast<long long>(images), share.c_str(), method.c_str(),
-      opts.empty() ? "" : (" (" + opts + ")").c_str(), ss.str().c_str(), batched.c_str(), nfe / images, ms / images,
-      static_cast<double>(images) / seconds, devices.c_str());
+      written.c_str(), static_cast<long long>(images), share.c_str(), r.method.c_str(),
+      opts.empty() ? "" : (" (" + opts + ")").c_str(), r.ss.str().c_str(), batched.c_str(), nfe / images, ms / images,
+      static_cast<double>(images) / r.seconds, r.devices.c_str());
 }
 
 // --caption-embeddings or --prompt: every image's condition (none without either: classes). A
@@ -206,8 +217,8 @@ int cmd_generate(const Args& args) {
   write_images(pool, gens, outputs, out, scale, columns, cfg);
   if (auto trace = ap.get("--trace"))
     write_trace(*trace, {model_path, cfg.grid_size, cfg.vocab_size, ss, method_options}, gens);
-  print_summary(ap, gens, {out, outputs.npz, outputs.out_dir}, method, method_options, ss, batch, block, run_images,
-                seconds, pool.describe());
+  print_summary(ap, gens, {out, outputs.npz, outputs.out_dir},
+                {method, method_options, ss, batch, block, run_images, seconds, pool.describe()});
   return 0;
 }
 

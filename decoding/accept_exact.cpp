@@ -2,6 +2,7 @@
 // with probability min(1, p(x)/q(x)), else resample from norm(max(p - q, 0)); the resolved token
 // is an exact sample of p.
 #include "decoding/accept_rule.h"
+#include "decoding/fault_injection.h"
 
 namespace vkspec {
 namespace {
@@ -11,11 +12,14 @@ class ExactRule final : public AcceptRule {
   using AcceptRule::AcceptRule;
   void record_resolution(CommandStream& s, const JudgedRows& rows, const TensorView& accept,
                          const TensorView& resolved) override {
-    record_exact_resolution(s, rows, rows.p, accept, resolved);
+    record_exact_resolution(s, rows, rows.p, accept, resolved, skip_residual_);
   }
   TensorView record_target(CommandStream&, const TensorView& p, const TensorView&, const TensorView&) const override {
     return p;
   }
+
+ private:
+  const bool skip_residual_ = active_faults().skip_residual;  // bound while the strategy is built
 };
 
 AcceptRuleDescriptor exact() {

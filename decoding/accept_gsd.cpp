@@ -76,15 +76,23 @@ class GsdRule final : public AcceptRule {
                          const TensorView& resolved) override {
     using philox::Purpose;
     const int64_t n = rows.drafts.numel();
-    const TensorView p_group = masses_.view().rows(0, 1).reshape({max_rows_}).rows(0, n);
-    const TensorView q_group = masses_.view().rows(1, 1).reshape({max_rows_}).rows(0, n);
-    ops::gsd_group_mass(s, rows.p, rows.q, rows.drafts, embeddings_.view(), below_, above_, gap_, dist2_, p_group,
-                        q_group);
-    ops::spec_accept_values(s, p_group, q_group, rows.positions, rows.seed,
-                            philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
-    ops::spec_residual_sample(s, rows.p, rows.q, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
-                              rows.keys);
+    ops::GsdGroupMass g;
+    g.p = rows.p;
+    g.q = rows.q;
+    g.draft = rows.drafts;
+    g.embeddings = embeddings_.view();
+    g.below = below_;
+    g.above = above_;
+    g.gap = gap_;
+    g.dist2 = dist2_;
+    g.p_group = masses_.view().rows(0, 1).reshape({max_rows_}).rows(0, n);
+    g.q_group = masses_.view().rows(1, 1).reshape({max_rows_}).rows(0, n);
+    ops::gsd_group_mass(s, g);
+    ops::spec_accept_values(s, g.p_group, g.q_group, rows.positions,
+                            {rows.seed, philox::purpose_word(Purpose::Accept, rows.round), rows.keys}, accept);
+    ops::spec_residual_sample(s, rows.p, rows.q, rows.positions,
+                              {rows.seed, philox::purpose_word(Purpose::Residual, rows.round), rows.keys}, resolved,
+                              accept, rows.drafts);
   }
 
  private:

@@ -77,11 +77,11 @@ class LanternRule final : public AcceptRule {
     if (!multiplicative()) return record_exact_resolution(s, rows, target, accept, resolved);
     if (!excluded_.valid()) excluded_ = ctx_.tensor(DType::F32, {max_rows_, V}, method_ + " q without neighbours");
     const Rejection r = record_rejection(s, rows.p, target, rows.q, rows.drafts, excluded_.view().rows(0, n));
-    ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
-                     philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
-    ops::spec_residual_sample(s, r.from, r.minus, rows.positions, rows.seed,
-                              philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
-                              rows.keys);
+    ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions,
+                     {rows.seed, philox::purpose_word(Purpose::Accept, rows.round), rows.keys}, accept);
+    ops::spec_residual_sample(s, r.from, r.minus, rows.positions,
+                              {rows.seed, philox::purpose_word(Purpose::Residual, rows.round), rows.keys}, resolved,
+                              accept, rows.drafts);
   }
   TensorView record_target(CommandStream& s, const TensorView& p, const TensorView& drafts,
                            const TensorView& scratch) const override {

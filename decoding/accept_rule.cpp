@@ -132,13 +132,14 @@ AcceptRule::Rejection AcceptRule::record_rejection(CommandStream&, const TensorV
 }
 
 void record_exact_resolution(CommandStream& s, const JudgedRows& rows, const TensorView& target,
-                             const TensorView& accept, const TensorView& resolved) {
+                             const TensorView& accept, const TensorView& resolved, bool skip_residual) {
   using philox::Purpose;
-  ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions, rows.seed,
-                   philox::purpose_word(Purpose::Accept, rows.round), accept, rows.keys);
-  ops::spec_residual_sample(s, target, rows.q, rows.positions, rows.seed,
-                            philox::purpose_word(Purpose::Residual, rows.round), resolved, accept, rows.drafts,
-                            rows.keys);
+  ops::spec_accept(s, target, rows.q, rows.drafts, rows.positions,
+                   {rows.seed, philox::purpose_word(Purpose::Accept, rows.round), rows.keys}, accept);
+  // With q = target the residual is all zero and spec_residual_sample draws from target itself.
+  ops::spec_residual_sample(s, target, skip_residual ? target : rows.q, rows.positions,
+                            {rows.seed, philox::purpose_word(Purpose::Residual, rows.round), rows.keys}, resolved,
+                            accept, rows.drafts);
 }
 
 }  // namespace vkspec

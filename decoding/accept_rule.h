@@ -125,8 +125,8 @@ class AcceptRule {
 };
 
 // The exact test and residual of rows against `target` (p itself, or a relaxed p'): what every
-// target-relaxing rule records, with the rows' own keys.
+// target-relaxing rule records, with the rows' own keys. skip_residual: Faults::skip_residual.
 void record_exact_resolution(CommandStream& s, const JudgedRows& rows, const TensorView& target,
-                             const TensorView& accept, const TensorView& resolved);
+                             const TensorView& accept, const TensorView& resolved, bool skip_residual = false);
 
 }  // namespace vkspec

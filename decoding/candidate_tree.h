@@ -6,6 +6,7 @@
 // whose accepted candidate sat in a scratch slot last step, re-fed in its own slot.
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -66,11 +67,6 @@ struct TreeTestRows {
   Tensor parents, positions;
 };
 
-// Records every multi-draft test of a candidate tree (Node as above; n.position the image position
-// of its token) in one dispatch: node p's children tried in index order against its running
-// residual, accepted with Philox (seed, child's position, accept_purpose + sibling), p's next
-// token drawn from what remains with (seed, p's position + 1, residual_purpose); positions past
-// the image clamp to N. probs, q, tokens, scratch, accept, final_token: rows 0 .. nodes - 1.
 // A node's Philox positions in ops::tree_tests: its test as a child (0 for the root) and its next
 // token's draw (the position after it), clamped to the image's N tokens.
 struct TreeTestPositions {
@@ -82,11 +78,16 @@ TreeTestPositions tree_test_positions(const Node& n, bool root, int64_t N) {
           static_cast<uint32_t>(std::min<int64_t>(n.position + 1, N))};
 }
 
+// Records every multi-draft test of a candidate tree (Node as above; n.position the image position
+// of its token) in one dispatch: node p's children tried in index order against its running
+// residual, accepted with Philox (seed, child's position, accept_purpose + sibling), p's next
+// token drawn from what remains with (seed, p's position + 1, residual_purpose); positions past
+// the image clamp to N. t: the dispatch but its parent and positions (rows', written here from
+// the nodes) and keys (none: the call's seed); its probs, q, draft (the nodes' tokens), scratch,
+// accept and final_token from row 0, cut here to the tree's rows.
 template <typename Node>
 void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& nodes, int64_t N, TreeTestRows& rows,
-                       const TensorView& probs, const TensorView& q, const TensorView& tokens, uint64_t seed,
-                       uint32_t accept_purpose, uint32_t residual_purpose, const TensorView& scratch,
-                       const TensorView& accept, const TensorView& final_token) {
+                       const ops::TreeTests& t) {
   const int64_t M = static_cast<int64_t>(nodes.size());
   std::vector<int32_t> parents(static_cast<size_t>(M));
   std::vector<uint32_t> pos(static_cast<size_t>(2 * M));
@@ -99,9 +100,12 @@ void record_tree_tests(CommandStream& s, Context& ctx, const std::vector<Node>& 
   }
   ctx.upload(rows.parents, 0, parents.data(), parents.size() * 4);
   ctx.upload(rows.positions, 0, pos.data(), pos.size() * 4);
-  ops::tree_tests(s, probs.rows(0, M), q.rows(0, M), tokens.rows(0, M), rows.parents.view().rows(0, M),
-                  rows.positions.view().rows(0, M), seed, accept_purpose, residual_purpose, scratch.rows(0, M),
-                  accept.rows(0, M), final_token.rows(0, M));
+  ops::TreeTests cut = t;
+  for (TensorView* v : {&cut.probs, &cut.q, &cut.draft, &cut.scratch, &cut.accept, &cut.final_token})
+    *v = v->rows(0, M);
+  cut.parent = rows.parents.view().rows(0, M);
+  cut.positions = rows.positions.view().rows(0, M);
+  ops::tree_tests(s, cut);
 }
 
 // The walk after record_tree_tests: from the root, each node's first accepted child in index

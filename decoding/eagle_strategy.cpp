@@ -179,10 +179,17 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
   CommandStream& s = target().stream();
   const int64_t M = static_cast<int64_t>(tree.size()), N = image_tokens();
   if (rule_->exact()) {  // the loop below in one dispatch, the same numbers
-    record_tree_tests(s, target().ctx(), tree, N, tree_rows_, probs_.view(), q_tree_.view(), tokens_.view(), in_.seed,
-                      philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings),
-                      philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
-                      final_.view());
+    ops::TreeTests t;
+    t.probs = probs_.view();
+    t.q = q_tree_.view();
+    t.draft = tokens_.view();
+    t.scratch = residuals_.view();
+    t.seed = in_.seed;
+    t.accept_purpose = philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings);
+    t.residual_purpose = philox::purpose_word(philox::Purpose::Residual, round);
+    t.accept = accept_.view();
+    t.final_token = final_.view();
+    record_tree_tests(s, target().ctx(), tree, N, tree_rows_, t);
     return;
   }
   auto pos_view = [&](int64_t n) { return positions_.view().rows(std::min(n, N), 1); };
@@ -195,8 +202,8 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
       const TensorView qc = q_tree_.view().rows(c, 1), token = tokens_.view().rows(c, 1);
       const int64_t scratch_row = next_relaxed++;  // the rule's rows for this node (the rule is not exact)
       const TensorView target_row = rule_->record_target(s, r, token, relaxed_.view().rows(scratch_row, 1));
-      ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position), in_.seed,
-                       philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings + sibling),
+      ops::spec_accept(s, target_row, qc, token, pos_view(tree[static_cast<size_t>(c)].position),
+                       {in_.seed, philox::purpose_word(philox::Purpose::Accept, round * kEagleSiblings + sibling)},
                        accept_.view().rows(c, 1));
       const AcceptRule::Rejection left =
           rule_->record_rejection(s, r, target_row, qc, token, rejected_q_.view().rows(scratch_row, 1));
@@ -205,8 +212,9 @@ void EagleStrategy::record_tests(const std::vector<Node>& tree, uint32_t round) 
       r = next;
       ++sibling;
     }
-    ops::spec_residual_sample(s, r, zeros_.view(), pos_view(tree[static_cast<size_t>(p)].position + 1), in_.seed,
-                              philox::purpose_word(philox::Purpose::Residual, round), final_.view().rows(p, 1));
+    ops::spec_residual_sample(s, r, zeros_.view(), pos_view(tree[static_cast<size_t>(p)].position + 1),
+                              {in_.seed, philox::purpose_word(philox::Purpose::Residual, round)},
+                              final_.view().rows(p, 1));
   }
 }
 

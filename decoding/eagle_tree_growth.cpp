@@ -161,10 +161,10 @@ void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, i
     const DraftTreeNode& n = nodes[id];
     const int64_t position = c + n.depth - 1;
     ops::spec_residual_sample(s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
-                              positions_.view().rows(position, 1), in_.seed,
-                              philox::purpose_word(philox::Purpose::Draft,
-                                                   static_cast<uint32_t>(step_) * kEagleSiblings +
-                                                       static_cast<uint32_t>(n.rank)),
+                              positions_.view().rows(position, 1),
+                              {in_.seed, philox::purpose_word(philox::Purpose::Draft,
+                                                              static_cast<uint32_t>(step_) * kEagleSiblings +
+                                                                  static_cast<uint32_t>(n.rank))},
                               draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
   }
 }

@@ -12,6 +12,13 @@ struct Faults {
   // Under a relaxed rule, carry the relaxed resolution forward as the coupled next draft instead
   // of the exact successor (record_exact_successor), as vkspec did before 2026-11-21.
   bool relaxed_successor = false;
+  // The exact rule's rejections resample from p itself instead of the residual norm(max(p - q, 0))
+  // (speculative sampling without its correction).
+  bool skip_residual = false;
+  // The window methods keep the previous round's q for their drafts on odd rounds: a draft drawn
+  // from this round's p is then tested against the q of the round before (a draft probability
+  // from the wrong round).
+  bool stale_q = false;
 };
 
 // The faults strategies constructed now should carry (this thread's; none outside tests).

@@ -230,10 +230,17 @@ void HawkStrategy::record_candidates(const Tree& tree, const GptBatch& batch, in
 void HawkStrategy::record_tests(const Tree& tree, uint32_t round) {
   // Each node's children in index order against its running residual, then its next token from
   // what remains (vertical candidates first, as the tree puts them): ops::tree_tests.
-  record_tree_tests(target().stream(), target().ctx(), tree.nodes, image_tokens(), tree_rows_, probs_.view(),
-                    q_tree_.view(), tokens_.view(), in_.seed, philox::purpose_word(philox::Purpose::Accept, round * 8u),
-                    philox::purpose_word(philox::Purpose::Residual, round), residuals_.view(), accept_.view(),
-                    final_.view());
+  ops::TreeTests t;
+  t.probs = probs_.view();
+  t.q = q_tree_.view();
+  t.draft = tokens_.view();
+  t.scratch = residuals_.view();
+  t.seed = in_.seed;
+  t.accept_purpose = philox::purpose_word(philox::Purpose::Accept, round * 8u);
+  t.residual_purpose = philox::purpose_word(philox::Purpose::Residual, round);
+  t.accept = accept_.view();
+  t.final_token = final_.view();
+  record_tree_tests(target().stream(), target().ctx(), tree.nodes, image_tokens(), tree_rows_, t);
 }
 
 std::vector<int32_t> HawkStrategy::walk_and_commit(const Tree& tree, const Readback& r, StepEvent& e) {

@@ -339,8 +339,8 @@ int64_t MuloStrategy::record_coupled_forward(int64_t u, int64_t band_end) {
   const uint32_t round = static_cast<uint32_t>(step_);
   const TensorView p = probs_.view().rows(0, T), q = q_.view().rows(u, T), d = row_drafts_.view().rows(0, T),
                    at = positions_.view().rows(0, T), acc = accept_back_.view().rows(0, T);
-  ops::spec_accept(s, p, q, d, at, in_.seed, philox::purpose_word(philox::Purpose::Accept, round), acc);
-  ops::spec_residual_sample(s, p, q, at, in_.seed, philox::purpose_word(philox::Purpose::Residual, round),
+  ops::spec_accept(s, p, q, d, at, {in_.seed, philox::purpose_word(philox::Purpose::Accept, round)}, acc);
+  ops::spec_residual_sample(s, p, q, at, {in_.seed, philox::purpose_word(philox::Purpose::Residual, round)},
                             out_tokens_.view().rows(0, T), acc, d);
   return T;
 }

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "decoding/point_mass.h"
-#include "decoding/zipar_strategy.h"
+#include "decoding/zipar_rows.h"
 #include "engine/ops/sampler.h"
 #include "engine/ops/speculative.h"
 
@@ -184,7 +184,7 @@ PjdStrategy::Outcome PjdStrategy::run(const std::vector<Query>& queries, const P
                p, out_row(0));
   accept_->record_resolution(s, JudgedRows{p, q, draft, position, in_.seed, round, {}}, out_row(1), out_row(2));
   // norm(max(p - p, 0)) is all zero, so this draws from p itself (speculative_base.h's independent draft).
-  ops::spec_residual_sample(s, p, p, position, in_.seed, philox::purpose_word(Purpose::Draft, round), out_row(3));
+  ops::spec_residual_sample(s, p, p, position, {in_.seed, philox::purpose_word(Purpose::Draft, round)}, out_row(3));
   ops::pooled_prob(s, p, draft, identity_.view(), 1, x.rows(0, T));
   ops::pooled_prob(s, q, draft, identity_.view(), 1, x.rows(max_q, T));
   t.submit_and_wait();

@@ -9,7 +9,7 @@
 //    consecutive drafts collide with probability >= (1 - TV) / (1 + TV).
 // Both take --alpha, the coupling strength of the paper's sweep: the coupled next draft with
 // probability alpha, else an independent sample of p (WindowOptions::alpha; lossless at any alpha).
-#include "decoding/window_strategy.h"
+#include "decoding/window_registry.h"
 
 namespace vkspec {
 namespace {

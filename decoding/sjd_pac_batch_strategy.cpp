@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "decoding/sjd_pac_strategy.h"
-
 namespace vkspec {
 SjdPacBatchStrategy::SjdPacBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in,
                                          const SjdPacOptions& opt, int64_t lanes)

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "decoding/point_mass.h"
-#include "decoding/sjd_pac_strategy.h"
+#include "decoding/sjd_pac_shape.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/speculative.h"
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.h"
+#include "decoding/sjd_pac_shape.h"
 #include "engine/ops/speculative.h"
 
 namespace vkspec {
@@ -11,8 +13,25 @@ namespace {
 constexpr int64_t kDrawsPerCandidate = 3;
 // A sibling's acceptance uniform is drawn under Accept round step * 8 + sibling (ops::tree_tests).
 constexpr uint32_t kSiblingRounds = 8;
+static_assert(kSjdPacMaxWidth <= kSiblingRounds);
+
+std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
+
+const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab) {
+  if (o.width < 1 || o.width > kSjdPacMaxWidth || o.depth < 1 || o.depth > kSjdPacMaxDepth)
+    throw Error("sjd-pac: --width " + str(o.width) + " or --depth " + str(o.depth) + " out of range (1.." +
+                str(kSjdPacMaxWidth) + ", 1.." + str(kSjdPacMaxDepth) + ")");
+  if (o.width > vocab)
+    throw Error("sjd-pac: --width " + str(o.width) + " asks for more distinct candidates than the " + str(vocab) +
+                " tokens of the vocabulary");
+  const int64_t tree = sjd_pac_tree_nodes(o.width, o.depth);
+  if (tree > o.window)
+    throw Error("sjd-pac: --width " + str(o.width) + " --depth " + str(o.depth) + " make a tree of " + str(tree) +
+                " nodes with the root, more than --window " + str(o.window) + " (the nodes per forward)");
+  return o;
+}
 
 int64_t sjd_pac_max_queries(const SjdPacOptions& o) { return o.window + o.depth - 1; }
 
@@ -74,11 +93,19 @@ void SjdPacStep::record(CommandStream& s, Context& ctx, const TensorView& logits
   upload(ctx);
   const int64_t R = R_;
   ops::sampler(s, logits, {}, none, probs_.view().rows(0, R), {});
-  const ops::RowKeys keys{seeds_.view().rows(0, R), rounds_.view().rows(0, R)};
-  ops::tree_tests(s, probs_.view().rows(0, R), q_tree_.view().rows(0, R), tokens_.view().rows(0, R),
-                  parents_.view().rows(0, R), test_pos_.view().rows(0, R), 0,
-                  philox::purpose_word(philox::Purpose::Accept), philox::purpose_word(philox::Purpose::Residual),
-                  residuals_.view().rows(0, R), accept_.view().rows(0, R), final_.view().rows(0, R), keys);
+  ops::TreeTests t;
+  t.probs = probs_.view().rows(0, R);
+  t.q = q_tree_.view().rows(0, R);
+  t.draft = tokens_.view().rows(0, R);
+  t.parent = parents_.view().rows(0, R);
+  t.positions = test_pos_.view().rows(0, R);
+  t.accept_purpose = philox::purpose_word(philox::Purpose::Accept);
+  t.residual_purpose = philox::purpose_word(philox::Purpose::Residual);
+  t.scratch = residuals_.view().rows(0, R);
+  t.accept = accept_.view().rows(0, R);
+  t.final_token = final_.view().rows(0, R);
+  t.keys = {seeds_.view().rows(0, R), rounds_.view().rows(0, R)};
+  ops::tree_tests(s, t);
   record_draws(s);
 }
 
@@ -104,9 +131,11 @@ void SjdPacStep::record_draws(CommandStream& s) {
   const TensorView out = draws_.view().reshape({draws_.shape()[0] * stride});
   const TensorView rounds = draw_rounds_.view().reshape({draw_rounds_.shape()[0] * stride});
   for (int64_t d = 0; d < draws_per_node_; ++d)
-    ops::spec_residual_sample(s, probs_.view().rows(0, R), from, draw_pos_.view().rows(0, R), 0,
-                              philox::purpose_word(philox::Purpose::Draft), out.rows(d * stride, R), {}, {},
-                              {seeds_.view().rows(0, R), rounds.rows(d * stride, R)});
+    ops::spec_residual_sample(s, probs_.view().rows(0, R), from, draw_pos_.view().rows(0, R),
+                              {0,
+                               philox::purpose_word(philox::Purpose::Draft),
+                               {seeds_.view().rows(0, R), rounds.rows(d * stride, R)}},
+                              out.rows(d * stride, R));
 }
 
 void SjdPacStep::download(Context& ctx) {

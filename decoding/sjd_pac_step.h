@@ -26,6 +26,12 @@ struct SjdPacOptions {
   DraftInit init = DraftInit::Random;
 };
 
+// Candidates per depth and candidate depths at most: a sibling's acceptance uniform is drawn under
+// Accept round step * 8 + sibling (SjdPacStep).
+inline constexpr int64_t kSjdPacMaxWidth = 8, kSjdPacMaxDepth = 8;
+// o, or an Error naming the option when K, D, L make no tree for a vocabulary of `vocab`.
+const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab);
+
 // Target queries per image and step: the root, the nodes, and up to D - 1 repairs.
 int64_t sjd_pac_max_queries(const SjdPacOptions& o);
 // Removed-candidate rows per image ((K - 1)(D - 1), at least 1).

@@ -42,32 +42,16 @@
 // Everything for the step (the candidates' q rows, forward, sampler, tests, the draws for the next
 // candidates) is recorded into one submit; the host reads back three small integer rows per node.
 // The image's state and the step's device rows are SjdPacImage and SjdPacStep (sjd_pac_image.h),
-// which SjdPacBatchStrategy shares (several images per forward).
+// which SjdPacBatchStrategy shares (several images per forward); the tree's shape is
+// sjd_pac_shape.h, and sjd_pac_registry.cpp registers the method with both strategies.
 #include <cstdint>
 #include <vector>
 
 #include "decoding/sjd_pac_image.h"
+#include "decoding/sjd_pac_shape.h"
 #include "decoding/strategy.h"
 
 namespace vkspec {
-
-// (K^D - 1) / (K - 1): the tree's nodes with the root (D for K = 1).
-int64_t sjd_pac_tree_nodes(int64_t width, int64_t depth);
-
-// The shape of one step's tree from the number of candidates of each candidate depth (pools[t]
-// for depth t + 1, <= K) and the chain after it: nodes in breadth-first order, the main path (the
-// branch-0 path, then the chain) canonical. Pure, so tests check shapes without a device.
-struct SjdPacNode {
-  int32_t parent;   // -1 for the root
-  int32_t depth;    // 0 for the root
-  int32_t pick;     // the candidate's index at its position (0: the main path's)
-  bool canonical;   // on the main path: the position's own KV slot
-  bool first_pick;  // the first node holding this (depth, pick): listed once as proposed
-};
-std::vector<SjdPacNode> sjd_pac_shape(const std::vector<int>& pools, int64_t chain);
-
-// o, or an Error naming the option when K, D, L make no tree for a vocabulary of `vocab`.
-const SjdPacOptions& check_sjd_pac_options(const SjdPacOptions& o, int64_t vocab);
 
 class SjdPacStrategy : public Strategy {
  public:

@@ -3,7 +3,7 @@
 // the probabilistic test min(1, p/q), stopping at the first rejection, which is resampled from
 // norm(max(p - q, 0)); the drafts after it are resampled from this step's p (which becomes their
 // q). The window machinery is decoding/window_strategy.h.
-#include "decoding/window_strategy.h"
+#include "decoding/window_registry.h"
 
 namespace vkspec {
 namespace {

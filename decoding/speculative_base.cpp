@@ -80,8 +80,8 @@ void SpeculativeStrategy::record_independent_draft(const TensorView& p, int64_t 
   // The residual norm(max(p - q, 0)) with q = p is all zero, and then spec_residual_sample draws
   // from p itself (inverse CDF with this key's uniform): an exact sample of p without the
   // sampler's second pass over the logits.
-  ops::spec_residual_sample(stream(), p, p, positions(c, q), in_.seed,
-                            philox::purpose_word(philox::Purpose::Draft, round),
+  ops::spec_residual_sample(stream(), p, p, positions(c, q),
+                            {in_.seed, philox::purpose_word(philox::Purpose::Draft, round)},
                             out_.view().reshape({kOutRows * max_q}).rows(3 * max_q, q));
 }
 
@@ -104,11 +104,11 @@ SpeculativeStrategy::Outcome SpeculativeStrategy::finish(int64_t q) {
   return o;
 }
 
-int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c, int64_t q,
-                             const std::vector<uint32_t>& draft_tokens, const std::vector<uint32_t>& accept,
-                             const std::vector<uint32_t>& resolved,
+int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, const VerifiedRows& rows,
                              const std::function<int32_t(uint32_t, int64_t)>& checked_token,
                              const std::string& method) {
+  const int64_t c = rows.c, q = rows.q;
+  const std::vector<uint32_t>&draft_tokens = rows.draft_tokens, &accept = rows.accept, &resolved = rows.resolved;
   const int64_t drafts = static_cast<int64_t>(draft_tokens.size());
   int64_t j = 0;
   while (j < q && accept[static_cast<size_t>(j)]) ++j;
@@ -136,7 +136,7 @@ int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c
 int64_t SpeculativeStrategy::commit(StepEvent& e, int64_t c, int64_t q, const std::vector<uint32_t>& draft_tokens,
                                     const Outcome& o) {
   const int64_t j = commit_verified_rows(
-      e, grid_, c, q, draft_tokens, o.accept, o.resolved,
+      e, grid_, {c, q, draft_tokens, o.accept, o.resolved},
       [this](uint32_t token, int64_t n) { return checked_token(token, n); }, name());
   committed_ = c + std::min(j + 1, q);
   ++nfe_;

@@ -27,13 +27,19 @@
 
 namespace vkspec {
 
-// Commits rows [0, j] of a step that verified `draft_tokens` from position c with q rows (j = the
-// first rejected row, or q when none) into grid (token check: the strategy's checked_token) and
-// fills the event's proposed/accepted/rejected/resampled lists. Returns j; the image's committed
-// count becomes c + min(j + 1, q). Shared by the one-image and the batched window strategies.
-int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, int64_t c, int64_t q,
-                             const std::vector<uint32_t>& draft_tokens, const std::vector<uint32_t>& accept,
-                             const std::vector<uint32_t>& resolved,
+// A step's q rows from position c as read back: the drafts it verified (one per row, but the last
+// row at most), each row's acceptance and resolved token.
+struct VerifiedRows {
+  int64_t c, q;
+  const std::vector<uint32_t>& draft_tokens;
+  const std::vector<uint32_t>& accept;
+  const std::vector<uint32_t>& resolved;
+};
+// Commits rows [0, j] of the step (j = the first rejected row, or q when none) into grid (token
+// check: the strategy's checked_token) and fills the event's proposed/accepted/rejected/resampled
+// lists. Returns j; the image's committed count becomes c + min(j + 1, q). Shared by the one-image
+// and the batched window strategies.
+int64_t commit_verified_rows(StepEvent& e, std::vector<int32_t>& grid, const VerifiedRows& rows,
                              const std::function<int32_t(uint32_t, int64_t)>& checked_token, const std::string& method);
 
 class SpeculativeStrategy : public Strategy {

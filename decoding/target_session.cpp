@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "common/error.h"
-#include "decoding/strategy.h"
+#include "decoding/strategy_inputs.h"
 
 namespace vkspec {
 namespace {

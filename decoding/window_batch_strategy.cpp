@@ -149,8 +149,8 @@ void WindowBatchStrategy::record_verification(int64_t R) {
     record_exact_resolution(s, judged, p, exact_accept_.view().rows(0, R), out.rows(2 * max_rows, R));
   // The residual norm(max(p - p, 0)) is all zero: spec_residual_sample draws from p itself.
   if (partial_)
-    ops::spec_residual_sample(s, p, p, pos, 0, philox::purpose_word(philox::Purpose::Draft), out.rows(3 * max_rows, R),
-                              {}, {}, keys);
+    ops::spec_residual_sample(s, p, p, pos, {0, philox::purpose_word(philox::Purpose::Draft), keys},
+                              out.rows(3 * max_rows, R));
 }
 
 void WindowBatchStrategy::commit_lane(size_t lane, int64_t T, const std::vector<uint32_t>& out, StepEvent& e) {
@@ -165,7 +165,7 @@ void WindowBatchStrategy::commit_lane(size_t lane, int64_t T, const std::vector<
   const std::vector<uint32_t> window(l.drafts.begin() + l.c, l.drafts.begin() + l.c + l.drafts_now);
   const size_t image = static_cast<size_t>(l.image);
   const int64_t j = commit_verified_rows(
-      e, im.grid, l.c, Q, window, accept, resolved,
+      e, im.grid, {l.c, Q, window, accept, resolved},
       [&](uint32_t token, int64_t n) { return checked_token(token, image, n); }, name());
   im.committed = l.c + std::min(j + 1, Q);
   ++im.nfe;
@@ -173,7 +173,7 @@ void WindowBatchStrategy::commit_lane(size_t lane, int64_t T, const std::vector<
   for (int64_t t = j + 1; t < Q; ++t) {
     const size_t r = static_cast<size_t>(t);
     l.drafts[static_cast<size_t>(l.c + t)] = next_window_draft(opt_, rule_, exact_successor_, im.in.seed, l.c + t,
-                                                               round, resolved[r], fresh[r], independent[r]);
+                                                               round, {resolved[r], fresh[r], independent[r]});
   }
   l.ready = l.c + Q;
   l.p_row = first;

@@ -1,7 +1,6 @@
 #include "decoding/window_strategy.h"
 
 #include "decoding/point_mass.h"
-#include "decoding/window_batch_strategy.h"
 #include "engine/model/draft_heads.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/sampler.h"
@@ -45,34 +44,6 @@ StrategyNeeds window_needs(const OptionValues& o) {
 
 int64_t window_max_queries(const OptionValues& o) { return o.integer("window") + 1; }
 
-StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
-                                            std::string reference) {
-  StrategyDescriptor d;
-  d.name = name;
-  d.order = order;
-  d.summary = std::move(summary);
-  d.reference = std::move(reference);
-  d.options = window_option_specs();
-  if (rule != DraftRule::Fresh) d.options.push_back(coupling_strength_spec());
-  d.accept_rules = AcceptRuleSlot{};
-  d.lossless = [](const OptionValues&) { return true; };  // when the rule is
-  d.needs = window_needs;
-  d.max_queries = [](const OptionValues& o, const GptConfig&) { return window_max_queries(o); };
-  // With --init heads the heads also run on some rows: no fixed cost per forward.
-  d.fixed_queries = [](const OptionValues& o) { return o.choice("init") == "heads" ? 0 : window_max_queries(o); };
-  d.jacobi_window = [](const OptionValues& o) { return o.integer("window"); };
-  d.make = [name, rule](const ModelSet& m, const StrategyInputs& in,
-                        const OptionValues& o) -> std::unique_ptr<Strategy> {
-    return std::make_unique<WindowStrategy>(name, m, in, rule, parse_window_options(o));
-  };
-  d.make_batch = [name, rule](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
-                              int64_t lanes) -> std::unique_ptr<BatchStrategy> {
-    return std::make_unique<WindowBatchStrategy>(name, m, in, rule, parse_window_options(o), lanes);
-  };
-  d.continuous_batching = true;
-  return d;
-}
-
 const char* draft_init_name(DraftInit i) {
   switch (i) {
     case DraftInit::Random: return "random";
@@ -110,14 +81,14 @@ InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t voca
 }
 
 uint32_t next_window_draft(const WindowOptions& opt, DraftRule rule, bool exact_successor, uint64_t seed, int64_t n,
-                           uint32_t round, uint32_t resolved, uint32_t fresh, uint32_t independent) {
-  const uint32_t coupled = rule == DraftRule::Coupled && !exact_successor ? resolved : fresh;
+                           uint32_t round, const NextDraftCandidates& row) {
+  const uint32_t coupled = rule == DraftRule::Coupled && !exact_successor ? row.resolved : row.fresh;
   if (rule == DraftRule::Fresh || opt.alpha >= 1.0) return coupled;
   // A coin of its own per (position, step): independent of the draft, the verification and both
   // candidate next drafts, which is what keeps the mixture an exact sample of p.
   const bool take_coupled = philox::uniform(seed, static_cast<uint32_t>(n),
                                             philox::purpose_word(philox::Purpose::Couple, round), 0) < opt.alpha;
-  return take_coupled ? coupled : independent;
+  return take_coupled ? coupled : row.independent;
 }
 
 uint32_t WindowStrategy::token_at(int64_t n) const {
@@ -182,7 +153,8 @@ void WindowStrategy::decode(StepEvent& e) {
   if (exact_successor) record_exact_successor(p, q_rows, row_drafts_.view().rows(0, Q), c, Q, round);
   const bool partial = rule_ != DraftRule::Fresh && opt_.alpha < 1.0;
   if (partial) record_independent_draft(p, c, Q, round);
-  stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
+  if (!(faults_.stale_q && round % 2 == 1))
+    stream().copy(faults_.q_unfiltered ? unfiltered_p(Q) : p, q_rows);  // next step's q is this step's p
   if (heads_ && heads_->record(target(), last_hidden(), {head_step(c, Q, round)}, in_.sampler)[0]) ++head_forwards_;
   const Outcome o = finish(Q);
   if (heads_) heads_->read();
@@ -190,8 +162,9 @@ void WindowStrategy::decode(StepEvent& e) {
   const int64_t j = commit(e, c, Q, window, o);
   for (int64_t t = j + 1; t < Q; ++t) {
     const size_t r = static_cast<size_t>(t);
-    drafts_[static_cast<size_t>(c + t)] = next_window_draft(opt_, rule_, exact_successor, in_.seed, c + t, round,
-                                                            o.resolved[r], o.fresh[r], partial ? o.independent[r] : 0);
+    drafts_[static_cast<size_t>(c + t)] =
+        next_window_draft(opt_, rule_, exact_successor, in_.seed, c + t, round,
+                          {o.resolved[r], o.fresh[r], partial ? o.independent[r] : 0});
     if (opt_.init == DraftInit::Heads && opt_.redraft_after > 0 &&
         ++rounds_[static_cast<size_t>(c + t)] >= opt_.redraft_after)
       redraft_.push_back(c + t);

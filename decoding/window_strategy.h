@@ -61,9 +61,6 @@ const char* draft_init_name(DraftInit i);
 // window + 1 queries per forward.
 StrategyNeeds window_needs(const OptionValues& o);
 int64_t window_max_queries(const OptionValues& o);
-// The descriptor of a plain window method (sjd, scd-mc, scd-gs): `name` drafting with `rule`.
-StrategyDescriptor window_method_descriptor(const std::string& name, int order, DraftRule rule, std::string summary,
-                                            std::string reference);
 
 // How position n is first drafted under `how` (Random, Left or Above; Heads, for a position with
 // no proposal, as Above; Above falls back to Left on the first image row, Left to Random at n = 0): the token, and
@@ -76,12 +73,16 @@ struct InitialDraft {
 InitialDraft initial_draft(DraftInit how, uint64_t seed, int64_t n, int64_t vocab, int64_t grid_size,
                            const std::function<uint32_t(int64_t)>& token_at);
 
+// What a step's row offers its position's next draft (SpeculativeStrategy::Outcome's entries).
+struct NextDraftCandidates {
+  uint32_t resolved = 0, fresh = 0, independent = 0;
+};
 // The draft position n keeps after step `round` left it undecided, from that step's row: the
 // coupled one (rule Coupled: the row's resolved token, or its exact successor `fresh` under a lossy
 // rule; SharedGumbel / Fresh: `fresh`) or, with alpha < 1 and the position's coin against it,
 // `independent` (WindowOptions::alpha).
 uint32_t next_window_draft(const WindowOptions& opt, DraftRule rule, bool exact_successor, uint64_t seed, int64_t n,
-                           uint32_t round, uint32_t resolved, uint32_t fresh, uint32_t independent);
+                           uint32_t round, const NextDraftCandidates& row);
 
 class WindowStrategy : public SpeculativeStrategy {
  public:

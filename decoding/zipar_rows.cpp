@@ -2,9 +2,16 @@
 
 #include <algorithm>
 
-#include "decoding/zipar_strategy.h"
+#include "decoding/step_event.h"
 
 namespace vkspec {
+
+uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above) {
+  auto at = [&](int64_t row, int64_t col) { return grid[static_cast<size_t>(row * W + col)]; };
+  if (above == W) return static_cast<uint32_t>(at(r - 1, W - 1));
+  if (r >= 2 && at(r - 2, W - 1) != kUndecided) return static_cast<uint32_t>(at(r - 2, W - 1));
+  return static_cast<uint32_t>(at(r - 1, above - 1));
+}
 
 ZipArRows::ZipArRows(int64_t W, int64_t window, int64_t cls_token_num, int64_t cache_slots)
     : W_(W),

@@ -8,6 +8,12 @@
 
 namespace vkspec {
 
+// The token fed at the slot of (r - 1, W - 1), which predicts row r's first token, on a grid of
+// width W where row r - 1 has `above` tokens decoded: that token once row r - 1 is complete, else
+// a placeholder (the token above it, (r - 2, W - 1), when decoded, else row r - 1's latest token).
+// Also PJD's (pjd_strategy.h) for the first query of a row that starts early.
+uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above);
+
 struct ZipArQuery {
   int64_t slot;      // = sequence position
   uint32_t fed;      // image token fed (unused for the condition query)

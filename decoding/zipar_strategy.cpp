@@ -26,13 +26,6 @@ ZipArStrategy::ZipArStrategy(const ModelSet& models, const StrategyInputs& in, i
   probs_ = ctx.tensor(DType::F32, {max_q, cfg.vocab_size}, "zipar probabilities");
 }
 
-uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above) {
-  auto at = [&](int64_t row, int64_t col) { return grid[static_cast<size_t>(row * W + col)]; };
-  if (above == W) return static_cast<uint32_t>(at(r - 1, W - 1));
-  if (r >= 2 && at(r - 2, W - 1) != kUndecided) return static_cast<uint32_t>(at(r - 2, W - 1));
-  return static_cast<uint32_t>(at(r - 1, above - 1));
-}
-
 void ZipArStrategy::decode(StepEvent& e) {
   TargetSession& t = target();
   const int64_t cls = t.config().cls_token_num;

@@ -25,12 +25,6 @@ namespace vkspec {
 // The window a run uses: --window, else 4 (at most the grid width W).
 int64_t zipar_window(const OptionValues& o, int64_t W);
 
-// The token fed at the slot of (r - 1, W - 1), which predicts row r's first token, on a grid of
-// width W where row r - 1 has `above` tokens decoded: that token once row r - 1 is complete, else
-// a placeholder (the token above it, (r - 2, W - 1), when decoded, else row r - 1's latest token).
-// Also PJD's (pjd_strategy.h) for the first query of a row that starts early.
-uint32_t row_start_token(const std::vector<int32_t>& grid, int64_t W, int64_t r, int64_t above);
-
 class ZipArStrategy : public Strategy {
  public:
   ZipArStrategy(const ModelSet& models, const StrategyInputs& in, int64_t window);

@@ -175,8 +175,8 @@ TEST_F(relaxed_tv, DeviceOpsSampleTheRelaxedOutputNotTheTarget) {
   Tensor acc = cx.tensor(DType::U32, {n}, "accept"), y = cx.tensor(DType::U32, {n}, "tokens");
   CommandStream s(cx);
   ops::relax_neighbourhood(s, p, x, nb, V, c.delta, relaxed);
-  ops::spec_accept(s, relaxed, q, x, pos, 7, philox::purpose_word(philox::Purpose::Accept), acc);
-  ops::spec_residual_sample(s, relaxed, q, pos, 7, philox::purpose_word(philox::Purpose::Residual), y, acc, x);
+  ops::spec_accept(s, relaxed, q, x, pos, {7, philox::purpose_word(philox::Purpose::Accept)}, acc);
+  ops::spec_residual_sample(s, relaxed, q, pos, {7, philox::purpose_word(philox::Purpose::Residual)}, y, acc, x);
   s.submit_and_wait();
 
   // The relaxed rows equal the reference's bit for bit.

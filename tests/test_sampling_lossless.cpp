@@ -100,8 +100,8 @@ class lossless_sampling : public testing::VulkanTest {
       unf.mode = ops::SampleMode::None;
       ops::sampler(s, ul, {}, unf, q_unfiltered, {});
     }
-    ops::spec_accept(s, p, q_seen, x, pos, kSeed, purpose_word(Purpose::Accept), acc);
-    ops::spec_residual_sample(s, p, q_seen, pos, kSeed, purpose_word(Purpose::Residual), y, acc, x);
+    ops::spec_accept(s, p, q_seen, x, pos, {kSeed, purpose_word(Purpose::Accept)}, acc);
+    ops::spec_residual_sample(s, p, q_seen, pos, {kSeed, purpose_word(Purpose::Residual)}, y, acc, x);
     s.submit_and_wait();
     Run r{testing::download_u32(c, x), testing::download_u32(c, acc), testing::download_u32(c, y),
           testing::row_of(download_floats(c, p), kVocab), testing::row_of(download_floats(c, q), kVocab)};

@@ -12,8 +12,10 @@
 namespace vkspec {
 namespace {
 
-BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int64_t kv, int64_t H, int64_t Dh, DType dt,
+// A prefix-masked forward of `shape` (its kv_len slots, the cache's) with caches of type dt.
+BenchResult bench_attention(Context& ctx, int repeat, const ops::AttentionShape& shape, DType dt,
                             const ops::AttentionOptions& opt = {}) {
+  const int64_t B = shape.batch, T = shape.tokens, H = shape.heads, Dh = shape.head_dim, kv = shape.kv_len;
   const int64_t S = kv, width = H * Dh;
   const auto q = random_floats(static_cast<size_t>(B * T * width), 71);
   const auto k = random_floats(static_cast<size_t>(B * S * width), 72), v = random_floats(k.size(), 73);
@@ -27,7 +29,7 @@ BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int6
   Tensor tq = upload_floats(ctx, q, DType::F32, {B * T, width}, "q");
   Tensor tk = upload_floats(ctx, k, dt, {B, S, H, Dh}, "k"), tv = upload_floats(ctx, v, dt, {B, S, H, Dh}, "v");
   Tensor out = ctx.tensor(DType::F32, {B * T, width}, "out");
-  const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, {B, T, H, Dh, kv}, opt);
+  const uint64_t ws_bytes = ops::attention_workspace_bytes(ctx, shape, opt);
   Tensor ws = ops::attention_workspace(ctx, ws_bytes, "ws");
   BenchResult r;
   r.kernel = ws_bytes ? "split" : "flash";
@@ -35,10 +37,16 @@ BenchResult bench_attention(Context& ctx, int repeat, int64_t B, int64_t T, int6
   for (int64_t t = 0; t < T; ++t) pairs += static_cast<double>(kv - T + t + 1);
   r.flops = 4.0 * static_cast<double>(B * H * Dh) * pairs;
   r.bytes = static_cast<double>(tq.bytes() + tk.bytes() + tv.bytes() + out.bytes());
-  const auto qv = ops::HeadRows::packed(tq, B * T, H, Dh);
-  r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) {
-    ops::attention(s, qv, B, tk, tv, kv, mask.view(), out, ws.valid() ? ws.view() : TensorView{}, opt);
-  });
+  ops::Attention a;
+  a.q = ops::HeadRows::packed(tq, B * T, H, Dh);
+  a.batch = B;
+  a.k_cache = tk;
+  a.v_cache = tv;
+  a.kv_len = kv;
+  a.mask = mask.view();
+  a.out = out;
+  if (ws.valid()) a.workspace = ws.view();
+  r.gpu_ms = median_gpu_ms(ctx, repeat, [&](CommandStream& s) { ops::attention(s, a, opt); });
   r.cpu = "ref (double, 1 thread)";
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   r.cpu_ms = median_cpu_ms(std::min(repeat, 3), [&] { ref::attention({B, T, S, H, Dh}, q, k, v, vis, kv, scale); });
@@ -56,7 +64,7 @@ struct Register {
                         std::string(dtype_name(dt)) + " B" + std::to_string(s.B) + " T" + std::to_string(s.T) + " S" +
                             std::to_string(s.kv),
                         [s, dt](Context& c, int repeat) {
-                          return bench_attention(c, repeat, s.B, s.T, s.kv, 16, 64, dt);
+                          return bench_attention(c, repeat, {s.B, s.T, 16, 64, s.kv}, dt);
                         });
     // attention-sweep (run only when named): queries per pass x splits on the shipped model's AR
     // step and window-16 forward (4 heads) and LlamaGen-L's (16 heads), for choosing a device's
@@ -75,7 +83,7 @@ struct Register {
                           "B2 T" + std::to_string(w.T) + " S" + std::to_string(w.kv) + " H" + std::to_string(w.H) +
                               " qg" + std::to_string(qg) + " sp" + std::to_string(splits),
                           [w, opt](Context& c, int repeat) {
-                            return bench_attention(c, repeat, 2, w.T, w.kv, w.H, 64, DType::F16, opt);
+                            return bench_attention(c, repeat, {2, w.T, w.H, 64, w.kv}, DType::F16, opt);
                           });
         }
   }

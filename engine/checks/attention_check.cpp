@@ -158,9 +158,18 @@ CheckResult check_attention(Context& ctx, const Case& c) {
   const auto q = c.fused_q ? ops::HeadRows::columns(tq, 0, c.H, c.Dh) : ops::HeadRows::packed(tq, c.B * c.T, c.H, c.Dh);
   // Twice on one workspace, out poisoned between: the second call's splits find the counters the
   // first left (zero, or no split would know it is the last and out would keep its NaNs).
+  ops::Attention a;
+  a.q = q;
+  a.batch = c.B;
+  a.k_cache = tk;
+  a.v_cache = tv;
+  a.kv_len = c.kv_len;
+  a.mask = mask.view();
+  a.out = out;
+  if (ws.valid()) a.workspace = ws.view();
   for (int call = 0; call < (ws.valid() ? 2 : 1); ++call) {
     if (call) s.fill(out.view(), 0x7fc00000u);
-    ops::attention(s, q, c.B, tk, tv, c.kv_len, mask.view(), out, ws.valid() ? ws.view() : TensorView{}, c.opt);
+    ops::attention(s, a, c.opt);
   }
   s.submit_and_wait();
 

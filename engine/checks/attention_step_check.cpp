@@ -52,8 +52,16 @@ CheckResult check_step(Context& ctx, int64_t T, int64_t committed, int64_t H, in
   ops::rope_2d(s, qk, qk, tpos, table);
   ops::kv_write(s, ops::HeadRows::columns(tqkv, dim, H, Dh), ops::HeadRows::columns(tqkv, 2 * dim, H, Dh), B, tslots,
                 tk, tv);
-  ops::attention(s, ops::HeadRows::columns(tqkv, 0, H, Dh), B, tk, tv, kv_len, mask.view(), out,
-                 ws.valid() ? ws.view() : TensorView{});
+  ops::Attention a;
+  a.q = ops::HeadRows::columns(tqkv, 0, H, Dh);
+  a.batch = B;
+  a.k_cache = tk;
+  a.v_cache = tv;
+  a.kv_len = kv_len;
+  a.mask = mask.view();
+  a.out = out;
+  if (ws.valid()) a.workspace = ws.view();
+  ops::attention(s, a);
   s.submit_and_wait();
 
   std::vector<float> q, k, v;  // [B * T, H, Dh] each

@@ -22,7 +22,7 @@ BenchResult bench_gn(Context& ctx, int repeat, int64_t h, int64_t c) {
   r.gpu_ms = median_gpu_ms(
       ctx, repeat, [&](CommandStream& s) { ops::group_norm(s, tx, tg, tb, ty, p); }, &r.gpu_process_cpu_ms);
   r.cpu = "reference (double)";
-  r.cpu_ms = median_cpu_ms(repeat, [&] { ref::group_norm(x, 1, h * h, c, g, b, 32, 1e-6, true); });
+  r.cpu_ms = median_cpu_ms(repeat, [&] { ref::group_norm(x, g, b, {1, h * h, c, 32, 1e-6, true}); });
   return r;
 }
 

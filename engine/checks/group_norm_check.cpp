@@ -36,7 +36,7 @@ CheckResult check_gn(Context& ctx, const Case& k) {
   CommandStream s(ctx);
   ops::group_norm(s, tx, tg, tb, out, p, kern);
   s.submit_and_wait();
-  const auto want = ref::group_norm(x, k.n, k.h * k.w, k.c, gamma, beta, 32, 1e-6, k.swish);
+  const auto want = ref::group_norm(x, gamma, beta, {k.n, k.h * k.w, k.c, 32, 1e-6, k.swish});
   return {normalised_error(download_floats(ctx, out), want), k.offset != 0 ? 2e-5 : 2e-6, "x " + shape.str()};
 }
 

@@ -67,7 +67,7 @@ CheckResult check_rope_kv_write(Context& ctx, int64_t B, int64_t T, int64_t S, i
                v = ops::HeadRows::columns(tqkv, 2 * width, H, Dh);
     CommandStream s(ctx);
     if (fused) {
-      ops::rope_2d_kv_write(s, q, k, v, B, tp, table, ts, tk, tv);
+      ops::rope_2d_kv_write(s, {q, k, v, B, tp, table, ts, tk, tv});
     } else {
       ops::rope_2d(s, q, q, tp, table);
       ops::rope_2d(s, k, k, tp, table);
@@ -119,8 +119,8 @@ CheckResult check_qkv_fold(Context& ctx, int64_t B, int64_t T, int64_t H, int64_
       ops::matmul_fused(s, tx, tw, tqkv, f, path);
     } else {
       ops::matmul_fused(s, tx, tw, tqkv, f, path);
-      ops::rope_2d_kv_write(s, ops::HeadRows::columns(tqkv, 0, H, Dh), ops::HeadRows::columns(tqkv, width, H, Dh),
-                            ops::HeadRows::columns(tqkv, 2 * width, H, Dh), B, tp, table, ts, tk, tv);
+      ops::rope_2d_kv_write(s, {ops::HeadRows::columns(tqkv, 0, H, Dh), ops::HeadRows::columns(tqkv, width, H, Dh),
+                                ops::HeadRows::columns(tqkv, 2 * width, H, Dh), B, tp, table, ts, tk, tv});
     }
     s.submit_and_wait();
     return download_outputs(ctx, tqkv, tk, tv);

@@ -87,7 +87,7 @@ CheckResult check_accept(Context& ctx, uint32_t n, uint32_t vocab) {
   Tensor td = upload_u32(ctx, draft, "draft"), tpos = upload_u32(ctx, positions, "positions");
   Tensor acc = ctx.tensor(DType::U32, {n}, "accept");
   CommandStream s(ctx);
-  ops::spec_accept(s, tp, tq, td, tpos, seed, purpose, acc);
+  ops::spec_accept(s, tp, tq, td, tpos, {seed, purpose}, acc);
   s.submit_and_wait();
   return compare(download_u32(ctx, acc), ref::spec_accept(p, q, vocab, draft, positions, seed, purpose),
                  "accept N=" + std::to_string(n) + " V=" + std::to_string(vocab));
@@ -102,7 +102,7 @@ CheckResult check_accept_values(Context& ctx, uint32_t n) {
   Tensor ta = upload_floats(ctx, a, DType::F32, {n}, "p_x"), tb = upload_floats(ctx, b, DType::F32, {n}, "q_x");
   Tensor tpos = upload_u32(ctx, positions, "positions"), acc = ctx.tensor(DType::U32, {n}, "accept");
   CommandStream s(ctx);
-  ops::spec_accept_values(s, ta, tb, tpos, 99, purpose, acc);
+  ops::spec_accept_values(s, ta, tb, tpos, {99, purpose}, acc);
   s.submit_and_wait();
   return compare(download_u32(ctx, acc), ref::spec_accept_values(a, b, positions, 99, purpose),
                  "accept values N=" + std::to_string(n));
@@ -129,10 +129,10 @@ CheckResult check_residual(Context& ctx, uint32_t n, uint32_t vocab, bool resolv
   CommandStream s(ctx);
   if (resolve) {
     Tensor ta = upload_u32(ctx, accept, "accept"), td = upload_u32(ctx, draft, "draft");
-    ops::spec_residual_sample(s, tp, tq, tpos, seed, purpose, tok, ta, td);
+    ops::spec_residual_sample(s, tp, tq, tpos, {seed, purpose}, tok, ta, td);
     s.submit_and_wait();
   } else {
-    ops::spec_residual_sample(s, tp, tq, tpos, seed, purpose, tok);
+    ops::spec_residual_sample(s, tp, tq, tpos, {seed, purpose}, tok);
     s.submit_and_wait();
   }
   return compare(download_u32(ctx, tok),
@@ -170,8 +170,8 @@ CheckResult check_row_keys(Context& ctx, uint32_t n, uint32_t vocab) {
   Tensor acc = ctx.tensor(DType::U32, {n}, "accept"), tok = ctx.tensor(DType::U32, {n}, "tokens");
   const ops::RowKeys keys{tseeds.view(), trounds.view()};
   CommandStream s(ctx);
-  ops::spec_accept(s, tp, tq, td, tpos, 1, accept_purpose, acc, keys);
-  ops::spec_residual_sample(s, tp, tq, tpos, 1, residual_purpose, tok, acc, td, keys);
+  ops::spec_accept(s, tp, tq, td, tpos, {1, accept_purpose, keys}, acc);
+  ops::spec_residual_sample(s, tp, tq, tpos, {1, residual_purpose, keys}, tok, acc, td);
   s.submit_and_wait();
   std::vector<uint32_t> got = download_u32(ctx, acc), want = want_accept;
   const std::vector<uint32_t> got_tokens = download_u32(ctx, tok);
@@ -305,10 +305,21 @@ CheckResult check_gsd(Context& ctx, uint32_t n, uint32_t vocab, uint32_t dim, ui
   Tensor out = ctx.tensor(DType::F32, {2, n}, "group masses");
   CommandStream s(ctx);
   const TensorView flat = out.view().reshape({2 * int64_t{n}});
-  ops::gsd_group_mass(s, tp, tq, td, te, below, above, gap, dist2, flat.rows(0, n), flat.rows(n, n));
+  ops::GsdGroupMass g;
+  g.p = tp;
+  g.q = tq;
+  g.draft = td;
+  g.embeddings = te;
+  g.below = below;
+  g.above = above;
+  g.gap = gap;
+  g.dist2 = dist2;
+  g.p_group = flat.rows(0, n);
+  g.q_group = flat.rows(n, n);
+  ops::gsd_group_mass(s, g);
   s.submit_and_wait();
   const auto got = download_floats(ctx, out);
-  const auto want = ref::gsd_group_mass(p, q, vocab, draft, emb, dim, below, above, gap, dist2);
+  const auto want = ref::gsd_group_mass(p, q, vocab, draft, emb, dim, {below, above, gap, dist2});
   size_t bad = 0;
   for (size_t j = 0; j < got.size(); ++j) bad += got[j] != want[j];
   return {normalised_error(got, want) + static_cast<double>(bad), 0.0,
@@ -420,8 +431,8 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool 
     seeds.push_back(j % 4 == 0 ? (uint64_t{rng()} << 32) | rng() : seeds.back());  // rows share an image's seed
     rounds.insert(rounds.end(), {static_cast<uint32_t>(rng() % 200 * 8), static_cast<uint32_t>(rng() % 200)});
   }
-  const ref::TreeTestResult want =
-      ref::tree_tests(probs, q, vocab, draft, parent, positions, seed, accept_purpose, residual_purpose, seeds, rounds);
+  const ref::TreeTestResult want = ref::tree_tests(probs, q, vocab, draft, parent, positions,
+                                                   {seed, accept_purpose, residual_purpose, seeds, rounds});
 
   Tensor tp = upload_floats(ctx, probs, DType::F32, {nodes, vocab}, "probs");
   Tensor tq = upload_floats(ctx, q, DType::F32, {nodes, vocab}, "q");
@@ -434,14 +445,25 @@ CheckResult check_tree_tests(Context& ctx, uint32_t nodes, uint32_t vocab, bool 
   Tensor acc = upload_u32(ctx, std::vector<uint32_t>(nodes, 0), "accept");
   Tensor fin = ctx.tensor(DType::U32, {nodes}, "final");
   Tensor tseeds = ctx.tensor(DType::U32, {nodes, 2}, "seeds"), trounds = ctx.tensor(DType::U32, {nodes, 2}, "rounds");
-  ops::RowKeys keys;
+  ops::TreeTests t;
+  t.probs = tp;
+  t.q = tq;
+  t.draft = tdraft;
+  t.parent = tparent;
+  t.positions = tpos;
+  t.seed = seed;
+  t.accept_purpose = accept_purpose;
+  t.residual_purpose = residual_purpose;
+  t.scratch = scratch;
+  t.accept = acc;
+  t.final_token = fin;
   if (keyed) {
     ctx.upload(tseeds, seeds.data(), seeds.size() * 8);  // little-endian: low word first, as the op reads
     ctx.upload(trounds, rounds.data(), rounds.size() * 4);
-    keys = {tseeds.view(), trounds.view()};
+    t.keys = {tseeds.view(), trounds.view()};
   }
   CommandStream s(ctx);
-  ops::tree_tests(s, tp, tq, tdraft, tparent, tpos, seed, accept_purpose, residual_purpose, scratch, acc, fin, keys);
+  ops::tree_tests(s, t);
   s.submit_and_wait();
   std::vector<uint32_t> got = download_u32(ctx, acc), got_final = download_u32(ctx, fin);
   got.insert(got.end(), got_final.begin(), got_final.end());

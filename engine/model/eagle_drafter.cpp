@@ -134,8 +134,8 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   ops::bias_act(s, x, fc_bias_.view(), x, ops::Activation::None);
 
   // Layer 0 has no attention norm (EAGLE: its q|k|v read x itself).
-  for (int64_t l = 0; l < cfg_.n_layer; ++l)
-    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, act_, R, batch, cache, rope_table_, attn_ws_);
+  const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, batch, R, cache};
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   s.copy(x, out);
   ops::matmul(s, out, base_.output_weight(), logits);
   return {logits, out};

@@ -100,8 +100,8 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   const int64_t R = B * T;
   const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
   embed(s, batch, x);
-  for (int64_t l = 0; l < cfg_.n_layer; ++l)
-    record_gpt_block(s, layers_[static_cast<size_t>(l)], cfg_, l, act_, R, batch, cache, rope_table_, attn_ws_);
+  const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, batch, R, cache};
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
   ops::MatmulFusion per_image;  // the head's kernel as for one image's rows (gpt_block.cpp)
   per_image.rows_per_image = R / batch.images();

@@ -39,9 +39,12 @@ GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const Gpt
   return a;
 }
 
-void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfig& cfg, int64_t l,
-                      const GptBlockActivations& a, int64_t R, const GptBatch& batch, const KvCache& cache,
-                      const Tensor& rope_table, const Tensor& attn_ws) {
+void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, const GptBlockForward& f) {
+  const GptConfig& cfg = f.cfg;
+  const GptBlockActivations& a = f.act;
+  const GptBatch& batch = f.batch;
+  const KvCache& cache = f.cache;
+  const int64_t R = f.rows;
   const int64_t nh = cfg.n_head, hd = cfg.head_dim, B = batch.batch_rows();
   const TensorView x = a.x.view().rows(0, R), xn = a.xn.view().rows(0, R), qkv = a.qkv.view().rows(0, R);
   const TensorView attn = a.attn.view().rows(0, R), ffn_in = a.ffn_in.view().rows(0, R);
@@ -59,12 +62,21 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, const GptConfi
   attention_in.norm_eps = cfg.norm_eps;
   attention_in.x_scratch = xn;
   ops::MatmulFusion qkv_fusion = attention_in;
-  qkv_fusion.rope_kv = {nh, hd, B, batch.rope_positions(), rope_table.view(), batch.slots(), cache.k(l), cache.v(l)};
+  qkv_fusion.rope_kv = {nh, hd, B, batch.rope_positions(), f.rope_table.view(), batch.slots(), cache.k(l), cache.v(l)};
   ops::matmul_fused(s, x, L.wqkv, qkv, qkv_fusion);
   ops::AttentionOptions per_image;  // the split one image's rows would take: batch-invariant sums
   per_image.split_rows = B / batch.images();
   per_image.split_slots = cache.slots();
-  ops::attention(s, q, B, cache.k(l), cache.v(l), batch.kv_len(), batch.mask(), attn, attn_ws, per_image);
+  ops::Attention att;
+  att.q = q;
+  att.batch = B;
+  att.k_cache = cache.k(l);
+  att.v_cache = cache.v(l);
+  att.kv_len = batch.kv_len();
+  att.mask = batch.mask();
+  att.out = attn;
+  att.workspace = f.attn_ws;
+  ops::attention(s, att, per_image);
   ops::MatmulFusion residual;
   residual.rows_per_image = rows_per_image;
   residual.accumulate = true;

@@ -31,13 +31,23 @@ struct GptBlockActivations {
 };
 GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner);
 
-// Records block l on the residual stream a.x for the batch's R = rows x queries rows: x +=
-// attention(norm(x)), then x += ffn(norm(x)) (LlamaGen's pre-norm block; no attention norm where
-// the block has none): q|k|v, RoPE, the write of k and v into the cache's layer l, attention under
-// the batch's mask, the output projection, w1|w3, SwiGLU and w2. rope_table: ops::rope_2d_table;
-// attn_ws: the attention workspace.
-void record_gpt_block(CommandStream& s, const GptBlockWeights& block, const GptConfig& cfg, int64_t l,
-                      const GptBlockActivations& a, int64_t rows, const GptBatch& batch, const KvCache& cache,
-                      const Tensor& rope_table, const Tensor& attn_ws);
+// What every block of one forward runs on: the model's config, activations, RoPE table
+// (ops::rope_2d_table) and attention workspace, and the forward's batch, its rows x queries rows
+// and cache.
+struct GptBlockForward {
+  const GptConfig& cfg;
+  const GptBlockActivations& act;
+  const Tensor& rope_table;
+  const Tensor& attn_ws;
+  const GptBatch& batch;
+  int64_t rows;
+  const KvCache& cache;
+};
+
+// Records block l on the residual stream f.act.x for the forward's rows: x += attention(norm(x)),
+// then x += ffn(norm(x)) (LlamaGen's pre-norm block; no attention norm where the block has none):
+// q|k|v, RoPE, the write of k and v into the cache's layer l, attention under the batch's mask,
+// the output projection, w1|w3, SwiGLU and w2.
+void record_gpt_block(CommandStream& s, const GptBlockWeights& block, int64_t l, const GptBlockForward& f);
 
 }  // namespace vkspec

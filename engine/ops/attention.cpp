@@ -213,9 +213,11 @@ ShaderId choose_shader(const DeviceCaps& caps, const AttentionOptions& opt, cons
 
 }  // namespace
 
-void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
-               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
-               const AttentionOptions& opt) {
+void attention(CommandStream& s, const Attention& a, const AttentionOptions& opt) {
+  const HeadRows& q = a.q;
+  const int64_t batch = a.batch, kv_len = a.kv_len;
+  const TensorView &k_cache = a.k_cache, &v_cache = a.v_cache, &out = a.out, &workspace = a.workspace;
+  const AttentionMask& mask = a.mask;
   Context& ctx = s.context();
   const DeviceCaps& caps = ctx.caps();
   const int64_t T = checked_queries(caps, q, batch, k_cache, v_cache, kv_len, out);

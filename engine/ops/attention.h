@@ -94,10 +94,16 @@ uint64_t attention_workspace_bytes_any_cache(const Context& ctx, AttentionShape 
 // made when a model loads, so that no image's work counters carry it.
 Tensor attention_workspace(Context& ctx, uint64_t bytes, const std::string& name);
 
-// kv_len: slots [0, kv_len) of the caches may be read (ends beyond it are clamped).
-// workspace: from attention_workspace (any shape), or an empty view.
-void attention(CommandStream& s, const HeadRows& q, int64_t batch, const TensorView& k_cache, const TensorView& v_cache,
-               int64_t kv_len, const AttentionMask& mask, const TensorView& out, const TensorView& workspace,
-               const AttentionOptions& opt = {});
+// One call's tensors, shaped as above.
+struct Attention {
+  HeadRows q;
+  int64_t batch = 1;
+  TensorView k_cache, v_cache;
+  int64_t kv_len = 0;  // slots [0, kv_len) of the caches may be read (ends beyond it are clamped)
+  AttentionMask mask;
+  TensorView out;
+  TensorView workspace;  // from attention_workspace (any shape), or an empty view
+};
+void attention(CommandStream& s, const Attention& a, const AttentionOptions& opt = {});
 
 }  // namespace vkspec::ops

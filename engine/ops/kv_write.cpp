@@ -56,12 +56,11 @@ void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t ba
   s.dispatch(p, {slots, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
 }
 
-RopeKvLayout check_rope_2d_kv_write(const char* op, const HeadRows& q, const HeadRows& k, const HeadRows& v,
-                                    int64_t batch, const TensorView& positions, const TensorView& table,
-                                    const TensorView& slots, const TensorView& k_cache, const TensorView& v_cache) {
-  check_rope_2d_args(op, q, positions, table);
-  check_rope_2d_args(op, k, positions, table);
-  const int64_t T = check_kv_write_args(op, k, v, batch, slots, k_cache, v_cache);
+RopeKvLayout check_rope_2d_kv_write(const char* op, const Rope2dKvWrite& a) {
+  const HeadRows &q = a.q, &k = a.k, &v = a.v;
+  check_rope_2d_args(op, q, a.positions, a.table);
+  check_rope_2d_args(op, k, a.positions, a.table);
+  const int64_t T = check_kv_write_args(op, k, v, a.batch, a.slots, a.k_cache, a.v_cache);
   require(q.tokens == k.tokens && q.heads == k.heads && q.head_dim == k.head_dim, op,
           [&] { return "q " + q.str() + " and k " + k.str() + " differ"; });
   // q and k are rotated in place and v read: they may share a buffer (the wqkv output) but not elements.
@@ -71,15 +70,13 @@ RopeKvLayout check_rope_2d_kv_write(const char* op, const HeadRows& q, const Hea
     return !overlap(a.data, b.data);
   };
   require(apart(q, k) && apart(q, v) && apart(k, v), op, "q, k and v must not overlap");
-  return {static_cast<uint32_t>(T), static_cast<uint32_t>(k_cache.shape[1]), slot_batch_stride(slots, T),
-          static_cast<uint32_t>(positions.shape[0]), static_cast<uint32_t>(table.shape[0])};
+  return {static_cast<uint32_t>(T), static_cast<uint32_t>(a.k_cache.shape[1]), slot_batch_stride(a.slots, T),
+          static_cast<uint32_t>(a.positions.shape[0]), static_cast<uint32_t>(a.table.shape[0])};
 }
 
-void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t batch,
-                      const TensorView& positions, const TensorView& table, const TensorView& slots,
-                      const TensorView& k_cache, const TensorView& v_cache) {
-  const RopeKvLayout l =
-      check_rope_2d_kv_write("rope_2d_kv_write", q, k, v, batch, positions, table, slots, k_cache, v_cache);
+void rope_2d_kv_write(CommandStream& s, const Rope2dKvWrite& a) {
+  const RopeKvLayout l = check_rope_2d_kv_write("rope_2d_kv_write", a);
+  const HeadRows &q = a.q, &k = a.k, &v = a.v;
   Context& ctx = s.context();
   const uint64_t n = static_cast<uint64_t>(k.tokens) * k.heads * (k.head_dim / 2);
   const uint32_t wg = ctx.default_workgroup_size();
@@ -101,8 +98,8 @@ void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, co
          l.slot_batch_stride,
          l.pos_rows,
          l.n_pos};
-  const Pipeline& p = ctx.pipeline(shaders::rope_kv_write, {wg, k_cache.dtype == DType::F16 ? 1u : 0u});
-  s.dispatch(p, {positions, table, slots, q.data, k.data, v.data, k_cache, v_cache}, push, g.x, g.y);
+  const Pipeline& p = ctx.pipeline(shaders::rope_kv_write, {wg, a.k_cache.dtype == DType::F16 ? 1u : 0u});
+  s.dispatch(p, {a.positions, a.table, a.slots, q.data, k.data, v.data, a.k_cache, a.v_cache}, push, g.x, g.y);
 }
 
 }  // namespace vkspec::ops

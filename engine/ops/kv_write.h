@@ -19,9 +19,13 @@ void kv_write(CommandStream& s, const HeadRows& k, const HeadRows& v, int64_t ba
 // dispatch, with the same results bit for bit (shaders/rope_2d.glsl and kv_store.glsl are shared):
 // a transformer layer's RoPE and cache write. q, k and v: equal tokens, heads and head_dim, in one
 // buffer or several but with no element in common.
-void rope_2d_kv_write(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t batch,
-                      const TensorView& positions, const TensorView& table, const TensorView& slots,
-                      const TensorView& k_cache, const TensorView& v_cache);
+struct Rope2dKvWrite {
+  HeadRows q, k, v;
+  int64_t batch = 1;
+  TensorView positions, table;         // as rope_2d's
+  TensorView slots, k_cache, v_cache;  // as kv_write's
+};
+void rope_2d_kv_write(CommandStream& s, const Rope2dKvWrite& a);
 
 // rope_2d_kv_write's checks (throws naming op), and the numbers its shader and the q|k|v
 // projections' fold of it (MatmulFusion::rope_kv, shaders/rope_kv_fold.glsl) take.
@@ -31,8 +35,6 @@ struct RopeKvLayout {
   uint32_t slot_batch_stride = 0;    // 0: slots [T] shared by the batch rows; T: slots [B, T]
   uint32_t pos_rows = 0, n_pos = 0;  // positions' and the table's rows
 };
-RopeKvLayout check_rope_2d_kv_write(const char* op, const HeadRows& q, const HeadRows& k, const HeadRows& v,
-                                    int64_t batch, const TensorView& positions, const TensorView& table,
-                                    const TensorView& slots, const TensorView& k_cache, const TensorView& v_cache);
+RopeKvLayout check_rope_2d_kv_write(const char* op, const Rope2dKvWrite& a);
 
 }  // namespace vkspec::ops

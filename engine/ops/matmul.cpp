@@ -452,7 +452,7 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
   fold.g = f.norm_weight;
   fold.eps = f.norm_eps;
   fold.plan_rows = plan_rows;
-  HeadRows q, k, v;
+  Rope2dKvWrite rope_kv;
   if (rope) {
     const MatmulFusion::RopeKv& r = f.rope_kv;
     const int64_t D = r.heads * r.head_dim;
@@ -460,21 +460,24 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
       return "RoPE and the cache write need the q|k|v projection: w " + w.shape.str() + " has not 3 x " +
              std::to_string(r.heads) + " heads x " + std::to_string(r.head_dim) + " rows";
     });
-    q = HeadRows::columns(y, 0, r.heads, r.head_dim);
-    k = HeadRows::columns(y, D, r.heads, r.head_dim);
-    v = HeadRows::columns(y, 2 * D, r.heads, r.head_dim);
+    rope_kv = {HeadRows::columns(y, 0, r.heads, r.head_dim),
+               HeadRows::columns(y, D, r.heads, r.head_dim),
+               HeadRows::columns(y, 2 * D, r.heads, r.head_dim),
+               r.batch,
+               r.positions,
+               r.table,
+               r.slots,
+               r.k_cache,
+               r.v_cache};
     // Unfolded, rope_2d_kv_write below checks its arguments itself: once per layer, not twice.
     if (folds.rope_kv) {
       fold.rope = &r;
-      fold.rope_layout =
-          check_rope_2d_kv_write(op, q, k, v, r.batch, r.positions, r.table, r.slots, r.k_cache, r.v_cache);
+      fold.rope_layout = check_rope_2d_kv_write(op, rope_kv);
     }
   }
   record_matmul(s, xin, w, add_after ? f.y_scratch : y, path, tiles, fold);
   if (add_after) add(s, y, f.y_scratch, y);
-  if (rope && !folds.rope_kv)
-    rope_2d_kv_write(s, q, k, v, f.rope_kv.batch, f.rope_kv.positions, f.rope_kv.table, f.rope_kv.slots,
-                     f.rope_kv.k_cache, f.rope_kv.v_cache);
+  if (rope && !folds.rope_kv) rope_2d_kv_write(s, rope_kv);
 }
 
 }  // namespace vkspec::ops

@@ -64,24 +64,34 @@ struct KeyPush {
   uint32_t seed_lo, seed_hi, purpose, per_row_key, seed_off, round_off;
 };
 
-KeyPush key_push(uint64_t seed, uint32_t purpose, const KeyWindows& wk) {
-  return {
-      static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), purpose, wk.per_row, wk.seed_off, wk.round_off};
+KeyPush key_push(const DrawKeys& keys, const KeyWindows& wk) {
+  return {static_cast<uint32_t>(keys.seed),
+          static_cast<uint32_t>(keys.seed >> 32),
+          keys.purpose,
+          wk.per_row,
+          wk.seed_off,
+          wk.round_off};
 }
 
-// Accept kernel over N rows of V values (V = 1 and gathered = 0 for given values).
-void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft, bool gathered,
-                     const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
-                     uint32_t rows, uint32_t vocab, const RowKeys& keys, const char* op) {
-  if (rows == 0) return;
+// The accept kernel's rows: `vocab` values per row of p and q, read at the row's draft token
+// (gathered), or one given value per row (vocab 1, no draft: spec_accept_values).
+struct AcceptDispatch {
+  TensorView p, q, draft, positions, accept;
+  bool gathered = false;
+  uint32_t rows = 0, vocab = 1;
+  DrawKeys keys;
+};
+
+void accept_dispatch(CommandStream& s, const AcceptDispatch& a, const char* op) {
+  if (a.rows == 0) return;
   Context& ctx = s.context();
-  const uint32_t wg = ctx.default_workgroup_size();
+  const uint32_t wg = ctx.default_workgroup_size(), vocab = a.vocab;
   const Pipeline& pipe = ctx.pipeline(shaders::spec_accept, {wg});
-  for_each_row_batch(ctx, uint64_t{vocab} * 4, rows, op, [&](uint32_t r0, uint32_t n) {
-    const Window wp = rows_window(ctx, p, r0, n, vocab), wq = rows_window(ctx, q, r0, n, vocab);
-    const Window wpos = window(ctx, positions, r0, n), wacc = window(ctx, accept, r0, n);
-    const Window wd = gathered ? window(ctx, draft, r0, n) : wpos;  // unused binding: an already-bound view
-    const KeyWindows wk = key_windows(ctx, keys, r0, n, wpos.view);
+  for_each_row_batch(ctx, uint64_t{vocab} * 4, a.rows, op, [&](uint32_t r0, uint32_t n) {
+    const Window wp = rows_window(ctx, a.p, r0, n, vocab), wq = rows_window(ctx, a.q, r0, n, vocab);
+    const Window wpos = window(ctx, a.positions, r0, n), wacc = window(ctx, a.accept, r0, n);
+    const Window wd = a.gathered ? window(ctx, a.draft, r0, n) : wpos;  // unused binding: an already-bound view
+    const KeyWindows wk = key_windows(ctx, a.keys.rows, r0, n, wpos.view);
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, pos_off, acc_off, gathered;
       KeyPush key;
@@ -92,8 +102,8 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
            wd.offset,
            wpos.offset,
            wacc.offset,
-           gathered ? 1u : 0u,
-           key_push(seed, purpose, wk)};
+           a.gathered ? 1u : 0u,
+           key_push(a.keys, wk)};
     const Grid g = grid_1d(ctx, n, wg);
     s.dispatch(pipe, {wp.view, wq.view, wd.view, wpos.view, wacc.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   });
@@ -102,8 +112,7 @@ void accept_dispatch(CommandStream& s, const TensorView& p, const TensorView& q,
 }  // namespace
 
 void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
-                 const RowKeys& keys) {
+                 const TensorView& positions, const DrawKeys& keys, const TensorView& accept) {
   const char* op = "spec_accept";
   require_probs(op, "p", p);
   require_f32_like(op, "q", q, p, "p");
@@ -111,27 +120,42 @@ void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, con
   require_index(op, "draft", draft, n);
   require_index(op, "positions", positions, n);
   require_index(op, "accept", accept, n);
-  require_keys(op, keys, n);
-  accept_dispatch(s, p, q, draft, true, positions, seed, purpose, accept, static_cast<uint32_t>(n),
-                  static_cast<uint32_t>(p.shape[1]), keys, op);
+  require_keys(op, keys.rows, n);
+  AcceptDispatch a;
+  a.p = p;
+  a.q = q;
+  a.draft = draft;
+  a.positions = positions;
+  a.accept = accept;
+  a.gathered = true;
+  a.rows = static_cast<uint32_t>(n);
+  a.vocab = static_cast<uint32_t>(p.shape[1]);
+  a.keys = keys;
+  accept_dispatch(s, a, op);
 }
 
 void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
-                        uint64_t seed, uint32_t purpose, const TensorView& accept, const RowKeys& keys) {
+                        const DrawKeys& keys, const TensorView& accept) {
   const char* op = "spec_accept_values";
   const int64_t n = p_x.numel();
   require(p_x.dtype == DType::F32 && q_x.dtype == DType::F32 && q_x.numel() == n, op,
           [&] { return "p_x and q_x must be f32 of equal size, got " + p_x.shape.str() + " and " + q_x.shape.str(); });
   require_index(op, "positions", positions, n);
   require_index(op, "accept", accept, n);
-  require_keys(op, keys, n);
-  accept_dispatch(s, p_x, q_x, positions, false, positions, seed, purpose, accept, static_cast<uint32_t>(n), 1, keys,
-                  op);
+  require_keys(op, keys.rows, n);
+  AcceptDispatch a;
+  a.p = p_x;
+  a.q = q_x;
+  a.positions = positions;
+  a.accept = accept;
+  a.rows = static_cast<uint32_t>(n);
+  a.keys = keys;
+  accept_dispatch(s, a, op);
 }
 
 void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
-                          uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept,
-                          const TensorView& draft, const RowKeys& keys) {
+                          const DrawKeys& keys, const TensorView& tokens, const TensorView& accept,
+                          const TensorView& draft) {
   const char* op = "spec_residual_sample";
   require_probs(op, "p", p);
   require_f32_like(op, "q", q, p, "p");
@@ -144,7 +168,7 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     require_index(op, "accept", accept, n);
     require_index(op, "draft", draft, n);
   }
-  require_keys(op, keys, n);
+  require_keys(op, keys.rows, n);
   if (n == 0) return;
   Context& ctx = s.context();
   const uint32_t V = static_cast<uint32_t>(p.shape[1]), rows = static_cast<uint32_t>(n);
@@ -154,12 +178,12 @@ void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorVie
     const Window wpos = window(ctx, positions, r0, m), wtok = window(ctx, tokens, r0, m);
     const Window wacc = resolve ? window(ctx, accept, r0, m) : wpos;
     const Window wd = resolve ? window(ctx, draft, r0, m) : wpos;
-    const KeyWindows wk = key_windows(ctx, keys, r0, m, wpos.view);
+    const KeyWindows wk = key_windows(ctx, keys.rows, r0, m, wpos.view);
     struct {
       uint32_t rows, vocab, p_off, q_off, pos_off, acc_off, draft_off, tok_off, resolve;
       KeyPush key;
     } push{m,           V,         wp.offset,   wq.offset,         wpos.offset,
-           wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u, key_push(seed, purpose, wk)};
+           wacc.offset, wd.offset, wtok.offset, resolve ? 1u : 0u, key_push(keys, wk)};
     const Grid g = grid_1d(ctx, m, 1);
     s.dispatch(pipe, {wp.view, wq.view, wpos.view, wacc.view, wd.view, wtok.view, wk.seeds, wk.rounds}, push, g.x, g.y);
   });
@@ -211,48 +235,47 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
   });
 }
 
-void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
-                const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
-                uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
-                const TensorView& final_token, const RowKeys& keys) {
+void tree_tests(CommandStream& s, const TreeTests& t) {
   const char* op = "tree_tests";
-  require_probs(op, "probs", probs);
-  const int64_t M = probs.shape[0];
-  require_f32_like(op, "q", q, probs, "probs");
-  require_f32_like(op, "scratch", scratch, probs, "probs");
-  require(!overlap(scratch, probs) && !overlap(scratch, q), op, "scratch must not overlap probs or q");
-  require_index(op, "draft", draft, M);
-  require(parent.dtype == DType::I32 && parent.numel() == M, op,
+  require_probs(op, "probs", t.probs);
+  const int64_t M = t.probs.shape[0];
+  require_f32_like(op, "q", t.q, t.probs, "probs");
+  require_f32_like(op, "scratch", t.scratch, t.probs, "probs");
+  require(!overlap(t.scratch, t.probs) && !overlap(t.scratch, t.q), op, "scratch must not overlap probs or q");
+  require_index(op, "draft", t.draft, M);
+  require(t.parent.dtype == DType::I32 && t.parent.numel() == M, op,
           [&] { return "parent must be i32 [" + std::to_string(M) + "]"; });
-  require(positions.dtype == DType::U32 && positions.numel() == 2 * M, op,
+  require(t.positions.dtype == DType::U32 && t.positions.numel() == 2 * M, op,
           [&] { return "positions must be u32 [" + std::to_string(M) + ", 2]"; });
-  require_index(op, "accept", accept, M);
-  require_index(op, "final_token", final_token, M);
+  require_index(op, "accept", t.accept, M);
+  require_index(op, "final_token", t.final_token, M);
+  const RowKeys& keys = t.keys;
   if (keys.given()) {
     require_index(op, "keys.seeds", keys.seeds, 2 * M);
     require_index(op, "keys.rounds", keys.rounds, 2 * M);
   }
   if (M == 0) return;
   Context& ctx = s.context();
-  require(static_cast<uint64_t>(probs.bytes) <= ctx.caps().max_storage_buffer_range, op, [&] {
-    return "a tree of " + std::to_string(M) + " rows of " + std::to_string(probs.shape[1]) +
+  require(static_cast<uint64_t>(t.probs.bytes) <= ctx.caps().max_storage_buffer_range, op, [&] {
+    return "a tree of " + std::to_string(M) + " rows of " + std::to_string(t.probs.shape[1]) +
            " exceeds one binding; verify it in parts";
   });
-  const uint32_t V = static_cast<uint32_t>(probs.shape[1]);
+  const uint32_t V = static_cast<uint32_t>(t.probs.shape[1]);
   const Pipeline& pipe = ctx.pipeline(shaders::tree_tests, {chunk_workgroup_size(ctx, V)});
   struct {
     uint32_t nodes, vocab, seed_lo, seed_hi, accept_purpose0, residual_purpose, per_row_key;
   } push{static_cast<uint32_t>(M),
          V,
-         static_cast<uint32_t>(seed),
-         static_cast<uint32_t>(seed >> 32),
-         accept_purpose,
-         residual_purpose,
+         static_cast<uint32_t>(t.seed),
+         static_cast<uint32_t>(t.seed >> 32),
+         t.accept_purpose,
+         t.residual_purpose,
          keys.given() ? 1u : 0u};
   const Grid g = grid_1d(ctx, static_cast<uint64_t>(M), 1);
   // Without keys, bindings 8 and 9 take an already-bound view (never read).
-  const TensorView seeds = keys.given() ? keys.seeds : positions, rounds = keys.given() ? keys.rounds : positions;
-  s.dispatch(pipe, {probs, q, draft, parent, positions, scratch, accept, final_token, seeds, rounds}, push, g.x, g.y);
+  const TensorView seeds = keys.given() ? keys.seeds : t.positions, rounds = keys.given() ? keys.rounds : t.positions;
+  s.dispatch(pipe, {t.probs, t.q, t.draft, t.parent, t.positions, t.scratch, t.accept, t.final_token, seeds, rounds},
+             push, g.x, g.y);
 }
 
 void exclude_neighbourhood(CommandStream& s, const TensorView& q, const TensorView& p, const TensorView& relaxed,
@@ -332,20 +355,19 @@ void relax_neighbourhood(CommandStream& s, const TensorView& p, const TensorView
   });
 }
 
-void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                    const TensorView& embeddings, uint32_t below, uint32_t above, float gap, float dist2,
-                    const TensorView& p_group, const TensorView& q_group) {
+void gsd_group_mass(CommandStream& s, const GsdGroupMass& a) {
   const char* op = "gsd_group_mass";
-  require_probs(op, "p", p);
-  const int64_t n = p.shape[0], V = p.shape[1];
-  require_f32_like(op, "q", q, p);
-  require_index(op, "draft", draft, n);
-  require(embeddings.dtype == DType::F32 && embeddings.shape.rank == 2 && embeddings.shape[0] == V, op,
-          [&] { return "embeddings must be f32 [" + std::to_string(V) + ", E], got " + embeddings.shape.str(); });
-  require(below + above <= 64, op, "below + above must be <= 64");
-  require(std::isfinite(gap) && gap >= 0.0f && std::isfinite(dist2) && dist2 >= 0.0f, op,
+  require_probs(op, "p", a.p);
+  const int64_t n = a.p.shape[0], V = a.p.shape[1];
+  require_f32_like(op, "q", a.q, a.p);
+  require_index(op, "draft", a.draft, n);
+  require(a.embeddings.dtype == DType::F32 && a.embeddings.shape.rank == 2 && a.embeddings.shape[0] == V, op,
+          [&] { return "embeddings must be f32 [" + std::to_string(V) + ", E], got " + a.embeddings.shape.str(); });
+  require(a.below + a.above <= 64, op, "below + above must be <= 64");
+  require(std::isfinite(a.gap) && a.gap >= 0.0f && std::isfinite(a.dist2) && a.dist2 >= 0.0f, op,
           "gap and dist2 must be finite and >= 0");
-  require(p_group.dtype == DType::F32 && p_group.numel() == n && q_group.dtype == DType::F32 && q_group.numel() == n,
+  require(a.p_group.dtype == DType::F32 && a.p_group.numel() == n && a.q_group.dtype == DType::F32 &&
+              a.q_group.numel() == n,
           op, [&] { return "p_group and q_group must be f32 with " + std::to_string(n) + " elements"; });
   if (n == 0) return;
   Context& ctx = s.context();
@@ -353,19 +375,20 @@ void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, 
   const Pipeline& pipe = ctx.pipeline(shaders::gsd_group_mass, {wg});
   const uint32_t rows = static_cast<uint32_t>(n);
   for_each_row_batch(ctx, static_cast<uint64_t>(V) * 4, rows, op, [&](uint32_t r0, uint32_t m) {
-    const Window wp = rows_window(ctx, p, r0, m, V), wq = rows_window(ctx, q, r0, m, V);
-    const Window wd = window(ctx, draft, r0, m), wpg = window(ctx, p_group, r0, m), wqg = window(ctx, q_group, r0, m);
+    const Window wp = rows_window(ctx, a.p, r0, m, V), wq = rows_window(ctx, a.q, r0, m, V);
+    const Window wd = window(ctx, a.draft, r0, m), wpg = window(ctx, a.p_group, r0, m),
+                 wqg = window(ctx, a.q_group, r0, m);
     struct {
       uint32_t rows, vocab, p_off, q_off, draft_off, outp_off, outq_off, below, above, dim;
       float gap, dist2;
     } push{m,          static_cast<uint32_t>(V),
            wp.offset,  wq.offset,
            wd.offset,  wpg.offset,
-           wqg.offset, below,
-           above,      static_cast<uint32_t>(embeddings.shape[1]),
-           gap,        dist2};
+           wqg.offset, a.below,
+           a.above,    static_cast<uint32_t>(a.embeddings.shape[1]),
+           a.gap,      a.dist2};
     const Grid g = grid_1d(ctx, m, 1);
-    s.dispatch(pipe, {wp.view, wq.view, wd.view, embeddings, wpg.view, wqg.view}, push, g.x, g.y);
+    s.dispatch(pipe, {wp.view, wq.view, wd.view, a.embeddings, wpg.view, wqg.view}, push, g.x, g.y);
   });
 }
 

@@ -22,31 +22,40 @@ struct RowKeys {
   bool given() const { return seeds.buffer != VK_NULL_HANDLE; }
 };
 
+// How each row's uniform is keyed: the Philox key of row j's draw is (seed, purpose), or with
+// rows given, row j's own seed and purpose + (rounds[j] << 8) (RowKeys). One argument instead of
+// three, so the ops below stay within eight parameters.
+struct DrawKeys {
+  uint64_t seed = 0;
+  uint32_t purpose = 0;
+  RowKeys rows;  // empty: seed and purpose for every row
+};
+
 // accept[j] = 1 when draft token x = draft[j] survives, else 0. With a = p[j][x], b = q[j][x],
-// u = philox::uniform(seed, positions[j], purpose, 0):
+// u = philox::uniform(keys.seed, positions[j], keys.purpose, 0):
 //   accept  <=>  a > 0 and (a >= b or u * b < a)
 // i.e. u < min(1, a / b) without a division (exact on every device); x >= V is rejected.
 // p, q: f32 [N, V]; draft, positions: u32/i32 [N]; accept: u32/i32 [N], written.
-// keys: per-row seeds and rounds (RowKeys), else seed and purpose for every row.
+// keys.rows: per-row seeds and rounds (RowKeys), else keys.seed and keys.purpose for every row.
 void spec_accept(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                 const TensorView& positions, uint64_t seed, uint32_t purpose, const TensorView& accept,
-                 const RowKeys& keys = {});
+                 const TensorView& positions, const DrawKeys& keys, const TensorView& accept);
 
 // The same rule on given values a = p_x[j], b = q_x[j] (relaxed acceptance: pooled_prob sums for
 // LANTERN / MuLo-SD style neighbourhoods). p_x, q_x: f32 [N].
 void spec_accept_values(CommandStream& s, const TensorView& p_x, const TensorView& q_x, const TensorView& positions,
-                        uint64_t seed, uint32_t purpose, const TensorView& accept, const RowKeys& keys = {});
+                        const DrawKeys& keys, const TensorView& accept);
 
 // tokens[j] = a sample from norm(max(p_j - q_j, 0)); where that residual is all zero (p_j == q_j)
 // from p_j instead; kNoToken when p_j is all zero too. Weights are w_i = max(p_i - q_i, 0) with
 // differences below FLT_MIN taken as 0 (so no device's denormal flushing matters); the token is
-// det::descend over their chunk tree with target philox::uniform(seed, positions[j], purpose, 0)
-// * sum. With accept and draft given (u32/i32 [N]), rows with accept[j] != 0 just copy draft[j],
-// so tokens is the resolved token of every position: "accept x ~ q, else resample" is lossless.
+// det::descend over their chunk tree with target
+// philox::uniform(keys.seed, positions[j], keys.purpose, 0) * sum. With accept and draft given
+// (u32/i32 [N]), rows with accept[j] != 0 just copy draft[j], so tokens is the resolved token of
+// every position: "accept x ~ q, else resample" is lossless.
 // keys as spec_accept's.
 void spec_residual_sample(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& positions,
-                          uint64_t seed, uint32_t purpose, const TensorView& tokens, const TensorView& accept = {},
-                          const TensorView& draft = {}, const RowKeys& keys = {});
+                          const DrawKeys& keys, const TensorView& tokens, const TensorView& accept = {},
+                          const TensorView& draft = {});
 
 // out[j] = sum of p[j][y] over y = neighbours[x][m], m = 0..k-1, x = tokens[j], added in m
 // order starting from 0.0f. neighbours: u32 [V, k_max] (row x lists x's nearest codebook entries,
@@ -69,19 +78,24 @@ void residual_distribution(CommandStream& s, const TensorView& p, const TensorVi
 // 0)) as residual_distribution; finally final_token[p] = spec_residual_sample of r against a zero
 // q with philox::uniform(seed, positions[p].y, residual_purpose, 0). Bit-equal to that sequence
 // of ops (the strategies' multi-draft tests) at one dispatch instead of three per node.
-// probs, q, scratch: f32 [M, V] (scratch holds the running residuals); draft: u32 [M]; parent:
-// i32 [M] (-1 for a root, else < the node's index; several trees lie one after another, each
-// root followed by its own nodes, so a node's children come before the next root: the scan for
-// them stops there); positions: u32 [M, 2]; accept, final_token: u32 [M], written (accept of a
-// root is left as it was).
-// keys (the trees of several images in one dispatch, each node's parent index global): row j's
-// seed is keys.seeds[j], and keys.rounds is u32 [M, 2]: row j's tests as a child draw under
-// accept_purpose + ((rounds[j].x + s) << 8), its final draw under residual_purpose + (rounds[j].y
-// << 8). Empty: the call's seed and purposes for every row.
-void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, const TensorView& draft,
-                const TensorView& parent, const TensorView& positions, uint64_t seed, uint32_t accept_purpose,
-                uint32_t residual_purpose, const TensorView& scratch, const TensorView& accept,
-                const TensorView& final_token, const RowKeys& keys = {});
+struct TreeTests {
+  TensorView probs, q, scratch;  // f32 [M, V]; scratch holds the running residuals
+  TensorView draft;              // u32 [M]
+  // i32 [M]: -1 for a root, else < the node's index; several trees lie one after another, each
+  // root followed by its own nodes, so a node's children come before the next root: the scan for
+  // them stops there.
+  TensorView parent;
+  TensorView positions;  // u32 [M, 2]
+  uint64_t seed = 0;
+  uint32_t accept_purpose = 0, residual_purpose = 0;
+  TensorView accept, final_token;  // u32 [M], written (accept of a root is left as it was)
+  // The trees of several images in one dispatch, each node's parent index global: row j's seed is
+  // keys.seeds[j], and keys.rounds is u32 [M, 2]: row j's tests as a child draw under
+  // accept_purpose + ((rounds[j].x + s) << 8), its final draw under residual_purpose + (rounds[j].y
+  // << 8). Empty: the call's seed and purposes for every row.
+  RowKeys keys;
+};
+void tree_tests(CommandStream& s, const TreeTests& t);
 
 // GSD's group masses (So et al., ICCV 2025, "Grouped Speculative Decoding"): for each row j with
 // draft x = draft[j] < V, the group G(x) is x plus its neighbours in the target's ranking: in an
@@ -91,11 +105,16 @@ void tree_tests(CommandStream& s, const TensorView& probs, const TensorView& q, 
 // filter for dist2 >= 4: the table's rows are unit vectors). p_group[j] = sum_G p[j] and
 // q_group[j] = sum_G q[j], each summed from x's term in group order (below nearest first, then
 // above nearest first); 0 for a row without a draft (what spec_accept_values rejects).
-// Bit-equal with ref::gsd_group_mass. p, q: f32 [N, V]; draft u32 [N]; embeddings f32 [V, E]
-// (unit rows); below + above <= 64; p_group, q_group f32 [N].
-void gsd_group_mass(CommandStream& s, const TensorView& p, const TensorView& q, const TensorView& draft,
-                    const TensorView& embeddings, uint32_t below, uint32_t above, float gap, float dist2,
-                    const TensorView& p_group, const TensorView& q_group);
+// Bit-equal with ref::gsd_group_mass.
+struct GsdGroupMass {
+  TensorView p, q;                 // f32 [N, V]
+  TensorView draft;                // u32 [N]
+  TensorView embeddings;           // f32 [V, E], unit rows
+  uint32_t below = 0, above = 0;   // below + above <= 64
+  float gap = 1.0f, dist2 = 4.0f;  // no filter
+  TensorView p_group, q_group;     // f32 [N], written
+};
+void gsd_group_mass(CommandStream& s, const GsdGroupMass& a);
 
 // LANTERN's relaxed target (Jang et al., ICLR 2025): out[j] = p[j] with the mass of the draft's
 // latent neighbourhood A moved onto the draft x = draft[j]. A = {x} plus neighbours[x][m],

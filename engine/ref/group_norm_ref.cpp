@@ -8,9 +8,11 @@ namespace {
 double swish1(double v) { return v / (1.0 + std::exp(-v)); }
 }  // namespace
 
-std::vector<float> group_norm(const std::vector<float>& x, int64_t n, int64_t hw, int64_t c,
-                              const std::vector<float>& gamma, const std::vector<float>& beta, int64_t groups,
-                              double eps, bool swish) {
+std::vector<float> group_norm(const std::vector<float>& x, const std::vector<float>& gamma,
+                              const std::vector<float>& beta, const GroupNormArgs& a) {
+  const int64_t n = a.n, hw = a.hw, c = a.c, groups = a.groups;
+  const double eps = a.eps;
+  const bool swish = a.swish;
   std::vector<float> y(x.size());
   const int64_t cpg = c / groups;
   for (int64_t b = 0; b < n; ++b)

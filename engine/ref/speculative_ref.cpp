@@ -105,13 +105,11 @@ std::vector<float> residual_distribution(const std::vector<float>& p, const std:
 
 TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<float>& q, uint32_t vocab,
                           const std::vector<uint32_t>& draft, const std::vector<int32_t>& parent,
-                          const std::vector<uint32_t>& positions, uint64_t seed, uint32_t accept_purpose,
-                          uint32_t residual_purpose, const std::vector<uint64_t>& seeds,
-                          const std::vector<uint32_t>& rounds) {
+                          const std::vector<uint32_t>& positions, const TreeTestKeys& keys) {
   const size_t M = draft.size();
-  const bool keyed = !seeds.empty();
-  auto seed_of = [&](size_t j) { return keyed ? seeds[j] : seed; };
-  auto round_of = [&](size_t j, size_t which) { return keyed ? rounds[2 * j + which] : 0u; };
+  const bool keyed = !keys.seeds.empty();
+  auto seed_of = [&](size_t j) { return keyed ? keys.seeds[j] : keys.seed; };
+  auto round_of = [&](size_t j, size_t which) { return keyed ? keys.rounds[2 * j + which] : 0u; };
   TreeTestResult out{std::vector<uint32_t>(M, 0), std::vector<uint32_t>(M, 0)};
   const std::vector<float> zeros(vocab, 0.0f);
   for (size_t p = 0; p < M; ++p) {
@@ -124,12 +122,12 @@ TreeTestResult tree_tests(const std::vector<float>& probs, const std::vector<flo
       const std::vector<float> qc(q.begin() + static_cast<std::ptrdiff_t>(c * vocab),
                                   q.begin() + static_cast<std::ptrdiff_t>((c + 1) * vocab));
       out.accept[c] = spec_accept(r, qc, vocab, {draft[c]}, {positions[2 * c]}, seed_of(c),
-                                  accept_purpose + ((round_of(c, 0) + sibling) << 8))[0];
+                                  keys.accept_purpose + ((round_of(c, 0) + sibling) << 8))[0];
       r = residual_distribution(r, qc, vocab);
       ++sibling;
     }
     out.final_token[p] = spec_residual_sample(r, zeros, vocab, {positions[2 * p + 1]}, seed_of(p),
-                                              residual_purpose + (round_of(p, 1) << 8))[0];
+                                              keys.residual_purpose + (round_of(p, 1) << 8))[0];
   }
   return out;
 }
@@ -205,7 +203,9 @@ float squared_distance(const std::vector<float>& e, uint32_t dim, uint32_t x, ui
 
 std::vector<float> gsd_group_mass(const std::vector<float>& p, const std::vector<float>& q, uint32_t vocab,
                                   const std::vector<uint32_t>& draft, const std::vector<float>& embeddings,
-                                  uint32_t dim, uint32_t below, uint32_t above, float gap, float dist2) {
+                                  uint32_t dim, const GsdGroup& g) {
+  const uint32_t below = g.below, above = g.above;
+  const float gap = g.gap, dist2 = g.dist2;
   std::vector<float> out(2 * draft.size(), 0.0f);
   std::vector<uint32_t> order(vocab);
   for (size_t j = 0; j < draft.size(); ++j) {
