@@ -57,6 +57,7 @@ class BatchStrategy {
   int64_t image_tokens() const { return models_.target->config().image_tokens(); }
   int64_t vocab() const { return models_.target->config().vocab_size; }
   TargetSession& target() { return target_; }
+  const TargetSession& target() const { return target_; }
   int32_t checked_token(uint32_t token, size_t image, int64_t position) const;
 
   ModelSet models_;

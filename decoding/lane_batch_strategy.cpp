@@ -64,9 +64,13 @@ std::vector<const Condition*> LaneBatchStrategy::lane_conditions(size_t k) {
 void LaneBatchStrategy::pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T, int64_t last,
                                     int64_t first_spare) const {
   const int64_t seq = models_.target->config().seq_len();
+  // A lane prefilling a long prompt (Janus-Pro's, tens of positions) makes T exceed the scratch
+  // slots the method asked for: padding queries then share slots, after the method's own scratch.
+  // No mask lets any query see a padding query's keys and values, so sharing is safe.
+  const int64_t spare = std::max<int64_t>(1, target().cache().slots() - seq - first_spare);
   for (int64_t i = real; i < T; ++i) {
     q.positions.push_back(last);
-    q.slots.push_back(static_cast<uint32_t>(seq + first_spare + (i - real)));
+    q.slots.push_back(static_cast<uint32_t>(seq + first_spare + (i - real) % spare));
     mb.see_prefix(i, last + 1);
     q.tokens.push_back(0);
   }

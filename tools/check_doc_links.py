@@ -3,7 +3,8 @@
 repository, and a `#fragment` must name a heading of the file it points to (GitHub's anchors).
 Web links (http, https, mailto) are left alone.
 
-usage: check_doc_links.py [FILE.md ...]   (default: README.md docs/usage.md docs/architecture.md)
+usage: check_doc_links.py [FILE.md ... | --all]   (default: README.md docs/usage.md docs/architecture.md;
+       --all: every Markdown file git tracks)
 Exits 1 and lists every broken link, else prints how many links it checked.
 """
 import os
@@ -71,6 +72,10 @@ def check(doc):
 
 def main():
     docs = sys.argv[1:] or DEFAULT
+    if docs == ["--all"]:  # every tracked Markdown file
+        import subprocess
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "*.md"], check=True, capture_output=True, text=True)
+        docs = out.stdout.split()
     total, problems = 0, []
     for doc in docs:
         n, p = check(os.path.relpath(os.path.abspath(doc), ROOT) if os.path.isabs(doc) else doc)

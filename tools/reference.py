@@ -28,7 +28,7 @@
   reference.py latent-up MODEL --vq VQ --tokens 1,2,3,4 --grid 2 --out OUT.safetensors
       ->  latents [1, e_dim, rW, rW] (before quantisation), ids [1, (rW)^2] (nearest code of VQ)
   reference.py make-janus DIR --dim 64 --layers 2 --heads 4 --ffn 128 --text-vocab 512 --image-vocab 64 --grid 4
-               --head-hidden 64 --seed 0 [--shards N] [--dtype f32|bf16|f16] [--vq]
+               --head-hidden 64 --seed 0 [--shards N] [--dtype f32|bf16|f16] [--vq] [--cycle-gap 4]
       a random tiny Janus-Pro checkpoint folder in the released Hugging Face layout (janus_model.py):
       config.json, model.safetensors (or N shards + index), a tiny byte-level BPE tokenizer.json with
       the template's special tokens, tokenizer_config.json, special_tokens_map.json, processor_config.json;
@@ -328,7 +328,7 @@ def make_janus(a):
                          image_vocab=a.image_vocab, head_hidden=a.head_hidden, grid=a.grid)
     m = jm.JanusGen(cfg)
     randomise_janus(m, a.seed)
-    plant_janus_cycle(m, a.seed)
+    plant_janus_cycle(m, a.seed, gap=a.cycle_gap)
     vq = None
     if a.vq:
         vq = VQModel(VQConfig(ch=32, ch_mult=[1, 2], z_channels=32, codebook_size=a.image_vocab, codebook_embed_dim=8,
@@ -408,7 +408,7 @@ COMMANDS = {
     "make-janus": (make_janus, "out", [("--dim", 64), ("--layers", 2), ("--heads", 4), ("--ffn", 128),
                                        ("--text-vocab", 512), ("--image-vocab", 64), ("--grid", 4),
                                        ("--head-hidden", 64), ("--seed", 0), ("--shards", 1), ("--dtype", "bf16"),
-                                       ("--vq", False)]),
+                                       ("--vq", False), ("--cycle-gap", 4.0)]),
     "janus-logits": (janus_logits, "model", ["--ids", "--tokens", "--out"]),
     "janus-greedy": (janus_greedy, "model", ["--ids", ("--cfg", 5.0), ("--tokens-count", 0), "--out"]),
     "janus-decode": (janus_decode, "model", ["--tokens", "--out"]),

@@ -44,6 +44,7 @@ class GPTConfig:
     rope_base: float = 10000.0
     norm_eps: float = 1e-5
     multiple_of: int = 256
+    ffn_hidden_size: int = 0  # 0: LlamaGen's rule from dim and multiple_of (metadata "ffn_hidden" sets it)
     # training-only knobs (not needed for inference, not in metadata)
     class_dropout: float = 0.1
     token_dropout: float = 0.0
@@ -55,6 +56,8 @@ class GPTConfig:
 
     @property
     def ffn_hidden(self):
+        if self.ffn_hidden_size:
+            return self.ffn_hidden_size
         return find_multiple(int(2 * 4 * self.dim / 3), self.multiple_of)
 
     @property
@@ -331,6 +334,8 @@ def gpt_config_from_metadata(m):
     kw = {k: (float(m[k]) if k in ("rope_base", "norm_eps") else int(m[k])) for k in GPT_META if k in m}
     if m.get("model_type", "c2i") == "t2i":
         kw.update(model_type="t2i", caption_dim=int(m["caption_dim"]))
+    if "ffn_hidden" in m:
+        kw.update(ffn_hidden_size=int(m["ffn_hidden"]))
     return GPTConfig(**kw)
 
 

@@ -31,6 +31,35 @@ inline double chi_square_quantile(int k, double z) {
   return k * c * c * c;
 }
 
+// P(X >= x) for X chi-square with k degrees of freedom: the regularized upper incomplete gamma
+// Q(k/2, x/2), by its series below a + 1 and its continued fraction (modified Lentz) above.
+inline double chi_square_p_value(double x, int k) {
+  if (k <= 0) return 1.0;
+  if (x <= 0) return 1.0;
+  const double a = 0.5 * k, y = 0.5 * x;
+  const double log_prefix = a * std::log(y) - y - std::lgamma(a);
+  if (y < a + 1) {
+    double term = 1.0 / a, sum = term;
+    for (int n = 1; n < 1000 && term > sum * 1e-16; ++n) sum += term *= y / (a + n);
+    return std::max(0.0, 1.0 - sum * std::exp(log_prefix));
+  }
+  const double tiny = 1e-300;
+  double b = y + 1 - a, c = 1 / tiny, d = 1 / b, f = d;
+  for (int n = 1; n < 1000; ++n) {
+    const double an = -n * (n - a);
+    b += 2;
+    d = an * d + b;
+    d = std::fabs(d) < tiny ? tiny : d;
+    c = b + an / c;
+    c = std::fabs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    const double delta = d * c;
+    f *= delta;
+    if (std::fabs(delta - 1) < 1e-16) break;
+  }
+  return std::exp(log_prefix) * f;
+}
+
 // counts[i] draws of outcome i against probabilities probs[i] (summing to 1). Outcomes with
 // expected count below 5 are pooled (in index order) so the statistic stays chi-square.
 // z = 3.09 is a significance of 0.001.

@@ -42,41 +42,48 @@ struct TinyModels {
   ModelSet set;
 };
 
+// Writes the model files of a tiny set into dir (kTinyModelFiles) and loads them: the target of
+// spec `t`, a drafter (the target plus noise: drafts that are often but not always right), random
+// draft heads, SSD latent heads and an EAGLE drafter on the target, and the codebook neighbours of a
+// random 2-d codebook.
+inline TinyModels build_tiny_models(Context& ctx, const std::string& dir, const TinyGptSpec& t) {
+  TinyGptSpec d = t;
+  d.noise_seed = 2;
+  d.noise_scale = 0.03f;
+  write_tiny_gpt(dir + "/target.safetensors", t);
+  write_tiny_gpt(dir + "/drafter.safetensors", d);
+  write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
+  write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
+  write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
+  TinyModels r;
+  r.dir = dir;
+  GptOptions opt;
+  opt.weights = DType::F32;
+  r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
+  r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+  std::vector<float> codebook(static_cast<size_t>(t.vocab * 2));
+  for (size_t i = 0; i < codebook.size(); ++i) codebook[i] = static_cast<float>((i * 7919) % 23) / 23.0f;
+  r.neighbours = std::make_unique<CodebookNeighbours>(ctx, codebook, t.vocab, 2, t.vocab, "tiny codebook");
+  r.set.ctx = &ctx;
+  r.set.target = r.target.get();
+  r.set.drafter = r.drafter.get();
+  r.set.neighbours.add(r.neighbours.get());
+  r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
+  r.set.heads = r.heads.get();
+  r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
+  r.set.latent_heads = r.latent_heads.get();
+  r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
+  r.set.eagle = r.eagle.get();
+  return r;
+}
+
 // Built once per process.
 inline TinyModels& tiny_models(Context& ctx) {
   static TinyModels m = [&] {
-    const std::string dir = scratch_dir("decoding_models");
     TinyGptSpec t;
     t.vocab = kTinyVocab;
     t.grid = kTinyGrid;
-    TinyGptSpec d = t;  // the target plus noise: drafts that are often but not always right
-    d.noise_seed = 2;
-    d.noise_scale = 0.03f;
-    write_tiny_gpt(dir + "/target.safetensors", t);
-    write_tiny_gpt(dir + "/drafter.safetensors", d);
-    write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
-    write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
-    write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
-    TinyModels r;
-    r.dir = dir;
-    GptOptions opt;
-    opt.weights = DType::F32;
-    r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
-    r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
-    std::vector<float> codebook(kTinyVocab * 2);
-    for (size_t i = 0; i < codebook.size(); ++i) codebook[i] = static_cast<float>((i * 7919) % 23) / 23.0f;
-    r.neighbours = std::make_unique<CodebookNeighbours>(ctx, codebook, kTinyVocab, 2, kTinyVocab, "tiny codebook");
-    r.set.ctx = &ctx;
-    r.set.target = r.target.get();
-    r.set.drafter = r.drafter.get();
-    r.set.neighbours.add(r.neighbours.get());
-    r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
-    r.set.heads = r.heads.get();
-    r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
-    r.set.latent_heads = r.latent_heads.get();
-    r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
-    r.set.eagle = r.eagle.get();
-    return r;
+    return build_tiny_models(ctx, scratch_dir("decoding_models"), t);
   }();
   return m;
 }

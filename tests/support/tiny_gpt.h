@@ -21,6 +21,9 @@ namespace vkspec::testing {
 struct TinyGptSpec {
   int64_t dim = 32, layers = 1, heads = 2, vocab = 8, classes = 2, grid = 3, ffn_hidden = 64;
   float scale = 0.2f;  // standard deviation of the matrices (norm weights are 1 +- 0.1)
+  // Of the image-token embeddings (0: scale). Larger than scale, the token fed dominates the
+  // residual stream, so each next token's distribution depends strongly on the one before it.
+  float embed_scale = 0.0f;
   uint64_t seed = 1;
   // A second model close to the first (a drafter that is often right): the same weights plus
   // noise_scale * N(0, 1) drawn with noise_seed (0: no noise).
@@ -58,10 +61,10 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
   shape.caption_dim = s.caption_dim;
   shape.cls_token_num = s.cls_token_num;
   if (s.caption_dim > 0) shape.num_classes = 0;
-  auto fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
+  auto fill = [&](const std::string& name, bool is_norm, std::vector<float>& v) {
+    const float sd = name == "tok_embeddings.weight" && s.embed_scale > 0 ? s.embed_scale : s.scale;
     for (float& x : v)
-      x = is_norm ? 1.0f + 0.1f * rng.next()
-                  : s.scale * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
+      x = is_norm ? 1.0f + 0.1f * rng.next() : sd * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
   };
   synthetic_gpt(shape, fill, StDType::F32).write(path);
 }
