@@ -287,7 +287,7 @@ void exact_law::expect_rejected(const BiasedVariant& b) {
   EXPECT_FALSE(v.fits) << b.label << " is biased but passed:\n" << v.report();
 }
 
-// The lossy methods at their defaults (window 4 for the Jacobi ones, the 3x3 image being short):
+// The lossy methods at their defaults (windows clamped to the 9-token image):
 // their total variation from the exact law, whole image and the largest over the positions and
 // adjacent pairs, beside what sampling noise alone gives at the same count (docs/methods.md).
 // VKSPEC_TV_IMAGES (default 20000). mulo needs an even grid (its low-resolution draft is half the
