@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Lists the C++ function bodies longer than N lines in vkspec's product code.
+"""Lists the C++ function bodies longer than N lines, and the functions with more than P
+parameters, in vkspec's product code.
 
-usage: long_functions.py [--max N] [ROOT]
+usage: long_functions.py [--max N] [--max-params P] [ROOT]
 
 Prints `path:line name lines` for each function whose body (opening brace line to closing brace
-line) has more than N lines (default 80), longest first, and exits 1 when there is any. Product
+line) has more than N lines (default 80), longest first, then `path:line name P parameters` for
+each function definition with more than P parameters (default 8: more take a parameter struct),
+and exits 1 when there is any. Product
 code is engine/, decoding/, cli/, frontend/, eval/, viewer/, common/ and python/ below ROOT (default: the
 repository this script is in), leaving out every tests/, fuzz/ and third_party/ folder.
 
@@ -159,8 +162,49 @@ def function_name(header):
     return "?"
 
 
-def long_functions(path, max_lines):
-    """Yields (line, name, lines) for each function body in path longer than max_lines."""
+def parameter_count(header):
+    """The number of parameters of a function header's parameter list (the last top-level (...)
+    before qualifiers, a trailing return type and a constructor's initializer list)."""
+    flat = " ".join(header.split())
+    depth, cut = 0, len(flat)
+    for k, ch in enumerate(flat):  # a constructor's initializer list starts at ':' after ')'
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == ":" and depth == 0 and ")" in flat[:k] and flat[k:k + 2] != "::" and flat[k - 1] != ":":
+            cut = k
+            break
+    flat = re.sub(r"->[^()]*$", "", flat[:cut].rstrip()).rstrip()
+    while QUALIFIERS.search(flat):
+        flat = QUALIFIERS.sub("", flat).rstrip()
+    close = flat.rfind(")")
+    if close < 0:
+        return 0
+    depth, open_at = 0, -1
+    for k in range(close, -1, -1):
+        depth += flat[k] == ")"
+        depth -= flat[k] == "("
+        if depth == 0:
+            open_at = k
+            break
+    inner = flat[open_at + 1:close].strip()
+    if not inner or inner == "void":
+        return 0
+    count, depth = 1, 0
+    for ch in inner:  # commas at the top level: not inside (), [], {} or a template's <>
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            count += 1
+    return count
+
+
+def long_functions(path, max_lines, max_params=None):
+    """Yields (line, name, lines, parameters) for each function body in path longer than
+    max_lines, or (with max_params) with more than max_params parameters."""
     with open(path, encoding="utf-8", errors="replace") as f:
         code = blank_non_code(f.read())
     line = 1
@@ -195,11 +239,12 @@ def long_functions(path, max_lines):
                     j += 1
                 if kind == "function":
                     lines = line - start_line + 1
-                    if lines > max_lines:
+                    params = parameter_count(header) if max_params is not None else 0
+                    if lines > max_lines or (max_params is not None and params > max_params):
                         name = function_name(header)
                         if stack and stack[-1] and "::" not in name and "lambda" not in name:
                             name = stack[-1] + "::" + name
-                        yield header_line or start_line, name, lines
+                        yield header_line or start_line, name, lines, params
                     header, header_line = "", None
                 else:
                     header += "{}"  # an initializer: the statement goes on
@@ -222,22 +267,31 @@ def product_files(root):
 
 
 def main(argv):
-    max_lines = 80
+    max_lines, max_params = 80, 8
     args = list(argv)
-    if args[:1] == ["--max"] and len(args) >= 2:
-        max_lines = int(args[1])
+    while args[:1] in (["--max"], ["--max-params"]) and len(args) >= 2:
+        if args[0] == "--max":
+            max_lines = int(args[1])
+        else:
+            max_params = int(args[1])
         args = args[2:]
     if any(a.startswith("-") for a in args) or len(args) > 1:
         print(__doc__, file=sys.stderr)
         return 2
     root = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    found = []
+    found, wide = [], []
     for path in product_files(root):
-        for line, name, lines in long_functions(path, max_lines):
-            found.append((lines, os.path.relpath(path, root), line, name))
+        for line, name, lines, params in long_functions(path, max_lines, max_params):
+            rel = os.path.relpath(path, root)
+            if lines > max_lines:
+                found.append((lines, rel, line, name))
+            if params > max_params:
+                wide.append((params, rel, line, name))
     for lines, path, line, name in sorted(found, key=lambda r: (-r[0], r[1], r[2])):
         print(f"{path}:{line} {name} {lines}")
-    return 1 if found else 0
+    for params, path, line, name in sorted(wide, key=lambda r: (-r[0], r[1], r[2])):
+        print(f"{path}:{line} {name} {params} parameters")
+    return 1 if found or wide else 0
 
 
 if __name__ == "__main__":
