@@ -9,8 +9,11 @@
 // sample count: the released SJD-PAC path rule, a verification without the residual, a draft
 // probability from the wrong round, a relaxed rule and zipar without exact verification
 // (docs/reliability.md gives the power).
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <memory>
 
@@ -68,7 +71,7 @@ LawSet llamagen_law_set(Context& ctx) {
            {}};
   const std::string target = r.models.dir + "/target.safetensors";
   r.law = testing::exact_law(ctx.options().cache_dir, {"--model", target, "--label", std::to_string(kLabel)}, target,
-                             t.vocab, t.grid, r.settings);
+                             "class " + std::to_string(kLabel), t.vocab, t.grid, r.settings);
   return r;
 }
 
@@ -96,8 +99,8 @@ LawSet t2i_law_set(Context& ctx) {
            law_settings(),
            {}};
   const std::string target = r.models.dir + "/target.safetensors";
-  r.law = testing::exact_law(ctx.options().cache_dir, {"--model", target, "--caption", values}, target, t.vocab, t.grid,
-                             r.settings);
+  r.law = testing::exact_law(ctx.options().cache_dir, {"--model", target, "--caption", values}, target,
+                             "caption " + values, t.vocab, t.grid, r.settings);
   return r;
 }
 
@@ -110,7 +113,14 @@ LawSet janus_law_set(Context& ctx) {
   LawSet r;
   r.settings = law_settings();
   r.settings.top_k = 0;
-  const std::string dir = testing::scratch_dir("exact_law_janus");
+  // A folder of this process's own: CTest runs the cases in parallel processes, and the Python
+  // tools write their files in place (another process could read a half-written one). Removed at
+  // exit (the model stays mapped until then; unlinking does not disturb a mapping).
+  static const struct OwnFolder {
+    std::string path = testing::scratch_dir("exact_law_janus_" + std::to_string(getpid()));
+    ~OwnFolder() { std::filesystem::remove_all(path); }
+  } own;
+  const std::string& dir = own.path;
   r.law.run =
       testing::run_reference({"make-janus", dir + "/hf", "--dim",         "32", "--layers", "1", "--heads",       "2",
                               "--ffn",      "64",        "--image-vocab", "4",  "--grid",   "3", "--head-hidden", "32",
@@ -129,7 +139,7 @@ LawSet janus_law_set(Context& ctx) {
   std::string ids;
   for (int32_t id : prompt->prompt_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   r.law = testing::exact_law(ctx.options().cache_dir, {"--janus", dir + "/hf", "--ids", ids},
-                             dir + "/hf/model.safetensors", 4, 3, r.settings);
+                             dir + "/hf/model.safetensors", "prompt ids " + ids, 4, 3, r.settings);
   return r;
 }
 

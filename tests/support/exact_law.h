@@ -34,20 +34,21 @@ struct ExactLaw {
 
 // The law of a tiny model under `sampler` (top-p off). source: exact_law.py's model arguments,
 // {"--model", FILE, "--label", "0"} (LlamaGen c2i) or {"--janus", FOLDER, "--ids", "1,2,3"};
-// key_file: the file whose bytes the cache key covers (the model). run.ok false with the reason in
-// run.message (run.skipped: PyTorch missing).
+// The cache key covers key_file's bytes (the model), the sampler and `condition` (what the model is
+// conditioned on, in words: not the model's path, which may differ between processes). run.ok
+// false with the reason in run.message (run.skipped: PyTorch missing).
 struct ExactLawRun {
   ReferenceRun run;
   ExactLaw law;
 };
 
 inline ExactLawRun exact_law(const std::string& cache_dir, const std::vector<std::string>& source,
-                             const std::string& key_file, int64_t vocab, int64_t grid, const SamplerSettings& sampler) {
+                             const std::string& key_file, const std::string& condition, int64_t vocab, int64_t grid,
+                             const SamplerSettings& sampler) {
   ExactLawRun r;
   r.law.vocab = vocab;
   r.law.grid = grid;
-  std::string what = sampler.str();
-  for (const std::string& a : source) what += " " + a;
+  const std::string what = sampler.str() + " " + condition;
   const uint64_t key = cached_sample_detail::hash_file(key_file, cache_hash(what.data(), what.size()));
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
