@@ -34,7 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import janus_model as jm  # noqa: E402
 from convert_llamagen import vq_metadata  # noqa: E402
-from safetensors_io import save_file  # noqa: E402
+from safetensors_io import load_file, save_file  # noqa: E402
 
 VERSION = "1"
 _ST = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
@@ -72,6 +72,40 @@ def plan(cfg: jm.JanusConfig):
             "gen_head.vision_head.weight": ([V, H], "weight"), "gen_head.vision_head.bias": ([V], "f32")}
     out.update({k: ([k], shape, role) for k, (shape, role) in same.items()})
     return out
+
+
+def rope_rotate_half_rows(w, n_head):
+    """The inverse of rope_interleave_rows: interleaved pairs back to rotate-half ones."""
+    rows, cols = w.shape
+    hd = rows // n_head
+    return w.reshape(n_head, hd // 2, 2, cols).transpose(1, 2).reshape(rows, cols)
+
+
+def load_converted(path):
+    """A file this converter wrote -> (janus_model.JanusGen in f32, eval mode, its metadata): the
+    conversion undone (q and k rows back to rotate-half pairs), so tools that train on a shipped
+    Janus-Pro file (train_draft_heads.py) start from exactly what the engine runs."""
+    sd, meta = load_file(path)
+    if meta.get("vkspec.family") != "janus-pro":
+        raise ValueError(f"{path}: not a Janus-Pro file (metadata vkspec.family "
+                         f"{meta.get('vkspec.family')!r})")
+    i = lambda k: int(meta[k])
+    cfg = jm.JanusConfig(dim=i("dim"), n_layer=i("n_layer"), n_head=i("n_head"), ffn_hidden=i("ffn_hidden"),
+                         text_vocab=i("text_vocab_size"), image_vocab=i("vocab_size"),
+                         image_embed_dim=i("image_embed_dim"), head_hidden=i("head_hidden"),
+                         rope_theta=float(meta["rope_base"]), norm_eps=float(meta["norm_eps"]),
+                         grid=i("grid_size"), n_kv_head=i("n_kv_head"))
+    D, out = cfg.dim, {}
+    for name, (sources, _, role) in plan(cfg).items():
+        t = sd[name].float()
+        if role == "wqkv":
+            q, k, v = t[:D], t[D:2 * D], t[2 * D:]
+            t = torch.cat([rope_rotate_half_rows(q, cfg.n_head), rope_rotate_half_rows(k, cfg.n_head), v])
+        for j, src in enumerate(sources):
+            out[src] = t[j * D:(j + 1) * D] if role == "wqkv" else t
+    model = jm.JanusGen(cfg)
+    model.load_state_dict(out, strict=True)
+    return model.eval(), meta
 
 
 def cast(t, role, dtype, name):

@@ -375,14 +375,15 @@ class JanusGen(nn.Module):
     def image_logits(self, h):
         return self.gen_head(h).float()
 
-    def forward_train(self, prefix_ids, prefix_mask, image_tokens):
+    def forward_train(self, prefix_ids, prefix_mask, image_tokens, return_hidden=False):
         """Teacher forcing. prefix_ids [B, L] long, left-padded (prefix_mask [B, L] bool, False on
         padding), image_tokens [B, N] long. Returns image logits [B, N, image_vocab]: position
         L - 1 (the last prompt token, `<begin_of_image>`) predicts token 0, position L + n - 1
         predicts token n. Padding is hidden from every query but itself (a pad query sees only
         itself, so it stays finite; its output is unused). Positions are the slot indices
         0..L+N-2: RoPE scores depend on offsets only, so with the padding masked this equals the
-        unpadded prompt at positions 0.."""
+        unpadded prompt at positions 0..; with return_hidden also the normed hidden states
+        [B, N, dim] those logits come from (what draft heads read)."""
         B, L = prefix_ids.shape
         N = image_tokens.shape[1]
         x = torch.cat([self.embed_text(prefix_ids), self.embed_image(image_tokens[:, :-1])], dim=1)
@@ -390,8 +391,8 @@ class JanusGen(nn.Module):
         valid = torch.cat([prefix_mask.bool(), torch.ones(B, N - 1, dtype=torch.bool, device=x.device)], dim=1)
         mask = torch.ones(S, S, dtype=torch.bool, device=x.device).tril()[None] & valid[:, None, :]
         mask |= torch.eye(S, dtype=torch.bool, device=x.device)[None]
-        h = self.hidden(x, torch.arange(S, device=x.device), mask[:, None])
-        return self.image_logits(h[:, L - 1:])
+        h = self.hidden(x, torch.arange(S, device=x.device), mask[:, None])[:, L - 1:]
+        return (self.image_logits(h), h) if return_hidden else self.image_logits(h)
 
     def teacher_forced_logits(self, ids_rows, tokens, return_hidden=False):
         """ids_rows [R, L] (unpadded, e.g. [ids; uncond_ids]), tokens [n] fed after them ->

@@ -20,7 +20,7 @@ import torch.nn.functional as F  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import janus_model as jm  # noqa: E402
-from convert_janus import convert  # noqa: E402
+from convert_janus import convert, load_converted  # noqa: E402
 from safetensors_io import load_file, save_file  # noqa: E402
 from vkspec_models import VQModel, vq_config_from_metadata  # noqa: E402
 
@@ -170,6 +170,20 @@ class ConvertJanusTest(unittest.TestCase):
             want = model.teacher_forced_logits(rows, toks)
             got = engine_forward(t, m, rows, toks)
         self.assertLess((got - want).abs().max().item(), 1e-4 * want.abs().max().item())
+
+    def test_load_converted_undoes_the_conversion(self):
+        # f32 kept: the model back from the converted file is the folder's exactly
+        self.convert(self.f32, "back")
+        back, meta = load_converted(self.path("back") + ".safetensors")
+        model, _ = jm.load_checkpoint_folder(self.f32, quiet=True)
+        want = model.state_dict()
+        self.assertEqual(set(back.state_dict()), set(want))
+        for k, v in back.state_dict().items():
+            self.assertTrue(torch.equal(v, want[k].float()), k)
+        self.assertEqual(meta["vkspec.family"], "janus-pro")
+        with self.assertRaisesRegex(ValueError, "not a Janus-Pro file"):
+            save_file({"x": torch.zeros(2)}, self.path("other.safetensors"), {"vkspec.kind": "gpt"})
+            load_converted(self.path("other.safetensors"))
 
     def test_greedy_with_cache_matches_teacher_forcing(self):
         model, _ = jm.load_checkpoint_folder(self.f32, quiet=True)

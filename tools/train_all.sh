@@ -52,6 +52,9 @@ main() {
   # the prompt-driven model: tiny Janus-Pro on captions (own BPE tokenizer), converted with
   # convert_janus.py; the converted safetensors is written last and marks the stage done
   OMP_NUM_THREADS=1 stage assets/fmnist_janus.safetensors train_janus.py
+  # its draft heads, logits through its gen_head, captions of each image's class as prompts
+  OMP_NUM_THREADS=1 stage assets/fmnist_janus_heads.safetensors train_draft_heads.py --base fmnist_janus \
+    --name fmnist_janus_heads --budget-min 30 --wall-cap-min 70
   log "=== all stages done ==="
 }
 main "$@"; exit
