@@ -283,6 +283,10 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& qu
   a.grid = static_cast<uint32_t>(t.config().grid_size);
   a.image_tokens = static_cast<uint32_t>(image_tokens());
   a.scratch0 = static_cast<uint32_t>(t.config().seq_len());
+  if (t.config().rope_layout == RopeLayout::sequence_1d) {
+    a.seq_first = static_cast<uint32_t>(cls_);
+    a.seq_table = static_cast<uint32_t>(t.config().rope_table_rows());
+  }
   ops::draft_tree_cut(t.stream(), a);
 }
 

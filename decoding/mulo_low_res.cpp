@@ -57,7 +57,7 @@ void MuloLowResDrafter::record_first(const ops::SamplerParams& sp, const TensorV
       session_.batch_for(low_, cache_,
                          GptQueries::causal(lc, first_slot, n,
                                             std::vector<uint32_t>(static_cast<size_t>(first_slot >= cls_ ? n : 0), 0u),
-                                            session_.conditions(), cache_.slots()));
+                                            session_.conditions(low_), cache_.slots()));
   if (first_slot >= cls_) s.copy(derived.rows(P0, n), b.token_ids().rows(0, n));
   const GptOutputs out = session_.forward_of(low_, b, cache_, stage::kLowRes);
   ops::sampler(s, out.logits, positions_.view().rows(m - n + 1, n), sp, probs_.view().rows(0, n),
@@ -74,7 +74,7 @@ void MuloLowResDrafter::record_serial(const ops::SamplerParams& sp, const Tensor
   for (int64_t m = row * w_ + 1; m < (row + rows) * w_; ++m) {
     const GptBatch& b =
         session_.batch_for(low_, cache_,
-                           GptQueries::causal(lc, cls_ + m - 1, 1, {0u}, session_.conditions(), cache_.slots()));
+                           GptQueries::causal(lc, cls_ + m - 1, 1, {0u}, session_.conditions(low_), cache_.slots()));
     s.copy(grid_.view().rows(m - 1, 1), b.token_ids().rows(0, 1));
     const GptOutputs out = session_.forward_of(low_, b, cache_, stage::kLowRes);
     ops::sampler(s, out.logits, positions_.view().rows(m, 1), sp, probs_.view().rows(0, 1), tokens_.view().rows(0, 1));
@@ -130,7 +130,8 @@ void MuloLowResDrafter::record_zipar(const ops::SamplerParams& sp, const TensorV
     const GptBatch& b =
         session_.batch_for(low_, cache_,
                            GptQueries::at_positions(lc, slots, std::vector<uint32_t>(static_cast<size_t>(T), 0u),
-                                                    session_.conditions(), cache_.slots(), [&](int64_t, int64_t slot) {
+                                                    session_.conditions(low_), cache_.slots(),
+                                                    [&](int64_t, int64_t slot) {
                                                       return valid[static_cast<size_t>(slot)] != 0;
                                                     }));
     std::vector<CopyRegion> feed, keep;

@@ -54,7 +54,7 @@ void SdStrategy::record_drafts(int64_t c, int64_t G, uint32_t round) {
     const GptBatch& b = target().batch_for(drafter, drafter_cache_,
                                            GptQueries::causal(dcfg, target().query_position(start), n,
                                                               t == 0 ? fed : std::vector<uint32_t>{0},
-                                                              target().conditions(), drafter_cache_.slots()));
+                                                              target().conditions(drafter), drafter_cache_.slots()));
     if (t > 0) s.copy(tokens_.view().rows(t, 1), b.token_ids());
     const GptOutputs out = target().forward_of(drafter, b, drafter_cache_, stage::kDrafter);
     const int64_t r0 = 1 + t - (n - 1);  // row 1 + t is draft t; a catch-up row lands in row 0

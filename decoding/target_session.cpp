@@ -50,6 +50,22 @@ TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyI
   record_prefill(model_, cache_, stage::kTarget);
 }
 
+const std::vector<const Condition*>& TargetSession::conditions(const Gpt& model) {
+  if (&model == &model_) return conditions_;
+  auto it = model_conditions_.find(&model);
+  if (it != model_conditions_.end()) return it->second.rows;
+  ModelConditions m;
+  for (int64_t g = 0; g < images_; ++g) {
+    const std::shared_ptr<const Condition>& c = held_[static_cast<size_t>(g)];
+    std::shared_ptr<const Condition> own = model.own_condition(*c);
+    m.rows.push_back(own ? own.get() : c.get());
+    if (own) m.held.push_back(std::move(own));
+  }
+  if (rows_ == 2 * images_)
+    for (int64_t g = 0; g < images_; ++g) m.rows.push_back(m.rows[static_cast<size_t>(g)]->null_form());
+  return model_conditions_.emplace(&model, std::move(m)).first->second.rows;
+}
+
 KvCache TargetSession::make_cache(Gpt& model, const char* stage_name) {
   KvCache cache = model.make_cache(0, rows_);
   record_prefill(model, cache, stage_name);
@@ -63,8 +79,8 @@ void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char*
   const int64_t chunk = model.options().max_queries;
   for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
     const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
-    forward_of(model, batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions_, cache.slots())), cache,
-               stage_name);
+    forward_of(model, batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions(model), cache.slots())),
+               cache, stage_name);
   }
 }
 

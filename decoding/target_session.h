@@ -66,6 +66,10 @@ class TargetSession {
   // The condition of each batch row for the model's condition queries: the image's, then (with
   // CFG) the null form (nullptr).
   const std::vector<const Condition*>& conditions() const { return conditions_; }
+  // The same rows as another model of the set (drafter, low-resolution model) takes them
+  // (Gpt::own_condition: a Janus-Pro-1B drafter reads a prompt through its own text table, of its
+  // own width); classes and caption embeddings are shared. Made on first use, kept for the session.
+  const std::vector<const Condition*>& conditions(const Gpt& model);
   // Image positions [first, first + n) as u32 (position n at index n, n <= image tokens); with
   // several images, n = 1 only: position `first` once per image.
   TensorView positions(int64_t first, int64_t n) const;
@@ -112,6 +116,11 @@ class TargetSession {
   int64_t images_, rows_, max_queries_;
   std::vector<std::shared_ptr<const Condition>> held_;  // the images' conditions, kept alive
   std::vector<const Condition*> conditions_;
+  struct ModelConditions {
+    std::vector<std::shared_ptr<const Condition>> held;
+    std::vector<const Condition*> rows;
+  };
+  std::map<const Gpt*, ModelConditions> model_conditions_;
   KvCache cache_;
   CommandStream stream_;
   Tensor positions_;  // u32 [(N + 1) * images]: n at indices n * images .. (n + 1) * images - 1

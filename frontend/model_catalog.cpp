@@ -1,6 +1,10 @@
 #include "frontend/model_catalog.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <utility>
+#include <vector>
 #include <sys/stat.h>
 
 #include "common/env.h"
@@ -9,32 +13,69 @@
 namespace vkspec::frontend {
 namespace {
 
-struct RoleAsset {
-  const char* option;   // what replaces the shipped file
-  const char* shipped;  // file name under asset_dir()
-};
-
-RoleAsset asset_of(ModelRole role) {
+// What replaces a role's shipped file.
+const char* option_of(ModelRole role) {
   switch (role) {
-    case ModelRole::Target: return {"--model", "fmnist_gpt16.safetensors"};
-    case ModelRole::Drafter: return {"--drafter", "fmnist_drafter16.safetensors"};
-    case ModelRole::LowRes: return {"--low-res", "fmnist_gpt8.safetensors"};
-    case ModelRole::Heads: return {"--heads", "fmnist_gpt16_heads.safetensors"};
-    case ModelRole::LatentHeads: return {"--latent-heads", "fmnist_gpt16_latent_heads.safetensors"};
-    case ModelRole::Eagle: return {"--eagle-drafter", "fmnist_eagle_drafter16.safetensors"};
-    // MuLo-SD's trained upsamplers for the shipped r = 2 pair (fmnist_gpt8 -> fmnist_gpt16); the
-    // r = 4 ones (fmnist_sr4, fmnist_latent_up4, with fmnist_gpt4) are given by file
-    case ModelRole::SrNet: return {"--sr-net", "fmnist_sr2.safetensors"};
-    case ModelRole::LatentUpsampler: return {"--latent-upsampler", "fmnist_latent_up2.safetensors"};
-    case ModelRole::Tokenizer: return {"--vq", "fmnist_vq.safetensors"};
-    case ModelRole::Classifier: return {"--classifier", "fmnist_classifier.safetensors"};
+    case ModelRole::Target: return "--model";
+    case ModelRole::Drafter: return "--drafter";
+    case ModelRole::LowRes: return "--low-res";
+    case ModelRole::Heads: return "--heads";
+    case ModelRole::LatentHeads: return "--latent-heads";
+    case ModelRole::Eagle: return "--eagle-drafter";
+    case ModelRole::SrNet: return "--sr-net";
+    case ModelRole::LatentUpsampler: return "--latent-upsampler";
+    case ModelRole::Tokenizer: return "--vq";
+    case ModelRole::Classifier: return "--classifier";
   }
   throw Error("unknown model role");
+}
+
+// A shipped target and the files trained for it (under asset_dir()); a role it lacks has no
+// shipped file for that target.
+struct ShippedSet {
+  const char* target;
+  std::vector<std::pair<ModelRole, const char*>> files;
+};
+
+// The first is the default target's (no --model, no prompt).
+const std::vector<ShippedSet>& shipped_sets() {
+  static const std::vector<ShippedSet> sets = {
+      {"fmnist_gpt16.safetensors",
+       {{ModelRole::Drafter, "fmnist_drafter16.safetensors"},
+        {ModelRole::LowRes, "fmnist_gpt8.safetensors"},
+        {ModelRole::Heads, "fmnist_gpt16_heads.safetensors"},
+        {ModelRole::LatentHeads, "fmnist_gpt16_latent_heads.safetensors"},
+        {ModelRole::Eagle, "fmnist_eagle_drafter16.safetensors"},
+        // MuLo-SD's trained upsamplers for the shipped r = 2 pair (fmnist_gpt8 -> fmnist_gpt16);
+        // the r = 4 ones (fmnist_sr4, fmnist_latent_up4, with fmnist_gpt4) are given by file
+        {ModelRole::SrNet, "fmnist_sr2.safetensors"},
+        {ModelRole::LatentUpsampler, "fmnist_latent_up2.safetensors"},
+        {ModelRole::Tokenizer, "fmnist_vq.safetensors"},
+        {ModelRole::Classifier, "fmnist_classifier.safetensors"}}},
+      // The prompt-driven model (its VQ decoder is also named in its own metadata).
+      {"fmnist_janus.safetensors",
+       {{ModelRole::Heads, "fmnist_janus_heads.safetensors"},
+        {ModelRole::Tokenizer, "fmnist_vq.safetensors"},
+        {ModelRole::Classifier, "fmnist_classifier.safetensors"}}},
+  };
+  return sets;
+}
+
+const char* shipped_file(const ShippedSet& set, ModelRole role) {
+  if (role == ModelRole::Target) return set.target;
+  for (const auto& [r, file] : set.files)
+    if (r == role) return file;
+  return nullptr;
 }
 
 bool file_exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return a == b || std::filesystem::equivalent(a, b, ec);
 }
 
 }  // namespace
@@ -97,19 +138,38 @@ const std::string& ModelCatalog::given(ModelRole role) const {
   throw Error("unknown model role");
 }
 
+int ModelCatalog::shipped_set() const {
+  const std::string& target = given_.target;
+  if (target.empty()) return 0;
+  const std::vector<ShippedSet>& sets = shipped_sets();
+  for (size_t i = 0; i < sets.size(); ++i)
+    if (same_file(target, asset_dir() + "/" + sets[i].target)) return static_cast<int>(i);
+  return -1;
+}
+
 std::string ModelCatalog::path(ModelRole role) const {
   if (!given(role).empty()) return given(role);
-  const RoleAsset a = asset_of(role);
-  const std::string shipped = asset_dir() + "/" + a.shipped;
+  // A target of the user's own still finds the shipped tokenizer, classifier and the rest (a file
+  // that does not fit it is refused when it loads).
+  const int set = shipped_set();
+  const ShippedSet& from = shipped_sets()[static_cast<size_t>(std::max(set, 0))];
+  const char* file = shipped_file(from, role);
+  if (!file)
+    throw Error(std::string("nothing shipped for ") + from.target + " takes the role of " + option_of(role) +
+                " (pass " + option_of(role) + " FILE)");
+  const std::string shipped = asset_dir() + "/" + file;
   if (!file_exists(shipped))
-    throw Error("shipped model " + shipped + " not found (set VKSPEC_ASSETS, or pass " + a.option + " FILE)");
+    throw Error("shipped model " + shipped + " not found (set VKSPEC_ASSETS, or pass " + option_of(role) + " FILE)");
   return shipped;
 }
 
+// Shipped companions are trained for their shipped target only.
 std::string ModelCatalog::companion(ModelRole role) const {
   if (!given(role).empty()) return given(role);
-  if (!given(ModelRole::Target).empty()) return "";
-  const std::string shipped = asset_dir() + "/" + asset_of(role).shipped;
+  const int set = shipped_set();
+  const char* file = set >= 0 ? shipped_file(shipped_sets()[static_cast<size_t>(set)], role) : nullptr;
+  if (!file) return "";
+  const std::string shipped = asset_dir() + "/" + file;
   return file_exists(shipped) ? shipped : "";
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // Which file backs each model role, for every front end: the file given on the command line, else
-// the shipped asset. A role a run needs (path()) must resolve: a missing shipped asset is an error
-// naming the option that replaces it. A role loaded only in case a later run wants it (companion(),
-// the viewer's panel) resolves to the given file, else to the shipped asset when it exists and the
-// target is the shipped one too (shipped companions are trained for the shipped target only).
+// the shipped asset trained for the target (each shipped target has its own set: fmnist_gpt16's
+// drafters, heads and upsamplers; fmnist_janus's heads). A role a run needs (path()) must
+// resolve: a missing shipped asset is an error naming the option that replaces it. A role loaded
+// only in case a later run wants it (companion(), the viewer's panel) resolves to the given file,
+// else to the shipped asset when it exists and the target is its shipped target (shipped
+// companions are trained for their shipped target only).
 #include <string>
 #include <vector>
 
@@ -54,6 +56,10 @@ class ModelCatalog {
   std::string companion(ModelRole role) const;
 
  private:
+  // The index of the target's shipped set (0, the default's, when none is given), or -1 for a
+  // target of the user's own.
+  int shipped_set() const;
+
   ModelFiles given_;
 };
 

@@ -28,6 +28,7 @@ layout(binding = 12) writeonly buffer Tt { uint test_tokens[]; };
 layout(push_constant) uniform P {
   uint k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
   uint range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
+  uint seq_first, seq_table;  // seq_table > 0: 1D positions (ops::sequence_position), else the grid's
 } p;
 
 // kMaxNodes and kMaxRows set ops::kMaxCutRows (kMaxNodes + 1) and ops::kMaxCutLevels (1 + (levels
@@ -240,8 +241,9 @@ void write_row(uint i) {
   const uint q = i - 1u, pos = p.c + d - 1u;
   tokens[p.tok_off + q] = token;
   test_tokens[p.test_tok_off + q] = token;
-  rope[p.rope_off + 3u * q] = int(pos / p.grid);
-  rope[p.rope_off + 3u * q + 1u] = int(pos % p.grid);
+  const uint seq = p.seq_first + pos;
+  rope[p.rope_off + 3u * q] = p.seq_table > 0u ? int(seq) : int(pos / p.grid);
+  rope[p.rope_off + 3u * q + 1u] = p.seq_table > 0u ? int(p.seq_table + seq) : int(pos % p.grid);
   rope[p.rope_off + 3u * q + 2u] = 0;
   slots[p.slot_off + q] = row_slot[i];
   parents[p.par_off + q] = row_parent[i];

@@ -1,11 +1,13 @@
 // Every decoding method on the Janus-Pro family (engine/families/janus_family.cpp): tiny random
 // Janus models (1D RoPE, prompt embeddings at 5 condition positions, gen_aligner table in,
-// gen_head MLP out; 3x3 tokens, vocabulary 8) with a Janus drafter close to the target. Prompts of
-// two lengths (one leaves condition positions as padding) each with Janus's own unconditional row.
+// gen_head MLP out; 3x3 tokens, vocabulary 8) with a Janus drafter close to the target and random
+// draft heads, SSD latent heads and an EAGLE drafter on it (their logits through gen_head, the
+// drafter at the target's 1D positions). Prompts of two lengths (one leaves condition positions as
+// padding) each with Janus's own unconditional row.
 // Checked: every method generates with complete, consistent events, or, where it needs a model
-// trained on LlamaGen's output matrix (draft heads, latent heads, EAGLE) that this family does not
-// have, refuses by naming it; the lossless methods match ar's distribution (the lossless suite's
-// chi-square test); batches give each image the tokens it gets alone.
+// this set lacks (MuLo-SD's low-resolution model), refuses by naming it; the lossless
+// methods match ar's distribution (the lossless suite's chi-square test); batches give each image
+// the tokens it gets alone.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -29,6 +31,9 @@ constexpr int64_t kPromptPositions = 5, kJanusImages = 2000;
 struct JanusModels {
   std::unique_ptr<Gpt> target, drafter, batched;
   std::unique_ptr<CodebookNeighbours> neighbours;
+  std::unique_ptr<DraftHeads> heads;
+  std::unique_ptr<LatentHeads> latent_heads;
+  std::unique_ptr<EagleDrafter> eagle;
   ModelSet set;
 };
 
@@ -49,9 +54,13 @@ JanusModels& janus_models(Context& ctx) {
     d.noise_scale = 0.03f;
     testing::write_tiny_janus(dir + "/target.safetensors", t, kPromptPositions);
     testing::write_tiny_janus(dir + "/drafter.safetensors", d, kPromptPositions);
+    testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3, "janus-pro");
+    testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4, 16, "janus-pro");
+    testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5, {{"base_family", "janus-pro"}});
     JanusModels r;
     GptOptions opt;
     opt.weights = DType::F32;
+    opt.max_queries = 128;  // EAGLE's default tree (60 nodes and its catch-up) in one forward
     r.target = std::make_unique<Gpt>(ctx, dir + "/target.safetensors", opt);
     r.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
     opt.batch_rows = 6;
@@ -64,6 +73,12 @@ JanusModels& janus_models(Context& ctx) {
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
     r.set.neighbours.add(r.neighbours.get());
+    r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
+    r.set.heads = r.heads.get();
+    r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
+    r.set.latent_heads = r.latent_heads.get();
+    r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
+    r.set.eagle = r.eagle.get();
     return r;
   }();
   return m;
@@ -142,7 +157,7 @@ TEST_F(decoding_janus, EveryMethodGeneratesFromAPromptOrNamesWhatItNeeds) {
     SCOPED_TRACE(method);
     const StrategyNeeds n = find_strategy(method).needs_for({});
     const MethodOptions options = method == "sjd-pac" ? MethodOptions{{"window", "16"}} : MethodOptions{};
-    if (n.heads || n.latent_heads || n.eagle || n.low_res) {
+    if (n.low_res) {
       // Not in the set: the method says which model it lacks.
       try {
         run(method, options, 5, 1);
@@ -162,14 +177,81 @@ TEST_F(decoding_janus, EveryMethodGeneratesFromAPromptOrNamesWhatItNeeds) {
   }
 }
 
-// The model's own head and token table are not LlamaGen's: what needs them refuses clearly.
-TEST_F(decoding_janus, DraftHeadsOnJanusAreRefusedByName) {
-  try {
-    janus_models(ctx()).target->output_weight();
-    FAIL() << "Janus has no LlamaGen output matrix";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("gen_head"), std::string::npos) << e.what();
+// Draft heads and latent heads get their logits through gen_head (Gpt::project), whatever the
+// number of rows: more rows than the forward's scratch holds give each row what it gets alone.
+TEST_F(decoding_janus, ImageHeadProjectsAnyNumberOfRows) {
+  JanusModels& m = janus_models(ctx());
+  const int64_t D = m.target->config().dim, V = m.target->config().vocab_size;
+  const int64_t R = m.target->options().batch_rows * m.target->options().max_queries + 5;
+  std::vector<float> h(static_cast<size_t>(R * D));
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+  Tensor hidden = ctx().tensor(DType::F32, {R, D}, "hidden"), all = ctx().tensor(DType::F32, {R, V}, "all rows");
+  Tensor one = ctx().tensor(DType::F32, {1, V}, "one row");
+  ctx().upload(hidden, h.data(), h.size() * 4);
+  std::vector<float> together(static_cast<size_t>(R * V)), alone(static_cast<size_t>(V));
+  {
+    CommandStream s(ctx());
+    m.target->project(s, hidden.view(), all.view());
+    s.submit_and_wait();
   }
+  ctx().download(all, together.data(), together.size() * 4);
+  for (int64_t r : {int64_t{0}, R / 2, R - 1}) {
+    CommandStream s(ctx());
+    m.target->project(s, hidden.view().rows(r, 1), one.view());
+    s.submit_and_wait();
+    ctx().download(one, alone.data(), alone.size() * 4);
+    for (int64_t v = 0; v < V; ++v)
+      EXPECT_NEAR(together[static_cast<size_t>(r * V + v)], alone[static_cast<size_t>(v)], 1e-5f) << r << "," << v;
+  }
+}
+
+// Heads and drafters read the base's hidden states: ones trained on a LlamaGen model (files
+// without base_family, as the shipped fmnist_gpt16_heads) are refused on a Janus-Pro target even
+// where their sizes fit.
+TEST_F(decoding_janus, HeadsOfAnotherFamilyAreRefused) {
+  const std::string dir = testing::scratch_dir("janus_models");
+  testing::write_tiny_heads(dir + "/llamagen_heads.safetensors", janus_spec(), 0.15f, 3);
+  testing::write_tiny_latent_heads(dir + "/llamagen_latent_heads.safetensors", janus_spec(), 0.15f, 4);
+  testing::write_tiny_eagle_drafter(dir + "/llamagen_eagle.safetensors", janus_spec(), 0.15f, 5);
+  for (const char* file : {"llamagen_heads", "llamagen_latent_heads", "llamagen_eagle"}) {
+    SCOPED_TRACE(file);
+    const std::string path = dir + "/" + file + ".safetensors";
+    try {
+      const Gpt& target = *janus_models(ctx()).target;
+      if (std::string(file) == "llamagen_heads")
+        DraftHeads(ctx(), path, target);
+      else if (std::string(file) == "llamagen_latent_heads")
+        LatentHeads(ctx(), path, target);
+      else
+        EagleDrafter(ctx(), path, target);
+      ADD_FAILURE() << "loaded on a Janus-Pro target";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("trained on a llamagen model"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("janus-pro"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// hawk, ssd and eagle on Janus-Pro against its exact law: tests/test_exact_law.cpp.
+
+// A drafter of half the target's width (Janus-Pro-1B drafting for 7B, in small): the prompt's rows
+// from the target's table would not fit it; it reads the prompt's ids through its own.
+TEST_F(decoding_janus, SdDrafterReadsThePromptThroughItsOwnTable) {
+  const std::string dir = testing::scratch_dir("janus_models");
+  testing::TinyGptSpec narrow = janus_spec();
+  narrow.dim = 16;
+  narrow.ffn_hidden = 32;
+  narrow.seed = 9;
+  testing::write_tiny_janus(dir + "/narrow_drafter.safetensors", narrow, kPromptPositions);
+  GptOptions opt;
+  opt.weights = DType::F32;
+  Gpt drafter(ctx(), dir + "/narrow_drafter.safetensors", opt);
+  ModelSet set = janus_models(ctx()).set;
+  set.drafter = &drafter;
+  const testing::Sample s =
+      testing::run_images(ctx(), testing::by_name("sd"), {{"window", "3"}}, 5, 4, true, &set, prompt);
+  ASSERT_EQ(s.grids.size(), 4u);
+  EXPECT_GT(s.nfe_per_image, 0.0);
 }
 
 TEST_F(decoding_janus, ScdMaximalCouplingMatchesAr) { expect_matches_ar("scd-mc", {{"window", "4"}}); }

@@ -134,6 +134,20 @@ LawSet janus_law_set(Context& ctx) {
   r.models.set.ctx = &ctx;
   r.models.set.target = r.models.target.get();
   r.models.dir = dir;
+  // Random draft heads, SSD latent heads and an EAGLE drafter on it: their logits through gen_head,
+  // the drafter at the target's 1D positions.
+  testing::TinyGptSpec t;
+  t.vocab = 4;
+  t.grid = 3;
+  testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3, "janus-pro");
+  testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4, 16, "janus-pro");
+  r.models.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.models.target);
+  r.models.set.heads = r.models.heads.get();
+  r.models.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.models.target);
+  r.models.set.latent_heads = r.models.latent_heads.get();
+  testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5, {{"base_family", "janus-pro"}});
+  r.models.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.models.target);
+  r.models.set.eagle = r.models.eagle.get();
   r.condition = r.models.target->prompt_condition("a red ankle boot");
   const auto* prompt = dynamic_cast<const CaptionEmbeddings*>(r.condition.get());
   std::string ids;
@@ -485,8 +499,8 @@ TEST_F(exact_law_t2i, SjdPacFirstAcceptedPath) {
 TEST_F(exact_law_t2i, SjdThreeImagesPerForward) { expect_exact_batched("sjd", {{"window", "4"}, {"init", "above"}}); }
 
 // ---------------------------------------------------------------------------------------------
-// Janus-Pro: the methods that run on it (the trained-head and drafter methods need models
-// trained for Janus; docs/methods.md), and the released SJD-PAC rule rejected there too.
+// Janus-Pro: the methods that run on it (all but MuLo-SD, whose low-resolution model this set
+// lacks; docs/methods.md), and the released SJD-PAC rule rejected there too.
 // ---------------------------------------------------------------------------------------------
 TEST_F(exact_law_janus, Ar) { expect_exact("ar", "ar", {}); }
 
@@ -509,6 +523,17 @@ TEST_F(exact_law_janus, SjdPacFirstAcceptedPath) {
 
 TEST_F(exact_law_janus, ZipArWithExactVerification) {
   expect_exact("zipar --window 1 --verify exact", "zipar", {{"window", "1"}, {"verify", "exact"}});
+}
+
+TEST_F(exact_law_janus, HawkCartesianTree) {
+  expect_exact("hawk --depth 4 --tree cartesian --nodes 40", "hawk",
+               {{"depth", "4"}, {"tree", "cartesian"}, {"nodes", "40"}});
+}
+
+TEST_F(exact_law_janus, SsdLatentBlocks) { expect_exact("ssd", "ssd", {}); }
+
+TEST_F(exact_law_janus, EagleDynamicTree) {
+  expect_exact("eagle --depth 3 --topk 3 --nodes 8", "eagle", {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}});
 }
 
 TEST_F(exact_law_janus, ScdThreeImagesPerForward) {

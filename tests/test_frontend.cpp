@@ -49,6 +49,26 @@ TEST(ModelCatalog, ShippedCompanionsGoWithTheShippedTarget) {
   EXPECT_EQ(c.path(ModelRole::Classifier), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_classifier.safetensors");
 }
 
+// The shipped prompt model (the default target with a prompt) has companions of its own: its draft
+// heads; LlamaGen's drafter is not one of them.
+TEST(ModelCatalog, TheShippedPromptModelHasItsOwnCompanions) {
+  AssetDir assets(VKSPEC_ASSETS_DIR);
+  const ModelCatalog c(model_files(parsed({}), true));
+  const std::string dir = VKSPEC_ASSETS_DIR;
+  EXPECT_EQ(c.path(ModelRole::Target), dir + "/fmnist_janus.safetensors");
+  EXPECT_EQ(c.path(ModelRole::Heads), dir + "/fmnist_janus_heads.safetensors");
+  EXPECT_EQ(c.companion(ModelRole::Heads), dir + "/fmnist_janus_heads.safetensors");
+  EXPECT_EQ(c.path(ModelRole::Classifier), dir + "/fmnist_classifier.safetensors");
+  EXPECT_EQ(c.companion(ModelRole::Drafter), "");
+  try {
+    c.path(ModelRole::Drafter);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fmnist_janus.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--drafter FILE"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelCatalog, AMissingShippedModelNamesTheOptionThatReplacesIt) {
   AssetDir assets("/nonexistent");
   const ModelCatalog c(ModelFiles{});

@@ -6,8 +6,8 @@ from the VQ's codebook; LANTERN++'s relaxation as `lantern --lambda`), `--accept
 entropy-aware temperature and `--batch`; the trace
 records the prompt; `vkspec bench --prompts FILE` with labelled and unlabelled prompts; and bad
 input (empty, over-long and missing prompts, a class for a prompt model, a prompt for a class
-model, a tokenizer that is not the model's, methods that need draft heads or LlamaGen's EAGLE
-drafter) fails with a message.
+model, a tokenizer that is not the model's, methods whose draft heads or EAGLE drafter would be
+the shipped ones trained on LlamaGen) fails with a message.
 
 usage: test_generate_janus.py VKSPEC_BINARY
 """

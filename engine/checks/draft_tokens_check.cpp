@@ -200,11 +200,15 @@ CutTables cut_tables(std::mt19937& rng, const ref::TreeCutArgs& a, bool grown) {
   return t;
 }
 
-CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t kc, uint32_t out_rows, bool grown) {
+// seq_table > 0: 1D positions (Janus-Pro's) after 7 condition positions, else a 16 x 16 grid's.
+CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t kc, uint32_t out_rows, bool grown,
+                           uint32_t seq_table = 0) {
   std::mt19937 rng(levels * 977 + k * 31 + out_rows);
   const uint32_t R = 1 + (levels - 1) * k, width = 2 + levels, n = out_rows - 1;
   ref::TreeCutArgs a{k, kc, levels, width, out_rows, 0, 40, 60, 16, 44, 600};
   a.words = (a.scratch0 + n + 31) / 32;
+  a.seq_first = seq_table > 0 ? 7 : 0;
+  a.seq_table = seq_table;
   const CutTables t = cut_tables(rng, a, grown);
   const std::vector<uint32_t>&tokens = t.tokens, &state = t.state, &choice = t.choice;
   const std::vector<float>& values = t.values;
@@ -226,6 +230,7 @@ CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t k
   d.parents = par.view(), d.positions = pos.view(), d.mask = {ranges.view(), bits.view()};
   d.test_tokens = test_toks.view();
   d.c = a.c, d.root_slot = a.root_slot, d.grid = a.grid, d.image_tokens = a.image_tokens, d.scratch0 = a.scratch0;
+  d.seq_first = a.seq_first, d.seq_table = a.seq_table;
   CommandStream s(ctx);
   ops::draft_tree_cut(s, d);
   s.submit_and_wait();
@@ -267,6 +272,8 @@ VKSPEC_OP_CHECK("draft_tree_cut", "2 levels k=3 rows 40 (padded, skips)",
                 [](Context& c) { return check_tree_cut(c, 2, 3, 3, 40, false); });
 VKSPEC_OP_CHECK("draft_tree_cut", "3 levels k=4 rows 60 (padded)",
                 [](Context& c) { return check_tree_cut(c, 3, 4, 4, 60, true); });
+VKSPEC_OP_CHECK("draft_tree_cut", "3 levels k=4 rows 60 (1D positions)",
+                [](Context& c) { return check_tree_cut(c, 3, 4, 4, 60, true, 263); });
 VKSPEC_OP_CHECK("draft_tree_cut", "1 level k=10 rows 11",
                 [](Context& c) { return check_tree_cut(c, 1, 10, 10, 11, true); });
 VKSPEC_OP_CHECK("draft_tree_cut", "8 levels k=64 rows 257",

@@ -66,22 +66,24 @@ class JanusParts final : public GptFamilyParts {
       throw Error(cfg_.family + ": a batch row without a prompt (the unconditional row is the prompt's own)");
     s.copy(batch.caption_values(b), rows);
   }
-  // gen_head: vision_head(GELU(output_mlp_projector(h))), both with biases.
+  // gen_head: vision_head(GELU(output_mlp_projector(h))), both with biases; in blocks of the
+  // scratch's rows when more come (draft heads' picks).
   void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
             const ops::MatmulFusion& per_image) override {
-    const TensorView hidden = head_hidden_.view().rows(0, xn.shape[0]);
-    ops::matmul_fused(s, xn, head_fc1_, hidden, per_image);
-    ops::bias_act(s, hidden, head_b1_, hidden, ops::Activation::Gelu);
-    ops::matmul_fused(s, hidden, head_fc2_, logits, per_image);
-    ops::bias_act(s, logits, head_b2_, logits, ops::Activation::None);
-  }
-  const Tensor& output_weight() const override {
-    throw Error(cfg_.family + "'s image head (gen_head) is an MLP, not LlamaGen's output matrix: draft heads and "
-                              "drafters built on that matrix do not apply to it");
+    const int64_t R = xn.shape[0], block = head_hidden_.shape()[0];
+    for (int64_t r = 0; r < R; r += block) {
+      const int64_t n = std::min(block, R - r);
+      const TensorView x = xn.rows(r, n), out = logits.rows(r, n), hidden = head_hidden_.view().rows(0, n);
+      ops::matmul_fused(s, x, head_fc1_, hidden, per_image);
+      ops::bias_act(s, hidden, head_b1_, hidden, ops::Activation::Gelu);
+      ops::matmul_fused(s, hidden, head_fc2_, out, per_image);
+      ops::bias_act(s, out, head_b2_, out, ops::Activation::None);
+    }
   }
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
     return prompts_->condition(prompt);
   }
+  std::shared_ptr<const Condition> own_condition(const Condition& c) const override { return prompts_->restated(c); }
   int64_t head_params() const override { return head_fc1_.shape()[0] * (cfg_.dim + cfg_.vocab_size); }
 
  private:

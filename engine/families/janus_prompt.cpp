@@ -94,7 +94,22 @@ std::vector<float> JanusPrompts::rows(const std::vector<int32_t>& ids) const {
 }
 
 std::shared_ptr<const Condition> JanusPrompts::condition(const std::string& prompt) const {
-  const std::vector<int32_t> cond = ids(prompt), uncond = unconditional_ids(cond);
+  return condition_of_ids(prompt, ids(prompt));
+}
+
+std::shared_ptr<const Condition> JanusPrompts::restated(const Condition& c) const {
+  const auto* given = dynamic_cast<const CaptionEmbeddings*>(&c);
+  if (!given || given->prompt_ids().empty()) return nullptr;
+  if (tokenizer_) return condition(given->prompt());
+  if (static_cast<int64_t>(given->prompt_ids().size()) > spec_.max_tokens)
+    throw Error("the prompt takes " + std::to_string(given->prompt_ids().size()) + " tokens, the model " + spec_.model +
+                " at most " + std::to_string(spec_.max_tokens));
+  return condition_of_ids(given->prompt(), given->prompt_ids());
+}
+
+std::shared_ptr<const Condition> JanusPrompts::condition_of_ids(const std::string& prompt,
+                                                                const std::vector<int32_t>& cond) const {
+  const std::vector<int32_t> uncond = unconditional_ids(cond);
   const int64_t n = static_cast<int64_t>(cond.size());
   const std::vector<uint8_t> valid(cond.size(), 1);
   auto null_form = std::make_shared<CaptionEmbeddings>("the unconditional prompt", n, spec_.dim, rows(uncond), valid);

@@ -35,9 +35,14 @@ class JanusPrompts {
   std::vector<int32_t> unconditional_ids(const std::vector<int32_t>& ids) const;
   // The condition (embedding rows of ids) with its unconditional form.
   std::shared_ptr<const Condition> condition(const std::string& prompt) const;
+  // Another model's prompt condition as this model takes it: its text through this model's
+  // tokenizer, or where it has none the same ids, as rows of this model's table; nullptr for a
+  // condition that is not a prompt.
+  std::shared_ptr<const Condition> restated(const Condition& c) const;
 
  private:
   std::vector<float> rows(const std::vector<int32_t>& ids) const;
+  std::shared_ptr<const Condition> condition_of_ids(const std::string& prompt, const std::vector<int32_t>& cond) const;
 
   JanusPromptSpec spec_;
   std::shared_ptr<const text::BpeTokenizer> tokenizer_;

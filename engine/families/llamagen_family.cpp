@@ -23,7 +23,6 @@ class LlamaGenParts : public GptFamilyParts {
     output_ = w.load("output.weight", {V, D}, wt, from);
   }
   const Tensor& token_embeddings() const override { return tok_embeddings_; }
-  const Tensor& output_weight() const override { return output_; }
   int64_t head_params() const override { return cfg_.vocab_size * cfg_.dim; }
   void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
             const ops::MatmulFusion& per_image) override {

@@ -4,13 +4,22 @@
 
 namespace vkspec {
 
-void require_fits_base(const SafetensorsFile& f, const std::string& path, const std::string& what, const Gpt& base) {
+void require_base_family(const SafetensorsFile& f, const std::string& path, const std::string& what, const Gpt& base) {
+  // Heads and drafters read the base's hidden states, which mean something else in another family
+  // even at the same width. Files without base_family were all trained on LlamaGen models.
   const GptConfig& cfg = base.config();
-  try {  // these models read the base's output matrix and its 2D positions: LlamaGen's
-    base.output_weight();
-  } catch (const Error& e) {
-    throw Error(path + ": " + what + " built on LlamaGen's output head cannot run on " + base.path() + ": " + e.what());
-  }
+  const std::string trained_on = f.has_meta("base_family") ? f.meta("base_family") : "llamagen";
+  const std::string family = cfg.family.rfind("llamagen", 0) == 0 ? "llamagen" : cfg.family;
+  if (trained_on != family)
+    throw Error(path + ": " + what + " trained on a " + trained_on + " model cannot run on " + base.path() + " (" +
+                cfg.family +
+                "): heads and drafters are trained for the model they draft for; pass one trained on it "
+                "(--heads, --latent-heads, --eagle-drafter)");
+}
+
+void require_fits_base(const SafetensorsFile& f, const std::string& path, const std::string& what, const Gpt& base) {
+  require_base_family(f, path, what, base);
+  const GptConfig& cfg = base.config();
   const int64_t dim = f.meta_int("dim");
   if (dim != cfg.dim || f.meta_int("vocab_size") != cfg.vocab_size || f.meta_int("grid_size") != cfg.grid_size)
     throw Error(path + ": " + what + " for dim " + std::to_string(dim) + ", vocab " + f.meta("vocab_size") + ", grid " +

@@ -108,7 +108,7 @@ TensorView DraftHeads::logits_at(CommandStream& s, const TensorView& hidden,
   s.copy(act_rows);
   const TensorView a = picked_act_.view().rows(0, n), out = logits_.view().rows(0, n);
   ops::add(s, a, picked_h_.view().rows(0, n), a);
-  ops::matmul(s, a, base_.output_weight(), out);
+  base_.project(s, a, out);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Spatial draft heads (Hawk / SSD style) on a frozen GPT, as tools/vkspec_models.py DraftHeads:
 // head k maps the base model's final hidden state h (after its final norm, GptOutputs::hidden)
-// to logits_k = output(h + SiLU(W_k h + b_k)) with the base model's own `output` weight. At the
+// to logits_k = head(h + SiLU(W_k h + b_k)) with the base model's own image head (Gpt::project:
+// LlamaGen's `output` matrix, Janus-Pro's gen_head). At the
 // query that predicts image token n, horizontal head hj predicts n + j (same row) and vertical
 // head vr predicts n + r W (same column); the file's metadata lists names and offsets.
 // The heads' weights are stacked ([heads * dim, dim]) so that every head's inner layer runs as one
@@ -36,7 +37,7 @@ class DraftHeads {
   TensorView logits(CommandStream& s, int k, const TensorView& hidden);
   // Records logits f32 [picks, vocab] of chosen pairs (head k, row r of hidden f32 [rows, dim]),
   // row i for picks[i], each equal to what logits(k) gives for that row: every head's inner layer
-  // on every row (one matmul), then the output projection of the picked rows only (one matmul),
+  // on every row (one matmul), then the base's image head on the picked rows only,
   // which is where the cost lies. At most heads() * max_rows picks; valid until the next call.
   TensorView logits_at(CommandStream& s, const TensorView& hidden, const std::vector<std::pair<int, int64_t>>& picks);
 

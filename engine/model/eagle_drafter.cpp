@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "engine/model/base_fit.h"
 #include "engine/model/gpt_block.h"
 #include "engine/model/weights.h"
 #include "engine/ops/attention.h"
@@ -41,11 +42,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   const SafetensorsFile& f = ws.file();
   require_kind(f, path, "eagle_drafter", "an EAGLE drafter");
   const GptConfig& b = base.config();
-  // Its tree cut writes LlamaGen's grid positions on the device (shaders/draft_tree_cut.comp) and
-  // its logits come from the base's output matrix.
-  if (b.rope_layout != RopeLayout::grid_2d)
-    throw Error(path + ": an EAGLE drafter runs on LlamaGen's 2D positions and output head, not on " + base.path() +
-                " (" + b.family + ")");
+  require_base_family(f, path, "an EAGLE drafter", base);
   const auto mismatch = [&](const char* key, int64_t want) { return !f.has_meta(key) || f.meta_int(key) != want; };
   for (const auto& [key, want] : std::vector<std::pair<const char*, int64_t>>{{"dim", b.dim},
                                                                               {"n_head", b.n_head},
@@ -82,7 +79,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
     throw Error(path + ": tensors the EAGLE drafter does not use (n_layer " + std::to_string(cfg_.n_layer) +
                 "): " + unused[0]);
   weight_bytes_ = ws.uploaded_bytes();
-  rope_table_ = ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.grid_size, cfg_.rope_base);
+  rope_table_ = make_rope_table(ctx, cfg_);  // the base's layout: its positions
 
   const int64_t R = batch_rows_ * max_queries_;
   embedded_ = ctx.tensor(DType::F32, {R, D}, "eagle embedded tokens");
@@ -137,7 +134,7 @@ GptOutputs EagleDrafter::forward(CommandStream& s, const GptBatch& batch, const 
   const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, batch, R, cache};
   for (int64_t l = 0; l < cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   s.copy(x, out);
-  ops::matmul(s, out, base_.output_weight(), logits);
+  base_.project(s, out, logits);
   return {logits, out};
 }
 

@@ -3,11 +3,11 @@
 // with) on a frozen GPT, as tools/vkspec_models.py EagleDrafter and assets/fmnist_eagle_drafter16.md
 // define it. Feature f(n) is the base's final hidden state after its final norm at the query whose
 // logits predict image token n (GptOutputs::hidden). Drafter element j reads token j and f(j):
-// x = fc([RMSNorm(E[token j]) ; f(j)]) with E the base's own embedding table, then LlamaGen
-// blocks (the first without attention_norm) with the base's 2D RoPE at the sequence position that
-// holds token j, causal attention over the drafter's own elements (its own KV cache), no final
-// norm. The output g(j) predicts f(j + 1); its draft logits are the base's `output` on g(j), per
-// CFG row, combined like the base's. A chain feeds g(j) as the feature of element j + 1.
+// x = fc([RMSNorm(E[token j]) ; f(j)]) with E the base's own image-token table, then LlamaGen
+// blocks (the first without attention_norm) with the base's RoPE (LlamaGen's 2D, Janus-Pro's 1D)
+// at the sequence position that holds token j, causal attention over the drafter's own elements
+// (its own KV cache), no final norm. The output g(j) predicts f(j + 1); its draft logits are the base's image head on
+// g(j), per CFG row, combined like the base's. A chain feeds g(j) as the feature of element j + 1.
 #include <string>
 #include <vector>
 

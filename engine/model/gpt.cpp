@@ -39,9 +39,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
                 ") does not use (wrong kind of model, or a renamed checkpoint?): " + names);
   }
   weight_bytes_ = w.uploaded_bytes();
-  rope_table_ = cfg_.rope_layout == RopeLayout::grid_2d
-                    ? ops::rope_2d_table(ctx, cfg_.head_dim, cfg_.rope_table_rows(), cfg_.rope_base)
-                    : ops::rope_1d_table(ctx, cfg_.head_dim, cfg_.rope_table_rows(), cfg_.rope_base);
+  rope_table_ = make_rope_table(ctx, cfg_);
 
   const int64_t R = opt_.batch_rows * opt_.max_queries;
   act_ = make_block_activations(ctx, R, cfg_, "gpt");
@@ -107,6 +105,14 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   per_image.rows_per_image = R / batch.images();
   parts_->head(s, xn, logits, per_image);
   return {logits, xn};
+}
+
+void Gpt::project(CommandStream& s, const TensorView& hidden, const TensorView& logits) const {
+  if (hidden.shape.rank != 2 || hidden.shape[1] != cfg_.dim || logits.shape.rank != 2 ||
+      logits.shape[0] != hidden.shape[0] || logits.shape[1] != cfg_.vocab_size)
+    throw Error(path_ + ": the image head maps [R, " + std::to_string(cfg_.dim) + "] to [R, " +
+                std::to_string(cfg_.vocab_size) + "], got " + hidden.shape.str() + " -> " + logits.shape.str());
+  parts_->head(s, hidden, logits, {});
 }
 
 }  // namespace vkspec

@@ -47,9 +47,10 @@ class Gpt {
   const GptOptions& options() const { return opt_; }
   const std::string& path() const { return path_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
-  // LlamaGen's output projection [vocab, dim], shared with draft heads; throws Error for a family
-  // whose image head is something else.
-  const Tensor& output_weight() const { return parts_->output_weight(); }
+  // Records the family's image head (LlamaGen's output matrix, Janus-Pro's gen_head MLP) on
+  // normed hidden states [R, dim] into logits [R, vocab]: how draft heads, latent heads and
+  // drafters, which predict such states, get their logits. Any R.
+  void project(CommandStream& s, const TensorView& hidden, const TensorView& logits) const;
   // The image-token embedding table [vocab, dim], shared with the EAGLE drafter and GSD.
   const Tensor& token_embeddings() const { return parts_->token_embeddings(); }
   // Matrix weights one forward streams: the blocks' and the head's (embeddings are gathered).
@@ -60,6 +61,8 @@ class Gpt {
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const {
     return parts_->prompt_condition(prompt);
   }
+  // Another model's condition as this one takes it (GptFamilyParts::own_condition); nullptr: as given.
+  std::shared_ptr<const Condition> own_condition(const Condition& c) const { return parts_->own_condition(c); }
 
   // A KV cache for this model: slots = the sequence plus `scratch` spare slots; batch_rows up to
   // the model's (0 = the model's; 1 when sampling without CFG).

@@ -3,6 +3,7 @@
 #include "engine/ops/attention.h"
 #include "engine/ops/kv_write.h"
 #include "engine/ops/matmul.h"
+#include "engine/ops/rope.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -25,6 +26,12 @@ GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& 
   copies.copy(w3.view(), L.w13.view().rows(H, H));
   copies.submit_and_wait();
   return L;
+}
+
+Tensor make_rope_table(Context& ctx, const GptConfig& cfg) {
+  return cfg.rope_layout == RopeLayout::grid_2d
+             ? ops::rope_2d_table(ctx, cfg.head_dim, cfg.rope_table_rows(), cfg.rope_base)
+             : ops::rope_1d_table(ctx, cfg.head_dim, cfg.rope_table_rows(), cfg.rope_base);
 }
 
 GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner) {

@@ -30,9 +30,12 @@ struct GptBlockActivations {
   Tensor x, xn, qkv, attn, ffn_in, ffn_hidden;
 };
 GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner);
+// The RoPE table of cfg's layout (ops::rope_2d_table or ops::rope_1d_table): a model's, and a
+// drafter's that runs at its base's positions.
+Tensor make_rope_table(Context& ctx, const GptConfig& cfg);
 
 // What every block of one forward runs on: the model's config, activations, RoPE table
-// (ops::rope_2d_table) and attention workspace, and the forward's batch, its rows x queries rows
+// (make_rope_table) and attention workspace, and the forward's batch, its rows x queries rows
 // and cache.
 struct GptBlockForward {
   const GptConfig& cfg;

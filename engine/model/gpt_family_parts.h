@@ -22,18 +22,20 @@ class GptFamilyParts {
   virtual const Tensor& token_embeddings() const = 0;
   // Records the embedding of batch row b's condition queries into rows [n_cond, dim].
   virtual void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) = 0;
-  // Records logits [R, vocab] from the final normed hidden state xn [R, dim]; per_image: the
-  // kernel choice of one image's rows (batch-invariant bits).
+  // Records logits [R, vocab] from the final normed hidden state xn [R, dim], any number of rows
+  // (the forward's, or the states draft heads, latent heads and drafters predict, which the same
+  // head reads); per_image: the kernel choice of one image's rows (batch-invariant bits).
   virtual void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
                     const ops::MatmulFusion& per_image) = 0;
   // Weights the head streams per forward (what a bandwidth figure counts besides the blocks).
   virtual int64_t head_params() const = 0;
-  // LlamaGen's output matrix [vocab, dim], which draft heads and drafters share; throws Error
-  // naming the family where the head is something else.
-  virtual const Tensor& output_weight() const = 0;
   // The condition for a text prompt, through the family's tokenizer and template; throws Error
   // saying what the family takes instead where it takes no prompts.
   virtual std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const = 0;
+  // A condition made for another model (the target's, when this one drafts for it) as this model
+  // takes it, where the family embeds it itself (Janus-Pro: a prompt's rows of its own text
+  // table); nullptr: it takes the condition as given.
+  virtual std::shared_ptr<const Condition> own_condition(const Condition&) const { return nullptr; }
 };
 
 }  // namespace vkspec

@@ -83,7 +83,7 @@ void LatentHeads::logits(CommandStream& s, const TensorView& states, const Tenso
   if (states.shape.rank != 2 || states.shape[1] != base_.config().dim)
     throw Error(path_ + ": states must be f32 [rows, " + std::to_string(base_.config().dim) + "], got " +
                 states.shape.str());
-  ops::matmul(s, states, base_.output_weight().view(), out);
+  base_.project(s, states, out);
 }
 
 }  // namespace vkspec

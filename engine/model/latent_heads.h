@@ -5,7 +5,7 @@
 // h(n) to a prediction of h(n + 1) (next column), head `v` to one of h(n + W) (next row, same
 // column); each is `depth` residual blocks y = x + fc2(SiLU(fc1 x + b1)) + b2. They apply
 // recursively (a predicted state is a valid input), and a predicted state's token logits are the
-// base model's own `output` applied to it, per CFG row, combined like the base's.
+// base model's own image head (Gpt::project) applied to it, per CFG row, combined like the base's.
 #include <string>
 
 #include "engine/model/gpt.h"
@@ -29,7 +29,7 @@ class LatentHeads {
   // Records out = head(in) for f32 [rows, dim] states, 1 <= rows <= max_rows. out may be in;
   // otherwise the two must not overlap.
   void apply(CommandStream& s, Axis a, const TensorView& in, const TensorView& out);
-  // Records token logits f32 [rows, vocab] of f32 [rows, dim] states: the base's `output`.
+  // Records token logits f32 [rows, vocab] of f32 [rows, dim] states: the base's image head.
   void logits(CommandStream& s, const TensorView& states, const TensorView& out) const;
 
  private:

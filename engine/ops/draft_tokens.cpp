@@ -171,6 +171,7 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
   struct {
     uint32_t k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
     uint32_t range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
+    uint32_t seq_first, seq_table;
   } push{a.k,
          static_cast<uint32_t>(kc),
          a.levels,
@@ -193,7 +194,9 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
          a.root_slot,
          a.grid,
          a.image_tokens,
-         a.scratch0};
+         a.scratch0,
+         a.seq_first,
+         a.seq_table};
   s.dispatch(pipe,
              {wt.view, wv.view, wc.view, a.state, wtr.view, wk.view, wrp.view, ws.view, wr.view, wb.view, wp.view,
               wpos.view, wtt.view},

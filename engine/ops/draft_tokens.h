@@ -69,7 +69,9 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a);
 //     its position's slot root_slot + depth, the others in scratch0 + i - 1 - (the depths before);
 // and each row i >= 1, as query i - 1 of the outputs below: its token (tokens and test_tokens:
 // the target's batch and the tests read their own copies); its rope position (row,
-// col, 0) of image position c + depth - 1 on a grid x grid image; its slot; its attention row as
+// col, 0) of image position c + depth - 1 on a grid x grid image, or with seq_table > 0 the 1D
+// layout's (ops::sequence_position of sequence index seq_first + that position, seq_table the
+// table's rows); its slot; its attention row as
 // AttentionMaskBuilder::pack writes it (the slots up to root_slot, its ancestors' and its own);
 // ops::tree_tests' parent row and (accept, final) positions (position and position + 1, at most
 // image_tokens). Bit-equal with ref::draft_tree_cut.
@@ -83,6 +85,7 @@ struct DraftTreeCut {
   TensorView test_tokens;                              // u32 [n]
   AttentionMask mask;                                  // ranges u32 [n, 2], bits u32 [n, words]; n = out_rows - 1
   uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
+  uint32_t seq_first = 0, seq_table = 0;
 };
 void draft_tree_cut(CommandStream& s, const DraftTreeCut& a);
 

@@ -6,6 +6,7 @@
 
 #include "engine/ops/attention_mask.h"
 #include "engine/ops/det_math.h"
+#include "engine/ops/rope.h"
 
 namespace vkspec::ref {
 
@@ -149,7 +150,9 @@ TreeCutResult draft_tree_cut(const std::vector<uint32_t>& cand_tokens, const std
     slot[i] = first ? a.root_slot + d : a.scratch0 + scratch++;
     const uint32_t pos = a.c + d - 1, token = rows.g[i] == none ? none : cand_tokens[rows.g[i]];
     r.tokens.push_back(token);
-    r.rope.insert(r.rope.end(), {static_cast<int32_t>(pos / a.grid), static_cast<int32_t>(pos % a.grid), 0});
+    const ops::RopePosition p = a.seq_table > 0 ? ops::sequence_position(a.seq_first + pos, a.seq_table)
+                                                : ops::llamagen_position(pos, 0, a.grid);
+    r.rope.insert(r.rope.end(), {p.row, p.col, p.flag});
     r.slots.push_back(slot[i]);
     r.parents.push_back(rows.parent[i]);
     r.positions.insert(r.positions.end(), {std::min(pos, a.image_tokens), std::min(pos + 1, a.image_tokens)});

@@ -102,7 +102,9 @@ inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int6
 
 // Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py
 // DraftHeads layout): each head is x + SiLU(W x + b) with W ~ scale * N(0, 1).
-inline void write_tiny_heads(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed) {
+// base_family: the metadata naming the family they were trained on (empty: none, i.e. llamagen).
+inline void write_tiny_heads(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed,
+                             const std::string& base_family = "") {
   TinyNormal rng(seed);
   SafetensorsWriter w;
   std::string names, offsets;
@@ -125,13 +127,14 @@ inline void write_tiny_heads(const std::string& path, const TinyGptSpec& s, floa
   w.set_metadata("heads", names);
   w.set_metadata("offsets", offsets);
   w.set_metadata("placement", "post_norm");
+  if (!base_family.empty()) w.set_metadata("base_family", base_family);
   w.write(path);
 }
 
 // Random SSD latent heads h and v for a tiny GPT (tools/vkspec_models.py LatentHeads layout,
 // depth 1): each is x + fc2(SiLU(fc1 x + b1)) + b2 with weights ~ scale * N(0, 1).
 inline void write_tiny_latent_heads(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed,
-                                    int64_t hidden = 16) {
+                                    int64_t hidden = 16, const std::string& base_family = "") {
   TinyNormal rng(seed);
   SafetensorsWriter w;
   auto random = [&](size_t n) {
@@ -161,6 +164,7 @@ inline void write_tiny_latent_heads(const std::string& path, const TinyGptSpec& 
                                                                  {"application", "recursive"},
                                                                  {"output", "shared_base_output"}};
   for (const auto& [k, v] : meta) w.set_metadata(k, v);
+  if (!base_family.empty()) w.set_metadata("base_family", base_family);
   w.write(path);
 }
 
