@@ -18,6 +18,9 @@
       causal: hidden = g [B, T, dim], logits = MODEL's output(g) [B, T, vocab]
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
+  reference.py make-chameleon-vq DIR --ch 32 --ch-mult 1,2 --z 32 --codebook 64 --embed 32 --res-blocks 1
+      (a random Chameleon VQGAN as released: DIR/vqgan.yaml, DIR/vqgan.ckpt; tools/chameleon_vqgan.py)
+  reference.py chameleon-vq-decode DIR --tokens 1,2,3,4 --grid 2 --out OUT.safetensors  ->  pixels [1, 3, H, W]
   reference.py vq-encode MODEL --pixels IN.safetensors --out OUT.safetensors       ->  ids [1, h*w]
   reference.py make-classifier OUT.safetensors
   reference.py classify MODEL --pixels IN.safetensors --out OUT.safetensors  ->  features, logits
@@ -381,6 +384,20 @@ def janus_decode(a):
     np.save(a.out, px.float().numpy())
 
 
+def make_chameleon_vq(a):
+    import chameleon_vqgan as cv
+    kw = dict(ch=a.ch, ch_mult=tuple(ints(a.ch_mult)), z_channels=a.z, n_embed=a.codebook, embed_dim=a.embed,
+              num_res_blocks=a.res_blocks, resolution=16 * 2 ** (len(ints(a.ch_mult)) - 1))
+    cv.save_released(cv.random_tiny(seed=a.seed, **kw), a.out)
+
+
+def chameleon_vq_decode(a):
+    import chameleon_vqgan as cv
+    m = cv.load_released(a.model)
+    px = m.decode_codes(torch.tensor(ints(a.tokens), dtype=torch.long).reshape(1, a.grid, a.grid))
+    save_file({"pixels": px.float().contiguous()}, a.out)
+
+
 # The subcommands: each one's function, its positional path, then its options in order: "--x" a
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
@@ -412,6 +429,9 @@ COMMANDS = {
     "janus-logits": (janus_logits, "model", ["--ids", "--tokens", "--out"]),
     "janus-greedy": (janus_greedy, "model", ["--ids", ("--cfg", 5.0), ("--tokens-count", 0), "--out"]),
     "janus-decode": (janus_decode, "model", ["--tokens", "--out"]),
+    "make-chameleon-vq": (make_chameleon_vq, "out", [("--ch", 32), ("--ch-mult", "1,2"), ("--z", 32), ("--codebook", 64),
+                                                     ("--embed", 32), ("--res-blocks", 1), ("--seed", 0)]),
+    "chameleon-vq-decode": (chameleon_vq_decode, "model", ["--tokens", "--grid:int", "--out"]),
 }
 
 

@@ -1,6 +1,7 @@
 """tools/lumina_model.py, the Lumina-mGPT reference: its cached generation against teacher forcing,
 the image layout, the q/k norm grouping, the CFG stream's position shift (what the engine's CFG
-row relies on), the released folder layout, and its refusals.
+row relies on), the released folder layout, and its refusals; tools/chameleon_vqgan.py's released
+files and tools/convert_lumina.py --vqgan (names, refusals).
 
 usage: test_lumina_model.py   (CTest tools.lumina_model)
 """
@@ -111,6 +112,41 @@ class LuminaModelTest(unittest.TestCase):
                 json.dump(cfg, f)
             with self.assertRaisesRegex(ValueError, "missing tensors"):
                 lm.load_checkpoint_folder(d)
+
+
+class ChameleonVqganTest(unittest.TestCase):
+    def test_released_files_round_trip_and_conversion(self):
+        import chameleon_vqgan as cv
+        import convert_lumina as cl
+        from safetensors_io import load_file
+        m = cv.random_tiny(seed=4)
+        codes = torch.randint(0, 64, (1, 3, 2), generator=torch.Generator().manual_seed(0))
+        with tempfile.TemporaryDirectory() as d:
+            cv.save_released(m, os.path.join(d, "tok"))
+            back = cv.load_released(os.path.join(d, "tok"))
+            self.assertTrue(torch.equal(m.decode_codes(codes), back.decode_codes(codes)))
+            meta = cl.convert_vqgan(os.path.join(d, "tok"), os.path.join(d, "vq"))
+            self.assertEqual((meta["codebook_l2_norm"], meta["level_attention"], meta["downsample"]), (0, 0, 2))
+            t, _ = load_file(os.path.join(d, "vq.safetensors"))
+            # the decoder's deepest level (up.1 in taming's order) is the engine's conv_blocks.0
+            self.assertTrue(torch.equal(t["decoder.conv_blocks.0.res.0.conv1.weight"],
+                                        m.decoder.up[1].block[0].conv1.weight))
+            self.assertTrue(torch.equal(t["decoder.mid.2.norm1.bias"], m.decoder.mid.block_2.norm1.bias))
+            self.assertEqual(len(t), len(m.state_dict()))
+
+    def test_conversion_refusals(self):
+        import chameleon_vqgan as cv
+        import convert_lumina as cl
+        with tempfile.TemporaryDirectory() as d:
+            cv.save_released(cv.random_tiny(seed=4, attn_resolutions=(16,)), os.path.join(d, "attn"))
+            with self.assertRaisesRegex(ValueError, "attn_resolutions"):
+                cl.convert_vqgan(os.path.join(d, "attn"), os.path.join(d, "out"))
+            m = cv.random_tiny(seed=4)
+            cv.save_released(m, os.path.join(d, "cut"))
+            sd = {k: v for k, v in m.state_dict().items() if not k.startswith("decoder.conv_out")}
+            torch.save({"state_dict": sd}, os.path.join(d, "cut", "vqgan.ckpt"))
+            with self.assertRaisesRegex(ValueError, "missing tensors"):
+                cl.convert_vqgan(os.path.join(d, "cut"), os.path.join(d, "out"))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include "engine/ops/codebook.h"
 #include "engine/ops/conv2d.h"
+#include "engine/ops/embedding.h"
 #include "engine/ops/group_norm.h"
 #include "engine/ops/spatial_attention.h"
 #include "engine/ops/upsample.h"
@@ -29,6 +30,8 @@ VqConfig VqConfig::from_file(const SafetensorsFile& f) {
   c.num_res_blocks = f.meta_int("num_res_blocks", 2);
   c.in_channels = f.meta_int("in_channels", 3);
   c.out_channels = f.meta_int("out_channels", c.in_channels);
+  c.codebook_l2_norm = f.meta_int("codebook_l2_norm", 1) != 0;
+  c.level_attention = f.meta_int("level_attention", 1) != 0;
   auto bad = [&](const std::string& what) { return Error(f.path() + ": VQ metadata: " + what); };
   if (c.ch <= 0 || c.ch % 32) throw bad("ch must be a positive multiple of 32 (GroupNorm with 32 groups)");
   if (c.ch_mult.empty() || c.ch_mult.size() > 8 || c.decoder_ch_mult.size() != c.ch_mult.size())
@@ -38,8 +41,9 @@ VqConfig VqConfig::from_file(const SafetensorsFile& f) {
   for (int64_t m : c.decoder_ch_mult)
     if (m <= 0 || m > 64) throw bad("decoder_ch_mult entries must be in [1, 64]");
   if (c.z_channels <= 0 || c.z_channels % 32) throw bad("z_channels must be a positive multiple of 32");
-  if (c.codebook_size <= 0 || c.codebook_embed_dim <= 0 || c.codebook_embed_dim > 64)
-    throw bad("codebook_size must be positive and codebook_embed_dim in [1, 64]");
+  const int64_t max_embed = c.codebook_l2_norm ? 64 : 4096;  // the cosine search's limit; a raw lookup's
+  if (c.codebook_size <= 0 || c.codebook_embed_dim <= 0 || c.codebook_embed_dim > max_embed)
+    throw bad("codebook_size must be positive and codebook_embed_dim in [1, " + std::to_string(max_embed) + "]");
   if (c.num_res_blocks <= 0 || c.num_res_blocks > 8) throw bad("num_res_blocks must be in [1, 8]");
   if (c.in_channels <= 0 || c.in_channels > 4 || c.out_channels <= 0 || c.out_channels > 4)
     throw bad("image channels must be in [1, 4]");
@@ -93,7 +97,7 @@ int64_t VqModel::load_encoder(WeightStore& ws, int64_t top) {
     for (int64_t j = 0; j < nres; ++j) {
       lv.res.push_back(load_res(ws, p + ".res." + std::to_string(j), cin, cout));
       cin = cout;
-      if (i == L - 1) lv.attn.push_back(load_attn(ws, p + ".attn." + std::to_string(j), cout));
+      if (i == L - 1 && cfg_.level_attention) lv.attn.push_back(load_attn(ws, p + ".attn." + std::to_string(j), cout));
     }
     per_image = std::max(per_image, side * side * cout);
     if (i != L - 1) {
@@ -127,7 +131,7 @@ int64_t VqModel::load_decoder(WeightStore& ws, int64_t g) {
     for (int64_t j = 0; j < nres + 1; ++j) {
       lv.res.push_back(load_res(ws, p + ".res." + std::to_string(j), cin, cout));
       cin = cout;
-      if (i == 0) lv.attn.push_back(load_attn(ws, p + ".attn." + std::to_string(j), cout));
+      if (i == 0 && cfg_.level_attention) lv.attn.push_back(load_attn(ws, p + ".attn." + std::to_string(j), cout));
     }
     per_image = std::max(per_image, side * side * cout);
     if (i != L - 1) {
@@ -243,7 +247,10 @@ TensorView VqModel::decode(CommandStream& s, const TensorView& ids, int64_t n, i
   TensorView idv = ids;
   idv.shape = {n * grid * grid};
   idv.bytes = static_cast<VkDeviceSize>(n * grid * grid) * 4;
-  ops::codebook_lookup(s, idv, codebook_, view(lat));
+  if (cfg_.codebook_l2_norm)
+    ops::codebook_lookup(s, idv, codebook_, view(lat));
+  else
+    ops::embedding(s, codebook_, idv, view(lat).reshape({n * grid * grid, cfg_.codebook_embed_dim}));
   Act x = conv(s, lat, post_quant_conv_, cfg_.z_channels, 1, 1);
   x = conv(s, x, dec_.conv_in, cfg_.ch * cfg_.decoder_ch_mult.back(), 3, 0);
   x = mid(s, x, dec_);
@@ -269,6 +276,9 @@ TensorView VqModel::encode(CommandStream& s, const TensorView& pixels, int64_t n
     throw Error(path_ + ": encode of " + std::to_string(n) + " images of " + std::to_string(height) + "x" +
                 std::to_string(width) + " exceeds the model's limits or is not a multiple of " + std::to_string(ds));
   if (pixels.numel() != n * height * width * cfg_.in_channels) throw Error(path_ + ": encode: pixel count mismatch");
+  if (!cfg_.codebook_l2_norm)
+    throw Error(path_ + ": encode: this VQ's codes are not L2-normalised (Chameleon's VQGAN), and the engine's "
+                        "nearest-code search is the cosine one; it decodes only");
   n_ = n;
   const Act img{0, height, width, cfg_.in_channels};
   s.copy(pixels, view(img));

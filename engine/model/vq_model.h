@@ -18,6 +18,10 @@ struct VqConfig {
   std::vector<int64_t> decoder_ch_mult = {1, 1, 2, 2, 4};  // decoder (LlamaGen uses the same)
   int64_t z_channels = 256, codebook_size = 16384, codebook_embed_dim = 8;
   int64_t num_res_blocks = 2, in_channels = 3, out_channels = 3;
+  // LlamaGen: codes L2-normalised on lookup (cosine nearest on encode), attention after every
+  // res block of the deepest level both ways. Chameleon's VQGAN (taming's): raw codes, attention
+  // only in the middle blocks (metadata codebook_l2_norm 0, level_attention 0).
+  bool codebook_l2_norm = true, level_attention = true;
 
   int64_t downsample() const { return int64_t{1} << (ch_mult.size() - 1); }
   static VqConfig from_file(const SafetensorsFile& f);
@@ -35,7 +39,8 @@ class VqModel final : public Tokenizer {
   int64_t downsample() const override { return cfg_.downsample(); }
   int64_t image_channels() const override { return cfg_.out_channels; }
   int64_t input_channels() const override { return cfg_.in_channels; }
-  // Raw rows as stored (the lookup L2-normalises them when codebook_l2_norm is set).
+  // Raw rows as stored (the lookup L2-normalises them when codebook_l2_norm is set; encode needs
+  // it set: the engine's nearest-code search is the cosine one).
   const Tensor& codebook() const override { return codebook_; }
 
   // See Tokenizer.
