@@ -6,6 +6,7 @@ files and tools/convert_lumina.py --vqgan (names, refusals).
 usage: test_lumina_model.py   (CTest tools.lumina_model)
 """
 import json
+import math
 import os
 import sys
 import tempfile
@@ -112,6 +113,98 @@ class LuminaModelTest(unittest.TestCase):
                 json.dump(cfg, f)
             with self.assertRaisesRegex(ValueError, "missing tensors"):
                 lm.load_checkpoint_folder(d)
+
+
+def engine_forward(t, meta, prompt_ids, codes):
+    """The converted file read as the engine's lumina-mgpt family will: the prefix's rows of
+    text_embeddings (prompt, image start, size tokens), then image_embeddings rows (code c; the
+    line break at placed_id) at consecutive positions, RMSNorm blocks with wqkv, each head's q and
+    k LayerNorm'd with the stored (permuted) vectors of its group, RoPE on INTERLEAVED pairs,
+    final norm, output.weight: logits over the codes at the positions that predict each code."""
+    t = {k: v.float() for k, v in t.items()}
+    D, H, eps = int(meta["dim"]), int(meta["n_head"]), float(meta["norm_eps"])
+    hd, base, groups = D // H, float(meta["rope_base"]), int(meta["qk_norm_groups"])
+    rows, cols = codes.shape
+    prefix = list(prompt_ids) + lm.image_prefix(rows, cols)
+    placed = int(meta["placed_id"])
+    image = []
+    for r in range(rows):
+        image += codes[r].tolist() + ([placed] if r + 1 < rows else [])
+    x = torch.cat([t["text_embeddings.weight"][torch.tensor(prefix)], t["image_embeddings.weight"][torch.tensor(image)]])
+    S = x.shape[0]
+    ang = torch.arange(S).float()[:, None] * base ** (-torch.arange(0, hd, 2).float() / hd)
+    cos, sin = ang.cos(), ang.sin()
+
+    def rms(v, w):
+        return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps) * w
+
+    def head_norm(v, w, b):  # v [S, H, hd]; w, b [groups, hd]
+        n = F.layer_norm(v, (hd,), None, None, float(meta["qk_norm_eps"]))
+        per = H // groups
+        return n * w.repeat_interleave(per, 0) + b.repeat_interleave(per, 0)
+
+    def rope(v):  # [S, H, hd]
+        a, b = v[..., 0::2], v[..., 1::2]
+        return torch.stack([a * cos[:, None] - b * sin[:, None], b * cos[:, None] + a * sin[:, None]], -1).flatten(-2)
+    causal = torch.ones(S, S, dtype=torch.bool).tril()
+    for i in range(int(meta["n_layer"])):
+        p = f"layers.{i}."
+        q, k, v = (rms(x, t[p + "attention_norm.weight"]) @ t[p + "attention.wqkv.weight"].t()).split(D, -1)
+        q = rope(head_norm(q.view(S, H, hd), t[p + "attention.q_norm.weight"], t[p + "attention.q_norm.bias"]))
+        k = rope(head_norm(k.view(S, H, hd), t[p + "attention.k_norm.weight"], t[p + "attention.k_norm.bias"]))
+        att = (q.transpose(0, 1) @ k.permute(1, 2, 0) / math.sqrt(hd)).masked_fill(~causal, float("-inf")).softmax(-1)
+        x = x + (att @ v.view(S, H, hd).transpose(0, 1)).transpose(0, 1).reshape(S, D) @ t[p + "attention.wo.weight"].t()
+        h = rms(x, t[p + "ffn_norm.weight"])
+        x = x + (F.silu(h @ t[p + "feed_forward.w1.weight"].t()) * (h @ t[p + "feed_forward.w3.weight"].t())) @ \
+            t[p + "feed_forward.w2.weight"].t()
+    logits = rms(x, t["norm.weight"]) @ t["output.weight"].t()
+    n = torch.arange(rows * cols)
+    return logits[len(prefix) - 1 + n + n // cols]  # each finished row's break shifts the rest by one
+
+
+class ConvertLuminaTest(unittest.TestCase):
+    def convert(self, model, **kw):
+        import convert_lumina as cl
+        from safetensors_io import load_file
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        lm.save_checkpoint_folder(model, os.path.join(d, "hf"), dtype=torch.float32, shards=2)
+        meta = cl.convert_model(os.path.join(d, "hf"), os.path.join(d, "out"), **kw)
+        t, m = load_file(os.path.join(d, "out.safetensors"))
+        self.assertEqual(meta["vkspec.family"], m["vkspec.family"])
+        return t, m
+
+    def test_engine_contract_reproduces_the_reference(self):
+        for groups in (1, 2):
+            model = lm.random_tiny(vocab=9216, seed=5, scale=0.08, groups=groups)
+            t, m = self.convert(model, size=64, prompt_tokens=12)
+            codes = torch.randint(0, 64, (4, 4), generator=torch.Generator().manual_seed(groups))
+            want, _ = model.teacher_forced(PROMPT, codes)
+            want = want[:, lm.IMAGE_FIRST:lm.IMAGE_FIRST + 64]
+            got = engine_forward(t, m, PROMPT, codes)
+            self.assertLess((got - want).abs().max().item(), 1e-4 * want.abs().max().item(), groups)
+
+    def test_layout_and_metadata(self):
+        model = lm.random_tiny(vocab=9216, seed=5)
+        t, m = self.convert(model, size=64, prompt_tokens=12)
+        emb = model.model.embed_tokens.weight
+        self.assertTrue(torch.equal(t["image_embeddings.weight"][:64], emb[4:68]))
+        self.assertTrue(torch.equal(t["image_embeddings.weight"][64], emb[lm.LINE_BREAK]))
+        self.assertTrue(torch.equal(t["output.weight"], model.lm_head.weight[4:68]))
+        for k, v in {"grid_size": "4", "placed_id": "64", "vocab_size": "64", "text_vocab_size": "9216",
+                     "cls_token_num": "12", "cfg": "4", "top_k": "2000", "qk_norm_groups": "1", "swin_norm": "0"}.items():
+            self.assertEqual(m[k], v, k)
+        self.assertNotIn("tokenizer", m)  # the folder had none
+
+    def test_refusals(self):
+        import convert_lumina as cl
+        model = lm.random_tiny(vocab=9216, seed=5)
+        with tempfile.TemporaryDirectory() as d:
+            lm.save_checkpoint_folder(model, d, dtype=torch.float32)
+            with self.assertRaisesRegex(ValueError, "multiple of 32"):
+                cl.convert_model(d, os.path.join(d, "out"), size=100)
+            with self.assertRaisesRegex(ValueError, "no such file"):
+                cl.convert_model(d, os.path.join(d, "out"), size=64, tokenizer=os.path.join(d, "none.json"))
 
 
 class ChameleonVqganTest(unittest.TestCase):
