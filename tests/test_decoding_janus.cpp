@@ -28,13 +28,9 @@ namespace {
 
 constexpr int64_t kPromptPositions = 5, kJanusImages = 2000;
 
-struct JanusModels {
-  std::unique_ptr<Gpt> target, drafter, batched;
-  std::unique_ptr<CodebookNeighbours> neighbours;
-  std::unique_ptr<DraftHeads> heads;
-  std::unique_ptr<LatentHeads> latent_heads;
-  std::unique_ptr<EagleDrafter> eagle;
-  ModelSet set;
+// The tiny set's members (target, drafter, neighbours, companions) and a batched target.
+struct JanusModels : testing::TinyModels {
+  std::unique_ptr<Gpt> batched;
 };
 
 testing::TinyGptSpec janus_spec() {
@@ -54,10 +50,8 @@ JanusModels& janus_models(Context& ctx) {
     d.noise_scale = 0.03f;
     testing::write_tiny_janus(dir + "/target.safetensors", t, kPromptPositions);
     testing::write_tiny_janus(dir + "/drafter.safetensors", d, kPromptPositions);
-    testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3, "janus-pro");
-    testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4, 16, "janus-pro");
-    testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5, {{"base_family", "janus-pro"}});
     JanusModels r;
+    r.dir = dir;
     GptOptions opt;
     opt.weights = DType::F32;
     opt.max_queries = 128;  // EAGLE's default tree (60 nodes and its catch-up) in one forward
@@ -73,12 +67,7 @@ JanusModels& janus_models(Context& ctx) {
     r.set.target = r.target.get();
     r.set.drafter = r.drafter.get();
     r.set.neighbours.add(r.neighbours.get());
-    r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
-    r.set.heads = r.heads.get();
-    r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
-    r.set.latent_heads = r.latent_heads.get();
-    r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
-    r.set.eagle = r.eagle.get();
+    testing::add_tiny_companions(ctx, r, t, "janus-pro");
     return r;
   }();
   return m;

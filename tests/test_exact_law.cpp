@@ -139,15 +139,7 @@ LawSet janus_law_set(Context& ctx) {
   testing::TinyGptSpec t;
   t.vocab = 4;
   t.grid = 3;
-  testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3, "janus-pro");
-  testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4, 16, "janus-pro");
-  r.models.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.models.target);
-  r.models.set.heads = r.models.heads.get();
-  r.models.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.models.target);
-  r.models.set.latent_heads = r.models.latent_heads.get();
-  testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5, {{"base_family", "janus-pro"}});
-  r.models.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.models.target);
-  r.models.set.eagle = r.models.eagle.get();
+  testing::add_tiny_companions(ctx, r.models, t, "janus-pro");
   r.condition = r.models.target->prompt_condition("a red ankle boot");
   const auto* prompt = dynamic_cast<const CaptionEmbeddings*>(r.condition.get());
   std::string ids;

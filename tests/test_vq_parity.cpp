@@ -22,6 +22,24 @@ struct VqCase {
 // Test names print the case name, not the struct bytes.
 void PrintTo(const VqCase& c, std::ostream* os) { *os << c.name; }
 
+// The engine's decode of ids (one image, grid x grid) as NCHW pixels, the references' layout.
+std::vector<float> decode_nchw(Context& ctx, Tokenizer& vq, const std::vector<uint32_t>& ids, int64_t grid) {
+  const int64_t H = grid * vq.downsample(), C = vq.image_channels();
+  Tensor tid = ctx.tensor(DType::U32, {1, grid * grid}, "ids");
+  ctx.upload(tid, ids.data(), ids.size() * 4);
+  CommandStream s(ctx);
+  const TensorView px = vq.decode(s, tid, 1, grid);
+  Tensor out = ctx.tensor(DType::F32, px.shape, "pixels");
+  s.copy(px, out);
+  s.submit_and_wait();
+  const std::vector<float> nhwc = download_floats(ctx, out);
+  std::vector<float> nchw(nhwc.size());
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < H; ++x)
+      for (int64_t ch = 0; ch < C; ++ch) nchw[(ch * H + y) * H + x] = nhwc[(y * H + x) * C + ch];
+  return nchw;
+}
+
 class VqParityTest : public testing::VulkanTest, public ::testing::WithParamInterface<VqCase> {};
 
 TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
@@ -53,18 +71,7 @@ TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
   EXPECT_EQ(vq.image_channels(), C);
   EXPECT_EQ(vq.input_channels(), C);
   EXPECT_EQ(vq.codebook().shape()[0], vq.codebook_size());
-  Tensor tid = ctx().tensor(DType::U32, {1, n_tok}, "ids");
-  ctx().upload(tid, ids.data(), ids.size() * 4);
-  CommandStream s(ctx());
-  const TensorView px = vq.decode(s, tid, 1, c.grid);
-  Tensor out = ctx().tensor(DType::F32, px.shape, "pixels");
-  s.copy(px, out);
-  s.submit_and_wait();
-  const std::vector<float> got_nhwc = download_floats(ctx(), out);
-  std::vector<float> got(got_nhwc.size());
-  for (int64_t y = 0; y < H; ++y)
-    for (int64_t x = 0; x < H; ++x)
-      for (int64_t ch = 0; ch < C; ++ch) got[(ch * H + y) * H + x] = got_nhwc[(y * H + x) * C + ch];
+  const std::vector<float> got = decode_nchw(ctx(), vq, ids, c.grid);
   const double e = normalised_error(got, want_nchw);
   EXPECT_LE(e * e, 1e-5) << "decode NMSE";
 
@@ -82,6 +89,7 @@ TEST_P(VqParityTest, DecodeAndEncodeMatchPyTorchReference) {
     for (int64_t x = 0; x < H; ++x)
       for (int64_t ch = 0; ch < C; ++ch) nhwc[(y * H + x) * C + ch] = want_nchw[(ch * H + y) * H + x];
   Tensor img = upload_floats(ctx(), nhwc, DType::F32, {1, H, H, C}, "image");
+  CommandStream s(ctx());
   const TensorView enc = vq.encode(s, img, 1, H, H);
   Tensor enc_copy = ctx().tensor(DType::U32, enc.shape, "ids copy");
   s.copy(enc, enc_copy);
@@ -130,27 +138,16 @@ TEST_P(ChameleonVqParityTest, DecodeMatchesPyTorchReference) {
   EXPECT_FALSE(vq.config().codebook_l2_norm);
   EXPECT_FALSE(vq.config().level_attention);
   const int64_t H = c.grid * vq.downsample(), C = 3;
-  Tensor tid = ctx().tensor(DType::U32, {1, n_tok}, "ids");
-  ctx().upload(tid, ids.data(), ids.size() * 4);
-  CommandStream s(ctx());
-  const TensorView px = vq.decode(s, tid, 1, c.grid);
-  Tensor out = ctx().tensor(DType::F32, px.shape, "pixels");
-  s.copy(px, out);
-  s.submit_and_wait();
-  const std::vector<float> got_nhwc = download_floats(ctx(), out);
-  ASSERT_EQ(got_nhwc.size(), want_nchw.size());
-  std::vector<float> got(got_nhwc.size());
-  for (int64_t y = 0; y < H; ++y)
-    for (int64_t x = 0; x < H; ++x)
-      for (int64_t ch = 0; ch < C; ++ch) got[(ch * H + y) * H + x] = got_nhwc[(y * H + x) * C + ch];
+  const std::vector<float> got = decode_nchw(ctx(), vq, ids, c.grid);
+  ASSERT_EQ(got.size(), want_nchw.size());
   const double e = normalised_error(got, want_nchw);
   EXPECT_LE(e * e, 1e-5) << "decode NMSE";
 
   // Its codes are raw, so the engine's cosine nearest-code search does not apply: refused.
   Tensor img = ctx().tensor(DType::F32, {1, H, H, C}, "image");
-  CommandStream s2(ctx());
+  CommandStream s(ctx());
   try {
-    vq.encode(s2, img, 1, H, H);
+    vq.encode(s, img, 1, H, H);
     ADD_FAILURE() << "encoded with an unnormalised codebook";
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("decodes only"), std::string::npos) << err.what();

@@ -242,7 +242,9 @@ def apply_rope_half(x, cos, sin):
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: JanusConfig):
+    """Hugging Face's LlamaAttention (plain multi-head); cfg needs dim, n_head and head_dim."""
+
+    def __init__(self, cfg):
         super().__init__()
         self.n_head, self.head_dim = cfg.n_head, cfg.head_dim
         self.q_proj = nn.Linear(cfg.dim, cfg.dim, bias=False)
@@ -250,13 +252,17 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(cfg.dim, cfg.dim, bias=False)
         self.o_proj = nn.Linear(cfg.dim, cfg.dim, bias=False)
 
+    def normalise_qk(self, q, k):
+        """q and k [B, H, S, hd] before RoPE: as they are (Chameleon's layer norms them)."""
+        return q, k
+
     def forward(self, x, cos, sin, mask=None, cache=None):
         B, S, D = x.shape
 
         def heads(t):
             return t.view(B, S, self.n_head, self.head_dim).transpose(1, 2)
-        q = apply_rope_half(heads(self.q_proj(x)), cos, sin)
-        k = apply_rope_half(heads(self.k_proj(x)), cos, sin)
+        q, k = self.normalise_qk(heads(self.q_proj(x)), heads(self.k_proj(x)))
+        q, k = apply_rope_half(q, cos, sin), apply_rope_half(k, cos, sin)
         v = heads(self.v_proj(x))
         if cache is not None:  # append-only: dict with 'k', 'v' [B, H, T, hd]
             if "k" in cache:

@@ -47,7 +47,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from janus_model import CheckpointFolder, apply_rope_half, rope_cos_sin  # noqa: E402
+from janus_model import CheckpointFolder, LlamaAttention, LlamaMLP, rope_cos_sin  # noqa: E402
 from safetensors_io import save_file  # noqa: E402
 from vkspec_models import RMSNorm  # noqa: E402
 
@@ -189,45 +189,16 @@ class QkLayerNorm(nn.Module):
         return (y * w + b).type_as(x)
 
 
-class ChameleonAttention(nn.Module):
+class ChameleonAttention(LlamaAttention):
+    """LLaMA's attention with Chameleon's per-head q/k LayerNorm before RoPE."""
+
     def __init__(self, cfg: LuminaConfig):
-        super().__init__()
-        self.n_head, self.head_dim = cfg.n_head, cfg.head_dim
-        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
-            setattr(self, name, nn.Linear(cfg.dim, cfg.dim, bias=False))
+        super().__init__(cfg)
         self.q_norm = QkLayerNorm(cfg.qk_norm_groups, cfg.head_dim)
         self.k_norm = QkLayerNorm(cfg.qk_norm_groups, cfg.head_dim)
 
-    def forward(self, x, cos, sin, mask=None, cache=None):
-        B, S, D = x.shape
-
-        def heads(t):
-            return t.view(B, S, self.n_head, self.head_dim).transpose(1, 2)
-        q = apply_rope_half(self.q_norm(heads(self.q_proj(x))), cos, sin)
-        k = apply_rope_half(self.k_norm(heads(self.k_proj(x))), cos, sin)
-        v = heads(self.v_proj(x))
-        if cache is not None:  # append-only: dict with 'k', 'v' [B, H, T, hd]
-            if "k" in cache:
-                k = torch.cat([cache["k"], k], dim=2)
-                v = torch.cat([cache["v"], v], dim=2)
-            cache["k"], cache["v"] = k, v
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
-        if mask is None:
-            T = k.shape[2]
-            mask = torch.ones(S, T, dtype=torch.bool, device=x.device).tril(T - S)
-        att = att.float().masked_fill(~mask, float("-inf")).softmax(-1).type_as(q)
-        return self.o_proj((att @ v).transpose(1, 2).reshape(B, S, D))
-
-
-class ChameleonMLP(nn.Module):
-    def __init__(self, cfg: LuminaConfig):
-        super().__init__()
-        self.gate_proj = nn.Linear(cfg.dim, cfg.ffn_hidden, bias=False)
-        self.up_proj = nn.Linear(cfg.dim, cfg.ffn_hidden, bias=False)
-        self.down_proj = nn.Linear(cfg.ffn_hidden, cfg.dim, bias=False)
-
-    def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+    def normalise_qk(self, q, k):
+        return self.q_norm(q), self.k_norm(k)
 
 
 class ChameleonDecoderLayer(nn.Module):
@@ -235,7 +206,7 @@ class ChameleonDecoderLayer(nn.Module):
         super().__init__()
         self.swin = cfg.swin_norm
         self.self_attn = ChameleonAttention(cfg)
-        self.mlp = ChameleonMLP(cfg)
+        self.mlp = LlamaMLP(cfg)  # SwiGLU, no biases, as Chameleon's
         self.input_layernorm = RMSNorm(cfg.dim, cfg.norm_eps)
         self.post_attention_layernorm = RMSNorm(cfg.dim, cfg.norm_eps)
 

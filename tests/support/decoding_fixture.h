@@ -42,6 +42,24 @@ struct TinyModels {
   ModelSet set;
 };
 
+// Random draft heads, SSD latent heads and an EAGLE drafter for r.target (of spec t), written into
+// r.dir and loaded into r and r.set. base_family: the family their files say they were trained on
+// (empty: none, i.e. llamagen).
+inline void add_tiny_companions(Context& ctx, TinyModels& r, const TinyGptSpec& t,
+                                const std::string& base_family = "") {
+  write_tiny_heads(r.dir + "/heads.safetensors", t, 0.15f, 3, base_family);
+  write_tiny_latent_heads(r.dir + "/latent_heads.safetensors", t, 0.15f, 4, 16, base_family);
+  std::vector<std::pair<std::string, std::string>> eagle_meta;
+  if (!base_family.empty()) eagle_meta.emplace_back("base_family", base_family);
+  write_tiny_eagle_drafter(r.dir + "/eagle.safetensors", t, 0.15f, 5, eagle_meta);
+  r.heads = std::make_unique<DraftHeads>(ctx, r.dir + "/heads.safetensors", *r.target);
+  r.set.heads = r.heads.get();
+  r.latent_heads = std::make_unique<LatentHeads>(ctx, r.dir + "/latent_heads.safetensors", *r.target);
+  r.set.latent_heads = r.latent_heads.get();
+  r.eagle = std::make_unique<EagleDrafter>(ctx, r.dir + "/eagle.safetensors", *r.target);
+  r.set.eagle = r.eagle.get();
+}
+
 // Writes the model files of a tiny set into dir (kTinyModelFiles) and loads them: the target of
 // spec `t`, a drafter (the target plus noise: drafts that are often but not always right), random
 // draft heads, SSD latent heads and an EAGLE drafter on the target, and the codebook neighbours of a
@@ -52,9 +70,6 @@ inline TinyModels build_tiny_models(Context& ctx, const std::string& dir, const 
   d.noise_scale = 0.03f;
   write_tiny_gpt(dir + "/target.safetensors", t);
   write_tiny_gpt(dir + "/drafter.safetensors", d);
-  write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
-  write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
-  write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
   TinyModels r;
   r.dir = dir;
   GptOptions opt;
@@ -68,12 +83,7 @@ inline TinyModels build_tiny_models(Context& ctx, const std::string& dir, const 
   r.set.target = r.target.get();
   r.set.drafter = r.drafter.get();
   r.set.neighbours.add(r.neighbours.get());
-  r.heads = std::make_unique<DraftHeads>(ctx, dir + "/heads.safetensors", *r.target);
-  r.set.heads = r.heads.get();
-  r.latent_heads = std::make_unique<LatentHeads>(ctx, dir + "/latent_heads.safetensors", *r.target);
-  r.set.latent_heads = r.latent_heads.get();
-  r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
-  r.set.eagle = r.eagle.get();
+  add_tiny_companions(ctx, r, t);
   return r;
 }
 
