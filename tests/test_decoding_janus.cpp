@@ -10,12 +10,14 @@
 // the tokens it gets alone.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "decoding/generation.h"
 #include "decoding/strategy.h"
+#include "engine/checks/op_check.h"
 #include "engine/model/codebook_neighbours.h"
 #include "tests/support/cached_sample.h"
 #include "tests/support/chi_square.h"
@@ -222,6 +224,61 @@ TEST_F(decoding_janus, HeadsOfAnotherFamilyAreRefused) {
 }
 
 // hawk, ssd and eagle on Janus-Pro against its exact law: tests/test_exact_law.cpp.
+
+// A null form that hides its own padding (CaptionEmbeddings::own_mask, Lumina-mGPT's CFG row: the
+// prompt hidden, its last tokens seen) gets a mask of its own: its row's logits are those of a
+// conditional row holding just those tokens, right-aligned, at the same positions.
+TEST_F(decoding_janus, NullRowHidesItsOwnPadding) {
+  Gpt& target = *janus_models(ctx()).target;
+  const GptConfig& cfg = target.config();
+  const SafetensorsFile f(testing::scratch_dir("janus_models") + "/target.safetensors");
+  const std::vector<float> table = f.read_f32("text_embeddings.weight");
+  const int64_t D = cfg.dim;
+  auto rows = [&](const std::vector<int64_t>& ids) {
+    std::vector<float> v;
+    for (int64_t id : ids) v.insert(v.end(), table.begin() + id * D, table.begin() + (id + 1) * D);
+    return v;
+  };
+  const std::vector<int64_t> full = {f.meta_int("bos_id"), 3, 7, 1, f.meta_int("image_start_id")};
+  const std::vector<int64_t> tail(full.end() - 3, full.end());
+  auto ids = [](const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); };
+  auto own =
+      std::make_shared<CaptionEmbeddings>("prompt hidden", 5, D, rows(full), std::vector<uint8_t>{0, 0, 1, 1, 1});
+  own->set_prompt("prompt", ids(full), nullptr);
+  own->set_own_mask(true);
+  CaptionEmbeddings a("prompt", 5, D, rows(full), std::vector<uint8_t>(5, 1));
+  a.set_prompt("prompt", ids(full), own);
+  CaptionEmbeddings b("its tail", 3, D, rows(tail), std::vector<uint8_t>(3, 1));
+  b.set_prompt("tail", ids(tail), nullptr);
+  const std::vector<uint32_t> tokens = {2, 5, 1, 6};
+  auto logits = [&](const std::vector<const Condition*>& conditions) {
+    KvCache cache = target.make_cache(0, 2);
+    const GptQueries q = GptQueries::causal(cfg, 0, cfg.cls_token_num + 4, tokens, conditions, cache.slots());
+    GptBatch batch(ctx(), cfg, q, 2, cache.slots());
+    CommandStream s(ctx());
+    GptOutputs out = target.forward(s, batch, cache);
+    Tensor copy = ctx().tensor(DType::F32, out.logits.shape, "logits");
+    s.copy(out.logits, copy);
+    s.submit_and_wait();
+    return download_floats(ctx(), copy);
+  };
+  const std::vector<float> with_own = logits({&a, own.get()}), tail_only = logits({&b, &b});
+  const int64_t T = cfg.cls_token_num + 4, V = cfg.vocab_size;
+  double worst = 0, scale = 0;
+  for (int64_t t = cfg.cls_token_num - 1; t < T; ++t)
+    for (int64_t v = 0; v < V; ++v) {
+      const float null_row = with_own[static_cast<size_t>((T + t) * V + v)];
+      worst = std::max<double>(worst, std::fabs(null_row - tail_only[static_cast<size_t>(t * V + v)]));
+      scale = std::max<double>(scale, std::fabs(null_row));
+    }
+  EXPECT_LT(worst, 1e-5 * scale) << "the null row's logits differ from the tail's by " << worst;
+  // And the conditional row of the pair still sees the whole prompt.
+  double cond_diff = 0;
+  for (int64_t v = 0; v < V; ++v)
+    cond_diff = std::max<double>(cond_diff, std::fabs(with_own[static_cast<size_t>((T - 1) * V + v)] -
+                                                      tail_only[static_cast<size_t>((T - 1) * V + v)]));
+  EXPECT_GT(cond_diff, 1e-3);
+}
 
 // A drafter of half the target's width (Janus-Pro-1B drafting for 7B, in small): the prompt's rows
 // from the target's table would not fit it; it reads the prompt's ids through its own.

@@ -98,7 +98,9 @@ std::vector<uint8_t> CaptionEmbeddings::placed_mask(int64_t positions) const {
 
 void CaptionEmbeddings::set_prompt(std::string prompt, std::vector<int32_t> ids,
                                    std::shared_ptr<const CaptionEmbeddings> null_form) {
-  if (null_form && (null_form->tokens_ != tokens_ || null_form->dim_ != dim_ || null_form->valid_ != valid_))
+  // (One that hides its own padding keeps the positions only: its row gets a mask of its own.)
+  if (null_form && (null_form->tokens_ != tokens_ || null_form->dim_ != dim_ ||
+                    (!null_form->own_mask_ && null_form->valid_ != valid_)))
     throw Error(source_ + ": the unconditional form must have the condition's tokens and padding");
   if (static_cast<int64_t>(ids.size()) != tokens_)
     throw Error(source_ + ": " + std::to_string(ids.size()) + " prompt ids for " + std::to_string(tokens_) + " tokens");

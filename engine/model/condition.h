@@ -70,6 +70,11 @@ class CaptionEmbeddings final : public Condition {
   // unconditional form, of the same tokens and padding; throws when the shapes differ.
   void set_prompt(std::string prompt, std::vector<int32_t> ids, std::shared_ptr<const CaptionEmbeddings> null_form);
   const std::vector<int32_t>& prompt_ids() const { return prompt_ids_; }
+  // As a null form: whether its CFG row hides its own padding (Lumina-mGPT's null row: the prompt
+  // hidden, only the image start and size tokens seen) rather than the conditional row's, as
+  // LlamaGen's null caption does. GptBatch then gives each CFG row a mask of its own.
+  void set_own_mask(bool own) { own_mask_ = own; }
+  bool own_mask() const { return own_mask_; }
 
   std::string describe() const override;
   void check(const GptConfig& cfg) const override;
@@ -81,6 +86,7 @@ class CaptionEmbeddings final : public Condition {
   std::shared_ptr<const CaptionEmbeddings> null_form_;
   std::string prompt_;
   std::vector<int32_t> prompt_ids_;
+  bool own_mask_ = false;
   int64_t tokens_, dim_;
   std::vector<float> values_;
   std::vector<uint8_t> valid_;

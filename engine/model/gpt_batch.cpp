@@ -316,20 +316,67 @@ void GptBatch::assign(const GptQueries& q) {
       if (condition_queries(g) > 0 && !std::equal(first, first + n_cond_, q.positions.begin() + g * t_))
         throw batch_error("the images of a ragged batch must query the same condition positions");
   }
-  const ops::PackedAttentionMask mask = t2i ? hide_caption_padding(cfg, q, visible, cache_slots_) : q.mask;
+  const ops::PackedAttentionMask own = t2i ? row_masks(q, visible) : ops::PackedAttentionMask{};
+  const bool rows_own = own.queries > 0;
+  const ops::PackedAttentionMask mask = rows_own ? own
+                                        : t2i    ? hide_caption_padding(cfg, q, visible, cache_slots_)
+                                                 : q.mask;
   kv_len_ = 0;
-  for (int64_t i = 0; i < q.count(); ++i)
+  for (int64_t i = 0; i < mask.queries; ++i)
     kv_len_ = std::max<int64_t>(kv_len_, mask.ranges[static_cast<size_t>(2 * i + 1)]);
   if (kv_len_ > cache_slots_) throw batch_error("mask reaches beyond the cache");
-  meta_rows_ = q.per_image ? b_ * t_ : t_;
-  upload_queries(q, rope, mask);
+  meta_rows_ = q.per_image || rows_own ? b_ * t_ : t_;
+  upload_queries(q, rope, mask, rows_own);
   upload_conditions(q, labels, captions);
 }
 
+ops::PackedAttentionMask GptBatch::row_masks(const GptQueries& q,
+                                             const std::vector<std::vector<uint8_t>>& visible) const {
+  if (b_ != 2 * images_) return {};
+  std::vector<std::vector<uint8_t>> rows = visible;  // the conditional rows', then the null rows'
+  bool differ = false;
+  for (int64_t g = 0; g < images_; ++g) {
+    const auto* null = dynamic_cast<const CaptionEmbeddings*>(q.conditions[static_cast<size_t>(images_ + g)]);
+    rows.push_back(null && null->own_mask() ? null->placed_mask(cfg_.cls_token_num) : visible[static_cast<size_t>(g)]);
+    differ = differ || rows.back() != visible[static_cast<size_t>(g)];
+  }
+  if (!differ) return {};
+  // Each batch row's queries (its image's block in a ragged batch) under its own visibility.
+  ops::PackedAttentionMask out;
+  out.queries = b_ * t_;
+  out.words = q.mask.words;
+  for (int64_t b = 0; b < b_; ++b) {
+    GptQueries block = q;
+    if (q.per_image) {
+      const int64_t g = b % images_;
+      block = GptQueries{};
+      block.positions.assign(q.positions.begin() + g * t_, q.positions.begin() + (g + 1) * t_);
+      block.slots.assign(q.slots.begin() + g * t_, q.slots.begin() + (g + 1) * t_);
+      block.mask.queries = t_;
+      block.mask.words = q.mask.words;
+      block.mask.ranges.assign(q.mask.ranges.begin() + 2 * g * t_, q.mask.ranges.begin() + 2 * (g + 1) * t_);
+      if (!q.mask.bits.empty())
+        block.mask.bits.assign(q.mask.bits.begin() + g * t_ * q.mask.words,
+                               q.mask.bits.begin() + (g + 1) * t_ * q.mask.words);
+    }
+    const ops::PackedAttentionMask m = hide_caption_padding(cfg_, block, {rows[static_cast<size_t>(b)]}, cache_slots_);
+    out.ranges.insert(out.ranges.end(), m.ranges.begin(), m.ranges.end());
+    if (!m.bits.empty()) {
+      out.bits.resize(static_cast<size_t>(b * t_ * out.words), 0u);
+      out.bits.insert(out.bits.end(), m.bits.begin(), m.bits.end());
+    }
+  }
+  if (!out.bits.empty()) out.bits.resize(static_cast<size_t>(out.queries * out.words), 0u);
+  return out;
+}
+
 void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope,
-                              const ops::PackedAttentionMask& mask) {
-  const bool ragged = q.per_image;
-  auto rows = [&](const auto& values, size_t width) { return per_row(values, width, ragged, b_, images_, t_); };
+                              const ops::PackedAttentionMask& mask, bool rows_own) {
+  const bool ragged = q.per_image || rows_own;
+  // The queries' own rows ([T], or [images T] ragged) spread to every batch row where needed.
+  auto rows = [&](const auto& values, size_t width) {
+    return per_row(values, width, ragged, b_, q.per_image ? images_ : 1, t_);
+  };
   ensure(tokens_, DType::U32, {std::max<int64_t>(token_count_, 1)}, "token ids");
   if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
   const std::vector<int32_t> rope_rows_ = rows(rope, 3);
@@ -338,12 +385,13 @@ void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& r
   const std::vector<uint32_t> slot_rows = rows(q.slots, 1);
   ensure(slots_, DType::U32, {meta_rows_}, "kv slots");
   ctx_.upload(slots_, 0, slot_rows.data(), slot_rows.size() * 4);
-  const std::vector<uint32_t> ranges = rows(mask.ranges, 2);
+  // A mask per batch row is already [B * T].
+  const std::vector<uint32_t> ranges = rows_own ? mask.ranges : rows(mask.ranges, 2);
   ensure(mask_.ranges, DType::U32, {meta_rows_, 2}, "attention ranges");
   ctx_.upload(mask_.ranges, 0, ranges.data(), ranges.size() * 4);
   has_bits_ = !mask.bits.empty();
   if (has_bits_) {
-    const std::vector<uint32_t> bits = rows(mask.bits, static_cast<size_t>(mask.words));
+    const std::vector<uint32_t> bits = rows_own ? mask.bits : rows(mask.bits, static_cast<size_t>(mask.words));
     if (mask_.bits.valid() && mask_.bits.shape()[1] != mask.words) mask_.bits = Tensor();
     ensure(mask_.bits, DType::U32, {meta_rows_, mask.words}, "attention bits");
     ctx_.upload(mask_.bits, 0, bits.data(), bits.size() * 4);

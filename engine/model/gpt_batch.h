@@ -118,7 +118,11 @@ class GptBatch {
   // assign()'s parts: the counts checked (images_, t_, n_cond_ set), then the uploads.
   void check_shape(const GptQueries& q);
   void count_condition_queries(const GptQueries& q);  // n_cond_, cond_of_, cond_first_, token_off_
-  void upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask);
+  void upload_queries(const GptQueries& q, const std::vector<int32_t>& rope, const ops::PackedAttentionMask& mask,
+                      bool rows_own);
+  // t2i: the mask of each batch row's queries where a null form hides its own padding
+  // (CaptionEmbeddings::own_mask), [B * T] queries; empty when the rows share their image's.
+  ops::PackedAttentionMask row_masks(const GptQueries& q, const std::vector<std::vector<uint8_t>>& visible) const;
   void upload_conditions(const GptQueries& q, const std::vector<uint32_t>& labels,
                          const std::vector<const CaptionEmbeddings*>& captions);
 
