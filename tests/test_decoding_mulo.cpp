@@ -101,18 +101,7 @@ std::vector<int32_t> run(const std::string& method, const ModelSet& m, const Met
   in.seed = seed;
   in.sampler = full_settings();
   in.options = o;
-  auto s = make_strategy(method, m, in);
-  std::vector<int32_t> grid(s->grid());
-  int64_t committed = 0, nfe = 0;
-  while (!s->done()) {
-    StepEvent e = s->step();
-    testing::check_event(e, grid, committed, nfe, *s);
-    grid = e.grid;
-    committed = e.committed;
-    nfe = e.nfe;
-    if (events) events->push_back(std::move(e));
-  }
-  return s->grid();
+  return testing::run_checked(*make_strategy(method, m, in), events);
 }
 
 TEST_F(decoding_mulo, TauZeroAcceptsEveryBand) {

@@ -171,6 +171,22 @@ inline void check_event(const StepEvent& e, const std::vector<int32_t>& grid_bef
   EXPECT_EQ(e.done, s.done());
 }
 
+// Steps a strategy to the end, checking every event against the one before (check_event); the
+// events kept in `events` when given. Returns the final grid.
+inline std::vector<int32_t> run_checked(Strategy& st, std::vector<StepEvent>* events = nullptr) {
+  int64_t committed = 0, forwards = 0;
+  std::vector<int32_t> grid(st.grid());
+  while (!st.done()) {
+    StepEvent e = st.step();
+    check_event(e, grid, committed, forwards, st);
+    grid = e.grid;
+    committed = e.committed;
+    forwards = e.nfe;
+    if (events) events->push_back(std::move(e));
+  }
+  return st.grid();
+}
+
 // models: another model set than the tiny class-conditional one (text-to-image tests), with
 // condition_for giving each image's condition.
 inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions& options, uint64_t first_seed,
@@ -187,18 +203,8 @@ inline Sample run_images(Context& ctx, const Factory& make, const MethodOptions&
     in.options = options;
     std::unique_ptr<Strategy> st = make(models ? *models : tiny_models(ctx).set, in);
     std::vector<StepEvent> events;
-    int64_t committed = 0, forwards = 0;
-    std::vector<int32_t> grid(st->grid());
-    while (!st->done()) {
-      StepEvent e = st->step();
-      check_event(e, grid, committed, forwards, *st);
-      grid = e.grid;
-      committed = e.committed;
-      forwards = e.nfe;
-      if (keep_events) events.push_back(std::move(e));
-    }
+    s.grids.push_back(run_checked(*st, keep_events ? &events : nullptr));
     nfe += st->nfe();
-    s.grids.push_back(st->grid());
     if (keep_events) s.events.push_back(std::move(events));
   }
   s.ms_per_image = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / images;
