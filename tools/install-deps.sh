@@ -3,7 +3,8 @@
 # slurmctld, slurmd, slurm-client and munge are for the one-node Slurm cluster tools/slurm/'s
 # CTest starts on localhost (tools/slurm/test_slurm_cluster.py); nothing here starts them.
 # clang-format (14) is for tools/check_format.sh, CTest style.format. libpcre2-dev and libicu-dev are
-# for engine/text/ (tokenizer.json regexes, Unicode normalization).
+# for engine/text/ (tokenizer.json regexes, Unicode normalization). python3-yaml reads Chameleon's
+# vqgan.yaml (tools/chameleon_vqgan.py).
 # Usage: tools/install-deps.sh [--plots] [--profiling]   (--plots adds matplotlib for
 # tools/plot_bench.py; --profiling adds perf, gdb and objdump for tools/jit_profile.py)
 set -euo pipefail
@@ -14,7 +15,7 @@ pkgs=(
   glslang-tools glslang-dev spirv-tools spirv-cross libspirv-cross-c-shared-dev
   libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
   libopenblas0-pthread nlohmann-json3-dev zlib1g-dev libpcre2-dev libicu-dev xvfb xauth x11-apps
-  python3-numpy python3-torch dataset-fashion-mnist pybind11-dev python3-dev python3-pytest clang-format
+  python3-numpy python3-torch python3-yaml dataset-fashion-mnist pybind11-dev python3-dev python3-pytest clang-format
   slurmctld slurmd slurm-client munge
 )
 for arg in "$@"; do
