@@ -80,32 +80,9 @@ JanusModels& janus_models(Context& ctx) {
 // replaced by pad) as the rows of the model's text table.
 std::shared_ptr<const Condition> prompt(int i) {
   static const std::vector<std::shared_ptr<const Condition>> prompts = [] {
-    std::vector<std::shared_ptr<const Condition>> out;
-    const SafetensorsFile f(testing::scratch_dir("janus_models") + "/target.safetensors");
-    const std::vector<float> table = f.read_f32("text_embeddings.weight");
-    const int64_t D = f.meta_int("dim"), bos = f.meta_int("bos_id"), pad = f.meta_int("pad_id");
-    const int64_t start = f.meta_int("image_start_id");
-    for (const std::vector<int64_t>& ids :
-         {std::vector<int64_t>{bos, 3, 7, 1, start}, std::vector<int64_t>{bos, 9, start}}) {
-      auto rows = [&](bool uncond) {
-        std::vector<float> v;
-        for (size_t k = 0; k < ids.size(); ++k) {
-          const int64_t id = uncond && k > 0 && k + 1 < ids.size() ? pad : ids[k];
-          v.insert(v.end(), table.begin() + id * D, table.begin() + (id + 1) * D);
-        }
-        return v;
-      };
-      const int64_t n = static_cast<int64_t>(ids.size());
-      const std::vector<uint8_t> valid(ids.size(), 1);
-      auto null_form = std::make_shared<CaptionEmbeddings>("unconditional", n, D, rows(true), valid);
-      std::vector<int32_t> uncond(ids.begin(), ids.end());
-      for (size_t k = 1; k + 1 < uncond.size(); ++k) uncond[k] = static_cast<int32_t>(pad);
-      null_form->set_prompt("prompt " + std::to_string(out.size()), uncond, nullptr);
-      auto c = std::make_shared<CaptionEmbeddings>("prompt", n, D, rows(false), valid);
-      c->set_prompt("prompt " + std::to_string(out.size()), std::vector<int32_t>(ids.begin(), ids.end()), null_form);
-      out.push_back(c);
-    }
-    return out;
+    const std::string model = testing::scratch_dir("janus_models") + "/target.safetensors";
+    return std::vector<std::shared_ptr<const Condition>>{testing::tiny_janus_prompt(model, {3, 7, 1}, "prompt 0"),
+                                                         testing::tiny_janus_prompt(model, {9}, "prompt 1")};
   }();
   return prompts[static_cast<size_t>(i % 2)];
 }

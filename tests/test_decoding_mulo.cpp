@@ -132,6 +132,53 @@ TEST_F(decoding_mulo, TauOneIsArTokenForToken) {
   }
 }
 
+// MuLo-SD on Janus-Pro: the low-resolution model is a Janus of its own (another text table: it
+// reads the prompt's ids through it, Gpt::own_condition); at tau 1 it is ar token for token there
+// too, and in between its events stay consistent.
+TEST_F(decoding_mulo, OnJanusTauOneIsAr) {
+  static const struct JanusPair {
+    std::unique_ptr<Gpt> target, low;
+    std::shared_ptr<const Condition> prompt;
+  } pair = [&] {
+    const std::string dir = testing::scratch_dir("mulo_janus_models");
+    testing::TinyGptSpec t;
+    t.vocab = 1024;  // the shipped tokenizer's codebook
+    t.grid = kGrid;
+    testing::TinyGptSpec l = t;
+    l.grid = kGrid / 2;
+    l.seed = 7;
+    testing::write_tiny_janus(dir + "/target.safetensors", t, 5);
+    testing::write_tiny_janus(dir + "/low.safetensors", l, 5);
+    GptOptions opt;
+    opt.weights = DType::F32;
+    JanusPair p;
+    p.target = std::make_unique<Gpt>(ctx(), dir + "/target.safetensors", opt);
+    p.low = std::make_unique<Gpt>(ctx(), dir + "/low.safetensors", opt);
+    p.prompt = testing::tiny_janus_prompt(dir + "/target.safetensors", {3, 7, 1}, "a prompt");
+    return p;
+  }();
+  ModelSet m = mulo_models(ctx()).set;
+  m.target = pair.target.get();
+  m.low_res = pair.low.get();
+  m.sr_net = nullptr;
+  m.latent_upsampler = nullptr;
+  auto janus_run = [&](const std::string& method, const MethodOptions& o, uint64_t seed,
+                       std::vector<StepEvent>* events = nullptr) {
+    StrategyInputs in;
+    in.condition = pair.prompt;
+    in.seed = seed;
+    in.sampler = full_settings();
+    in.options = o;
+    return testing::run_checked(*make_strategy(method, m, in), events);
+  };
+  for (uint64_t seed : {1u, 2u}) {
+    std::vector<StepEvent> ev;
+    EXPECT_EQ(janus_run("mulo", {{"tau", "1"}, {"radius", "0"}}, seed, &ev), janus_run("ar", {}, seed)) << seed;
+    EXPECT_EQ(ev[0].islands.size(), 1u);
+  }
+  janus_run("mulo", {{"tau", "0.012"}, {"k", "16"}}, 5);
+}
+
 TEST_F(decoding_mulo, MixedAcceptanceKeepsEventsConsistent) {
   const ModelSet& m = mulo_models(ctx()).set;
   int64_t islands = 0, accepted = 0;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "engine/families/janus_synthetic.h"
+#include "engine/model/condition.h"
+#include "engine/model/safetensors.h"
 #include "engine/model/safetensors_writer.h"
 #include "engine/model/synthetic_gpt.h"
 #include "engine/ops/philox.h"
@@ -226,6 +228,36 @@ inline void write_tiny_eagle_drafter(const std::string& path, const TinyGptSpec&
   }
   for (const auto& [k, v] : meta) w.set_metadata(k, v);
   w.write(path);
+}
+
+// A Janus-Pro prompt condition from token ids, as the family makes one (BOS, words,
+// <begin_of_image>, its unconditional form the same ids with all but the first and last made pad):
+// rows of the text table of the Janus file at `model`, with no tokenizer needed.
+inline std::shared_ptr<const Condition> tiny_janus_prompt(const std::string& model, const std::vector<int64_t>& words,
+                                                          const std::string& name) {
+  const SafetensorsFile f(model);
+  const std::vector<float> table = f.read_f32("text_embeddings.weight");
+  const int64_t D = f.meta_int("dim"), pad = f.meta_int("pad_id");
+  std::vector<int64_t> ids = {f.meta_int("bos_id")};
+  ids.insert(ids.end(), words.begin(), words.end());
+  ids.push_back(f.meta_int("image_start_id"));
+  auto rows = [&](bool uncond) {
+    std::vector<float> v;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const int64_t id = uncond && k > 0 && k + 1 < ids.size() ? pad : ids[k];
+      v.insert(v.end(), table.begin() + id * D, table.begin() + (id + 1) * D);
+    }
+    return v;
+  };
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const std::vector<uint8_t> valid(ids.size(), 1);
+  auto null_form = std::make_shared<CaptionEmbeddings>("unconditional", n, D, rows(true), valid);
+  std::vector<int32_t> uncond(ids.begin(), ids.end());
+  for (size_t k = 1; k + 1 < uncond.size(); ++k) uncond[k] = static_cast<int32_t>(pad);
+  null_form->set_prompt(name, uncond, nullptr);
+  auto c = std::make_shared<CaptionEmbeddings>("prompt", n, D, rows(false), valid);
+  c->set_prompt(name, std::vector<int32_t>(ids.begin(), ids.end()), null_form);
+  return c;
 }
 
 }  // namespace vkspec::testing
