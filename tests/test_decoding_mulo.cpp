@@ -47,15 +47,24 @@ struct MuloModels {
 
 constexpr int64_t kGrid = 4;
 
+// The target's spec (the shipped tokenizer's codebook, kGrid) and the low-resolution model's.
+testing::TinyGptSpec target_spec() {
+  testing::TinyGptSpec t;
+  t.vocab = 1024;
+  t.grid = kGrid;
+  return t;
+}
+testing::TinyGptSpec low_spec() {
+  testing::TinyGptSpec l = target_spec();
+  l.grid = kGrid / 2;
+  l.seed = 7;
+  return l;
+}
+
 MuloModels& mulo_models(Context& ctx) {
   static MuloModels m = [&] {
     const std::string dir = testing::scratch_dir("mulo_models");
-    testing::TinyGptSpec t;
-    t.vocab = 1024;  // the shipped tokenizer's codebook
-    t.grid = kGrid;
-    testing::TinyGptSpec l = t;
-    l.grid = kGrid / 2;
-    l.seed = 7;
+    const testing::TinyGptSpec t = target_spec(), l = low_spec();
     testing::write_tiny_gpt(dir + "/target.safetensors", t);
     testing::write_tiny_gpt(dir + "/low.safetensors", l);
     MuloModels r;
@@ -94,10 +103,12 @@ SamplerSettings full_settings() {
   return s;
 }
 
+// condition: the class seed % 2 when none is given.
 std::vector<int32_t> run(const std::string& method, const ModelSet& m, const MethodOptions& o, uint64_t seed,
-                         std::vector<StepEvent>* events = nullptr) {
+                         std::vector<StepEvent>* events = nullptr,
+                         std::shared_ptr<const Condition> condition = nullptr) {
   StrategyInputs in;
-  in.condition = std::make_shared<ClassLabel>(static_cast<int64_t>(seed % 2));
+  in.condition = condition ? std::move(condition) : std::make_shared<ClassLabel>(static_cast<int64_t>(seed % 2));
   in.seed = seed;
   in.sampler = full_settings();
   in.options = o;
@@ -141,14 +152,8 @@ TEST_F(decoding_mulo, OnJanusTauOneIsAr) {
     std::shared_ptr<const Condition> prompt;
   } pair = [&] {
     const std::string dir = testing::scratch_dir("mulo_janus_models");
-    testing::TinyGptSpec t;
-    t.vocab = 1024;  // the shipped tokenizer's codebook
-    t.grid = kGrid;
-    testing::TinyGptSpec l = t;
-    l.grid = kGrid / 2;
-    l.seed = 7;
-    testing::write_tiny_janus(dir + "/target.safetensors", t, 5);
-    testing::write_tiny_janus(dir + "/low.safetensors", l, 5);
+    testing::write_tiny_janus(dir + "/target.safetensors", target_spec(), 5);
+    testing::write_tiny_janus(dir + "/low.safetensors", low_spec(), 5);
     GptOptions opt;
     opt.weights = DType::F32;
     JanusPair p;
@@ -162,21 +167,14 @@ TEST_F(decoding_mulo, OnJanusTauOneIsAr) {
   m.low_res = pair.low.get();
   m.sr_net = nullptr;
   m.latent_upsampler = nullptr;
-  auto janus_run = [&](const std::string& method, const MethodOptions& o, uint64_t seed,
-                       std::vector<StepEvent>* events = nullptr) {
-    StrategyInputs in;
-    in.condition = pair.prompt;
-    in.seed = seed;
-    in.sampler = full_settings();
-    in.options = o;
-    return testing::run_checked(*make_strategy(method, m, in), events);
-  };
   for (uint64_t seed : {1u, 2u}) {
     std::vector<StepEvent> ev;
-    EXPECT_EQ(janus_run("mulo", {{"tau", "1"}, {"radius", "0"}}, seed, &ev), janus_run("ar", {}, seed)) << seed;
+    EXPECT_EQ(run("mulo", m, {{"tau", "1"}, {"radius", "0"}}, seed, &ev, pair.prompt),
+              run("ar", m, {}, seed, nullptr, pair.prompt))
+        << seed;
     EXPECT_EQ(ev[0].islands.size(), 1u);
   }
-  janus_run("mulo", {{"tau", "0.012"}, {"k", "16"}}, 5);
+  run("mulo", m, {{"tau", "0.012"}, {"k", "16"}}, 5, nullptr, pair.prompt);
 }
 
 TEST_F(decoding_mulo, MixedAcceptanceKeepsEventsConsistent) {

@@ -18,46 +18,16 @@ resolution, in_channels, out_ch, ch, ch_mult, num_res_blocks, attn_resolutions, 
 `tools/convert_lumina.py --vqgan` renames these modules to the engine's VQ layout.
 """
 import os
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import yaml
 
-
-def norm(c):
-    return nn.GroupNorm(32, c, eps=1e-6, affine=True)
-
-
-class ResnetBlock(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.norm1, self.conv1 = norm(cin), nn.Conv2d(cin, cout, 3, padding=1)
-        self.norm2, self.conv2 = norm(cout), nn.Conv2d(cout, cout, 3, padding=1)
-        if cin != cout:
-            self.nin_shortcut = nn.Conv2d(cin, cout, 1)
-
-    def forward(self, x):
-        h = self.conv1(F.silu(self.norm1(x)))
-        h = self.conv2(F.silu(self.norm2(h)))
-        return (self.nin_shortcut(x) if hasattr(self, "nin_shortcut") else x) + h
-
-
-class AttnBlock(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.norm = norm(c)
-        self.q, self.k, self.v, self.proj_out = (nn.Conv2d(c, c, 1) for _ in range(4))
-
-    def forward(self, x):
-        B, C, H, W = x.shape
-        h = self.norm(x)
-        q = self.q(h).reshape(B, C, H * W).transpose(1, 2)
-        k = self.k(h).reshape(B, C, H * W)
-        v = self.v(h).reshape(B, C, H * W)
-        w = (q @ k * C ** -0.5).softmax(-1)                    # [B, HW (query), HW (key)]
-        out = (v @ w.transpose(1, 2)).reshape(B, C, H, W)
-        return x + self.proj_out(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# taming's blocks, module and parameter names included, are LlamaGen's too
+from vkspec_models import AttnBlock, Downsample, Normalize, ResnetBlock, Upsample  # noqa: E402
 
 
 class Level(nn.Module):
@@ -67,12 +37,6 @@ class Level(nn.Module):
         self.attn = nn.ModuleList(attn)
         if resample is not None:
             setattr(self, resample[0], resample[1])
-
-
-class Conv3(nn.Module):
-    def __init__(self, c, stride=1):
-        super().__init__()
-        self.conv = nn.Conv2d(c, c, 3, stride=stride, padding=0 if stride == 2 else 1)
 
 
 class Mid(nn.Module):
@@ -94,11 +58,11 @@ class Encoder(nn.Module):
             cout = ch * mult[i]
             blocks = [ResnetBlock(cin if j == 0 else cout, cout) for j in range(nres)]
             attn = [AttnBlock(cout) for _ in range(nres)] if res in d["attn_resolutions"] else []
-            levels.append(Level(blocks, attn, ("downsample", Conv3(cout, 2)) if i != L - 1 else None))
+            levels.append(Level(blocks, attn, ("downsample", Downsample(cout)) if i != L - 1 else None))
             cin, res = cout, res // 2 if i != L - 1 else res
         self.down = nn.ModuleList(levels)
         self.mid = Mid(cin)
-        self.norm_out, self.conv_out = norm(cin), nn.Conv2d(cin, d["z_channels"], 3, padding=1)
+        self.norm_out, self.conv_out = Normalize(cin), nn.Conv2d(cin, d["z_channels"], 3, padding=1)
 
     def forward(self, x):
         h = self.conv_in(x)
@@ -108,7 +72,7 @@ class Encoder(nn.Module):
                 if len(lv.attn):
                     h = lv.attn[j](h)
             if hasattr(lv, "downsample"):
-                h = lv.downsample.conv(F.pad(h, (0, 1, 0, 1)))
+                h = lv.downsample(h)
         return self.conv_out(F.silu(self.norm_out(self.mid(h))))
 
 
@@ -125,10 +89,10 @@ class Decoder(nn.Module):
             cout = ch * mult[i]
             blocks = [ResnetBlock(cin if j == 0 else cout, cout) for j in range(nres + 1)]
             attn = [AttnBlock(cout) for _ in range(nres + 1)] if res in d["attn_resolutions"] else []
-            levels[i] = Level(blocks, attn, ("upsample", Conv3(cout)) if i != 0 else None)
+            levels[i] = Level(blocks, attn, ("upsample", Upsample(cout)) if i != 0 else None)
             cin, res = cout, res * 2 if i != 0 else res
         self.up = nn.ModuleList(levels)
-        self.norm_out, self.conv_out = norm(cin), nn.Conv2d(cin, d["out_ch"], 3, padding=1)
+        self.norm_out, self.conv_out = Normalize(cin), nn.Conv2d(cin, d["out_ch"], 3, padding=1)
 
     def forward(self, z):
         h = self.mid(self.conv_in(z))
@@ -138,7 +102,7 @@ class Decoder(nn.Module):
                 if len(lv.attn):
                     h = lv.attn[j](h)
             if hasattr(lv, "upsample"):
-                h = lv.upsample.conv(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+                h = lv.upsample(h)
         return self.conv_out(F.silu(self.norm_out(h)))
 
 

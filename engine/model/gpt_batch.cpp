@@ -341,33 +341,22 @@ ops::PackedAttentionMask GptBatch::row_masks(const GptQueries& q,
     differ = differ || rows.back() != visible[static_cast<size_t>(g)];
   }
   if (!differ) return {};
-  // Each batch row's queries (its image's block in a ragged batch) under its own visibility.
-  ops::PackedAttentionMask out;
-  out.queries = b_ * t_;
-  out.words = q.mask.words;
-  for (int64_t b = 0; b < b_; ++b) {
-    GptQueries block = q;
-    if (q.per_image) {
-      const int64_t g = b % images_;
-      block = GptQueries{};
-      block.positions.assign(q.positions.begin() + g * t_, q.positions.begin() + (g + 1) * t_);
-      block.slots.assign(q.slots.begin() + g * t_, q.slots.begin() + (g + 1) * t_);
-      block.mask.queries = t_;
-      block.mask.words = q.mask.words;
-      block.mask.ranges.assign(q.mask.ranges.begin() + 2 * g * t_, q.mask.ranges.begin() + 2 * (g + 1) * t_);
-      if (!q.mask.bits.empty())
-        block.mask.bits.assign(q.mask.bits.begin() + g * t_ * q.mask.words,
-                               q.mask.bits.begin() + (g + 1) * t_ * q.mask.words);
-    }
-    const ops::PackedAttentionMask m = hide_caption_padding(cfg_, block, {rows[static_cast<size_t>(b)]}, cache_slots_);
-    out.ranges.insert(out.ranges.end(), m.ranges.begin(), m.ranges.end());
-    if (!m.bits.empty()) {
-      out.bits.resize(static_cast<size_t>(b * t_ * out.words), 0u);
-      out.bits.insert(out.bits.end(), m.bits.begin(), m.bits.end());
-    }
-  }
-  if (!out.bits.empty()) out.bits.resize(static_cast<size_t>(out.queries * out.words), 0u);
-  return out;
+  // Every batch row's queries (its image's block in a ragged batch) spread to a block of their
+  // own, each block under its row's visibility.
+  GptQueries rowed;
+  rowed.images = b_;
+  rowed.per_image = true;
+  const int64_t blocks = q.per_image ? images_ : 1;
+  const auto spread = [&](const std::vector<uint32_t>& v, size_t width) {
+    return per_row(v, width, true, b_, blocks, t_);
+  };
+  rowed.positions = per_row(q.positions, 1, true, b_, blocks, t_);
+  rowed.slots = spread(q.slots, 1);
+  rowed.mask.queries = b_ * t_;
+  rowed.mask.words = q.mask.words;
+  rowed.mask.ranges = spread(q.mask.ranges, 2);
+  if (!q.mask.bits.empty()) rowed.mask.bits = spread(q.mask.bits, static_cast<size_t>(q.mask.words));
+  return hide_caption_padding(cfg_, rowed, rows, cache_slots_);
 }
 
 void GptBatch::upload_queries(const GptQueries& q, const std::vector<int32_t>& rope,
