@@ -43,6 +43,16 @@
   reference.py janus-greedy DIR --ids ... --cfg 5 --tokens-count N --out OUT.json
       greedy CFG generation (KV cache): {"tokens": [...], "gaps": [top-1 minus top-2 guided logit], ...}
   reference.py janus-decode DIR --tokens ... --out OUT.npy   ->  the VQ decoder's image [3, H, W] f32 in [-1, 1]
+  reference.py make-lumina DIR --dim 64 --layers 2 --heads 4 --ffn 128 --codes 64 --groups 1 [--swin]
+               --seed 0 [--shards N] [--dtype bf16|f32]
+      a random tiny Lumina-mGPT folder in the released layout (lumina_model.py; q/k norm parameters
+      random) with a tiny byte-level BPE tokenizer.json
+  reference.py lumina-logits DIR --ids ... --codes ... --rows R --cols C --out OUT.safetensors
+      ids: the engine's condition (BOS .. separator, image start, sizes); teacher forced through the
+      released layout (line breaks after every row) -> logits [2 (cond, uncond), R * C, codes]
+      at the positions predicting each image token, image columns only
+  reference.py lumina-greedy DIR --ids ... --rows R --cols C --cfg 4 --out OUT.json
+      inference_solver.py's loop, greedy: {"tokens": VQ codes, "gaps": top-2 gaps}
 
 Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
 the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
@@ -398,6 +408,41 @@ def chameleon_vq_decode(a):
     save_file({"pixels": px.float().contiguous()}, a.out)
 
 
+def make_lumina(a):
+    import lumina_model as lm
+    m = lm.random_tiny(dim=a.dim, n_layer=a.layers, n_head=a.heads, ffn_hidden=a.ffn, image_codes=a.codes,
+                       groups=a.groups, swin_norm=a.swin, seed=a.seed)
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    lm.save_checkpoint_folder(m, a.out, dtype=dtypes[a.dtype], shards=a.shards)
+    jm.write_json(a.out, "tokenizer.json", jm.build_byte_bpe(jm.TINY_TOKENIZER_TEXTS + [lm.PROMPT_TEMPLATE], 600))
+
+
+def lumina_split(ids):
+    """Condition ids (BOS .. separator, image start, two sizes) -> the prompt part (BOS .. separator)."""
+    ids = ints(ids)
+    return ids[:-3]
+
+
+def lumina_logits(a):
+    import lumina_model as lm
+    m = lm.load_checkpoint_folder(a.model).float()
+    codes = torch.tensor(ints(a.codes), dtype=torch.long).reshape(a.rows, a.cols)
+    with torch.no_grad():
+        c, u = m.teacher_forced(lumina_split(a.ids), codes)
+    image = slice(lm.IMAGE_FIRST, lm.IMAGE_FIRST + m.cfg.image_codes)
+    save_file({"logits": torch.stack([c[:, image], u[:, image]]).contiguous()}, a.out)
+
+
+def lumina_greedy(a):
+    import json
+    import lumina_model as lm
+    m = lm.load_checkpoint_folder(a.model).float()
+    codes, gaps = m.generate(lumina_split(a.ids), a.rows, a.cols, cfg=a.cfg, greedy=True)
+    with open(a.out, "w") as f:
+        json.dump({"tokens": codes.flatten().tolist(), "gaps": [float(g) for g in gaps]}, f)
+        f.write("\n")
+
+
 # The subcommands: each one's function, its positional path, then its options in order: "--x" a
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
@@ -432,6 +477,11 @@ COMMANDS = {
     "make-chameleon-vq": (make_chameleon_vq, "out", [("--ch", 32), ("--ch-mult", "1,2"), ("--z", 32), ("--codebook", 64),
                                                      ("--embed", 32), ("--res-blocks", 1), ("--seed", 0)]),
     "chameleon-vq-decode": (chameleon_vq_decode, "model", ["--tokens", "--grid:int", "--out"]),
+    "make-lumina": (make_lumina, "out", [("--dim", 64), ("--layers", 2), ("--heads", 4), ("--ffn", 128),
+                                         ("--codes", 64), ("--groups", 1), ("--swin", False), ("--seed", 0),
+                                         ("--shards", 1), ("--dtype", "bf16")]),
+    "lumina-logits": (lumina_logits, "model", ["--ids", "--codes", "--rows:int", "--cols:int", "--out"]),
+    "lumina-greedy": (lumina_greedy, "model", ["--ids", "--rows:int", "--cols:int", ("--cfg", 4.0), "--out"]),
 }
 
 

@@ -1,26 +1,10 @@
 #include "engine/families/janus_prompt.h"
 
-#include <cstring>
-
 #include "common/error.h"
-#include "engine/vk/tensor.h"
+#include "engine/families/text_table.h"
 
 namespace vkspec {
 
-namespace {
-constexpr size_t kMaxPromptBytes = 1 << 16;
-
-float element_f32(StDType dtype, const uint8_t* p) {
-  if (dtype == StDType::F32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return dtype == StDType::BF16 ? bf16_to_float(h) : half_to_float(h);
-}
-}  // namespace
 
 JanusPrompts::JanusPrompts(JanusPromptSpec spec, std::shared_ptr<const text::BpeTokenizer> tokenizer,
                            std::shared_ptr<const SafetensorsFile> file, std::string table)
@@ -48,14 +32,7 @@ JanusPrompts::JanusPrompts(JanusPromptSpec spec, std::shared_ptr<const text::Bpe
 
 std::vector<int32_t> JanusPrompts::ids(const std::string& given) const {
   if (!tokenizer_) throw Error(spec_.model + ": names no tokenizer (metadata tokenizer), so it cannot take a prompt");
-  // The released processor strips the prompt (Python's str.strip; here ASCII whitespace).
-  const char* space = " \t\r\n\f\v";
-  const size_t first = given.find_first_not_of(space);
-  if (first == std::string::npos) throw Error("the prompt is empty");
-  const std::string prompt = given.substr(first, given.find_last_not_of(space) - first + 1);
-  if (prompt.size() > kMaxPromptBytes)
-    throw Error("the prompt has " + std::to_string(prompt.size()) + " bytes, more than " +
-                std::to_string(kMaxPromptBytes));
+  const std::string prompt = stripped_prompt(given);  // the released processor strips it
   std::string text = spec_.template_;
   text.replace(text.find("{prompt}"), 8, prompt);
   std::vector<int32_t> ids = tokenizer_->encode(text, true);
@@ -77,20 +54,7 @@ std::vector<int32_t> JanusPrompts::unconditional_ids(const std::vector<int32_t>&
 }
 
 std::vector<float> JanusPrompts::rows(const std::vector<int32_t>& ids) const {
-  const StTensorInfo& t = file_->info(table_);
-  const uint8_t* data = file_->data(table_);
-  const size_t esize = t.dtype == StDType::F32 ? 4 : 2;
-  const int64_t D = spec_.dim;
-  std::vector<float> out(ids.size() * static_cast<size_t>(D));
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= spec_.text_vocab)
-      throw Error("token id " + std::to_string(ids[i]) + " outside the model's text vocabulary " +
-                  std::to_string(spec_.text_vocab) + " (" + spec_.model + ")");
-    const uint8_t* row = data + static_cast<size_t>(ids[i]) * static_cast<size_t>(D) * esize;
-    for (int64_t d = 0; d < D; ++d)
-      out[i * static_cast<size_t>(D) + static_cast<size_t>(d)] = element_f32(t.dtype, row + d * esize);
-  }
-  return out;
+  return text_table_rows(*file_, table_, ids, spec_.model);
 }
 
 std::shared_ptr<const Condition> JanusPrompts::condition(const std::string& prompt) const {

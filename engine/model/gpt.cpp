@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/model/gpt_block.h"
+#include "engine/model/line_breaks.h"
 #include "engine/model/model_family.h"
 
 #include "engine/ops/attention.h"
@@ -42,11 +43,12 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
   rope_table_ = make_rope_table(ctx, cfg_);
 
   const int64_t R = opt_.batch_rows * opt_.max_queries;
-  act_ = make_block_activations(ctx, R, cfg_, "gpt");
+  act_ = make_block_activations(ctx, opt_.batch_rows * placed_queries(), cfg_, "gpt");
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
+  if (cfg_.line_breaks) hidden_ = ctx.tensor(DType::F32, {R, D}, "gpt hidden (the method's rows)");
   ops::AttentionShape shape;
   shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
-  shape.tokens = opt_.max_queries;
+  shape.tokens = placed_queries();
   shape.heads = cfg_.n_head;
   shape.head_dim = cfg_.head_dim;
   // Room for the most splits any forward plans: one batch row per image (gpt_block.cpp).
@@ -86,6 +88,13 @@ void Gpt::embed(CommandStream& s, const GptBatch& batch, const TensorView& x) {
   }
 }
 
+// With placed line breaks, the method's ids copied into the placed batch's, within the stream
+// (strategies write sampled ids into theirs as it runs).
+void copy_placed_ids(CommandStream& s, const GptBatch& batch, const GptBatch& placed) {
+  for (const PlacedQueries::Run& r : batch.placed_runs()->ids)
+    s.copy(batch.token_ids().rows(r.from, r.count), placed.token_ids().rows(r.to, r.count));
+}
+
 GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache) {
   const int64_t B = batch.batch_rows(), T = batch.tokens_per_row();
   if (B < 1 || B > opt_.batch_rows)
@@ -95,16 +104,27 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
     throw Error(path_ + ": " + std::to_string(T) + " queries exceed max_queries " + std::to_string(opt_.max_queries));
   if (cache.batch() != B || cache.dtype() != opt_.kv || cache.slots() < batch.kv_len())
     throw Error(path_ + ": KV cache does not match the model");
-  const int64_t R = B * T;
-  const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R), logits = logits_.view().rows(0, R);
-  embed(s, batch, x);
-  const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, batch, R, cache};
+  const GptBatch& run = batch.placed(cache);  // the batch itself but with placed line breaks
+  const int64_t R = B * T, Rp = B * run.tokens_per_row();
+  if (run.tokens_per_row() > placed_queries())
+    throw Error(path_ + ": " + std::to_string(run.tokens_per_row()) + " queries with their line breaks exceed " +
+                std::to_string(placed_queries()));
+  const TensorView x = act_.x.view().rows(0, Rp), xn = act_.xn.view().rows(0, Rp), logits = logits_.view().rows(0, R);
+  if (&run != &batch) copy_placed_ids(s, batch, run);
+  embed(s, run, x);
+  const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, run, Rp, cache};
   for (int64_t l = 0; l < cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
+  TensorView hidden = xn;
+  if (&run != &batch) {  // each method query's state: its own, or the break's placed after it
+    hidden = hidden_.view().rows(0, R);
+    for (const PlacedQueries::Run& r : batch.placed_runs()->rows)
+      s.copy(xn.rows(r.from, r.count), hidden.rows(r.to, r.count));
+  }
   ops::MatmulFusion per_image;  // the head's kernel as for one image's rows (gpt_block.cpp)
   per_image.rows_per_image = R / batch.images();
-  parts_->head(s, xn, logits, per_image);
-  return {logits, xn};
+  parts_->head(s, hidden, logits, per_image);
+  return {logits, hidden};
 }
 
 void Gpt::project(CommandStream& s, const TensorView& hidden, const TensorView& logits) const {

@@ -75,6 +75,9 @@ class Gpt {
  private:
   using Layer = GptBlockWeights;
   void embed(CommandStream& s, const GptBatch& batch, const TensorView& x);
+  // Queries per batch row a forward may run: max_queries, twice that with placed line breaks
+  // (a break after each query at most).
+  int64_t placed_queries() const { return cfg_.line_breaks ? 2 * opt_.max_queries : opt_.max_queries; }
 
   Context& ctx_;
   std::string path_;
@@ -87,6 +90,7 @@ class Gpt {
   // Activations sized for batch_rows * max_queries rows.
   GptBlockActivations act_;
   Tensor logits_, attn_ws_;
+  Tensor hidden_;  // with placed line breaks: the method's rows of the final normed state
 };
 
 }  // namespace vkspec

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/model/line_breaks.h"
 #include "engine/ops/rope.h"
 #include "common/error.h"
 
@@ -57,6 +58,7 @@ GptQueries per_image_copy(const GptQueries& q) {
     r.slots.insert(r.slots.end(), q.slots.begin(), q.slots.end());
     r.mask.ranges.insert(r.mask.ranges.end(), q.mask.ranges.begin(), q.mask.ranges.end());
     r.mask.bits.insert(r.mask.bits.end(), q.mask.bits.begin(), q.mask.bits.end());
+    r.rope_index.insert(r.rope_index.end(), q.rope_index.begin(), q.rope_index.end());
   }
   r.mask.queries = r.count();
   return r;
@@ -156,7 +158,9 @@ std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_
     if ((i % per_image < n_cond[static_cast<size_t>(image)]) != (p < cfg.cls_token_num))
       throw batch_error(q.per_image ? "every image must have as many condition queries, first"
                                     : "condition queries must come first");
-    const ops::RopePosition rp = cfg.rope_position(p);
+    const ops::RopePosition rp = q.rope_index.empty()
+                                     ? cfg.rope_position(p)
+                                     : ops::sequence_position(q.rope_index[static_cast<size_t>(i)], cfg.rope_table_rows());
     rope[static_cast<size_t>(3 * i)] = rp.row;
     rope[static_cast<size_t>(3 * i + 1)] = rp.col;
     rope[static_cast<size_t>(3 * i + 2)] = rp.flag;
@@ -213,6 +217,7 @@ GptQueries GptQueries::ragged(const std::vector<GptQueries>& images) {
     q.positions.insert(q.positions.end(), im.positions.begin(), im.positions.end());
     q.slots.insert(q.slots.end(), im.slots.begin(), im.slots.end());
     q.tokens.insert(q.tokens.end(), im.tokens.begin(), im.tokens.end());
+    if (!im.rope_index.empty()) throw batch_error("a ragged batch is made of queries without breaks placed");
     q.conditions.push_back(im.conditions.at(0));
     if (rows == 2) nulls.push_back(im.conditions[1]);
   }
@@ -253,8 +258,11 @@ void GptBatch::check_shape(const GptQueries& q) {
   for (uint32_t s : q.slots)
     if (s >= cache_slots_)
       throw batch_error("slot " + std::to_string(s) + " beyond the cache's " + std::to_string(cache_slots_));
+  const int64_t ids = holds_placed_ ? cfg_.placed_id() + 1 : cfg_.vocab_size;  // a placed batch feeds breaks
   for (uint32_t t : q.tokens)
-    if (t >= cfg_.vocab_size) throw batch_error("token id " + std::to_string(t) + " outside the vocabulary");
+    if (t >= ids) throw batch_error("token id " + std::to_string(t) + " outside the vocabulary");
+  if (!q.rope_index.empty() && (!holds_placed_ || static_cast<int64_t>(q.rope_index.size()) != q.count()))
+    throw batch_error("RoPE indices are a placed batch's, one per query");
 }
 
 void GptBatch::count_condition_queries(const GptQueries& q) {
@@ -285,9 +293,22 @@ void GptBatch::count_condition_queries(const GptQueries& q) {
   }
 }
 
+GptBatch::~GptBatch() = default;
+
 void GptBatch::assign(const GptQueries& q) {
   const GptConfig& cfg = cfg_;
   check_shape(q);
+  if (cfg.line_breaks && !holds_placed_) {  // the ids now; the rest once the cache is known (placed())
+    kv_len_ = 0;
+    for (int64_t i = 0; i < q.mask.queries; ++i)
+      kv_len_ = std::max<int64_t>(kv_len_, q.mask.ranges[static_cast<size_t>(2 * i + 1)]);
+    if (kv_len_ > cache_slots_) throw batch_error("mask reaches beyond the cache");
+    ensure(tokens_, DType::U32, {std::max<int64_t>(token_count_, 1)}, "token ids");
+    if (!q.tokens.empty()) ctx_.upload(tokens_, 0, q.tokens.data(), q.tokens.size() * 4);
+    source_ = std::make_unique<GptQueries>(q);
+    placed_runs_.reset();
+    return;
+  }
   std::vector<std::vector<uint8_t>> visible;
   if (cfg.model_type == ModelType::t2i) {
     std::vector<const CaptionEmbeddings*> conditional;
@@ -413,6 +434,22 @@ void GptBatch::upload_conditions(const GptQueries& q, const std::vector<uint32_t
     ensure(captions_[b], DType::F32, {n_cond_, cd}, "caption row " + std::to_string(b));
     ctx_.upload(captions_[b], 0, rows.data(), rows.size() * 4);
   }
+}
+
+const GptBatch& GptBatch::placed(const KvCache& cache) const {
+  if (!cfg_.line_breaks || holds_placed_) return *this;
+  if (!source_) throw batch_error("placed() before assign()");
+  if (cache.slots() < cache_slots_)
+    throw batch_error("a batch for " + std::to_string(cache_slots_) + " slots run against a cache of " +
+                      std::to_string(cache.slots()));
+  auto runs = std::make_unique<PlacedQueries>(place_line_breaks(cfg_, *source_, b_, cache));
+  if (!placed_ || placed_->cache_slots_ != cache.device_slots()) {
+    placed_ = std::make_unique<GptBatch>(ctx_, cfg_, b_, runs->queries.queries_per_row(), cache.device_slots());
+    placed_->holds_placed_ = true;
+  }
+  placed_->assign(runs->queries);
+  placed_runs_ = std::move(runs);
+  return *placed_;
 }
 
 ops::AttentionMask GptBatch::mask() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@
 #include "engine/vk/context.h"
 
 namespace vkspec {
+
+class KvCache;
+struct PlacedQueries;
 
 // What the host says about a forward.
 struct GptQueries {
@@ -41,6 +45,10 @@ struct GptQueries {
   // forward, each image's from its own caption (GptBatch gives a lockstep batch whose captions
   // differ in padding a mask per image); the null row takes the conditional row's (as LlamaGen does).
   std::vector<const Condition*> conditions;
+  // The sequence index each query's RoPE takes, where it is not its position's
+  // (GptConfig::rope_index): placed line breaks' queries (engine/model/line_breaks.h). Empty
+  // otherwise.
+  std::vector<int64_t> rope_index;
 
   int64_t count() const { return static_cast<int64_t>(positions.size()); }
   // Queries of each batch row: count(), or count() / images in a ragged batch.
@@ -77,9 +85,19 @@ class GptBatch {
   GptBatch(const GptBatch&) = delete;
   GptBatch& operator=(const GptBatch&) = delete;
 
+  GptBatch(GptBatch&&) = delete;
+  ~GptBatch();
+
   // Validates q (throws Error naming the problem) and writes it to the buffers, which grow when
   // q needs more room.
   void assign(const GptQueries& q);
+
+  // The batch a forward runs against `cache`: this one, or for a model with placed line breaks
+  // (GptConfig::line_breaks) the queries with their breaks (engine/model/line_breaks.h), which it
+  // makes and keeps until the next call. placed_runs(): how that batch's ids and output rows map
+  // to this one's (nullptr without breaks).
+  const GptBatch& placed(const KvCache& cache) const;
+  const PlacedQueries* placed_runs() const { return placed_runs_.get(); }
 
   int64_t tokens_per_row() const { return t_; }
   int64_t images() const { return images_; }
@@ -142,6 +160,11 @@ class GptBatch {
   std::vector<bool> null_caption_;
   Tensor condition_positions_;
   ops::AttentionMaskTensors mask_;
+  // Placed line breaks: the method's queries as given, and the batch with the breaks added.
+  bool holds_placed_ = false;  // this is a placed batch (its queries include the breaks)
+  std::unique_ptr<GptQueries> source_;
+  mutable std::unique_ptr<GptBatch> placed_;
+  mutable std::unique_ptr<PlacedQueries> placed_runs_;
 };
 
 }  // namespace vkspec

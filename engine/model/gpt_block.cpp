@@ -1,7 +1,10 @@
 #include "engine/model/gpt_block.h"
 
 #include "engine/ops/attention.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/head_layer_norm.h"
 #include "engine/ops/kv_write.h"
+#include "engine/ops/rms_norm.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/rope.h"
 #include "engine/vk/command_stream.h"
@@ -20,6 +23,14 @@ GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& 
   Tensor w1 = w.load(p + "feed_forward.w1.weight", {H, D}, wt, hf);
   Tensor w3 = w.load(p + "feed_forward.w3.weight", {H, D}, wt, hf);
   L.w2 = w.load(p + "feed_forward.w2.weight", {D, H}, wt, hf);
+  if (cfg.qk_norm_groups > 0) {
+    const int64_t G = cfg.qk_norm_groups, hd = cfg.head_dim;
+    const std::string qk = "qk_norm_groups=" + std::to_string(G) + ", head_dim=" + std::to_string(hd);
+    L.q_norm_weight = w.load(p + "attention.q_norm.weight", {G, hd}, DType::F32, qk);
+    L.q_norm_bias = w.load(p + "attention.q_norm.bias", {G, hd}, DType::F32, qk);
+    L.k_norm_weight = w.load(p + "attention.k_norm.weight", {G, hd}, DType::F32, qk);
+    L.k_norm_bias = w.load(p + "attention.k_norm.bias", {G, hd}, DType::F32, qk);
+  }
   L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
   CommandStream copies(ctx);
   copies.copy(w1.view(), L.w13.view().rows(0, H));
@@ -46,6 +57,56 @@ GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const Gpt
   return a;
 }
 
+namespace {
+
+// q|k|v of the forward's rows and their RoPE and cache write: folded into the projection, or
+// where the block normalises q and k (Chameleon) the projection, both norms, then RoPE and the
+// write in one dispatch.
+void record_qkv(CommandStream& s, const GptBlockWeights& L, int64_t l, const GptBlockForward& f,
+                const ops::MatmulFusion& attention_in) {
+  const GptConfig& cfg = f.cfg;
+  const int64_t nh = cfg.n_head, hd = cfg.head_dim, D = cfg.dim, B = f.batch.batch_rows();
+  const TensorView x = f.act.x.view().rows(0, f.rows), qkv = f.act.qkv.view().rows(0, f.rows);
+  const ops::MatmulFusion::RopeKv rope_kv{nh,           hd, B, f.batch.rope_positions(), f.rope_table.view(),
+                                          f.batch.slots(), f.cache.k(l), f.cache.v(l)};
+  if (!L.q_norm_weight.valid()) {
+    ops::MatmulFusion fused = attention_in;
+    fused.rope_kv = rope_kv;
+    ops::matmul_fused(s, x, L.wqkv, qkv, fused);
+    return;
+  }
+  ops::matmul_fused(s, x, L.wqkv, qkv, attention_in);
+  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd), k = ops::HeadRows::columns(qkv, D, nh, hd);
+  ops::head_layer_norm(s, q, L.q_norm_weight.view(), L.q_norm_bias.view(), cfg.qk_norm_eps);
+  ops::head_layer_norm(s, k, L.k_norm_weight.view(), L.k_norm_bias.view(), cfg.qk_norm_eps);
+  ops::Rope2dKvWrite a;
+  a.q = q;
+  a.k = k;
+  a.v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
+  a.batch = B;
+  a.positions = rope_kv.positions;
+  a.table = rope_kv.table;
+  a.slots = rope_kv.slots;
+  a.k_cache = rope_kv.k_cache;
+  a.v_cache = rope_kv.v_cache;
+  ops::rope_2d_kv_write(s, a);
+}
+
+// x += norm(in w^T) (the Swin placement's residual branch), through the activations' scratch.
+void add_normed(CommandStream& s, const TensorView& in, const Tensor& w, const Tensor& norm, const TensorView& x,
+                const GptBlockForward& f, int64_t rows_per_image, bool swiglu) {
+  const TensorView y = f.act.xn.view().rows(0, f.rows), normed = f.act.attn.view().rows(0, f.rows);
+  ops::MatmulFusion product;
+  product.rows_per_image = rows_per_image;
+  product.swiglu = swiglu;
+  product.x_scratch = f.act.ffn_hidden.view().rows(0, f.rows);
+  ops::matmul_fused(s, in, w, y, product);
+  ops::rms_norm(s, y, norm, normed, f.cfg.norm_eps);
+  ops::add(s, x, normed, x);
+}
+
+}  // namespace
+
 void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, const GptBlockForward& f) {
   const GptConfig& cfg = f.cfg;
   const GptBlockActivations& a = f.act;
@@ -65,15 +126,13 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, con
   const int64_t rows_per_image = R / batch.images();
   ops::MatmulFusion attention_in;
   attention_in.rows_per_image = rows_per_image;
-  if (L.attention_norm.valid()) attention_in.norm_weight = L.attention_norm.view();
+  if (L.attention_norm.valid() && !cfg.swin_norm) attention_in.norm_weight = L.attention_norm.view();
   attention_in.norm_eps = cfg.norm_eps;
   attention_in.x_scratch = xn;
-  ops::MatmulFusion qkv_fusion = attention_in;
-  qkv_fusion.rope_kv = {nh, hd, B, batch.rope_positions(), f.rope_table.view(), batch.slots(), cache.k(l), cache.v(l)};
-  ops::matmul_fused(s, x, L.wqkv, qkv, qkv_fusion);
+  record_qkv(s, L, l, f, attention_in);
   ops::AttentionOptions per_image;  // the split one image's rows would take: batch-invariant sums
   per_image.split_rows = B / batch.images();
-  per_image.split_slots = cache.slots();
+  per_image.split_slots = cache.device_slots();
   ops::Attention att;
   att.q = q;
   att.batch = B;
@@ -84,6 +143,13 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, con
   att.out = attn;
   att.workspace = f.attn_ws;
   ops::attention(s, att, per_image);
+  if (cfg.swin_norm) {  // Chameleon-34B: x += norm(attention), x += norm(ffn(x))
+    add_normed(s, attn, L.wo, L.attention_norm, x, f, rows_per_image, false);
+    ops::MatmulFusion ffn_in_plain = attention_in;
+    ops::matmul_fused(s, x, L.w13, ffn_in, ffn_in_plain);
+    add_normed(s, ffn_in, L.w2, L.ffn_norm, x, f, rows_per_image, true);
+    return;
+  }
   ops::MatmulFusion residual;
   residual.rows_per_image = rows_per_image;
   residual.accumulate = true;

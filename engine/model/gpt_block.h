@@ -15,10 +15,13 @@ struct GptBlockWeights {
   Tensor ffn_norm, wqkv, wo;
   Tensor w13;  // w1 and w3 fused into one [2H, D] matrix so the FFN input is one matmul
   Tensor w2;
+  // Chameleon's q/k LayerNorm, f32 [groups, head_dim] each; empty when the config has none.
+  Tensor q_norm_weight, q_norm_bias, k_norm_weight, k_norm_bias;
 };
 
 // Loads `prefix` + attention_norm / ffn_norm / attention.wqkv / attention.wo / feed_forward.w1|w2|w3
-// with cfg's shapes, matrices as `weights`, norms f32.
+// (and attention.q_norm / k_norm .weight / .bias where cfg has q/k norms) with cfg's shapes,
+// matrices as `weights`, norms f32.
 GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& prefix, const GptConfig& cfg,
                                DType weights, bool attention_norm = true);
 
@@ -48,9 +51,10 @@ struct GptBlockForward {
 };
 
 // Records block l on the residual stream f.act.x for the forward's rows: x += attention(norm(x)),
-// then x += ffn(norm(x)) (LlamaGen's pre-norm block; no attention norm where the block has none):
-// q|k|v, RoPE, the write of k and v into the cache's layer l, attention under the batch's mask,
-// the output projection, w1|w3, SwiGLU and w2.
+// then x += ffn(norm(x)) (LlamaGen's pre-norm block; no attention norm where the block has none),
+// or with cfg.swin_norm x += norm(attention(x)), x += norm(ffn(x)): q|k|v, the q/k norms where
+// the config has them, RoPE, the write of k and v into the cache's layer l, attention under the
+// batch's mask, the output projection, w1|w3, SwiGLU and w2.
 void record_gpt_block(CommandStream& s, const GptBlockWeights& block, int64_t l, const GptBlockForward& f);
 
 }  // namespace vkspec

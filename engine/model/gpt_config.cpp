@@ -61,6 +61,11 @@ void GptConfig::validate(const std::string& path) const {
   if (dim % n_head) throw fail("dim " + std::to_string(dim) + " is not divisible by n_head");
   if (head_dim != dim / n_head) throw fail("head_dim must be dim / n_head");
   if (head_dim % 4) throw fail("head_dim " + std::to_string(head_dim) + " must be a multiple of 4 (RoPE)");
+  if (qk_norm_groups < 0 || (qk_norm_groups > 0 && n_head % qk_norm_groups))
+    throw fail("metadata qk_norm_groups=" + std::to_string(qk_norm_groups) + " does not divide n_head=" +
+               std::to_string(n_head));
+  if (line_breaks && rope_layout != RopeLayout::sequence_1d)
+    throw fail("placed line breaks need 1D RoPE (their positions are sequence indices)");
   auto cap = [&](const char* key, int64_t v, int64_t limit) {
     if (v > limit)
       throw fail("metadata " + std::string(key) + "=" + std::to_string(v) + " is implausibly large (limit " +
@@ -76,8 +81,19 @@ void GptConfig::validate(const std::string& path) const {
   cap("ffn_hidden", ffn_hidden, 1 << 20);
 }
 
+int64_t GptConfig::rope_index(int64_t index) const {
+  if (!line_breaks || index < cls_token_num) return index;
+  const int64_t m = index - cls_token_num;
+  return cls_token_num + m + m / grid_size;
+}
+
+int64_t GptConfig::rope_table_rows() const {
+  if (rope_layout == RopeLayout::grid_2d) return grid_size;
+  return line_breaks ? seq_len() + grid_size : seq_len();  // one break per row
+}
+
 ops::RopePosition GptConfig::rope_position(int64_t index) const {
-  if (rope_layout == RopeLayout::sequence_1d) return ops::sequence_position(index, seq_len());
+  if (rope_layout == RopeLayout::sequence_1d) return ops::sequence_position(rope_index(index), rope_table_rows());
   return ops::llamagen_position(index, cls_token_num, grid_size);
 }
 

@@ -54,6 +54,17 @@ struct GptConfig {
   int64_t ffn_hidden = 0;     // find_multiple(int(2 * 4 * dim / 3), multiple_of) unless stored
   float rope_base = 10000.0f;
   float norm_eps = 1e-5f;
+  // Chameleon's (Lumina-mGPT's) block: q and k LayerNorm per head before RoPE, in this many groups
+  // of heads (0: none, as LlamaGen and Janus-Pro), and Swin placement (the sub-layer's output
+  // normalised before its residual add, the 34B's) instead of pre-norm.
+  int64_t qk_norm_groups = 0;
+  float qk_norm_eps = 1e-5f;
+  bool swin_norm = false;
+  // Placed line breaks (Lumina-mGPT): a token the model is fed after the last image token of
+  // every grid row, never sampled (engine/model/line_breaks.h). Methods see the grid alone;
+  // the forward adds the breaks' queries, RoPE indices and KV slots. placed_id: the break's row of
+  // the image-token table (vocab_size, one past the codes).
+  bool line_breaks = false;
   SamplerDefaults defaults;
 
   int64_t image_tokens() const { return grid_size * grid_size; }
@@ -62,7 +73,11 @@ struct GptConfig {
   int64_t position_of_token(int64_t n) const { return cls_token_num + n; }
   // RoPE coordinates of sequence position `index`, and the rows of the table they index.
   ops::RopePosition rope_position(int64_t index) const;
-  int64_t rope_table_rows() const { return rope_layout == RopeLayout::grid_2d ? grid_size : seq_len(); }
+  int64_t rope_table_rows() const;
+  // The sequence index RoPE takes for position `index`: the index itself, or with line breaks the
+  // index in the released layout (each earlier row's break counted).
+  int64_t rope_index(int64_t index) const;
+  int64_t placed_id() const { return vocab_size; }
 
   // LlamaGen's keys (c2i or t2i): throws Error naming the file and key when a key is missing,
   // malformed or inconsistent. Other families read their own (engine/families/).
