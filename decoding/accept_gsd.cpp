@@ -35,15 +35,15 @@ constexpr double kDefaultGap = 0.15, kDefaultDistance = 2.0;
 // The target's input embedding rows scaled to unit length, f32 [V, dim].
 Tensor unit_embeddings(const ModelSet& models, const std::string& method) {
   Context& ctx = *models.ctx;
-  const Tensor& table = models.target->token_embeddings();
-  const int64_t V = table.shape()[0], dim = table.shape()[1];
+  const Tensor& table = models.target->token_embeddings();  // placed tokens' rows past V (Gpt)
+  const int64_t V = models.target->config().vocab_size, dim = table.shape()[1];
   std::vector<float> rows(static_cast<size_t>(V * dim));
   if (table.dtype() == DType::F16) {
     std::vector<uint16_t> half(rows.size());
-    ctx.download(table, half.data(), half.size() * 2);
+    ctx.download(table, 0, half.data(), half.size() * 2);
     for (size_t i = 0; i < half.size(); ++i) rows[i] = half_to_float(half[i]);
   } else if (table.dtype() == DType::F32) {
-    ctx.download(table, rows.data(), rows.size() * 4);
+    ctx.download(table, 0, rows.data(), rows.size() * 4);
   } else {
     throw Error(method + ": gsd reads the target's token embeddings as f16 or f32, " + models.target->path() +
                 " stores " + dtype_name(table.dtype()));

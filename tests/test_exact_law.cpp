@@ -149,6 +149,54 @@ LawSet janus_law_set(Context& ctx) {
   return r;
 }
 
+// The Lumina-mGPT set: a random one-layer Lumina of 2 codes on a 4 x 4 grid in the released layout
+// (reference.py make-lumina; 2^16 images, the largest grid its even-sided size tokens allow under
+// exact_law.py's bound), converted by tools/convert_lumina.py, a prompt through its tokenizer and
+// template; a line break placed after every row, so windows, trees and zipar's rows cross them.
+// Matrices at scale 0.4: the per-position entropy ranges 0.08 .. 0.69 nats, and each row's first
+// token depends on the row before (context dependence 0.03 .. 0.33 across the breaks; at the
+// released 0.02 the law is near uniform and a biased method would pass).
+// A drafter of another seed (sd), random draft and latent heads; top-k off as for Janus-Pro.
+LawSet lumina_law_set(Context& ctx) {
+  LawSet r;
+  r.settings = law_settings();
+  r.settings.top_k = 0;
+  static const struct OwnFolder {  // as janus_law_set's
+    std::string path = testing::scratch_dir("exact_law_lumina_" + std::to_string(getpid()));
+    ~OwnFolder() { std::filesystem::remove_all(path); }
+  } own;
+  const std::string& dir = own.path;
+  for (const char* seed : {"0", "1"}) {
+    const std::string name = std::string(seed) == "0" ? "/hf" : "/hf_drafter";
+    r.law.run = testing::run_reference({"make-lumina", dir + name, "--dim", "32", "--layers", "1", "--heads", "2",
+                                        "--ffn", "64", "--codes", "2", "--dtype", "f32", "--seed", seed,
+                                        "--scale", "0.4"});
+    if (r.law.run.ok)
+      r.law.run = testing::run_tool("convert_lumina.py", {dir + name, dir + (name == "/hf" ? "/model" : "/drafter"),
+                                                          "--size", "64", "--prompt-tokens", "96"});
+    if (!r.law.run.ok) return r;
+  }
+  GptOptions opt;
+  opt.weights = DType::F32;
+  r.models.target = std::make_unique<Gpt>(ctx, dir + "/model.safetensors", opt);
+  r.models.drafter = std::make_unique<Gpt>(ctx, dir + "/drafter.safetensors", opt);
+  r.models.set.ctx = &ctx;
+  r.models.set.target = r.models.target.get();
+  r.models.set.drafter = r.models.drafter.get();
+  r.models.dir = dir;
+  testing::TinyGptSpec t;
+  t.vocab = 2;
+  t.grid = 4;
+  testing::add_tiny_companions(ctx, r.models, t, "lumina-mgpt");
+  r.condition = r.models.target->prompt_condition("a red ankle boot");
+  const auto* prompt = dynamic_cast<const CaptionEmbeddings*>(r.condition.get());
+  std::string ids;
+  for (int32_t id : prompt->prompt_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  r.law = testing::exact_law(ctx.options().cache_dir, {"--lumina", dir + "/hf", "--ids", ids},
+                             dir + "/hf/model.safetensors", "prompt ids " + ids, 2, 4, r.settings);
+  return r;
+}
+
 class exact_law : public testing::VulkanTest {
  protected:
   virtual LawSet& set() {
@@ -219,6 +267,15 @@ class exact_law_janus : public exact_law {
  protected:
   LawSet& set() override {
     static LawSet s = janus_law_set(ctx());
+    return s;
+  }
+};
+
+// The same tests on Lumina-mGPT (q/k norms, placed line breaks, a prompt and its own null row).
+class exact_law_lumina : public exact_law {
+ protected:
+  LawSet& set() override {
+    static LawSet s = lumina_law_set(ctx());
     return s;
   }
 };
@@ -536,6 +593,44 @@ TEST_F(exact_law_janus, RejectsTheReleasedSjdPacPathRule) {
   const BiasedVariant& b = biased_variants()[0];
   expect_rejected({b.label, testing::by_name("sjd-pac", set().settings), b.options});
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lumina-mGPT: every method that runs on it (EAGLE drafters are refused; MuLo-SD lacks its
+// low-resolution model here), each crossing the placed line breaks.
+// ---------------------------------------------------------------------------------------------
+TEST_F(exact_law_lumina, Ar) { expect_exact("ar", "ar", {}); }
+
+TEST_F(exact_law_lumina, Sjd) {
+  expect_exact("sjd --window 4 --init random", "sjd", {{"window", "4"}, {"init", "random"}});
+}
+
+TEST_F(exact_law_lumina, SjdPacFirstAcceptedPath) {
+  expect_exact("sjd-pac --width 2 --depth 4 --window 15 --init random", "sjd-pac",
+               {{"width", "2"}, {"depth", "4"}, {"window", "15"}, {"init", "random"}});
+}
+
+TEST_F(exact_law_lumina, ZipArWithExactVerification) {
+  expect_exact("zipar --window 1 --verify exact", "zipar", {{"window", "1"}, {"verify", "exact"}});
+}
+
+TEST_F(exact_law_lumina, HawkCartesianTree) {
+  expect_exact("hawk --depth 4 --tree cartesian --nodes 16", "hawk",
+               {{"depth", "4"}, {"tree", "cartesian"}, {"nodes", "16"}});
+}
+
+TEST_F(exact_law_lumina, SsdLatentBlocks) { expect_exact("ssd", "ssd", {}); }
+
+TEST_F(exact_law_lumina, DraftModelSd) { expect_exact("sd --window 3", "sd", {{"window", "3"}}); }
+
+TEST_F(exact_law_lumina, ScdThreeImagesPerForward) {
+  expect_exact_batched("scd-mc", {{"window", "4"}, {"init", "random"}});
+}
+
+// The released SJD-PAC rule cannot be told apart here: a tree as wide as the 2 codes holds every
+// continuation, so the path rule never chooses (its samples are the exact rule's, bit for bit).
+TEST_F(exact_law_lumina, RejectsVerificationWithoutTheResidual) { expect_rejected(biased_variants()[1]); }
+
+TEST_F(exact_law_lumina, RejectsADraftProbabilityFromTheWrongRound) { expect_rejected(biased_variants()[2]); }
 
 }  // namespace
 }  // namespace vkspec

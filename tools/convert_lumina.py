@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Convert Lumina-mGPT's released files to the files vkspec loads (issue 49; docs/lumina.md).
 
-  /usr/bin/python3 tools/convert_lumina.py Lumina-mGPT-7B-768 models/lumina_7b_768 --size 768
   /usr/bin/python3 tools/convert_lumina.py --vqgan lumina_mgpt/ckpts/chameleon/tokenizer models/chameleon_vqgan
+  /usr/bin/python3 tools/convert_lumina.py Lumina-mGPT-7B-768 models/lumina_7b_768 --size 768 \
+      --vq chameleon_vqgan.safetensors
 
 The model: from the folder `huggingface-cli download Alpha-VLLM/Lumina-mGPT-7B-768` leaves
 (config.json, safetensors shards and their index; tokenizer.json, which the 512 and 1024 repos do
@@ -134,7 +135,7 @@ def plan(cfg):
     return out
 
 
-def model_metadata(cfg, out_prefix, size, prompt_tokens, has_tokenizer, folder):
+def model_metadata(cfg, out_prefix, size, prompt_tokens, has_tokenizer, folder, vq=None):
     m = {"vkspec.kind": "gpt", "vkspec.family": "lumina-mgpt", "dim": cfg.dim, "n_layer": cfg.n_layer,
          "n_head": cfg.n_head, "n_kv_head": cfg.n_kv_head, "head_dim": cfg.head_dim, "ffn_hidden": cfg.ffn_hidden,
          "norm_eps": cfg.norm_eps, "rope_base": cfg.rope_theta, "qk_norm_groups": cfg.qk_norm_groups,
@@ -147,6 +148,8 @@ def model_metadata(cfg, out_prefix, size, prompt_tokens, has_tokenizer, folder):
          "source": f"{os.path.basename(os.path.normpath(folder))} (convert_lumina.py {VERSION})"}
     if has_tokenizer:
         m["tokenizer"] = os.path.basename(out_prefix) + ".tokenizer.json"
+    if vq:
+        m["vq"] = vq
     return m
 
 
@@ -166,7 +169,7 @@ def converted(role, parts, srcs, cfg, dtype, name):
     return cast(t, role, dtype, name)
 
 
-def convert_model(folder, out_prefix, dtype="keep", size=768, prompt_tokens=320, tokenizer=None):
+def convert_model(folder, out_prefix, dtype="keep", size=768, prompt_tokens=320, tokenizer=None, vq=None):
     """Returns the file's metadata. Raises ValueError naming what is wrong with the folder."""
     if size <= 0 or size % lm.PATCH:
         raise ValueError(f"--size {size}: must be a positive multiple of {lm.PATCH} pixels")
@@ -184,7 +187,9 @@ def convert_model(folder, out_prefix, dtype="keep", size=768, prompt_tokens=320,
     has_tok = os.path.isfile(tok)
     if tokenizer and not has_tok:
         raise ValueError(f"--tokenizer {tokenizer}: no such file")
-    meta = model_metadata(cfg, out_prefix, size, prompt_tokens, has_tok, folder)
+    if vq and os.path.dirname(vq):
+        raise ValueError(f"--vq {vq}: a file name beside the model (no folder)")
+    meta = model_metadata(cfg, out_prefix, size, prompt_tokens, has_tok, folder, vq)
     users = {}
     for out, (srcs, _) in outs.items():
         for s in srcs:
@@ -220,6 +225,8 @@ def main():
     ap.add_argument("--prompt-tokens", type=int, default=320,
                     help="condition positions: the prompt (BOS to separator) plus image start and size tokens")
     ap.add_argument("--tokenizer", help="the tokenizer.json to ship beside (default: the folder's)")
+    ap.add_argument("--vq", metavar="FILE", help="the converted VQGAN's file name, beside the model (metadata vq: "
+                                                 "vkspec decodes with it without --vq)")
     a = ap.parse_args()
     try:
         if a.vqgan:
@@ -228,7 +235,8 @@ def main():
                 raise ValueError(f"--dtype {dtype}: the VQGAN converts to f32 or f16")
             meta = convert_vqgan(a.vqgan, a.out_prefix, dtype)
         elif a.folder:
-            meta = convert_model(a.folder, a.out_prefix, a.dtype or "keep", a.size, a.prompt_tokens, a.tokenizer)
+            meta = convert_model(a.folder, a.out_prefix, a.dtype or "keep", a.size, a.prompt_tokens, a.tokenizer,
+                                 a.vq)
         else:
             ap.error("give a model folder, or --vqgan FOLDER")
     except (ValueError, KeyError, RuntimeError, OSError) as e:

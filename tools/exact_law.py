@@ -13,6 +13,9 @@ the lossy methods' total variation from it.
   exact_law.py law --model T2I.safetensors --caption 0.5,-1.2,... ...   (a LlamaGen t2i model and a
       caption filling its condition positions, cls_token_num x caption_dim values)
   exact_law.py law --janus FOLDER --ids 1,5,9,3 ...   (a Janus-Pro folder and its prompt's ids)
+  exact_law.py law --lumina FOLDER --ids 0,5,8710,8197,8806,8806 ...   (a Lumina-mGPT folder and its
+      condition's ids, BOS .. separator, image start, sizes; the unconditional stream the last three
+      alone, and a line break fed after every row, as inference_solver.py runs it)
     LAW.f64: V^N little-endian float64, the grid (t_0 .. t_{N-1}) at index
     sum_n t_n V^(N-1-n) (raster order, first token most significant).
     STATS.json: "near_tie" (the smallest gap between the k-th and (k+1)-th guided logit over
@@ -137,6 +140,67 @@ class JanusFamily:
         return self.m.gen_head(h)
 
 
+class LuminaFamily:
+    """tools/lumina_model.py's LuminaGen from a released-layout folder, in float64, with a prefix
+    tree of its own: the two CFG streams differ in length (the unconditional one is the image
+    start and size tokens alone), and a row's last token is followed by a line break."""
+
+    def __init__(self, folder):
+        import lumina_model as lm
+        self.lm = lm
+        self.m = lm.load_checkpoint_folder(folder).double().eval()
+        self.vocab, self.layers = self.m.cfg.image_codes, self.m.cfg.n_layer
+        self.rows = self.cols = 0
+        self.tokens = 0
+
+    def set_grid(self, ids):
+        """The grid from the condition's size tokens (height, width: the last two ids)."""
+        h, w = ((i - self.lm.SIZE_BASE) * 2 for i in ids[-2:])
+        self.rows, self.cols, self.tokens = h, w, h * w
+
+    def logits(self, ids, pos, caches):
+        m, lm = self.m, self.lm
+        x = m.model.embed_tokens(ids)
+        cos, sin = lm.rope_cos_sin(pos, m.cfg.head_dim, m.cfg.rope_theta)
+        for i, layer in enumerate(m.model.layers):
+            x = layer(x, cos.double(), sin.double(), None, caches[i])
+        image = slice(lm.IMAGE_FIRST, lm.IMAGE_FIRST + self.vocab)
+        return m.lm_head(m.model.norm(x[:, -1]))[:, image]
+
+    def prefix_tree(self, ids):
+        return LuminaTree(self, ids)
+
+
+class LuminaTree:
+    """PrefixTree's walk for LuminaFamily: each stream its own caches and positions."""
+
+    def __init__(self, family, ids):
+        self.f, self.V, self.depth = family, family.vocab, 0
+        streams = [list(ids), list(ids[-3:])]
+        self.caches = [[dict() for _ in range(family.layers)] for _ in streams]
+        self.ids = [torch.tensor([s]) for s in streams]
+        self.pos = [torch.arange(len(s)) for s in streams]
+
+    @torch.no_grad()
+    def next_logits(self, last=False):
+        f, lm, V = self.f, self.f.lm, self.V
+        out = [f.logits(self.ids[r], self.pos[r], self.caches[r]) for r in range(2)]
+        P = out[0].shape[0]
+        if not last:
+            fed = torch.arange(V).repeat(P) + lm.IMAGE_FIRST
+            ids = fed[:, None]
+            if self.depth % f.cols == f.cols - 1:  # the row's last token, then its break
+                ids = torch.cat([ids, torch.full_like(ids, lm.LINE_BREAK)], dim=1)
+            for r in range(2):
+                for c in self.caches[r]:
+                    for k in c:
+                        c[k] = c[k].repeat_interleave(V, dim=0)
+                self.ids[r] = ids
+                self.pos[r] = self.pos[r][-1] + 1 + torch.arange(ids.shape[1])
+        self.depth += 1
+        return torch.stack(out).numpy()
+
+
 def sampler_probs(cond, uncond, cfg, temperature, top_k):
     """engine/ops/sampler.h steps 1-4 in float64; returns (probs [P, V], k-th minus (k+1)-th z)."""
     logits = uncond + (cond - uncond) * cfg if cfg > 1.0 else cond
@@ -159,7 +223,8 @@ def enumerate_law(family, condition, guidance, temperature, top_k):
     V, N = family.vocab, family.tokens
     if V ** N > MAX_IMAGES:
         raise SystemExit(f"{V}^{N} images is more than exact_law.py enumerates ({MAX_IMAGES})")
-    tree = PrefixTree(family, family.condition_rows(condition), V)
+    tree = family.prefix_tree(condition) if hasattr(family, "prefix_tree") else \
+        PrefixTree(family, family.condition_rows(condition), V)
     law = np.ones(1)
     tables, min_gap = [], np.inf
     for d in range(N):
@@ -192,10 +257,14 @@ def law_of_prefixes(law, V, d):
 
 def cmd_law(a):
     torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
-    if bool(a.model) == bool(a.janus):
-        raise SystemExit("exact_law.py law: give --model (LlamaGen c2i) or --janus (a Janus-Pro folder)")
-    family = LlamaGenFamily(a.model) if a.model else JanusFamily(a.janus)
-    if a.janus:
+    if sum(bool(x) for x in (a.model, a.janus, a.lumina)) != 1:
+        raise SystemExit("exact_law.py law: give --model (LlamaGen), --janus (a Janus-Pro folder) or --lumina "
+                         "(a Lumina-mGPT folder)")
+    family = LlamaGenFamily(a.model) if a.model else JanusFamily(a.janus) if a.janus else LuminaFamily(a.lumina)
+    if a.lumina:
+        condition = [int(v) for v in a.ids.split(",")]
+        family.set_grid(condition)
+    elif a.janus:
         condition = [int(v) for v in a.ids.split(",")]
     elif family.cfg.model_type == "t2i":
         if not a.caption:
@@ -214,7 +283,7 @@ def cmd_law(a):
     stats = {"images": int(law.size), "vocab": V, "tokens": family.tokens, "sum": float(law.sum()),
              "near_tie": gap, "context_dependence": context_dependence(law, tables, V), "entropy": entropy,
              "max_image_probability": float(law.max())}
-    source = a.model or a.janus
+    source = a.model or a.janus or a.lumina
     if gap < a.min_gap:
         raise SystemExit(f"{source}: the k-th and (k+1)-th guided logits of a reachable prefix are {gap:.2e} apart, "
                          f"under --min-gap {a.min_gap:g}: the engine's rounding could pick another top-k set there")
@@ -233,7 +302,9 @@ def main():
     p.add_argument("--label", type=int, default=0, help="--model's class (c2i)")
     p.add_argument("--caption", help="--model's caption (t2i): cls_token_num x caption_dim values, row-major")
     p.add_argument("--janus", help="a Janus-Pro checkpoint folder (the released layout)")
-    p.add_argument("--ids", help="--janus's prompt ids, comma-separated (BOS first, <begin_of_image> last)")
+    p.add_argument("--lumina", help="a Lumina-mGPT checkpoint folder (the released layout)")
+    p.add_argument("--ids", help="--janus's prompt ids, comma-separated (BOS first, <begin_of_image> last), or "
+                                 "--lumina's condition ids (BOS .. separator, image start, height, width)")
     p.add_argument("--cfg", type=float, default=1.0)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--top-k", type=int, default=0)

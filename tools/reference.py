@@ -44,7 +44,7 @@
       greedy CFG generation (KV cache): {"tokens": [...], "gaps": [top-1 minus top-2 guided logit], ...}
   reference.py janus-decode DIR --tokens ... --out OUT.npy   ->  the VQ decoder's image [3, H, W] f32 in [-1, 1]
   reference.py make-lumina DIR --dim 64 --layers 2 --heads 4 --ffn 128 --codes 64 --groups 1 [--swin]
-               --seed 0 [--shards N] [--dtype bf16|f32]
+               --seed 0 [--shards N] [--dtype bf16|f32] [--scale 0.02 (the matrices' standard deviation)]
       a random tiny Lumina-mGPT folder in the released layout (lumina_model.py; q/k norm parameters
       random) with a tiny byte-level BPE tokenizer.json
   reference.py lumina-logits DIR --ids ... --codes ... --rows R --cols C --out OUT.safetensors
@@ -411,7 +411,7 @@ def chameleon_vq_decode(a):
 def make_lumina(a):
     import lumina_model as lm
     m = lm.random_tiny(dim=a.dim, n_layer=a.layers, n_head=a.heads, ffn_hidden=a.ffn, image_codes=a.codes,
-                       groups=a.groups, swin_norm=a.swin, seed=a.seed)
+                       groups=a.groups, swin_norm=a.swin, seed=a.seed, scale=a.scale)
     dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
     lm.save_checkpoint_folder(m, a.out, dtype=dtypes[a.dtype], shards=a.shards)
     jm.write_json(a.out, "tokenizer.json", jm.build_byte_bpe(jm.TINY_TOKENIZER_TEXTS + [lm.PROMPT_TEMPLATE], 600))
@@ -479,7 +479,7 @@ COMMANDS = {
     "chameleon-vq-decode": (chameleon_vq_decode, "model", ["--tokens", "--grid:int", "--out"]),
     "make-lumina": (make_lumina, "out", [("--dim", 64), ("--layers", 2), ("--heads", 4), ("--ffn", 128),
                                          ("--codes", 64), ("--groups", 1), ("--swin", False), ("--seed", 0),
-                                         ("--shards", 1), ("--dtype", "bf16")]),
+                                         ("--shards", 1), ("--dtype", "bf16"), ("--scale", 0.02)]),
     "lumina-logits": (lumina_logits, "model", ["--ids", "--codes", "--rows:int", "--cols:int", "--out"]),
     "lumina-greedy": (lumina_greedy, "model", ["--ids", "--rows:int", "--cols:int", ("--cfg", 4.0), "--out"]),
 }

@@ -195,6 +195,9 @@ class ConvertLuminaTest(unittest.TestCase):
                      "cls_token_num": "12", "cfg": "4", "top_k": "2000", "qk_norm_groups": "1", "swin_norm": "0"}.items():
             self.assertEqual(m[k], v, k)
         self.assertNotIn("tokenizer", m)  # the folder had none
+        self.assertNotIn("vq", m)
+        _, m = self.convert(model, size=64, prompt_tokens=12, vq="chameleon_vqgan.safetensors")
+        self.assertEqual(m["vq"], "chameleon_vqgan.safetensors")
 
     def test_refusals(self):
         import convert_lumina as cl
@@ -205,6 +208,8 @@ class ConvertLuminaTest(unittest.TestCase):
                 cl.convert_model(d, os.path.join(d, "out"), size=100)
             with self.assertRaisesRegex(ValueError, "no such file"):
                 cl.convert_model(d, os.path.join(d, "out"), size=64, tokenizer=os.path.join(d, "none.json"))
+            with self.assertRaisesRegex(ValueError, "beside the model"):
+                cl.convert_model(d, os.path.join(d, "out"), size=64, vq="models/vq.safetensors")
 
 
 class ChameleonVqganTest(unittest.TestCase):

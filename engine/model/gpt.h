@@ -51,7 +51,8 @@ class Gpt {
   // normed hidden states [R, dim] into logits [R, vocab]: how draft heads, latent heads and
   // drafters, which predict such states, get their logits. Any R.
   void project(CommandStream& s, const TensorView& hidden, const TensorView& logits) const;
-  // The image-token embedding table [vocab, dim], shared with the EAGLE drafter and GSD.
+  // The image-token embedding table [vocab, dim], shared with the EAGLE drafter and GSD; with
+  // placed line breaks one row more, the break's (GptConfig::placed_id).
   const Tensor& token_embeddings() const { return parts_->token_embeddings(); }
   // Matrix weights one forward streams: the blocks' and the head's (embeddings are gathered).
   int64_t matrix_params() const {

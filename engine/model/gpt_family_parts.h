@@ -18,7 +18,8 @@ class GptFamilyParts {
   virtual ~GptFamilyParts() = default;
 
   // The image-token embedding table [vocab, dim] the forward gathers from (LlamaGen's
-  // tok_embeddings; Janus's gen_aligner(gen_embed) computed once at load).
+  // tok_embeddings; Janus's gen_aligner(gen_embed) computed once at load; Lumina-mGPT's with the
+  // line break's row last, [vocab + 1, dim]).
   virtual const Tensor& token_embeddings() const = 0;
   // Records the embedding of batch row b's condition queries into rows [n_cond, dim].
   virtual void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) = 0;
