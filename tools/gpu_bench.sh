@@ -10,6 +10,8 @@
 #
 #   tools/gpu_bench.sh [OUT]   PYTHON=python3 with CUDA PyTorch; REPEAT=20; SHAPES="B L XL";
 #                              JANUS_SHAPES="janus-pro-1b janus-pro-7b" (bench --synthetic, 24x24);
+#                              LUMINA_SHAPES="lumina-mgpt-7b-768 lumina-mgpt-7b-512" (their grids,
+#                              windows up to SCD's 64, line breaks placed);
 #                              GRIDS="16 24"; IMAGES=20 per method; COMPILE_SHAPES="B" (eager and
 #                              torch.compile, at the first grid, last: it compiles once per window;
 #                              empty: none); TORCH=0 leaves PyTorch out; OPS=0 the op benchmarks;
@@ -36,6 +38,7 @@ python=${PYTHON:-python3}
 repeat=${REPEAT:-20}
 shapes=${SHAPES:-B L XL}
 janus_shapes=${JANUS_SHAPES-janus-pro-1b janus-pro-7b}
+lumina_shapes=${LUMINA_SHAPES-lumina-mgpt-7b-768 lumina-mgpt-7b-512}
 grids=${GRIDS:-16 24}
 images=${IMAGES:-20}
 compile_shapes=${COMPILE_SHAPES-B}
@@ -118,6 +121,12 @@ step window_sweep "$vkspec" bench --methods ar,sjd,scd-mc --sweep window=16,32,6
 # an AR step); their own 24x24 grid; the KV cache half filled after 256 prompt positions.
 for shape in $janus_shapes; do
   step "vkspec_$shape" "$vkspec" bench --synthetic "$shape" --repeat "$repeat" --windows 1,4,16,32 \
+    --json "$out/vkspec_$shape.json"
+done
+# Lumina-mGPT-7B (issue 49: the AR step's share of HBM bandwidth, and SCD's window-64 forward
+# against an AR step, the ratio that decides its 4.21x in wall-clock), 320 prompt positions.
+for shape in $lumina_shapes; do
+  step "vkspec_$shape" "$vkspec" bench --synthetic "$shape" --repeat "$repeat" --windows 1,16,32,64 \
     --json "$out/vkspec_$shape.json"
 done
 for grid in $grids; do

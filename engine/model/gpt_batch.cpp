@@ -53,6 +53,7 @@ GptQueries per_image_copy(const GptQueries& q) {
   r.slots.clear();
   r.mask.ranges.clear();
   r.mask.bits.clear();
+  r.rope_index.clear();
   for (int64_t g = 0; g < q.images; ++g) {
     r.positions.insert(r.positions.end(), q.positions.begin(), q.positions.end());
     r.slots.insert(r.slots.end(), q.slots.begin(), q.slots.end());

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "engine/families/janus_synthetic.h"
+#include "engine/families/lumina_prompt.h"
+#include "engine/families/lumina_synthetic.h"
 #include "engine/model/condition.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/safetensors_writer.h"
@@ -228,6 +230,30 @@ inline void write_tiny_eagle_drafter(const std::string& path, const TinyGptSpec&
   }
   for (const auto& [k, v] : meta) w.set_metadata(k, v);
   w.write(path);
+}
+
+// A tiny random Lumina-mGPT with TinyGptSpec's trunk sizes (grid even: its size tokens count
+// 32-px steps), one q/k norm group, Chameleon's text vocabulary layout cut to 8832 ids and
+// `prompt_tokens` condition positions; tiny_janus_fill's weights (the q/k norms' vectors, biases
+// too, 1 +- 0.1).
+inline void write_tiny_lumina(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+  LuminaShape shape;
+  shape.dim = s.dim;
+  shape.n_layer = s.layers;
+  shape.n_head = s.heads;
+  shape.ffn_hidden = s.ffn_hidden;
+  shape.text_vocab = 8832;
+  shape.image_codes = s.vocab;
+  shape.grid = s.grid;
+  shape.prompt_tokens = prompt_tokens;
+  synthetic_lumina(shape, tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale), StDType::F32).write(path);
+}
+
+// A Lumina-mGPT prompt condition from the template's text ids, as the family makes one (BOS, text,
+// separator, image start, sizes; the unconditional row the last three alone), with no tokenizer.
+inline std::shared_ptr<const Condition> tiny_lumina_prompt(const std::string& model, const std::vector<int32_t>& text,
+                                                           const std::string& name) {
+  return LuminaPrompts(std::make_shared<const SafetensorsFile>(model), nullptr).condition_of_text(name, text);
 }
 
 // A Janus-Pro prompt condition from token ids, as the family makes one (BOS, words,
