@@ -311,7 +311,7 @@ void EagleStrategy::decode(StepEvent& e) {
   std::vector<Node> tree = {root_node(c)};
   if (shaped_on_device()) {
     tree = record_static_tree(c);
-  } else if (c > 0 && !rule_->exact()) {  // its tests are recorded node by node: the host needs the tree first
+  } else if (c > 0 && cut_on_host()) {
     tree = cut_before_forward(c, grow_dynamic_tree(c));
   } else if (c > 0) {
     levels = grow_dynamic_tree(c);

@@ -112,6 +112,9 @@ class EagleStrategy : public Strategy {
   // the target's forward.
   std::vector<Node> record_static_tree(int64_t c);
   // Whether the tree's tokens are chosen on the GPU within the target's submit.
+  // Whether a dynamic tree is cut before the forward, the host reading it back (a relaxed rule
+  // records its tests node by node; placed line breaks are added to the queries on the host).
+  bool cut_on_host() const { return !rule_->exact() || target().config().line_breaks; }
   bool shaped_on_device() const { return opt_.sampled || opt_.tree.kind != EagleTreeKind::Dynamic; }
   // Top tokens kept per expanded node (DraftTreeBuilder's: topk, fewer on a smaller vocabulary).
   int64_t top_width() const { return std::min(opt_.tree.topk, vocab()); }

@@ -22,7 +22,7 @@ void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
   choices_ = ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks");
   const int64_t nodes = opt_.tree.nodes;
   cut_tree_ = ctx.tensor(DType::U32, {1 + nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
-  if (!rule_->exact()) {
+  if (cut_on_host()) {
     const int64_t words = (target().config().seq_len() + nodes + 31) / 32;  // draft_tree_cut's scratch slots
     cut_sink_.tokens = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' tokens (unread)");
     cut_sink_.rope = ctx.tensor(DType::I32, {nodes, 3}, name() + " cut queries' rope positions (unread)");

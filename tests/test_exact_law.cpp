@@ -595,8 +595,8 @@ TEST_F(exact_law_janus, RejectsTheReleasedSjdPacPathRule) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lumina-mGPT: every method that runs on it (EAGLE drafters are refused; MuLo-SD lacks its
-// low-resolution model here), each crossing the placed line breaks.
+// Lumina-mGPT: the lossless methods (MuLo-SD lacks its low-resolution model here), each crossing
+// the placed line breaks.
 // ---------------------------------------------------------------------------------------------
 TEST_F(exact_law_lumina, Ar) { expect_exact("ar", "ar", {}); }
 
@@ -619,6 +619,10 @@ TEST_F(exact_law_lumina, HawkCartesianTree) {
 }
 
 TEST_F(exact_law_lumina, SsdLatentBlocks) { expect_exact("ssd", "ssd", {}); }
+
+TEST_F(exact_law_lumina, EagleDynamicTree) {  // the tree cut on the host, its breaks placed there
+  expect_exact("eagle --depth 3 --topk 2 --nodes 8", "eagle", {{"depth", "3"}, {"topk", "2"}, {"nodes", "8"}});
+}
 
 TEST_F(exact_law_lumina, DraftModelSd) { expect_exact("sd --window 3", "sd", {{"window", "3"}}); }
 

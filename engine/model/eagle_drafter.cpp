@@ -38,10 +38,13 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
       max_queries_(max_queries),
       batch_rows_(base.options().batch_rows) {
   if (max_queries < 1) throw Error(path + ": an EAGLE drafter needs at least one query per forward");
-  if (base.config().line_breaks)  // the drafter's and the tree cut's queries address method slots only
-    throw Error(path + ": EAGLE drafters do not run on " + base.config().family + " (" + base.path() +
-                "): its line breaks are placed in the target's forward, and the EAGLE drafter and the device tree "
-                "cut have no placed queries of their own");
+  // On a family with placed line breaks the drafter runs on the grid alone, at the method's
+  // positions: the breaks live in the target's forward, and the feature it gets for a row end is
+  // the break's state, the one that predicts the next row's first token.
+  cfg_.line_breaks = false;
+  // EAGLE's blocks are plain LLaMA decoder layers (pre-norm, no q/k norms) whatever the base's.
+  cfg_.qk_norm_groups = 0;
+  cfg_.swin_norm = false;
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
   require_kind(f, path, "eagle_drafter", "an EAGLE drafter");

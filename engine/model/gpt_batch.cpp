@@ -356,11 +356,19 @@ ops::PackedAttentionMask GptBatch::row_masks(const GptQueries& q,
                                              const std::vector<std::vector<uint8_t>>& visible) const {
   if (b_ != 2 * images_) return {};
   std::vector<std::vector<uint8_t>> rows = visible;  // the conditional rows', then the null rows'
+  // Condition positions some query sees besides its own slot: where the rows' visibility could
+  // matter (an EAGLE drafter's queries, say, see image positions only).
+  std::vector<uint8_t> seen(static_cast<size_t>(cfg_.cls_token_num), 0);
+  const ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, std::min(cache_slots_, 32 * q.mask.words));
+  for (int64_t i = 0; i < q.count(); ++i)
+    for (int64_t p = 0; p < cfg_.cls_token_num && p < cache_slots_; ++p)
+      if (q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p) && mb.sees(i, p)) seen[static_cast<size_t>(p)] = 1;
   bool differ = false;
   for (int64_t g = 0; g < images_; ++g) {
     const auto* null = dynamic_cast<const CaptionEmbeddings*>(q.conditions[static_cast<size_t>(images_ + g)]);
     rows.push_back(null && null->own_mask() ? null->placed_mask(cfg_.cls_token_num) : visible[static_cast<size_t>(g)]);
-    differ = differ || rows.back() != visible[static_cast<size_t>(g)];
+    for (size_t p = 0; p < seen.size(); ++p)
+      differ = differ || (seen[p] && rows.back()[p] != visible[static_cast<size_t>(g)][p]);
   }
   if (!differ) return {};
   // Every batch row's queries (its image's block in a ragged batch) spread to a block of their

@@ -26,10 +26,16 @@ GptBlockWeights load_gpt_block(Context& ctx, WeightStore& w, const std::string& 
   if (cfg.qk_norm_groups > 0) {
     const int64_t G = cfg.qk_norm_groups, hd = cfg.head_dim;
     const std::string qk = "qk_norm_groups=" + std::to_string(G) + ", head_dim=" + std::to_string(hd);
-    L.q_norm_weight = w.load(p + "attention.q_norm.weight", {G, hd}, DType::F32, qk);
-    L.q_norm_bias = w.load(p + "attention.q_norm.bias", {G, hd}, DType::F32, qk);
-    L.k_norm_weight = w.load(p + "attention.k_norm.weight", {G, hd}, DType::F32, qk);
-    L.k_norm_bias = w.load(p + "attention.k_norm.bias", {G, hd}, DType::F32, qk);
+    L.qk_norm_weight = ctx.tensor(DType::F32, {2 * G, hd}, p + "attention.q|k_norm.weight");
+    L.qk_norm_bias = ctx.tensor(DType::F32, {2 * G, hd}, p + "attention.q|k_norm.bias");
+    for (const auto& [x, at] : {std::pair<const char*, int64_t>{"q", 0}, {"k", G}}) {
+      CommandStream norms(ctx);
+      const Tensor weight = w.load(p + "attention." + x + "_norm.weight", {G, hd}, DType::F32, qk);
+      const Tensor bias = w.load(p + "attention." + x + "_norm.bias", {G, hd}, DType::F32, qk);
+      norms.copy(weight.view(), L.qk_norm_weight.view().rows(at, G));
+      norms.copy(bias.view(), L.qk_norm_bias.view().rows(at, G));
+      norms.submit_and_wait();
+    }
   }
   L.w13 = ctx.tensor(wt, {2 * H, D}, p + "feed_forward.w1|w3");
   CommandStream copies(ctx);
@@ -69,19 +75,18 @@ void record_qkv(CommandStream& s, const GptBlockWeights& L, int64_t l, const Gpt
   const TensorView x = f.act.x.view().rows(0, f.rows), qkv = f.act.qkv.view().rows(0, f.rows);
   const ops::MatmulFusion::RopeKv rope_kv{nh,           hd, B, f.batch.rope_positions(), f.rope_table.view(),
                                           f.batch.slots(), f.cache.k(l), f.cache.v(l)};
-  if (!L.q_norm_weight.valid()) {
+  if (!L.qk_norm_weight.valid()) {
     ops::MatmulFusion fused = attention_in;
     fused.rope_kv = rope_kv;
     ops::matmul_fused(s, x, L.wqkv, qkv, fused);
     return;
   }
   ops::matmul_fused(s, x, L.wqkv, qkv, attention_in);
-  const ops::HeadRows q = ops::HeadRows::columns(qkv, 0, nh, hd), k = ops::HeadRows::columns(qkv, D, nh, hd);
-  ops::head_layer_norm(s, q, L.q_norm_weight.view(), L.q_norm_bias.view(), cfg.qk_norm_eps);
-  ops::head_layer_norm(s, k, L.k_norm_weight.view(), L.k_norm_bias.view(), cfg.qk_norm_eps);
+  ops::head_layer_norm(s, ops::HeadRows::columns(qkv, 0, 2 * nh, hd), L.qk_norm_weight.view(),
+                       L.qk_norm_bias.view(), cfg.qk_norm_eps);
   ops::Rope2dKvWrite a;
-  a.q = q;
-  a.k = k;
+  a.q = ops::HeadRows::columns(qkv, 0, nh, hd);
+  a.k = ops::HeadRows::columns(qkv, D, nh, hd);
   a.v = ops::HeadRows::columns(qkv, 2 * D, nh, hd);
   a.batch = B;
   a.positions = rope_kv.positions;

@@ -15,8 +15,9 @@ struct GptBlockWeights {
   Tensor ffn_norm, wqkv, wo;
   Tensor w13;  // w1 and w3 fused into one [2H, D] matrix so the FFN input is one matmul
   Tensor w2;
-  // Chameleon's q/k LayerNorm, f32 [groups, head_dim] each; empty when the config has none.
-  Tensor q_norm_weight, q_norm_bias, k_norm_weight, k_norm_bias;
+  // Chameleon's q/k LayerNorm: q's groups then k's, f32 [2 groups, head_dim], so one dispatch
+  // normalises the q|k columns (2 n_head heads, n_head / groups per group); empty when none.
+  Tensor qk_norm_weight, qk_norm_bias;
 };
 
 // Loads `prefix` + attention_norm / ffn_norm / attention.wqkv / attention.wo / feed_forward.w1|w2|w3

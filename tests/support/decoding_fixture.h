@@ -56,7 +56,6 @@ inline void add_tiny_companions(Context& ctx, TinyModels& r, const TinyGptSpec& 
   r.set.heads = r.heads.get();
   r.latent_heads = std::make_unique<LatentHeads>(ctx, r.dir + "/latent_heads.safetensors", *r.target);
   r.set.latent_heads = r.latent_heads.get();
-  if (r.target->config().line_breaks) return;  // EAGLE drafters are refused there (eagle_drafter.cpp)
   r.eagle = std::make_unique<EagleDrafter>(ctx, r.dir + "/eagle.safetensors", *r.target);
   r.set.eagle = r.eagle.get();
 }
