@@ -4,7 +4,8 @@
 # CTest starts on localhost (tools/slurm/test_slurm_cluster.py); nothing here starts them.
 # clang-format (14) is for tools/check_format.sh, CTest style.format. libpcre2-dev and libicu-dev are
 # for engine/text/ (tokenizer.json regexes, Unicode normalization). python3-yaml reads Chameleon's
-# vqgan.yaml (tools/chameleon_vqgan.py).
+# vqgan.yaml (tools/chameleon_vqgan.py). libsentencepiece-dev reads T5's spiece.model
+# (engine/text/sentencepiece_tokenizer.*); python3-sentencepiece trains the tests' tiny one.
 # Usage: tools/install-deps.sh [--plots] [--profiling]   (--plots adds matplotlib for
 # tools/plot_bench.py; --profiling adds perf, gdb and objdump for tools/jit_profile.py)
 set -euo pipefail
@@ -15,6 +16,7 @@ pkgs=(
   glslang-tools glslang-dev spirv-tools spirv-cross libspirv-cross-c-shared-dev
   libglfw3-dev libimgui-dev libgtest-dev libgmock-dev libstb-dev libopenblas-dev
   libopenblas0-pthread nlohmann-json3-dev zlib1g-dev libpcre2-dev libicu-dev xvfb xauth x11-apps
+  libsentencepiece-dev python3-sentencepiece
   python3-numpy python3-torch python3-yaml dataset-fashion-mnist pybind11-dev python3-dev python3-pytest clang-format
   slurmctld slurmd slurm-client munge
 )

@@ -53,6 +53,13 @@
       at the positions predicting each image token, image columns only
   reference.py lumina-greedy DIR --ids ... --rows R --cols C --cfg 4 --out OUT.json
       inference_solver.py's loop, greedy: {"tokens": VQ codes, "gaps": top-2 gaps}
+  reference.py make-t5 DIR --d-model 64 --layers 2 --heads 4 --d-kv 16 --d-ff 96 --vocab 128 --seed 0
+               [--shards N] [--dtype f32|bf16]
+      a random tiny T5 v1.1 encoder folder in Hugging Face's layout (t5_model.py): config.json,
+      model.safetensors (or N shards + index); convert_t5.py converts it
+  reference.py t5-encode DIR --ids 5,9,3 --length 16 --out OUT.safetensors
+      from the folder, in f64: ids padded with 0 to --length (mask 1 on the ids, 0 on the padding)
+      -> hidden [length, d_model] f32, the final-norm output at every position, padded ones included
 
 Outputs are safetensors files (tensor "logits", "pixels" or "ids") so the C++ tests read them with
 the engine's own reader. Exit code 77 when PyTorch is missing (CTest: skipped).
@@ -443,6 +450,33 @@ def lumina_greedy(a):
         f.write("\n")
 
 
+def make_t5(a):
+    import t5_model as t5
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    if a.dtype not in dtypes:
+        raise SystemExit(f"make-t5: --dtype {a.dtype}: f32 or bf16")
+    m = t5.random_tiny(d_model=a.d_model, n_layer=a.layers, n_head=a.heads, d_kv=a.d_kv, d_ff=a.d_ff,
+                       vocab=a.vocab, seed=a.seed)
+    t5.save_checkpoint_folder(m, a.out, dtype=dtypes[a.dtype], shards=a.shards)
+
+
+def t5_encode(a):
+    import t5_model as t5
+    m = t5.load_checkpoint_folder(a.model, dtype=torch.float64)
+    ids = ints(a.ids)
+    if not ids or len(ids) > a.length:
+        raise SystemExit(f"t5-encode: {len(ids)} ids for --length {a.length}: give 1 to {a.length}")
+    row = torch.zeros(1, a.length, dtype=torch.long)
+    row[0, :len(ids)] = torch.tensor(ids)
+    mask = torch.zeros(1, a.length, dtype=torch.long)
+    mask[0, :len(ids)] = 1
+    try:
+        hidden = m.encode(row, mask)[0]
+    except ValueError as e:
+        raise SystemExit(f"t5-encode: {e}")
+    save_file({"hidden": hidden.float().contiguous()}, a.out)
+
+
 # The subcommands: each one's function, its positional path, then its options in order: "--x" a
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
@@ -482,6 +516,9 @@ COMMANDS = {
                                          ("--shards", 1), ("--dtype", "bf16"), ("--scale", 0.02)]),
     "lumina-logits": (lumina_logits, "model", ["--ids", "--codes", "--rows:int", "--cols:int", "--out"]),
     "lumina-greedy": (lumina_greedy, "model", ["--ids", "--rows:int", "--cols:int", ("--cfg", 4.0), "--out"]),
+    "make-t5": (make_t5, "out", [("--d-model", 64), ("--layers", 2), ("--heads", 4), ("--d-kv", 16), ("--d-ff", 96),
+                                 ("--vocab", 128), ("--seed", 0), ("--shards", 1), ("--dtype", "f32")]),
+    "t5-encode": (t5_encode, "model", ["--ids", ("--length", 16), "--out"]),
 }
 
 

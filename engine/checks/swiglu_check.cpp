@@ -24,7 +24,7 @@ CheckResult check_swiglu(Context& ctx, int64_t rows, int64_t hidden, bool in_pla
           shape_name(rows, hidden)};
 }
 
-CheckResult check_swiglu_fused(Context& ctx, int64_t rows, int64_t hidden) {
+CheckResult check_swiglu_fused(Context& ctx, int64_t rows, int64_t hidden, bool gelu = false) {
   const auto ab = random_floats(static_cast<size_t>(rows * hidden * 2), 23, -8.0f, 8.0f);
   std::vector<float> a, b;
   for (int64_t r = 0; r < rows; ++r)
@@ -33,9 +33,13 @@ CheckResult check_swiglu_fused(Context& ctx, int64_t rows, int64_t hidden) {
   Tensor tab = upload_floats(ctx, ab, DType::F32, {rows, 2 * hidden}, "ab");
   Tensor ty = ctx.tensor(DType::F32, {rows, hidden}, "y");
   CommandStream s(ctx);
-  ops::swiglu_fused(s, tab, ty);
+  if (gelu)
+    ops::geglu_fused(s, tab, ty);
+  else
+    ops::swiglu_fused(s, tab, ty);
   s.submit_and_wait();
-  return {normalised_error(download_floats(ctx, ty), ref::swiglu(a, b)), 1e-6, "fused " + shape_name(rows, hidden)};
+  return {normalised_error(download_floats(ctx, ty), gelu ? ref::geglu(a, b) : ref::swiglu(a, b)), 1e-6,
+          std::string(gelu ? "geglu " : "") + "fused " + shape_name(rows, hidden)};
 }
 
 VKSPEC_OP_CHECK("swiglu", "rows=1 hidden=1", [](Context& c) { return check_swiglu(c, 1, 1, false); });
@@ -43,6 +47,11 @@ VKSPEC_OP_CHECK("swiglu", "rows=2 hidden=2048 in-place", [](Context& c) { return
 VKSPEC_OP_CHECK("swiglu", "rows=257 hidden=3413", [](Context& c) { return check_swiglu(c, 257, 3413, false); });
 VKSPEC_OP_CHECK("swiglu", "fused rows=2 hidden=2816", [](Context& c) { return check_swiglu_fused(c, 2, 2816); });
 VKSPEC_OP_CHECK("swiglu", "fused rows=33 hidden=1001", [](Context& c) { return check_swiglu_fused(c, 33, 1001); });
+// T5 v1.1's gated-gelu (flan-t5-xl's FFN of 5120): the GELU-tanh gate of the same kernel.
+VKSPEC_OP_CHECK("swiglu", "geglu fused rows=120 hidden=5120", [](Context& c) {
+  return check_swiglu_fused(c, 120, 5120, true);
+});
+VKSPEC_OP_CHECK("swiglu", "geglu fused rows=3 hidden=7", [](Context& c) { return check_swiglu_fused(c, 3, 7, true); });
 
 }  // namespace
 }  // namespace vkspec

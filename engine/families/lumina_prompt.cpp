@@ -1,7 +1,7 @@
 #include "engine/families/lumina_prompt.h"
 
 #include "common/error.h"
-#include "engine/families/text_table.h"
+#include "engine/model/text_table.h"
 
 namespace vkspec {
 

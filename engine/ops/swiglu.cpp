@@ -12,7 +12,8 @@ struct Push {
   uint32_t rows, hidden, a_stride, a_offset, b_stride, b_offset;
 };
 
-void record(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y, const Push& push) {
+void record(CommandStream& s, const TensorView& a, const TensorView& b, const TensorView& y, const Push& push,
+            bool gelu_gate = false) {
   Context& ctx = s.context();
   const uint64_t n = static_cast<uint64_t>(push.rows) * push.hidden;
   if (n == 0) return;
@@ -20,7 +21,7 @@ void record(CommandStream& s, const TensorView& a, const TensorView& b, const Te
           [&] { return "too many elements for 32-bit indexing: " + y.shape.str(); });
   const uint32_t wg = ctx.default_workgroup_size();
   const Grid g = grid_1d(ctx, n, wg);
-  s.dispatch(ctx.pipeline(shaders::swiglu, {wg}), {a, b, y}, push, g.x, g.y);
+  s.dispatch(ctx.pipeline(shaders::swiglu, {wg, gelu_gate ? 1u : 0u}), {a, b, y}, push, g.x, g.y);
 }
 
 }  // namespace
@@ -34,17 +35,29 @@ void swiglu(CommandStream& s, const TensorView& a, const TensorView& b, const Te
   record(s, a, b, y, {static_cast<uint32_t>(hidden ? a.numel() / hidden : 0), h, h, 0, h, 0});
 }
 
-void swiglu_fused(CommandStream& s, const TensorView& ab, const TensorView& y) {
-  require(ab.dtype == DType::F32 && y.dtype == DType::F32, "swiglu_fused", "tensors must be f32");
-  require(ab.shape.rank == 2 && y.shape.rank == 2 && ab.shape[0] == y.shape[0] && ab.shape[1] == 2 * y.shape[1],
-          "swiglu_fused", [&] {
+namespace {
+
+void gated_fused(CommandStream& s, const char* op, const TensorView& ab, const TensorView& y, bool gelu_gate) {
+  require(ab.dtype == DType::F32 && y.dtype == DType::F32, op, "tensors must be f32");
+  require(ab.shape.rank == 2 && y.shape.rank == 2 && ab.shape[0] == y.shape[0] && ab.shape[1] == 2 * y.shape[1], op,
+          [&] {
             return "expected ab [rows, 2 * hidden] and y [rows, hidden], got " + ab.shape.str() + " -> " +
                    y.shape.str();
           });
-  require(ab.buffer != y.buffer || ab.offset + ab.bytes <= y.offset || y.offset + y.bytes <= ab.offset, "swiglu_fused",
+  require(ab.buffer != y.buffer || ab.offset + ab.bytes <= y.offset || y.offset + y.bytes <= ab.offset, op,
           "y must not overlap ab");
   const uint32_t h = static_cast<uint32_t>(y.shape[1]);
-  record(s, ab, ab, y, {static_cast<uint32_t>(y.shape[0]), h, 2 * h, 0, 2 * h, h});
+  record(s, ab, ab, y, {static_cast<uint32_t>(y.shape[0]), h, 2 * h, 0, 2 * h, h}, gelu_gate);
+}
+
+}  // namespace
+
+void swiglu_fused(CommandStream& s, const TensorView& ab, const TensorView& y) {
+  gated_fused(s, "swiglu_fused", ab, y, false);
+}
+
+void geglu_fused(CommandStream& s, const TensorView& ab, const TensorView& y) {
+  gated_fused(s, "geglu_fused", ab, y, true);
 }
 
 }  // namespace vkspec::ops

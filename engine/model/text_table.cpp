@@ -1,4 +1,4 @@
-#include "engine/families/text_table.h"
+#include "engine/model/text_table.h"
 
 #include <cstring>
 

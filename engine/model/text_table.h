@@ -1,8 +1,8 @@
 #pragma once
-// What the prompt-taking families (Janus-Pro, Lumina-mGPT) share: rows of a model's text
-// embedding table read on the host from its file (the table, 65536 or 102400 x 4096 for a 7B,
-// never goes to the device: a prompt needs a few dozen rows once), and the user's prompt as the
-// released processors clean it.
+// What the prompt-taking models share (Janus-Pro's and Lumina-mGPT's prompts, the T5 encoder's
+// input): rows of a text embedding table read on the host from the model file (the table, 32128
+// to 102400 rows of up to 4096, never goes to the device: a prompt needs a few dozen rows once),
+// and the user's prompt as the released processors clean it.
 #include <cstdint>
 #include <string>
 #include <vector>
