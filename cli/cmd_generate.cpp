@@ -193,7 +193,8 @@ int cmd_generate(const Args& args) {
   if (!caption && cfg.num_classes < 1)
     throw Error("generate: " + model_path + " (" + cfg.family + ") takes " +
                 (cfg.input == ConditionInput::Prompt ? "a prompt: give --prompt TEXT"
-                                                     : "captions: give --caption-embeddings FILE"));
+                                                     : "captions: give --caption-embeddings FILE, or --prompt "
+                                                       "TEXT where it names its text encoder"));
   const bool fixed_class = ap.get("--class").has_value();
   const int64_t cls = caption ? 0 : ap.get_int("--class", 0, 0, cfg.num_classes - 1);
   Progress progress("generate " + method, images);

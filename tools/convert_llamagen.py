@@ -2,7 +2,8 @@
 """Convert a LlamaGen checkpoint (.pt) to the safetensors layout vkspec loads.
 
   /usr/bin/python3 tools/convert_llamagen.py c2i_B_256.pt gpt_b.safetensors --kind gpt
-  /usr/bin/python3 tools/convert_llamagen.py t2i_XL_stage1_256.pt t2i_xl.safetensors --kind gpt
+  /usr/bin/python3 tools/convert_llamagen.py t2i_XL_stage1_256.pt t2i_xl.safetensors --kind gpt \
+      --text-encoder flan_t5_xl.safetensors   (tools/convert_t5.py's output, beside it)
   /usr/bin/python3 tools/convert_llamagen.py vq_ds16_c2i.pt vq16.safetensors --kind vq
 
 GPT checkpoints keep their weights under "model" (DDP training) or are a raw state dict (FSDP
@@ -11,7 +12,8 @@ causal masks and KV caches that some versions store are dropped: the engine reco
 Hyperparameters are inferred from tensor shapes and written to `__metadata__` with the keys in
 tools/README.md; only what shapes cannot tell (grid size, head count, a t2i model's condition
 positions) comes from options. A t2i checkpoint (cls_embedding.cap_proj.*, uncond_embedding) is
-recognised by its keys.
+recognised by its keys; --text-encoder names the T5 encoder file beside it (metadata
+text_encoder), so `vkspec generate --prompt` encodes prompts on the engine.
 """
 import argparse
 import re
@@ -109,11 +111,17 @@ def vq_metadata(sd):
             "downsample": 2 ** (levels - 1)}
 
 
-def convert(src, dst, kind, dtype, n_head=0, grid=16, use_ema=False, cls_token_num=120):
+def convert(src, dst, kind, dtype, n_head=0, grid=16, use_ema=False, cls_token_num=120, text_encoder=None):
     ckpt = torch.load(src, map_location="cpu")
     sd = clean(state_dict_of(ckpt, use_ema))
     if kind == "gpt":
         meta = gpt_metadata(sd, n_head, grid, cls_token_num)
+        if text_encoder:
+            if meta["model_type"] != "t2i":
+                raise ValueError("--text-encoder: the checkpoint is class-conditional")
+            if "/" in text_encoder:
+                raise ValueError(f"--text-encoder {text_encoder}: a file name beside the model (no folder)")
+            meta["text_encoder"] = text_encoder
     else:
         sd.pop("quantize.codebook_used", None)  # training statistics, not weights
         sd = {k: v for k, v in sd.items() if k.split(".")[0] in
@@ -139,9 +147,11 @@ def main():
     ap.add_argument("--ema", action="store_true", help="take the 'ema' weights")
     ap.add_argument("--cls-token-num", type=int, default=120,
                     help="t2i only: caption positions (LlamaGen: 120, its T5 max length)")
+    ap.add_argument("--text-encoder", metavar="FILE",
+                    help="t2i only: the converted T5 encoder's file name, beside the model (metadata text_encoder)")
     a = ap.parse_args()
     try:
-        meta = convert(a.src, a.dst, a.kind, a.dtype, a.n_head, a.grid, a.ema, a.cls_token_num)
+        meta = convert(a.src, a.dst, a.kind, a.dtype, a.n_head, a.grid, a.ema, a.cls_token_num, a.text_encoder)
     except (ValueError, KeyError, RuntimeError, OSError) as e:
         print(f"convert_llamagen: {a.src}: {e}", file=sys.stderr)
         return 1

@@ -43,6 +43,9 @@
   reference.py janus-greedy DIR --ids ... --cfg 5 --tokens-count N --out OUT.json
       greedy CFG generation (KV cache): {"tokens": [...], "gaps": [top-1 minus top-2 guided logit], ...}
   reference.py janus-decode DIR --tokens ... --out OUT.npy   ->  the VQ decoder's image [3, H, W] f32 in [-1, 1]
+  reference.py make-spiece DIR --vocab 80   a tiny T5-style spiece.model (python3-sentencepiece)
+  reference.py spiece-encode MODEL --texts FILE --max 120 --out OUT.json
+      each line's ids as T5Tokenizer makes them (pieces, </s>, truncated), with the Python library
   reference.py make-lumina DIR --dim 64 --layers 2 --heads 4 --ffn 128 --codes 64 --groups 1 [--swin]
                --seed 0 [--shards N] [--dtype bf16|f32] [--scale 0.02 (the matrices' standard deviation)]
       a random tiny Lumina-mGPT folder in the released layout (lumina_model.py; q/k norm parameters
@@ -477,6 +480,37 @@ def t5_encode(a):
     save_file({"hidden": hidden.float().contiguous()}, a.out)
 
 
+SPIECE_CORPUS = [  # what the tests' tiny T5 SentencePiece model learns its pieces from
+    "a blue porsche 356 parked in front of a yellow brick wall.", "an astronaut riding a horse, in the forest",
+    "a red fox in the snow", "a map of the united states made out of sushi.", "a photo of a cat and a dog",
+    "the image of a small grayscale piece of clothing", "a portrait photo of a kangaroo wearing an orange hoodie",
+    "ünïcödé çaps and istanbul", "an ankle boot", "a pair of trousers, a bag and a coat"]
+
+
+def make_spiece(a):
+    """A tiny T5-style SentencePiece model (unigram; pad 0, </s> 1, <unk> 2, no BOS, as T5's)."""
+    import sentencepiece as spm
+    os.makedirs(a.out, exist_ok=True)
+    corpus = os.path.join(a.out, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("\n".join(SPIECE_CORPUS * 4) + "\n")
+    spm.SentencePieceTrainer.train(input=corpus, model_prefix=os.path.join(a.out, "spiece"), vocab_size=a.vocab,
+                                   model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1,
+                                   character_coverage=1.0, minloglevel=2)
+
+
+def spiece_encode(a):
+    """Each line of --texts as T5Tokenizer encodes it: the pieces' ids, </s>, at most --max ids."""
+    import json
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=a.model)
+    with open(a.texts, encoding="utf-8") as f:
+        texts = f.read().split("\n")
+    ids = [sp.encode(t)[:a.max - 1] + [sp.eos_id()] for t in texts]
+    with open(a.out, "w") as f:
+        json.dump(ids, f)
+
+
 # The subcommands: each one's function, its positional path, then its options in order: "--x" a
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
@@ -511,6 +545,8 @@ COMMANDS = {
     "make-chameleon-vq": (make_chameleon_vq, "out", [("--ch", 32), ("--ch-mult", "1,2"), ("--z", 32), ("--codebook", 64),
                                                      ("--embed", 32), ("--res-blocks", 1), ("--seed", 0)]),
     "chameleon-vq-decode": (chameleon_vq_decode, "model", ["--tokens", "--grid:int", "--out"]),
+    "make-spiece": (make_spiece, "out", [("--vocab", 80)]),
+    "spiece-encode": (spiece_encode, "model", ["--texts", ("--max", 120), "--out"]),
     "make-lumina": (make_lumina, "out", [("--dim", 64), ("--layers", 2), ("--heads", 4), ("--ffn", 128),
                                          ("--codes", 64), ("--groups", 1), ("--swin", False), ("--seed", 0),
                                          ("--shards", 1), ("--dtype", "bf16"), ("--scale", 0.02)]),

@@ -4,7 +4,9 @@
 vocabulary: every method that needs no extra trained model (ar, sjd, scd-mc, zipar, lantern with
 Jacobi drafts) and mulo with a t2i low-resolution model generate, the trace records the caption,
 --npz labels the images -1 and --out-dir names them by seed alone, and bad inputs fail with a
-message naming the problem.
+message naming the problem. From a prompt: the model converted with --text-encoder naming a tiny
+T5 (make-t5 with a make-spiece SentencePiece model, tools/convert_t5.py) generates with
+`--prompt` (the trace records it) and benches with `--prompts`; a model naming none refuses.
 
 usage: test_generate_t2i.py VKSPEC_BINARY
 """
@@ -25,13 +27,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
 
 
-def make_model(d, name, grid, seed):
+def make_model(d, name, grid, seed, extra=()):
     pt, st = os.path.join(d, name + ".pt"), os.path.join(d, name + ".safetensors")
     run([PY, os.path.join(HERE, "reference.py"), "make-t2i", pt, "--dim", "64", "--layers", "1", "--heads", "2",
          "--vocab", "1024", "--grid", str(grid), "--cls", "8", "--caption-dim", "16", "--seed", str(seed)])
     run([PY, os.path.join(HERE, "convert_llamagen.py"), pt, st, "--kind", "gpt", "--dtype", "f32", "--n-head", "2",
-         "--grid", str(grid), "--cls-token-num", "8"])
+         "--grid", str(grid), "--cls-token-num", "8"] + list(extra))
     return st
+
+
+def from_prompts(vkspec, d, plain):
+    """A t2i model naming a tiny T5 beside it: --prompt and --prompts; the plain model refuses."""
+    ref, hf = os.path.join(HERE, "reference.py"), os.path.join(d, "t5_hf")
+    run([PY, ref, "make-t5", hf, "--d-model", "16", "--layers", "1", "--heads", "2", "--d-kv", "8", "--d-ff", "24",
+         "--vocab", "96"])
+    run([PY, ref, "make-spiece", hf])
+    run([PY, os.path.join(HERE, "convert_t5.py"), hf, os.path.join(d, "t5")])
+    model = make_model(d, "t2i_prompt", 4, 0, ["--text-encoder", "t5.safetensors"])
+    trace = os.path.join(d, "prompt.json")
+    run([vkspec, "generate", "--model", model, "--prompt", "A red fox", "--method", "scd-mc", "--images", "2",
+         "--out", os.path.join(d, "prompt.png"), "--trace", trace])
+    failures = [f"--prompt: the trace records {im.get('prompt')}" for im in json.load(open(trace))["images"]
+                if im.get("prompt") != "A red fox"]
+    prompts = os.path.join(d, "prompts.txt")
+    with open(prompts, "w") as f:
+        f.write("a red fox\nan ankle boot\n")
+    run([vkspec, "bench", "--model", model, "--prompts", prompts, "--methods", "ar,sjd", "--images", "2",
+         "--classifier", "none", "--json", os.path.join(d, "bench.json")])
+    r = run([vkspec, "generate", "--model", plain, "--prompt", "a fox"], expect_ok=False)
+    if r.returncode not in (1, 2) or "text encoder" not in r.stderr:
+        failures.append(f"--prompt on a model without a text encoder: exit {r.returncode}: {r.stderr}")
+    print("from prompts: generate and bench" + (", refused without a text encoder" if not failures else ""))
+    return failures
 
 
 def check_sample_outputs(base, d):
@@ -71,6 +98,7 @@ def main():
                     failures.append(f"{method}: the trace does not record the caption: {im.get('condition')}")
             print(f"{method}: {len(images)} images from the caption")
         failures += check_sample_outputs(base, d)
+        failures += from_prompts(vkspec, d, model)
         bad = [
             (base + ["--method", "ar", "--class", "1"], "exclude each other"),
             ([vkspec, "generate", "--model", model, "--out", os.path.join(d, "x.png")], "--caption-embeddings"),

@@ -2,7 +2,10 @@
 // (a class table at the one condition position) and text-to-image (caption embeddings through the
 // caption MLP, a learned null caption). Both embed image tokens with tok_embeddings, leave through
 // the untied `output` matrix and use 2D RoPE over the grid (GptConfig::from_file reads their keys).
+#include <filesystem>
+
 #include "common/error.h"
+#include "engine/families/llamagen_prompt.h"
 #include "engine/model/gpt.h"
 #include "engine/model/model_family.h"
 #include "engine/model/synthetic_gpt.h"
@@ -63,9 +66,11 @@ class LlamaGenT2iParts final : public LlamaGenParts {
       embed_caption(s, batch.caption_values(b), hidden_.view().rows(0, n), rows);
     }
   }
-  std::shared_ptr<const Condition> prompt_condition(const std::string&) const override {
-    throw Error("the model (" + cfg_.family +
-                ") takes a text encoder's outputs (--caption-embeddings): no text encoder runs on the engine yet");
+  std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
+    if (!prompts_)
+      throw Error("the model (" + cfg_.family + ") names no text encoder (metadata text_encoder: convert_llamagen.py "
+                  "--text-encoder FILE, a T5 from convert_t5.py beside it): give --caption-embeddings FILE");
+    return prompts_->condition(prompt);
   }
 
  private:
@@ -78,6 +83,7 @@ class LlamaGenT2iParts final : public LlamaGenParts {
 
   Tensor fc1_, fc2_, hidden_;
   Tensor null_caption_;  // the MLP of the learned null caption, f32 [cls_token_num, dim]
+  std::unique_ptr<LlamaGenPrompts> prompts_;  // with a text encoder (metadata text_encoder)
 };
 
 LlamaGenT2iParts::LlamaGenT2iParts(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt)
@@ -101,6 +107,11 @@ LlamaGenT2iParts::LlamaGenT2iParts(Context& ctx, WeightStore& w, const GptConfig
   CommandStream s(ctx);
   embed_caption(s, uncond.view().rows(0, N), hidden_.view().rows(0, N), null_caption_.view());
   s.submit_and_wait();
+  if (w.file().has_meta("text_encoder")) {
+    const std::string encoder =
+        (std::filesystem::path(path).parent_path() / w.file().meta("text_encoder")).string();
+    prompts_ = std::make_unique<LlamaGenPrompts>(ctx, path, encoder, N, C);
+  }
 }
 
 // Files without vkspec.family are LlamaGen's (every file written before families existed).
@@ -144,7 +155,8 @@ const RegisterModelFamily c2i({
 const RegisterModelFamily t2i({
     "llamagen-t2i",
     1,
-    "LlamaGen text-to-image GPT: flan-T5 caption embeddings through the caption MLP, 2D RoPE",
+    "LlamaGen text-to-image GPT: a prompt through flan-T5 on the engine (or its caption embeddings) and the "
+    "caption MLP, 2D RoPE",
     "Sun et al. 2024, Autoregressive Model Beats Diffusion (FoundationVision/LlamaGen)",
     [](const SafetensorsFile& f) { return llamagen_file(f, "t2i"); },
     [](const SafetensorsFile& f) { return GptConfig::from_file(f); },

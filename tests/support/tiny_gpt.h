@@ -52,7 +52,8 @@ class TinyNormal {
   uint32_t n_ = 0;
 };
 
-inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
+inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s,
+                           const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
   TinyNormal rng(s.seed), noise(s.noise_seed);
   GptShape shape;
   shape.dim = s.dim;
@@ -70,7 +71,9 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s) {
     for (float& x : v)
       x = is_norm ? 1.0f + 0.1f * rng.next() : sd * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
   };
-  synthetic_gpt(shape, fill, StDType::F32).write(path);
+  SafetensorsWriter w = synthetic_gpt(shape, fill, StDType::F32);
+  for (const auto& [key, value] : metadata) w.set_metadata(key, value);
+  w.write(path);
 }
 
 // Weights of a tiny random Janus-Pro (engine/families/janus_synthetic.h): norms 1 +- 0.1, the rest
