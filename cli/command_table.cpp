@@ -64,7 +64,11 @@ const std::vector<Command>& command_table() {
       {"selftest", "vkspec selftest [options]", "Runs every GPU op against the CPU reference.", cmd_selftest,
        one_section<selftest_options>},
       {"bench-ops", "vkspec bench-ops [options]", "Times each op (GPU timestamps) next to the CPU reference.",
-       cmd_bench_ops, one_section<bench_ops_options>}};
+       cmd_bench_ops, one_section<bench_ops_options>},
+      {"bench-text-encoder", "vkspec bench-text-encoder (--model FILE | --synthetic SHAPE) [options]",
+       "Times the T5 text encoder on one prompt (LlamaGen text-to-image's condition), a converted file or a "
+       "generated one of flan-t5-xl's or t5-v1_1's shape.",
+       cmd_bench_text_encoder, one_section<bench_text_encoder_options>}};
   return table;
 }
 

@@ -23,6 +23,8 @@ int cmd_families(const Args& args);
 std::string methods_usage();
 // `bench --synthetic SHAPE`: forward timings of a generated LlamaGen-shaped model (cmd_bench hands over).
 int cmd_bench_synthetic(const Args& args);
+// `bench-text-encoder`: the T5 encoder's time for one prompt (a converted or generated encoder).
+int cmd_bench_text_encoder(const Args& args);
 
 // A group of options in a command's help.
 struct OptionSection {
@@ -43,5 +45,6 @@ std::vector<OptionSection> bench_sections();
 frontend::OptionTable methods_options();
 frontend::OptionTable families_options();
 frontend::OptionTable bench_synthetic_options();
+frontend::OptionTable bench_text_encoder_options();
 
 }  // namespace vkspec::cli

@@ -67,6 +67,7 @@ TEST_F(LlamaGenPromptTest, APromptIsEncodedOnTheEngineAsTheReferenceEncodesIt) {
   GptOptions opt;
   opt.weights = DType::F32;
   Gpt gpt(ctx(), dir + "/t2i.safetensors", opt);
+  EXPECT_TRUE(gpt.takes_prompt());  // what the viewer's prompt box asks
   const std::string prompt = "  A RED Fox in the snow...  ";
   const auto cond = gpt.prompt_condition(prompt);
   EXPECT_EQ(gpt.prompt_condition(prompt), cond) << "encoded twice";
@@ -105,6 +106,7 @@ TEST_F(LlamaGenPromptTest, AModelWithoutItsTextEncoderSaysSo) {
   const std::string dir = models(&skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_FALSE(HasFailure());
+  EXPECT_FALSE(Gpt(ctx(), dir + "/plain.safetensors").takes_prompt());
   try {
     Gpt(ctx(), dir + "/plain.safetensors").prompt_condition("a fox");
     ADD_FAILURE() << "a prompt without a text encoder";

@@ -123,6 +123,9 @@ for shape in $janus_shapes; do
   step "vkspec_$shape" "$vkspec" bench --synthetic "$shape" --repeat "$repeat" --windows 1,4,16,32 \
     --json "$out/vkspec_$shape.json"
 done
+# flan-t5-xl's encoder on a 120-token prompt (issue 47: LlamaGen text-to-image's condition).
+step t5_encoder "$vkspec" bench-text-encoder --synthetic flan-t5-xl --tokens 120 --repeat "$repeat" \
+  --json "$out/t5_encoder.json"
 # Lumina-mGPT-7B (issue 49: the AR step's share of HBM bandwidth, and SCD's window-64 forward
 # against an AR step, the ratio that decides its 4.21x in wall-clock), 320 prompt positions.
 for shape in $lumina_shapes; do

@@ -23,6 +23,7 @@ EXPECTED = {
     "devices": ["--json"],
     "selftest": ["--device", "--op", "--json"],
     "bench-ops": ["--json", "--op", "--repeat"],
+    "bench-text-encoder": ["--model", "--synthetic", "--tokens", "--repeat", "--json"],
 }
 
 

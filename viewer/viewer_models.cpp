@@ -62,7 +62,7 @@ void ViewerModels::load_replay_tokenizer(const frontend::ModelCatalog& catalog) 
   }
 }
 
-bool ViewerModels::takes_prompt() const { return !replay_ && loaded_.target->config().input == ConditionInput::Prompt; }
+bool ViewerModels::takes_prompt() const { return !replay_ && loaded_.target->takes_prompt(); }
 
 std::shared_ptr<const Condition> ViewerModels::prompt_condition(const std::string& prompt) const {
   if (replay_) throw Error("a replayed trace runs no model: it cannot take a prompt");

@@ -84,6 +84,7 @@ class JanusParts final : public GptFamilyParts {
     return prompts_->condition(prompt);
   }
   std::shared_ptr<const Condition> own_condition(const Condition& c) const override { return prompts_->restated(c); }
+  bool takes_prompt() const override { return true; }
   int64_t head_params() const override { return head_fc1_.shape()[0] * (cfg_.dim + cfg_.vocab_size); }
 
  private:

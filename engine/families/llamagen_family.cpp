@@ -72,6 +72,7 @@ class LlamaGenT2iParts final : public LlamaGenParts {
                   "--text-encoder FILE, a T5 from convert_t5.py beside it): give --caption-embeddings FILE");
     return prompts_->condition(prompt);
   }
+  bool takes_prompt() const override { return prompts_ != nullptr; }
 
  private:
   // y = fc2(gelu_tanh(fc1(caption))), [rows, caption_dim] -> [rows, dim]; hidden: [rows, dim] scratch.

@@ -73,6 +73,7 @@ class LuminaParts final : public GptFamilyParts {
     return prompts_->condition(prompt);
   }
   std::shared_ptr<const Condition> own_condition(const Condition& c) const override { return prompts_->restated(c); }
+  bool takes_prompt() const override { return true; }
 
  private:
   GptConfig cfg_;

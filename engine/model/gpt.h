@@ -62,6 +62,7 @@ class Gpt {
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const {
     return parts_->prompt_condition(prompt);
   }
+  bool takes_prompt() const { return parts_->takes_prompt(); }
   // Another model's condition as this one takes it (GptFamilyParts::own_condition); nullptr: as given.
   std::shared_ptr<const Condition> own_condition(const Condition& c) const { return parts_->own_condition(c); }
 

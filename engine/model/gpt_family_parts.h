@@ -33,6 +33,9 @@ class GptFamilyParts {
   // The condition for a text prompt, through the family's tokenizer and template; throws Error
   // saying what the family takes instead where it takes no prompts.
   virtual std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const = 0;
+  // Whether prompt_condition takes a prompt (a family that reads text, or a LlamaGen t2i model
+  // naming its text encoder).
+  virtual bool takes_prompt() const { return false; }
   // A condition made for another model (the target's, when this one drafts for it) as this model
   // takes it, where the family embeds it itself (Janus-Pro: a prompt's rows of its own text
   // table); nullptr: it takes the condition as given.

@@ -54,8 +54,11 @@ int64_t t5_relative_bucket(int64_t relative, int64_t num_buckets, int64_t max_di
   return bucket + std::min<int64_t>(max_exact + static_cast<int64_t>(large), half - 1);
 }
 
-T5Encoder::T5Encoder(Context& ctx, const std::string& path, DType wt) : ctx_(ctx), path_(path) {
-  WeightStore w(ctx, path);
+T5Encoder::T5Encoder(Context& ctx, const std::string& path, DType wt) : T5Encoder(ctx, SafetensorsFile(path), wt) {}
+
+T5Encoder::T5Encoder(Context& ctx, SafetensorsFile file, DType wt) : ctx_(ctx), path_(file.path()) {
+  WeightStore w(ctx, std::move(file));
+  const std::string& path = path_;
   require_kind(w.file(), path, "t5_encoder", "a T5 encoder");
   require_meta_values(w.file(), path, kContract);
   cfg_ = T5Config::from_file(w.file());

@@ -33,12 +33,18 @@ class T5Encoder {
  public:
   // weights: the matrices' device dtype (f16 or f32); norms and the bias table stay f32.
   T5Encoder(Context& ctx, const std::string& path, DType weights = DType::F16);
+  // From a file already open, or one built in memory (engine/model/synthetic_t5.h).
+  T5Encoder(Context& ctx, SafetensorsFile file, DType weights = DType::F16);
   ~T5Encoder();
   T5Encoder(const T5Encoder&) = delete;
   T5Encoder& operator=(const T5Encoder&) = delete;
 
   const T5Config& config() const { return cfg_; }
   const std::string& path() const { return path_; }
+  // Matrix weights one encode streams (q|k|v, o, wi, wo of every layer).
+  int64_t matrix_params() const {
+    return cfg_.n_layer * (4 * cfg_.inner() * cfg_.d_model + 3 * cfg_.d_ff * cfg_.d_model);
+  }
   // The last hidden state [ids, d_model] (row-major) of every position, padded ones included, as
   // Hugging Face returns it; mask: 1 for a token, 0 for padding (hidden from every query's keys).
   // At most ops::kBiasedAttentionMaxTokens ids.
