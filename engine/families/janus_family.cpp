@@ -176,13 +176,7 @@ SafetensorsWriter janus_synthetic(const std::string& name, int64_t grid, uint64_
     s = janus_pro_shape(name, 256);
   }
   if (grid) s.grid = grid;
-  const WeightFill init = llamagen_init_fill(seed);
-  return synthetic_janus(s, [init](const std::string& tensor, bool f32, std::vector<float>& v) {
-    if (tensor.size() > 5 && tensor.compare(tensor.size() - 5, 5, ".bias") == 0)
-      std::fill(v.begin(), v.end(), 0.0f);
-    else
-      init(tensor, f32, v);
-  });
+  return synthetic_janus(s, zero_bias_init_fill(seed));
 }
 
 const RegisterModelFamily janus({

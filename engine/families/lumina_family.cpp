@@ -117,13 +117,7 @@ SafetensorsWriter lumina_synthetic(const std::string& name, int64_t grid, uint64
     s = lumina_mgpt_shape(name, 320);
   }
   if (grid) s.grid = grid;
-  const WeightFill init = llamagen_init_fill(seed);
-  return synthetic_lumina(s, [init](const std::string& tensor, bool f32, std::vector<float>& v) {
-    if (tensor.size() > 5 && tensor.compare(tensor.size() - 5, 5, ".bias") == 0)
-      std::fill(v.begin(), v.end(), 0.0f);
-    else
-      init(tensor, f32, v);
-  });
+  return synthetic_lumina(s, zero_bias_init_fill(seed));
 }
 
 const RegisterModelFamily lumina({

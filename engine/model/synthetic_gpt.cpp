@@ -1,5 +1,6 @@
 #include "engine/model/synthetic_gpt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -107,6 +108,16 @@ WeightFill llamagen_init_fill(uint64_t seed) {
       values[i] = -half_width + step * (static_cast<float>(bits & 0xffffu) + 0.5f);
       bits >>= 16;
     }
+  };
+}
+
+WeightFill zero_bias_init_fill(uint64_t seed) {
+  const WeightFill init = llamagen_init_fill(seed);
+  return [init](const std::string& tensor, bool f32, std::vector<float>& v) {
+    if (tensor.size() > 5 && tensor.compare(tensor.size() - 5, 5, ".bias") == 0)
+      std::fill(v.begin(), v.end(), 0.0f);
+    else
+      init(tensor, f32, v);
   };
 }
 

@@ -43,5 +43,8 @@ SafetensorsWriter synthetic_gpt(const GptShape& shape, const WeightFill& fill, S
 // Values like LlamaGen's initialisation (standard deviation 0.02; uniform, which is cheap enough
 // for XL's 775M weights in seconds) and norm weights of 1. Deterministic in seed.
 WeightFill llamagen_init_fill(uint64_t seed);
+// llamagen_init_fill with every bias (a tensor named *.bias) 0: the families whose files carry
+// biases (Janus-Pro's heads, Lumina-mGPT's q/k norms).
+WeightFill zero_bias_init_fill(uint64_t seed);
 
 }  // namespace vkspec
