@@ -54,3 +54,28 @@ def test_captions_give_the_clis_tokens(t2i, cli, tmp_path):
     with pytest.raises(vkspec.Error, match="takes captions"):
         s.generate("ar")
     assert s.validation_messages() == []
+
+
+def test_a_prompt_on_a_t2i_model_naming_its_t5_gives_the_clis_tokens(t2i, cli, tmp_path):
+    """The T5 encoder on the engine (make-t5 and make-spiece, tools/convert_t5.py): prompt=TEXT."""
+    model, _ = t2i
+    d = model.parent
+    hf = d / "t5_hf"
+    if not (d / "t5.safetensors").exists():
+        run([sys.executable, TOOLS / "reference.py", "make-t5", hf, "--d-model", "16", "--layers", "1", "--heads", "2",
+             "--d-kv", "8", "--d-ff", "24", "--vocab", "96"])
+        run([sys.executable, TOOLS / "reference.py", "make-spiece", hf])
+        run([sys.executable, TOOLS / "convert_t5.py", hf, d / "t5"])
+    run([sys.executable, TOOLS / "reference.py", "make-t2i", d / "p.pt", "--dim", "64", "--layers", "1", "--heads", "2",
+         "--vocab", "1024", "--grid", "4", "--cls", "8", "--caption-dim", "16", "--seed", "0"])
+    prompted = d / "t2i_prompt.safetensors"
+    run([sys.executable, TOOLS / "convert_llamagen.py", d / "p.pt", prompted, "--kind", "gpt", "--dtype", "f32",
+         "--n-head", "2", "--grid", "4", "--cls-token-num", "8", "--text-encoder", "t5.safetensors"])
+    s = vkspec.Session(model=prompted)
+    r = s.generate("ar", images=2, seed=3, prompt="A red fox", cfg=2, top_k=50)
+    trace = tmp_path / "p.json"
+    run([cli, "generate", "--model", prompted, "--prompt", "A red fox", "--images", "2", "--seed", "3", "--cfg", "2",
+         "--top-k", "50", "--trace", trace, "--out", tmp_path / "p.png"])
+    cli_tokens = [np.asarray(im["tokens"]).reshape(-1).tolist() for im in json.loads(trace.read_text())["images"]]
+    assert r["tokens"].tolist() == cli_tokens
+    assert s.validation_messages() == []
