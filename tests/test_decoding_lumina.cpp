@@ -223,6 +223,7 @@ TEST_F(decoding_lumina, MuloAtTauOneIsAr) {
     low.grid = kGrid / 2;
     low.seed = 7;
     testing::write_tiny_lumina(dir + "/target.safetensors", t, kPromptPositions);
+    testing::write_tiny_lumina(dir + "/low.safetensors", low, kPromptPositions);
     GptOptions opt;
     opt.weights = DType::F32;
     Pair p;
