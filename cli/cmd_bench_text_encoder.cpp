@@ -40,7 +40,8 @@ std::unique_ptr<T5Encoder> load_encoder(Context& ctx, const frontend::ArgParser&
 // Median wall time of `repeat` encodes of `tokens` ids (a prompt of that many, no padding).
 double median_encode_ms(T5Encoder& enc, int64_t tokens, int repeat) {
   std::vector<int32_t> ids(static_cast<size_t>(tokens));
-  for (int64_t i = 0; i < tokens; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 37 + 5) % enc.config().vocab);
+  for (int64_t i = 0; i < tokens; ++i)
+    ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 37 + 5) % enc.config().vocab);
   const std::vector<uint8_t> mask(ids.size(), 1);
   enc.encode(ids, mask);  // the pipelines' first runs (lavapipe compiles then)
   std::vector<double> ms;
@@ -80,8 +81,8 @@ int cmd_bench_text_encoder(const Args& args) {
   const double ms = median_encode_ms(*enc, tokens, repeat);
   const T5Config& c = enc->config();
   const double params = static_cast<double>(enc->matrix_params());
-  const double flop = 2.0 * params * static_cast<double>(tokens) +
-                      4.0 * static_cast<double>(c.n_layer * c.inner() * tokens * tokens);
+  const double flop =
+      2.0 * params * static_cast<double>(tokens) + 4.0 * static_cast<double>(c.n_layer * c.inner() * tokens * tokens);
   std::printf("%s on %s: %lld layers x %lld, %.0fM matrix weights, loaded in %.1f s\n", label.c_str(),
               ctx->caps().name.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.d_model),
               params / 1e6, load_s);

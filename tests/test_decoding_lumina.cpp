@@ -1,13 +1,12 @@
 // Every decoding method on the Lumina-mGPT family (engine/families/lumina_family.cpp): tiny random
 // Lumina models (q/k LayerNorm, 1D RoPE, a line break placed after every row of the 4 x 4 grid,
 // vocabulary 8) with a Lumina drafter close to the target, random draft heads, latent heads and an
-// EAGLE drafter (on the grid alone, the target's states as features); prompts of two lengths (one leaves condition positions
-// as padding), each with its own unconditional row (the image start and sizes alone).
-// Checked: how a forward's queries are placed (engine/model/line_breaks.h: the break after each
-// row end, device slots in the released order, what each query sees, scratch slots' breaks, a
-// ragged batch's padding); every method generates with consistent events, or names what it lacks;
-// images decoded three per forward are each the image decoded alone; MuLo-SD at tau 1 is
-// ar token for token. (Losslessness: exact_law_lumina.* in test_exact_law.cpp.)
+// EAGLE drafter (on the grid alone, the target's states as features); prompts of two lengths (one leaves condition
+// positions as padding), each with its own unconditional row (the image start and sizes alone). Checked: how a
+// forward's queries are placed (engine/model/line_breaks.h: the break after each row end, device slots in the released
+// order, what each query sees, scratch slots' breaks, a ragged batch's padding); every method generates with consistent
+// events, or names what it lacks; images decoded three per forward are each the image decoded alone; MuLo-SD at tau 1
+// is ar token for token. (Losslessness: exact_law_lumina.* in test_exact_law.cpp.)
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -143,9 +142,8 @@ TEST_F(decoding_lumina, ScratchRowEndsKeepTheirBreaks) {
   EXPECT_EQ(first.queries.slots[1], static_cast<uint32_t>(layout.device_slot(S) + 1));
   EXPECT_EQ(cache.scratch_position(0, S), cls + 3);
   // A later query seeing both scratch slots sees S's break only.
-  GptQueries later = GptQueries::at_positions(cfg, {cls + 4}, {3}, rows, cache.slots(), [](int64_t, int64_t) {
-    return false;
-  });
+  GptQueries later =
+      GptQueries::at_positions(cfg, {cls + 4}, {3}, rows, cache.slots(), [](int64_t, int64_t) { return false; });
   ops::AttentionMaskBuilder mb(1, cache.slots());
   mb.see(0, cls + 4);
   mb.see(0, S);

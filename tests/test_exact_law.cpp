@@ -168,9 +168,9 @@ LawSet lumina_law_set(Context& ctx) {
   const std::string& dir = own.path;
   for (const char* seed : {"0", "1"}) {
     const std::string name = std::string(seed) == "0" ? "/hf" : "/hf_drafter";
-    r.law.run = testing::run_reference({"make-lumina", dir + name, "--dim", "32", "--layers", "1", "--heads", "2",
-                                        "--ffn", "64", "--codes", "2", "--dtype", "f32", "--seed", seed,
-                                        "--scale", "0.4"});
+    r.law.run =
+        testing::run_reference({"make-lumina", dir + name, "--dim", "32", "--layers", "1", "--heads", "2", "--ffn",
+                                "64", "--codes", "2", "--dtype", "f32", "--seed", seed, "--scale", "0.4"});
     if (r.law.run.ok)
       r.law.run = testing::run_tool("convert_lumina.py", {dir + name, dir + (name == "/hf" ? "/model" : "/drafter"),
                                                           "--size", "64", "--prompt-tokens", "96"});

@@ -50,10 +50,15 @@ class LuminaParityTest : public testing::VulkanTest, public ::testing::WithParam
   // The converted model's path, or "" when the reference is unavailable (skip).
   std::string convert(const std::string& dir, std::string* message) {
     const LuminaCase c = GetParam();
-    std::vector<std::string> args = {"make-lumina", dir + "/hf", "--dim", std::to_string(c.dim), "--layers",
-                                     std::to_string(c.layers), "--heads", std::to_string(c.heads), "--ffn",
-                                     std::to_string(c.ffn), "--codes", std::to_string(c.codes), "--groups",
-                                     std::to_string(c.groups), "--shards", std::to_string(c.shards), "--dtype", c.dtype};
+    std::vector<std::string> args = {"make-lumina", dir + "/hf",
+                                     "--dim",       std::to_string(c.dim),
+                                     "--layers",    std::to_string(c.layers),
+                                     "--heads",     std::to_string(c.heads),
+                                     "--ffn",       std::to_string(c.ffn),
+                                     "--codes",     std::to_string(c.codes),
+                                     "--groups",    std::to_string(c.groups),
+                                     "--shards",    std::to_string(c.shards),
+                                     "--dtype",     c.dtype};
     if (c.swin) args.push_back("--swin");
     auto r = testing::run_reference(args);
     if (r.skipped) {
@@ -123,7 +128,7 @@ TEST_P(LuminaParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
   GptOptions opt;
   opt.weights = c.f16 ? DType::F16 : DType::F32;
   opt.kv = c.f16 ? DType::F16 : DType::F32;
-  opt.max_queries = 160;  // a whole prefill: 96 prompt positions and 35 image tokens
+  opt.max_queries = 160;                         // a whole prefill: 96 prompt positions and 35 image tokens
   const double tolerance = c.f16 ? 1e-4 : 1e-5;  // NMSE of the logits
   Gpt gpt(ctx(), model, opt);
   const GptConfig& cfg = gpt.config();
@@ -157,8 +162,8 @@ TEST_P(LuminaParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
   EXPECT_LE(nmse(steps, want), tolerance);
 
   const std::string greedy = dir + "/greedy.json";
-  r = testing::run_reference(
-      {"lumina-greedy", dir + "/hf", "--ids", join(ids), "--rows", grid, "--cols", grid, "--cfg", "4", "--out", greedy});
+  r = testing::run_reference({"lumina-greedy", dir + "/hf", "--ids", join(ids), "--rows", grid, "--cols", grid, "--cfg",
+                              "4", "--out", greedy});
   ASSERT_TRUE(r.ok) << r.message;
   ModelSet set;
   set.ctx = &ctx();

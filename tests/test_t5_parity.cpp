@@ -19,7 +19,7 @@ namespace {
 // Hugging Face's bucket (float32 log) at 32 buckets, max distance 128, computed with torch.
 TEST(T5RelativeBucket, MatchesTorch) {
   const std::vector<std::pair<int64_t, int64_t>> known = {
-      {0, 0},   {1, 17},  {-1, 1},  {7, 23},  {-8, 8},  {15, 25},  {16, 26},   {-16, 10},  {17, 26},  {31, 27},
+      {0, 0},   {1, 17},  {-1, 1},  {7, 23},  {-8, 8},  {15, 25},  {16, 26},  {-16, 10},  {17, 26},  {31, 27},
       {32, 28}, {33, 28}, {63, 29}, {64, 30}, {65, 30}, {127, 31}, {128, 31}, {-128, 15}, {200, 31}, {-500, 15}};
   for (const auto& [rel, bucket] : known) EXPECT_EQ(t5_relative_bucket(rel, 32, 128), bucket) << rel;
   int64_t checksum = 0;  // sum of bucket x (index + 1) over -600 .. 600, from the same torch code
@@ -68,8 +68,8 @@ TEST_P(T5ParityTest, HiddenStatesMatchPyTorchReference) {
     }
     const std::vector<int32_t> given(ids.begin(), ids.begin() + n);
     const std::string out = dir + "/hidden.safetensors";
-    r = testing::run_reference(
-        {"t5-encode", dir + "/hf", "--ids", join(given), "--length", std::to_string(length), "--out", out});
+    r = testing::run_reference({"t5-encode", dir + "/hf", "--ids", join(given), "--length", std::to_string(length),
+                                "--out", out});
     ASSERT_TRUE(r.ok) << r.message;
     const std::vector<float> want = SafetensorsFile(out).read_f32("hidden");
     const std::vector<float> got = enc.encode(ids, mask);

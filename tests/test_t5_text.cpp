@@ -23,32 +23,22 @@ TEST(T5Caption, CleansAsTheReleasedCode) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"A blue Porsche 356 parked in front of a yellow brick wall.",
        "a blue porsche 356 parked in front of a yellow brick wall."},
-      {"A portrait photo of a kangaroo wearing an orange hoodie and blue sunglasses standing on the grassin front of the Sydney Opera House holding a sign on the chest that says Welcome Friends!",
-       "a portrait photo of a kangaroo wearing an orange hoodie and blue sunglasses standing on the grassin front of the sydney opera house holding a sign on the chest that says welcome friends!"},
-      {"  An Astronaut  riding a horse, in the forest...  ",
-       "an astronaut riding a horse, in the forest"},
-      {"a+red+fox%20in%20the+snow",
-       "a red fox in the snow"},
-      {"“Quoted” text — with dashes – and ‘single’ quotes",
-       "\"quoted\" text - with dashes - and 'single' quotes"},
-      {"visit https://example.com/page now @someone #12 photo.jpg",
-       "visit now"},
-      {"this-is-my-cute-cat_with_more_dashes",
-       "this is my cute cat with more dashes"},
-      {"<b>Bold</b> &amp; brave &quot;words&quot;",
-       "bold brave \"words\""},
-      {"free shipping worldwide! click on here page 12",
-       "worldwide!"},
-      {"A cat, a dog,and a bird:   friends",
-       "a cat, a dog, and a bird: friends"},
-      {"'single quoted whole'",
-       "single quoted whole"},
-      {"product jc6640 and 6640vc231 at 1920x1080",
-       "product and at"},
-      {"Ünïcödé ÇAPS and İstanbul",
-       "ünïcödé çaps and i̇stanbul"},
-      {"a 1.5x2 grid; time 3:45  ",
-       "a 1. grid; time 3:45"},
+      {"A portrait photo of a kangaroo wearing an orange hoodie and blue sunglasses standing on the grassin front of "
+       "the Sydney Opera House holding a sign on the chest that says Welcome Friends!",
+       "a portrait photo of a kangaroo wearing an orange hoodie and blue sunglasses standing on the grassin front of "
+       "the sydney opera house holding a sign on the chest that says welcome friends!"},
+      {"  An Astronaut  riding a horse, in the forest...  ", "an astronaut riding a horse, in the forest"},
+      {"a+red+fox%20in%20the+snow", "a red fox in the snow"},
+      {"“Quoted” text — with dashes – and ‘single’ quotes", "\"quoted\" text - with dashes - and 'single' quotes"},
+      {"visit https://example.com/page now @someone #12 photo.jpg", "visit now"},
+      {"this-is-my-cute-cat_with_more_dashes", "this is my cute cat with more dashes"},
+      {"<b>Bold</b> &amp; brave &quot;words&quot;", "bold brave \"words\""},
+      {"free shipping worldwide! click on here page 12", "worldwide!"},
+      {"A cat, a dog,and a bird:   friends", "a cat, a dog, and a bird: friends"},
+      {"'single quoted whole'", "single quoted whole"},
+      {"product jc6640 and 6640vc231 at 1920x1080", "product and at"},
+      {"Ünïcödé ÇAPS and İstanbul", "ünïcödé çaps and i̇stanbul"},
+      {"a 1.5x2 grid; time 3:45  ", "a 1. grid; time 3:45"},
   };
   for (const auto& [given, want] : cases) EXPECT_EQ(t5_caption_text(given), want) << given;
 }
@@ -60,10 +50,13 @@ TEST(T5SentencePiece, EncodesAsThePythonLibrary) {
   auto r = testing::run_reference({"make-spiece", dir});
   if (r.skipped) GTEST_SKIP() << r.message;
   ASSERT_TRUE(r.ok) << r.message;
-  const std::vector<std::string> texts = {
-      "a red fox", "\u00fcn\u00efc\u00f6d\u00e9 and a kangaroo in istanbul", "", "zebra xylophone quokka",
-      "  spaces   inside  and out ", "a portrait photo of a kangaroo wearing an orange hoodie in front of a "
-      "yellow brick wall, a map of the united states made out of sushi"};
+  const std::vector<std::string> texts = {"a red fox",
+                                          "\u00fcn\u00efc\u00f6d\u00e9 and a kangaroo in istanbul",
+                                          "",
+                                          "zebra xylophone quokka",
+                                          "  spaces   inside  and out ",
+                                          "a portrait photo of a kangaroo wearing an orange hoodie in front of a "
+                                          "yellow brick wall, a map of the united states made out of sushi"};
   std::string joined;
   for (size_t i = 0; i < texts.size(); ++i) joined += (i ? "\n" : "") + texts[i];
   std::ofstream(dir + "/texts.txt") << joined;

@@ -16,7 +16,8 @@ CheckResult check_biased_attention(Context& ctx, int64_t T, int64_t H, int64_t D
       for (int64_t j = T - masked; j < T; ++j) bias[static_cast<size_t>((h * T + t) * T + j)] += -3.4e38f;
   std::vector<float> q, k, v;
   for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < 3 * W; ++c) (c < W ? q : c < 2 * W ? k : v).push_back(qkv[static_cast<size_t>(t * 3 * W + c)]);
+    for (int64_t c = 0; c < 3 * W; ++c)
+      (c < W ? q : c < 2 * W ? k : v).push_back(qkv[static_cast<size_t>(t * 3 * W + c)]);
   Tensor tqkv = upload_floats(ctx, qkv, DType::F32, {T, 3 * W}, "qkv");
   Tensor tbias = upload_floats(ctx, bias, DType::F32, {H, T, T}, "bias");
   Tensor tout = ctx.tensor(DType::F32, {T, W}, "out");

@@ -48,9 +48,8 @@ VKSPEC_OP_CHECK("swiglu", "rows=257 hidden=3413", [](Context& c) { return check_
 VKSPEC_OP_CHECK("swiglu", "fused rows=2 hidden=2816", [](Context& c) { return check_swiglu_fused(c, 2, 2816); });
 VKSPEC_OP_CHECK("swiglu", "fused rows=33 hidden=1001", [](Context& c) { return check_swiglu_fused(c, 33, 1001); });
 // T5 v1.1's gated-gelu (flan-t5-xl's FFN of 5120): the GELU-tanh gate of the same kernel.
-VKSPEC_OP_CHECK("swiglu", "geglu fused rows=120 hidden=5120", [](Context& c) {
-  return check_swiglu_fused(c, 120, 5120, true);
-});
+VKSPEC_OP_CHECK("swiglu", "geglu fused rows=120 hidden=5120",
+                [](Context& c) { return check_swiglu_fused(c, 120, 5120, true); });
 VKSPEC_OP_CHECK("swiglu", "geglu fused rows=3 hidden=7", [](Context& c) { return check_swiglu_fused(c, 3, 7, true); });
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 namespace vkspec {
 
-
 JanusPrompts::JanusPrompts(JanusPromptSpec spec, std::shared_ptr<const text::BpeTokenizer> tokenizer,
                            std::shared_ptr<const SafetensorsFile> file, std::string table)
     : spec_(std::move(spec)), tokenizer_(std::move(tokenizer)), file_(std::move(file)), table_(std::move(table)) {

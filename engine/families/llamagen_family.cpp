@@ -68,7 +68,8 @@ class LlamaGenT2iParts final : public LlamaGenParts {
   }
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
     if (!prompts_)
-      throw Error("the model (" + cfg_.family + ") names no text encoder (metadata text_encoder: convert_llamagen.py "
+      throw Error("the model (" + cfg_.family +
+                  ") names no text encoder (metadata text_encoder: convert_llamagen.py "
                   "--text-encoder FILE, a T5 from convert_t5.py beside it): give --caption-embeddings FILE");
     return prompts_->condition(prompt);
   }
@@ -83,7 +84,7 @@ class LlamaGenT2iParts final : public LlamaGenParts {
   }
 
   Tensor fc1_, fc2_, hidden_;
-  Tensor null_caption_;  // the MLP of the learned null caption, f32 [cls_token_num, dim]
+  Tensor null_caption_;                       // the MLP of the learned null caption, f32 [cls_token_num, dim]
   std::unique_ptr<LlamaGenPrompts> prompts_;  // with a text encoder (metadata text_encoder)
 };
 
@@ -109,8 +110,7 @@ LlamaGenT2iParts::LlamaGenT2iParts(Context& ctx, WeightStore& w, const GptConfig
   embed_caption(s, uncond.view().rows(0, N), hidden_.view().rows(0, N), null_caption_.view());
   s.submit_and_wait();
   if (w.file().has_meta("text_encoder")) {
-    const std::string encoder =
-        (std::filesystem::path(path).parent_path() / w.file().meta("text_encoder")).string();
+    const std::string encoder = (std::filesystem::path(path).parent_path() / w.file().meta("text_encoder")).string();
     prompts_ = std::make_unique<LlamaGenPrompts>(ctx, path, encoder, N, C);
   }
 }

@@ -11,7 +11,10 @@ namespace vkspec {
 
 LlamaGenPrompts::LlamaGenPrompts(Context& ctx, std::string model, std::string encoder, int64_t max_tokens,
                                  int64_t caption_dim)
-    : ctx_(ctx), model_(std::move(model)), encoder_path_(std::move(encoder)), max_tokens_(max_tokens),
+    : ctx_(ctx),
+      model_(std::move(model)),
+      encoder_path_(std::move(encoder)),
+      max_tokens_(max_tokens),
       caption_dim_(caption_dim) {
   if (!std::filesystem::exists(encoder_path_))
     throw Error(model_ + ": its text encoder " + encoder_path_ + " (metadata text_encoder) is missing");
@@ -27,7 +30,8 @@ void LlamaGenPrompts::load() const {
                 " takes captions of " + std::to_string(caption_dim_) + " values (caption_dim): not its text encoder");
   const SafetensorsFile f(encoder_path_);
   if (!f.has_meta("tokenizer"))
-    throw Error(encoder_path_ + ": names no SentencePiece model (metadata tokenizer; convert_t5.py copies spiece.model)");
+    throw Error(encoder_path_ +
+                ": names no SentencePiece model (metadata tokenizer; convert_t5.py copies spiece.model)");
   const std::string sp = (std::filesystem::path(encoder_path_).parent_path() / f.meta("tokenizer")).string();
   if (!std::filesystem::exists(sp)) throw Error(encoder_path_ + ": its tokenizer " + sp + " is missing");
   auto tokenizer = std::make_unique<text::SentencePieceTokenizer>(text::SentencePieceTokenizer::load(sp));

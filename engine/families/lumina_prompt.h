@@ -28,7 +28,8 @@ class LuminaPrompts {
   std::shared_ptr<const Condition> condition(const std::string& prompt) const;
   // The condition of a prompt already tokenized (text_ids: the template's text, no specials):
   // for models without a tokenizer file (the tests' tiny models) and restated conditions.
-  std::shared_ptr<const Condition> condition_of_text(const std::string& prompt, const std::vector<int32_t>& text_ids) const;
+  std::shared_ptr<const Condition> condition_of_text(const std::string& prompt,
+                                                     const std::vector<int32_t>& text_ids) const;
   // Another model's prompt condition as this model takes it (its own size tokens and table);
   // nullptr for a condition that is not a prompt.
   std::shared_ptr<const Condition> restated(const Condition& c) const;

@@ -56,14 +56,27 @@ SafetensorsWriter synthetic_lumina(const LuminaShape& s, const WeightFill& fill,
   tensor("norm.weight", {D}, true);
   tensor("image_embeddings.weight", {s.image_codes + 1, D}, false);
   tensor("output.weight", {s.image_codes, D}, false);
-  const std::vector<std::pair<const char*, int64_t>> meta = {
-      {"dim", D},           {"n_layer", s.n_layer},         {"n_head", s.n_head},
-      {"n_kv_head", s.n_head}, {"head_dim", hd},            {"ffn_hidden", s.ffn_hidden},
-      {"qk_norm_groups", G}, {"swin_norm", s.swin_norm ? 1 : 0}, {"vocab_size", s.image_codes},
-      {"text_vocab_size", s.text_vocab}, {"grid_size", s.grid}, {"cls_token_num", s.prompt_tokens},
-      {"placed_id", s.image_codes}, {"image_first_id", kImageFirst}, {"bos_id", kBos},
-      {"sep_id", kSep},     {"image_start_id", kImageStart}, {"image_end_id", kImageEnd},
-      {"line_break_id", kLineBreak}, {"size_base_id", kSizeBase}, {"size_patch", kPatch}};
+  const std::vector<std::pair<const char*, int64_t>> meta = {{"dim", D},
+                                                             {"n_layer", s.n_layer},
+                                                             {"n_head", s.n_head},
+                                                             {"n_kv_head", s.n_head},
+                                                             {"head_dim", hd},
+                                                             {"ffn_hidden", s.ffn_hidden},
+                                                             {"qk_norm_groups", G},
+                                                             {"swin_norm", s.swin_norm ? 1 : 0},
+                                                             {"vocab_size", s.image_codes},
+                                                             {"text_vocab_size", s.text_vocab},
+                                                             {"grid_size", s.grid},
+                                                             {"cls_token_num", s.prompt_tokens},
+                                                             {"placed_id", s.image_codes},
+                                                             {"image_first_id", kImageFirst},
+                                                             {"bos_id", kBos},
+                                                             {"sep_id", kSep},
+                                                             {"image_start_id", kImageStart},
+                                                             {"image_end_id", kImageEnd},
+                                                             {"line_break_id", kLineBreak},
+                                                             {"size_base_id", kSizeBase},
+                                                             {"size_patch", kPatch}};
   for (const auto& [k, value] : meta) w.set_metadata(k, std::to_string(value));
   w.set_metadata("prompt_template", "Generate an image of {w}x{h} according to the following prompt:\n{prompt}");
   w.set_metadata("vkspec.kind", "gpt");

@@ -25,7 +25,6 @@ bool is_lumina_mgpt_shape(const std::string& name);
 // Every tensor and metadata key of a converted Lumina-mGPT of `shape`, `fill` called once per
 // tensor (is_norm for norm weights and biases, stored f32); matrices as `matrices`. The layout ids
 // are Chameleon's (docs/lumina.md), so text_vocab must exceed 8804 + grid / 2.
-SafetensorsWriter synthetic_lumina(const LuminaShape& shape, const WeightFill& fill,
-                                   StDType matrices = StDType::F16);
+SafetensorsWriter synthetic_lumina(const LuminaShape& shape, const WeightFill& fill, StDType matrices = StDType::F16);
 
 }  // namespace vkspec

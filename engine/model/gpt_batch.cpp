@@ -159,9 +159,9 @@ std::vector<int32_t> rope_rows(const GptConfig& cfg, const GptQueries& q, int64_
     if ((i % per_image < n_cond[static_cast<size_t>(image)]) != (p < cfg.cls_token_num))
       throw batch_error(q.per_image ? "every image must have as many condition queries, first"
                                     : "condition queries must come first");
-    const ops::RopePosition rp = q.rope_index.empty()
-                                     ? cfg.rope_position(p)
-                                     : ops::sequence_position(q.rope_index[static_cast<size_t>(i)], cfg.rope_table_rows());
+    const ops::RopePosition rp =
+        q.rope_index.empty() ? cfg.rope_position(p)
+                             : ops::sequence_position(q.rope_index[static_cast<size_t>(i)], cfg.rope_table_rows());
     rope[static_cast<size_t>(3 * i)] = rp.row;
     rope[static_cast<size_t>(3 * i + 1)] = rp.col;
     rope[static_cast<size_t>(3 * i + 2)] = rp.flag;
@@ -359,10 +359,12 @@ ops::PackedAttentionMask GptBatch::row_masks(const GptQueries& q,
   // Condition positions some query sees besides its own slot: where the rows' visibility could
   // matter (an EAGLE drafter's queries, say, see image positions only).
   std::vector<uint8_t> seen(static_cast<size_t>(cfg_.cls_token_num), 0);
-  const ops::AttentionMaskBuilder mb = ops::AttentionMaskBuilder::unpack(q.mask, std::min(cache_slots_, 32 * q.mask.words));
+  const ops::AttentionMaskBuilder mb =
+      ops::AttentionMaskBuilder::unpack(q.mask, std::min(cache_slots_, 32 * q.mask.words));
   for (int64_t i = 0; i < q.count(); ++i)
     for (int64_t p = 0; p < cfg_.cls_token_num && p < cache_slots_; ++p)
-      if (q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p) && mb.sees(i, p)) seen[static_cast<size_t>(p)] = 1;
+      if (q.slots[static_cast<size_t>(i)] != static_cast<uint32_t>(p) && mb.sees(i, p))
+        seen[static_cast<size_t>(p)] = 1;
   bool differ = false;
   for (int64_t g = 0; g < images_; ++g) {
     const auto* null = dynamic_cast<const CaptionEmbeddings*>(q.conditions[static_cast<size_t>(images_ + g)]);

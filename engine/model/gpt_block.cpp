@@ -73,8 +73,8 @@ void record_qkv(CommandStream& s, const GptBlockWeights& L, int64_t l, const Gpt
   const GptConfig& cfg = f.cfg;
   const int64_t nh = cfg.n_head, hd = cfg.head_dim, D = cfg.dim, B = f.batch.batch_rows();
   const TensorView x = f.act.x.view().rows(0, f.rows), qkv = f.act.qkv.view().rows(0, f.rows);
-  const ops::MatmulFusion::RopeKv rope_kv{nh,           hd, B, f.batch.rope_positions(), f.rope_table.view(),
-                                          f.batch.slots(), f.cache.k(l), f.cache.v(l)};
+  const ops::MatmulFusion::RopeKv rope_kv{
+      nh, hd, B, f.batch.rope_positions(), f.rope_table.view(), f.batch.slots(), f.cache.k(l), f.cache.v(l)};
   if (!L.qk_norm_weight.valid()) {
     ops::MatmulFusion fused = attention_in;
     fused.rope_kv = rope_kv;
@@ -82,8 +82,8 @@ void record_qkv(CommandStream& s, const GptBlockWeights& L, int64_t l, const Gpt
     return;
   }
   ops::matmul_fused(s, x, L.wqkv, qkv, attention_in);
-  ops::head_layer_norm(s, ops::HeadRows::columns(qkv, 0, 2 * nh, hd), L.qk_norm_weight.view(),
-                       L.qk_norm_bias.view(), cfg.qk_norm_eps);
+  ops::head_layer_norm(s, ops::HeadRows::columns(qkv, 0, 2 * nh, hd), L.qk_norm_weight.view(), L.qk_norm_bias.view(),
+                       cfg.qk_norm_eps);
   ops::Rope2dKvWrite a;
   a.q = ops::HeadRows::columns(qkv, 0, nh, hd);
   a.k = ops::HeadRows::columns(qkv, D, nh, hd);

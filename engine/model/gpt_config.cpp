@@ -62,8 +62,8 @@ void GptConfig::validate(const std::string& path) const {
   if (head_dim != dim / n_head) throw fail("head_dim must be dim / n_head");
   if (head_dim % 4) throw fail("head_dim " + std::to_string(head_dim) + " must be a multiple of 4 (RoPE)");
   if (qk_norm_groups < 0 || (qk_norm_groups > 0 && n_head % qk_norm_groups))
-    throw fail("metadata qk_norm_groups=" + std::to_string(qk_norm_groups) + " does not divide n_head=" +
-               std::to_string(n_head));
+    throw fail("metadata qk_norm_groups=" + std::to_string(qk_norm_groups) +
+               " does not divide n_head=" + std::to_string(n_head));
   if (line_breaks && rope_layout != RopeLayout::sequence_1d)
     throw fail("placed line breaks need 1D RoPE (their positions are sequence indices)");
   auto cap = [&](const char* key, int64_t v, int64_t limit) {

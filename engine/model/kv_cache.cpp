@@ -10,8 +10,10 @@ KvCache::KvCache(Context& ctx, const GptConfig& cfg, int64_t batch, int64_t slot
   if (batch < 1 || slots < 1) throw Error("KV cache needs batch >= 1 and slots >= 1");
   if (cfg.line_breaks) {
     if (slots < cfg.seq_len())
-      throw Error("KV cache of " + std::to_string(slots) + " slots for a model with placed line breaks: it needs the "
-                  "whole sequence (" + std::to_string(cfg.seq_len()) + ")");
+      throw Error("KV cache of " + std::to_string(slots) +
+                  " slots for a model with placed line breaks: it needs the "
+                  "whole sequence (" +
+                  std::to_string(cfg.seq_len()) + ")");
     device_slots_ = LineBreakLayout(cfg, slots).device_slots();
     scratch_positions_.assign(static_cast<size_t>(batch * (slots - seq_len_)), -1);
   }

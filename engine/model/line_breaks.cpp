@@ -37,7 +37,10 @@ struct Block {
 class Placer {
  public:
   Placer(const GptConfig& cfg, const GptQueries& q, const KvCache& cache)
-      : cfg_(cfg), q_(q), cache_(cache), layout_(cfg, cache.slots()),
+      : cfg_(cfg),
+        q_(q),
+        cache_(cache),
+        layout_(cfg, cache.slots()),
         slots_(std::min<int64_t>(cache.slots(), 32 * q.mask.words)),
         seen_(ops::AttentionMaskBuilder::unpack(q.mask, slots_)) {}
 
@@ -89,8 +92,7 @@ Block Placer::block(int64_t first, int64_t T) const {
   return b;
 }
 
-void Placer::emit(const Block& b, int64_t g, int64_t Tp, GptQueries& out,
-                  ops::AttentionMaskBuilder& mb) const {
+void Placer::emit(const Block& b, int64_t g, int64_t Tp, GptQueries& out, ops::AttentionMaskBuilder& mb) const {
   const int64_t row0 = out.count(), image = q_.per_image ? g : 0;
   for (size_t k = 0; k < b.entries.size(); ++k) {
     const Entry& e = b.entries[k];

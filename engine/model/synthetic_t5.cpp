@@ -51,8 +51,8 @@ SafetensorsWriter synthetic_t5(const std::string& name, uint64_t seed) {
   }
   tensor("final_norm.weight", {D}, true);
   const std::vector<std::pair<const char*, int64_t>> meta = {
-      {"d_model", D}, {"n_layer", s.n_layer}, {"n_head", s.n_head}, {"d_kv", s.d_kv}, {"d_ff", F},
-      {"vocab_size", s.vocab}, {"num_buckets", 32}, {"max_distance", 128}};
+      {"d_model", D}, {"n_layer", s.n_layer},  {"n_head", s.n_head}, {"d_kv", s.d_kv},
+      {"d_ff", F},    {"vocab_size", s.vocab}, {"num_buckets", 32},  {"max_distance", 128}};
   for (const auto& [k, v] : meta) w.set_metadata(k, std::to_string(v));
   w.set_metadata("norm_eps", "1e-06");
   w.set_metadata("feed_forward_proj", "gated-gelu");

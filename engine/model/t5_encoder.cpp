@@ -63,8 +63,8 @@ T5Encoder::T5Encoder(Context& ctx, SafetensorsFile file, DType wt) : ctx_(ctx), 
   require_meta_values(w.file(), path, kContract);
   cfg_ = T5Config::from_file(w.file());
   const int64_t D = cfg_.d_model, I = cfg_.inner(), F = cfg_.d_ff;
-  const std::string from = "d_model=" + std::to_string(D) + ", heads x d_kv=" + std::to_string(I) +
-                           ", d_ff=" + std::to_string(F);
+  const std::string from =
+      "d_model=" + std::to_string(D) + ", heads x d_kv=" + std::to_string(I) + ", d_ff=" + std::to_string(F);
   w.host_tensor("token_embeddings.weight", {cfg_.vocab, D}, "vocab_size, d_model");
   file_ = w.shared_file();
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {

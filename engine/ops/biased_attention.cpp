@@ -5,8 +5,8 @@
 
 namespace vkspec::ops {
 
-void biased_attention(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v,
-                      const TensorView& bias, const TensorView& out, float scale) {
+void biased_attention(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, const TensorView& bias,
+                      const TensorView& out, float scale) {
   const char* op = "biased_attention";
   q.validate(op, "q");
   k.validate(op, "k");
@@ -28,10 +28,17 @@ void biased_attention(CommandStream& s, const HeadRows& q, const HeadRows& k, co
   struct {
     uint32_t tokens, heads, head_dim, q_stride, q_offset, k_stride, k_offset, v_stride, v_offset, out_stride;
     float scale;
-  } push{static_cast<uint32_t>(T),          static_cast<uint32_t>(H),          static_cast<uint32_t>(D),
-         static_cast<uint32_t>(q.row_stride), static_cast<uint32_t>(q.col_offset), static_cast<uint32_t>(k.row_stride),
-         static_cast<uint32_t>(k.col_offset), static_cast<uint32_t>(v.row_stride), static_cast<uint32_t>(v.col_offset),
-         static_cast<uint32_t>(H * D),        scale};
+  } push{static_cast<uint32_t>(T),
+         static_cast<uint32_t>(H),
+         static_cast<uint32_t>(D),
+         static_cast<uint32_t>(q.row_stride),
+         static_cast<uint32_t>(q.col_offset),
+         static_cast<uint32_t>(k.row_stride),
+         static_cast<uint32_t>(k.col_offset),
+         static_cast<uint32_t>(v.row_stride),
+         static_cast<uint32_t>(v.col_offset),
+         static_cast<uint32_t>(H * D),
+         scale};
   Context& ctx = s.context();
   s.dispatch(ctx.pipeline(shaders::biased_attention, {static_cast<uint32_t>(kBiasedAttentionMaxTokens)}),
              {q.data, k.data, v.data, bias, out}, push, static_cast<uint32_t>(T), static_cast<uint32_t>(H));

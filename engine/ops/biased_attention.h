@@ -14,7 +14,7 @@ inline constexpr int64_t kBiasedAttentionMaxTokens = 512;
 // q, k, v: head rows of the same tokens, heads and head_dim (e.g. HeadRows::columns of a fused
 // q|k|v matrix); bias: f32 [heads, tokens, tokens]; out: f32 [tokens, heads * head_dim], not
 // overlapping the inputs. scale: T5 uses 1 (no 1/sqrt(head_dim)).
-void biased_attention(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v,
-                      const TensorView& bias, const TensorView& out, float scale = 1.0f);
+void biased_attention(CommandStream& s, const HeadRows& q, const HeadRows& k, const HeadRows& v, const TensorView& bias,
+                      const TensorView& out, float scale = 1.0f);
 
 }  // namespace vkspec::ops

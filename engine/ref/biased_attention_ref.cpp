@@ -6,8 +6,8 @@
 namespace vkspec::ref {
 
 std::vector<float> biased_attention(const std::vector<float>& q, const std::vector<float>& k,
-                                    const std::vector<float>& v, const std::vector<float>& bias, int64_t T,
-                                    int64_t H, int64_t D, float scale) {
+                                    const std::vector<float>& v, const std::vector<float>& bias, int64_t T, int64_t H,
+                                    int64_t D, float scale) {
   std::vector<float> out(static_cast<size_t>(T * H * D));
   std::vector<double> s(static_cast<size_t>(T));
   const auto at = [&](int64_t t, int64_t h, int64_t d) { return static_cast<size_t>((t * H + h) * D + d); };

@@ -42,8 +42,9 @@ class Sub {
     throw Error("t5 caption cleaning: the prompt grew without bound");
   }
   int count(const std::string& s) const {
-    std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(
-        pcre2_match_data_create_from_pattern(code_, nullptr), pcre2_match_data_free);
+    std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(pcre2_match_data_create_from_pattern(code_,
+                                                                                                             nullptr),
+                                                                        pcre2_match_data_free);
     int n = 0;
     for (PCRE2_SIZE at = 0; at <= s.size();) {
       if (pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), at, 0, data.get(), nullptr) < 0) break;
@@ -97,7 +98,7 @@ std::string unquote_plus(const std::string& s) {
 
 // html.unescape for numeric entities and the common named ones (see the header).
 std::string unescape(std::string s) {
-  static const Sub named[] = {{"&nbsp;", "\u00a0"}, {"&lt;", "<"},  {"&gt;", ">"},
+  static const Sub named[] = {{"&nbsp;", "\u00a0"}, {"&lt;", "<"},   {"&gt;", ">"},
                               {"&quot;", "\""},     {"&apos;", "'"}, {"&amp;", "&"}};
   for (const Sub& n : named) s = n(s);
   std::string out;
@@ -155,7 +156,8 @@ const std::vector<std::unique_ptr<Sub>>& middle_steps() {
         {R"re([\S]+\.(?:png|jpg|jpeg|bmp|webp|eps|pdf|apk|mp4))re", ""},
         {R"re([\"\']{2,})re", "\""},
         {R"re([\.]{2,})re", " "},
-        {"[#\u00ae\u2022\u00a9\u2122&@\u00b7\u00ba\u00bd\u00be\u00bf\u00a1\u00a7~\\)\\(\\]\\[\\}\\{\\|\\\\\\/\\*]{1,}", " "},
+        {"[#\u00ae\u2022\u00a9\u2122&@\u00b7\u00ba\u00bd\u00be\u00bf\u00a1\u00a7~\\)\\(\\]\\[\\}\\{\\|\\\\\\/\\*]{1,}",
+         " "},
         {R"re(\s+\.\s+)re", " "},
     };
     std::vector<std::unique_ptr<Sub>> v;
@@ -197,15 +199,17 @@ const std::vector<std::unique_ptr<Sub>>& final_steps() {
 std::string clean_once(std::string c) {
   static const Sub person("<person>", "person");
   static const Sub url1(
-      R"re(\b((?:https?:(?:\/{1,3}|[a-zA-Z0-9%])|[a-zA-Z0-9.\-]+[.](?:com|co|ru|net|org|edu|gov|it)[\w/-]*\b\/?(?!@))))re", "");
+      R"re(\b((?:https?:(?:\/{1,3}|[a-zA-Z0-9%])|[a-zA-Z0-9.\-]+[.](?:com|co|ru|net|org|edu|gov|it)[\w/-]*\b\/?(?!@))))re",
+      "");
   static const Sub url2(
-      R"re(\b((?:www:(?:\/{1,3}|[a-zA-Z0-9%])|[a-zA-Z0-9.\-]+[.](?:com|co|ru|net|org|edu|gov|it)[\w/-]*\b\/?(?!@))))re", "");
+      R"re(\b((?:www:(?:\/{1,3}|[a-zA-Z0-9%])|[a-zA-Z0-9.\-]+[.](?:com|co|ru|net|org|edu|gov|it)[\w/-]*\b\/?(?!@))))re",
+      "");
   static const Sub dash_or_underscore(R"re((?:\-|\_))re", " ");
   c = python_lower(strip(unquote_plus(c)));
   c = html_text(url2(url1(person(c))));
   for (const auto& step : middle_steps()) c = (*step)(c);
   if (dash_or_underscore.count(c) > 3) c = dash_or_underscore(c);  // this-is-my-cute-cat
-  c = strip(unescape(unescape(c)));  // basic_clean, but ftfy (see the header)
+  c = strip(unescape(unescape(c)));                                // basic_clean, but ftfy (see the header)
   for (const auto& step : final_steps()) c = (*step)(c);
   return strip(c);
 }
