@@ -142,8 +142,7 @@ LawSet janus_law_set(Context& ctx) {
   testing::add_tiny_companions(ctx, r.models, t, "janus-pro");
   r.condition = r.models.target->prompt_condition("a red ankle boot");
   const auto* prompt = dynamic_cast<const CaptionEmbeddings*>(r.condition.get());
-  std::string ids;
-  for (int32_t id : prompt->prompt_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const std::string ids = testing::comma_list(prompt->prompt_ids());
   r.law = testing::exact_law(ctx.options().cache_dir, {"--janus", dir + "/hf", "--ids", ids},
                              dir + "/hf/model.safetensors", "prompt ids " + ids, 4, 3, r.settings);
   return r;
@@ -190,8 +189,7 @@ LawSet lumina_law_set(Context& ctx) {
   testing::add_tiny_companions(ctx, r.models, t, "lumina-mgpt");
   r.condition = r.models.target->prompt_condition("a red ankle boot");
   const auto* prompt = dynamic_cast<const CaptionEmbeddings*>(r.condition.get());
-  std::string ids;
-  for (int32_t id : prompt->prompt_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const std::string ids = testing::comma_list(prompt->prompt_ids());
   r.law = testing::exact_law(ctx.options().cache_dir, {"--lumina", dir + "/hf", "--ids", ids},
                              dir + "/hf/model.safetensors", "prompt ids " + ids, 2, 4, r.settings);
   return r;

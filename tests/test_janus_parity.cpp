@@ -60,12 +60,6 @@ class JanusParityTest : public testing::VulkanTest, public ::testing::WithParamI
   }
 };
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {
   const double e = normalised_error(got, want);
   return e * e;
@@ -109,8 +103,8 @@ TEST_P(JanusParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
     fed.push_back(static_cast<int32_t>(tokens.back()));
   }
   const std::string ref = dir + "/logits.safetensors";
-  auto r =
-      testing::run_reference({"janus-logits", dir + "/hf", "--ids", join(ids), "--tokens", join(fed), "--out", ref});
+  auto r = testing::run_reference({"janus-logits", dir + "/hf", "--ids", testing::comma_list(ids), "--tokens",
+                                   testing::comma_list(fed), "--out", ref});
   ASSERT_TRUE(r.ok) << r.message;
   const std::vector<float> want = image_rows(SafetensorsFile(ref).read_f32("logits"), L + n, L - 1, n + 1, V);
   const std::vector<const Condition*> conditions = guided_rows(*cond, 2);
@@ -152,7 +146,8 @@ TEST_P(JanusParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
 
   // Greedy with CFG 5 through the ar method against the reference's greedy loop.
   const std::string greedy = dir + "/greedy.json";
-  r = testing::run_reference({"janus-greedy", dir + "/hf", "--ids", join(ids), "--cfg", "5", "--out", greedy});
+  r = testing::run_reference({"janus-greedy", dir + "/hf", "--ids", testing::comma_list(ids), "--cfg", "5", "--out",
+                              greedy});
   ASSERT_TRUE(r.ok) << r.message;
   ModelSet set;
   set.ctx = &ctx();

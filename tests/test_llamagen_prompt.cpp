@@ -23,12 +23,6 @@ namespace {
 
 constexpr int64_t kCaptionDim = 32, kPositions = 24;
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 class LlamaGenPromptTest : public testing::VulkanTest {
  protected:
   // The folder with t2i.safetensors naming t5.safetensors (and t5.spiece.model), or "" (skip).
@@ -78,8 +72,8 @@ TEST_F(LlamaGenPromptTest, APromptIsEncodedOnTheEngineAsTheReferenceEncodesIt) {
   ASSERT_GE(ids.size(), 2u);
   EXPECT_EQ(ids.back(), 1) << "T5's </s> ends the ids";
   const std::string out = dir + "/hidden.safetensors";
-  auto r = testing::run_reference({"t5-encode", dir + "/hf", "--ids", join(ids), "--length", std::to_string(ids.size()),
-                                   "--out", out});
+  auto r = testing::run_reference({"t5-encode", dir + "/hf", "--ids", testing::comma_list(ids), "--length",
+                                   std::to_string(ids.size()), "--out", out});
   ASSERT_TRUE(r.ok) << r.message;
   const std::vector<float> want = SafetensorsFile(out).read_f32("hidden");
   const std::vector<float> got = c->placed_values(static_cast<int64_t>(ids.size()));

@@ -34,12 +34,6 @@ struct LuminaCase {
 
 void PrintTo(const LuminaCase& c, std::ostream* os) { *os << c.name; }
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {
   const double e = normalised_error(got, want);
   return e * e;
@@ -148,8 +142,8 @@ TEST_P(LuminaParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
   const std::vector<uint32_t> fed(codes.begin(), codes.end() - 1);  // every image token but the last
   const std::string ref = dir + "/logits.safetensors";
   const std::string grid = std::to_string(cfg.grid_size);
-  auto r = testing::run_reference({"lumina-logits", dir + "/hf", "--ids", join(ids), "--codes", join(all_codes),
-                                   "--rows", grid, "--cols", grid, "--out", ref});
+  auto r = testing::run_reference({"lumina-logits", dir + "/hf", "--ids", testing::comma_list(ids), "--codes",
+                                   testing::comma_list(all_codes), "--rows", grid, "--cols", grid, "--out", ref});
   ASSERT_TRUE(r.ok) << r.message;
   const std::vector<float> want = SafetensorsFile(ref).read_f32("logits");
   const std::vector<const Condition*> rows = guided_rows(*cond, 2);
@@ -162,8 +156,8 @@ TEST_P(LuminaParityTest, LogitsAndGreedyTokensMatchPyTorchReference) {
   EXPECT_LE(nmse(steps, want), tolerance);
 
   const std::string greedy = dir + "/greedy.json";
-  r = testing::run_reference({"lumina-greedy", dir + "/hf", "--ids", join(ids), "--rows", grid, "--cols", grid, "--cfg",
-                              "4", "--out", greedy});
+  r = testing::run_reference({"lumina-greedy", dir + "/hf", "--ids", testing::comma_list(ids), "--rows", grid, "--cols",
+                              grid, "--cfg", "4", "--out", greedy});
   ASSERT_TRUE(r.ok) << r.message;
   ModelSet set;
   set.ctx = &ctx();

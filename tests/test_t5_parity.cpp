@@ -36,12 +36,6 @@ struct T5Case {
 
 void PrintTo(const T5Case& c, std::ostream* os) { *os << c.name; }
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 class T5ParityTest : public testing::VulkanTest, public ::testing::WithParamInterface<T5Case> {};
 
 TEST_P(T5ParityTest, HiddenStatesMatchPyTorchReference) {
@@ -68,8 +62,8 @@ TEST_P(T5ParityTest, HiddenStatesMatchPyTorchReference) {
     }
     const std::vector<int32_t> given(ids.begin(), ids.begin() + n);
     const std::string out = dir + "/hidden.safetensors";
-    r = testing::run_reference({"t5-encode", dir + "/hf", "--ids", join(given), "--length", std::to_string(length),
-                                "--out", out});
+    r = testing::run_reference({"t5-encode", dir + "/hf", "--ids", testing::comma_list(given), "--length",
+                                std::to_string(length), "--out", out});
     ASSERT_TRUE(r.ok) << r.message;
     const std::vector<float> want = SafetensorsFile(out).read_f32("hidden");
     const std::vector<float> got = enc.encode(ids, mask);

@@ -28,7 +28,7 @@ void LlamaGenPrompts::load() const {
   if (encoder->config().d_model != caption_dim_)
     throw Error(encoder_path_ + ": a T5 of width " + std::to_string(encoder->config().d_model) + ", but " + model_ +
                 " takes captions of " + std::to_string(caption_dim_) + " values (caption_dim): not its text encoder");
-  const SafetensorsFile f(encoder_path_);
+  const SafetensorsFile& f = encoder->file();  // the encoder keeps its file open for the token table
   if (!f.has_meta("tokenizer"))
     throw Error(encoder_path_ +
                 ": names no SentencePiece model (metadata tokenizer; convert_t5.py copies spiece.model)");

@@ -41,6 +41,7 @@ class T5Encoder {
 
   const T5Config& config() const { return cfg_; }
   const std::string& path() const { return path_; }
+  const SafetensorsFile& file() const { return *file_; }
   // Matrix weights one encode streams (q|k|v, o, wi, wo of every layer).
   int64_t matrix_params() const {
     return cfg_.n_layer * (4 * cfg_.inner() * cfg_.d_model + 3 * cfg_.d_ff * cfg_.d_model);

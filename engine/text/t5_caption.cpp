@@ -84,7 +84,7 @@ std::string unquote_plus(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       bytes += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() + 0 && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
       bytes += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
       i += 2;
     } else {

@@ -37,6 +37,12 @@ ReferenceRun run_tool(const std::string& script, const std::vector<std::string>&
   return r;
 }
 
+std::string comma_list(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s;
+}
+
 std::string scratch_dir(const std::string& test_name) {
   const std::string root = std::string(VKSPEC_BINARY_DIR) + "/test-scratch";
   mkdir(root.c_str(), 0755);

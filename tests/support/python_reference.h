@@ -12,6 +12,9 @@ struct ReferenceRun {
   std::string message;
 };
 
+// Ids as the reference's --ids and --tokens options take them: "5,9,3".
+std::string comma_list(const std::vector<int32_t>& ids);
+
 // args are passed to `python3 tools/reference.py`; paths are used as given.
 ReferenceRun run_reference(const std::vector<std::string>& args);
 // The same for another script in tools/ (e.g. "convert_llamagen.py").
