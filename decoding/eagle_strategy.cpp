@@ -101,11 +101,17 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
     : Strategy(method, models, in, eagle_max_queries(options.tree), options.tree.nodes),
       eagle_(checked_eagle(models, method)),
       opt_(options),
+      step_tree_(options.tree),
       rule_(bind_tree_rule(options.rule, models, method, eagle_max_queries(options.tree))),
       cls_(models.target->config().cls_token_num),
       drafter_cache_(eagle_.make_cache(target().rows(), eagle_max_expanded(options.tree))),
       tree_rows_(*models.ctx, eagle_max_queries(options.tree), name()) {
   const EagleTreeOptions& o = opt_.tree;
+  if (opt_.adaptive) {
+    if (o.kind != EagleTreeKind::Dynamic || opt_.sampled)
+      throw Error(method + ": an adaptive tree is a dynamic tree of top tokens");
+    adaptive_ = std::make_unique<AdaptiveTreeShape>(*opt_.adaptive, grid_width(), image_tokens());
+  }
   const int64_t needed = drafter_queries_ = std::max(o.depth + 1, eagle_max_frontier(o));
   if (eagle_.max_queries() < needed)
     throw Error(method + ": the EAGLE drafter was loaded for " + std::to_string(eagle_.max_queries()) +
@@ -122,8 +128,8 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   if (shaped_on_device())
     draft_tokens_ = ctx.tensor(DType::U32, {1 + o.nodes}, name() + " candidates", MemoryUsage::Readback);
   if (!opt_.sampled) {
-    top_tokens_ = ctx.tensor(DType::U32, {E, top_width()}, name() + " top tokens");
-    top_values_ = ctx.tensor(DType::F32, {E, top_width()}, name() + " top tokens' probabilities");
+    top_tokens_ = ctx.tensor(DType::U32, {E, max_top_width()}, name() + " top tokens");
+    top_values_ = ctx.tensor(DType::F32, {E, max_top_width()}, name() + " top tokens' probabilities");
   }
   if (!shaped_on_device()) allocate_dynamic_tree(ctx);
   probs_ = ctx.tensor(DType::F32, {max_q, V}, name() + " target probabilities");
@@ -143,6 +149,20 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   final_ = ctx.tensor(DType::U32, {max_q}, name() + " next tokens", MemoryUsage::Readback);
   drafter_batch_ = std::make_unique<GptBatch>(ctx, eagle_.config(), rows, needed, drafter_cache_.slots());
   target().stream().fill(zeros_.view(), 0u);  // runs with the first step
+}
+
+void EagleStrategy::choose_step_tree(int64_t c) {
+  step_levels_ = 0;
+  if (!adaptive_) return;
+  step_size_ = adaptive_->at(c);
+  step_tree_.depth = step_size_.depth;
+  step_tree_.topk = step_size_.width;
+  step_tree_.nodes = adaptive_->nodes(step_size_);
+}
+
+TensorView EagleStrategy::top_rows(const Tensor& table, int64_t first, int64_t m) const {
+  const int64_t k = top_width();
+  return table.view().reshape({table.numel()}).rows(first * k, m * k).reshape({m, k});
 }
 
 EagleStrategy::Node EagleStrategy::root_node(int64_t c) const {
@@ -309,6 +329,7 @@ void EagleStrategy::decode(StepEvent& e) {
   const uint32_t round = static_cast<uint32_t>(step_);
   int64_t levels = 0;  // a dynamic tree's, cut on the device in this submit: tree holds its placeholder rows
   std::vector<Node> tree = {root_node(c)};
+  choose_step_tree(c);
   if (shaped_on_device()) {
     tree = record_static_tree(c);
   } else if (c > 0 && cut_on_host()) {
@@ -346,6 +367,11 @@ void EagleStrategy::decode(StepEvent& e) {
   resolve_device_tokens(tree);
   const std::vector<int32_t> kept = drop_missing_candidates(tree);
   const std::vector<int32_t> path = walk_and_commit(tree, e);
+  if (adaptive_) {
+    adaptive_->record(c, committed_, step_size_, c > 0 ? step_levels_ : 0, static_cast<int64_t>(path.size()) - 1);
+    e.tree_depth = static_cast<int32_t>(step_size_.depth);
+    e.tree_width = static_cast<int32_t>(step_size_.width);
+  }
 
   hidden_queries_ = T;
   feature_rows_.clear();  // the path's rows of the forward (its queries, before any drop)

@@ -27,11 +27,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "decoding/eagle_tree.h"
+#include "decoding/adaptive_tree.h"
 #include "decoding/candidate_tree.h"
+#include "decoding/eagle_tree.h"
 #include "decoding/speculative_base.h"
 
 namespace vkspec {
@@ -47,6 +49,9 @@ struct EagleOptions {
   // shape does not depend on which tokens were drawn).
   bool sampled = false;
   AcceptChoice rule;  // exact, or a rule that relaxes the target (AcceptRuleDescriptor::relaxes_target)
+  // adaptive-tree: each step's depth and width chosen from its neighbours' (decoding/adaptive_tree.h)
+  // within `tree`, a dynamic tree of the largest size.
+  std::optional<AdaptiveTreeOptions> adaptive;
 };
 
 // Options of the tree, shared by `eagle` and `lantern --drafter eagle`.
@@ -117,7 +122,12 @@ class EagleStrategy : public Strategy {
   bool cut_on_host() const { return !rule_->exact() || target().config().line_breaks; }
   bool shaped_on_device() const { return opt_.sampled || opt_.tree.kind != EagleTreeKind::Dynamic; }
   // Top tokens kept per expanded node (DraftTreeBuilder's: topk, fewer on a smaller vocabulary).
-  int64_t top_width() const { return std::min(opt_.tree.topk, vocab()); }
+  int64_t top_width() const { return std::min(step_tree_.topk, vocab()); }
+  int64_t max_top_width() const { return std::min(opt_.tree.topk, vocab()); }
+  // Rows [first, first + m) of a [expanded, top width] table laid out at this step's width.
+  TensorView top_rows(const Tensor& table, int64_t first, int64_t m) const;
+  // An adaptive tree's size for the step from c (else the options' tree) into step_tree_.
+  void choose_step_tree(int64_t c);
   Node root_node(int64_t c) const;
   // The verified tree from a grown builder: the first node of each depth in its position's slot,
   // the others in scratch slots; drawn: the tokens are the GPU's, by builder id.
@@ -154,6 +164,10 @@ class EagleStrategy : public Strategy {
 
   EagleDrafter& eagle_;
   EagleOptions opt_;
+  EagleTreeOptions step_tree_;  // this step's tree: opt_.tree, or an adaptive tree's size within it
+  TreeSize step_size_;
+  int64_t step_levels_ = 0;  // the drafter levels of this step's dynamic tree
+  std::unique_ptr<AdaptiveTreeShape> adaptive_;
   std::unique_ptr<AcceptRule> rule_;
   int64_t cls_;
   KvCache drafter_cache_;

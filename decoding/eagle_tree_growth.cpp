@@ -138,8 +138,8 @@ void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
     s.copy(q_.view().rows(0, m), q_store_.view().rows(g0, m));
     return;
   }
-  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(top_width()), top_tokens_.view().rows(g0, m),
-                  top_values_.view().rows(g0, m));
+  ops::top_tokens(s, q_.view().rows(0, m), static_cast<uint32_t>(top_width()), top_rows(top_tokens_, g0, m),
+                  top_rows(top_values_, g0, m));
 }
 
 void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c) {
@@ -147,7 +147,7 @@ void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, i
   const std::vector<DraftTreeNode>& nodes = b.nodes();
   if (!opt_.sampled) {  // each node's token: its rank's entry in its parent's top tokens
     const int64_t k = top_width();
-    const TensorView table = top_tokens_.view().reshape({top_tokens_.shape()[0] * k});
+    const TensorView table = top_tokens_.view().reshape({top_tokens_.numel()});
     std::vector<CopyRegion> picks;
     for (size_t id = first; id < nodes.size(); ++id)
       picks.push_back({table.rows(g_row_[static_cast<size_t>(nodes[id].parent)] * k + nodes[id].rank, 1),
@@ -179,7 +179,7 @@ GptBatch* EagleStrategy::level_batch(size_t level) {
 void EagleStrategy::record_device_level(int64_t level, int64_t c) {
   TargetSession& t = target();
   CommandStream& s = t.stream();
-  const int64_t k = opt_.tree.topk, rows = t.rows(), E = eagle_max_expanded(opt_.tree);
+  const int64_t k = step_tree_.topk, rows = t.rows(), E = eagle_max_expanded(opt_.tree);
   const int64_t scratch0 = eagle_.config().seq_len(), g_parents = level == 1 ? 0 : 1 + (level - 2) * k;
   const int64_t g_rows = 1 + (level - 1) * k;  // this level's rows of g_ (and of the top tokens)
   // The level's queries with every node's ancestors at row 0 of their depths: the shape of the
@@ -200,12 +200,12 @@ void EagleStrategy::record_device_level(int64_t level, int64_t c) {
   GptBatch& batch = *level_batch(static_cast<size_t>(level - 1));
   batch.assign(q);
   ops::DraftTreeLevel a;
-  a.cand_tokens = top_tokens_.view().rows(g_parents, level == 1 ? 1 : k);
-  a.cand_values = top_values_.view().rows(g_parents, level == 1 ? 1 : k);
+  a.cand_tokens = top_rows(top_tokens_, g_parents, level == 1 ? 1 : k);
+  a.cand_values = top_rows(top_values_, g_parents, level == 1 ? 1 : k);
   a.state = tree_state_.view();
   a.level = static_cast<uint32_t>(level - 1);
   a.state_width = static_cast<uint32_t>(tree_state_.shape()[2]);
-  a.choice = choices_.view().rows(level - 1, 1).reshape({k});
+  a.choice = choices_.view().reshape({choices_.numel()}).rows((level - 1) * k, k);
   a.tokens = batch.token_ids().rows(0, k);
   a.gather_ids = gather_ids_.view().rows(0, rows * k);
   a.mask = batch.mask();
@@ -230,15 +230,15 @@ void EagleStrategy::record_device_level(int64_t level, int64_t c) {
 }
 
 int64_t EagleStrategy::grow_dynamic_tree(int64_t c) {
-  const int64_t levels = std::min<int64_t>(opt_.tree.depth, image_tokens() - c);
+  const int64_t levels = step_levels_ = std::min<int64_t>(step_tree_.depth, image_tokens() - c);
   record_catch_up(c);
   for (int64_t level = 1; level < levels; ++level) record_device_level(level, c);
   return levels;
 }
 
 int64_t EagleStrategy::cut_rows(int64_t levels) const {
-  const int64_t k = opt_.tree.topk, kc = top_width();
-  return 1 + std::min(opt_.tree.nodes, kc + (levels - 1) * k * kc);
+  const int64_t k = step_tree_.topk, kc = top_width();
+  return 1 + std::min(step_tree_.nodes, kc + (levels - 1) * k * kc);
 }
 
 std::vector<EagleStrategy::Node> EagleStrategy::placeholder_tree(int64_t c, int64_t levels) const {
@@ -261,10 +261,10 @@ std::vector<EagleStrategy::Node> EagleStrategy::cut_before_forward(int64_t c, in
 
 void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& queries, int64_t m) {
   TargetSession& t = target();
-  const int64_t k = opt_.tree.topk, n = m - 1, R = 1 + (levels - 1) * k;
+  const int64_t k = step_tree_.topk, n = m - 1, R = 1 + (levels - 1) * k;
   ops::DraftTreeCut a;
-  a.cand_tokens = top_tokens_.view().rows(0, R);
-  a.cand_values = top_values_.view().rows(0, R);
+  a.cand_tokens = top_rows(top_tokens_, 0, R);
+  a.cand_values = top_rows(top_values_, 0, R);
   a.choice = choices_.view().reshape({choices_.numel()});
   a.state = tree_state_.view();
   a.k = static_cast<uint32_t>(k);

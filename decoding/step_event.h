@@ -25,6 +25,10 @@ struct StepEvent {
   // Drafts a step verifies as separate groups in one forward, positions each: PJD's windows (one
   // per active row), SJD-PAC's proactive tree (one per branch off the main path). Empty otherwise.
   std::vector<std::vector<int32_t>> groups;
+  // adaptive-tree: the depth and width of the draft tree this step verified (0: not such a method).
+  int32_t tree_depth = 0, tree_width = 0;
+  // false: the step committed drafts without a target forward verifying them (vvs's skipped rounds).
+  bool verified = true;
   std::vector<int32_t> grid;   // committed token per position, kUndecided elsewhere
   int64_t committed = 0;       // positions committed so far
   int64_t nfe = 0;             // target-model forwards so far

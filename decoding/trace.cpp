@@ -32,6 +32,8 @@ nlohmann::json event_json(const StepEvent& e) {
                       {"wall_ms", e.wall_ms}};
   // Only methods that verify groups write them, so every other method's trace stays as it was.
   if (!e.groups.empty()) j["groups"] = e.groups;
+  if (e.tree_depth > 0) j["tree_size"] = {e.tree_depth, e.tree_width};
+  if (!e.verified) j["verified"] = false;
   return j;
 }
 

@@ -182,6 +182,16 @@ StepEvent read_event(const Reader& r, const json& j, const std::string& w, int64
       if (e.groups.back().empty()) r.fail(wi, "a group has no positions");
     }
   }
+  if (j.contains("tree_size")) {  // optional: adaptive trees' depth and width
+    const json& t = r.array(j.at("tree_size"), w + ".tree_size", 2);
+    if (t.size() != 2) r.fail(w + ".tree_size", "needs [depth, width]");
+    e.tree_depth = static_cast<int32_t>(r.integer(t[0], w + ".tree_size[0]", 1, 1 << 16));
+    e.tree_width = static_cast<int32_t>(r.integer(t[1], w + ".tree_size[1]", 1, 1 << 16));
+  }
+  if (j.contains("verified")) {  // optional: false for a step without a target forward
+    if (!j.at("verified").is_boolean()) r.fail(w + ".verified", "must be true or false");
+    e.verified = j.at("verified").get<bool>();
+  }
   e.committed = r.integer(r.member(j, w, "committed"), w + ".committed", 0, tokens);
   e.nfe = r.integer(r.member(j, w, "nfe"), w + ".nfe", 0, INT64_MAX);
   e.draft_forwards = r.integer(r.member(j, w, "draft_forwards"), w + ".draft_forwards", 0, INT64_MAX);

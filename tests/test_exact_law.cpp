@@ -431,6 +431,17 @@ TEST_F(exact_law, EagleDynamicTree) {
   expect_exact("eagle --depth 3 --topk 3 --nodes 8", "eagle", {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}});
 }
 
+TEST_F(exact_law, AdaptiveTree) {  // sizes moving within depth 1..3, width 1..3
+  expect_exact("adaptive-tree --depth 2 --topk 2 (bounds 1..3) --nodes 8", "adaptive-tree",
+               {{"depth", "2"},
+                {"min-depth", "1"},
+                {"max-depth", "3"},
+                {"topk", "2"},
+                {"min-topk", "1"},
+                {"max-topk", "3"},
+                {"nodes", "8"}});
+}
+
 TEST_F(exact_law, EagleStaticTree) {
   expect_exact("eagle --tree static --depth 4 --topk 3 --nodes 10", "eagle",
                {{"tree", "static"}, {"depth", "4"}, {"topk", "3"}, {"nodes", "10"}});
