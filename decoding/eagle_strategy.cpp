@@ -82,6 +82,8 @@ EagleTreeOptions parse_eagle_tree_options(const OptionValues& o, EagleTreeKind k
 
 int64_t eagle_max_queries(const EagleTreeOptions& o) { return 1 + o.nodes + o.depth; }
 
+int64_t eagle_max_queries(const EagleOptions& o) { return eagle_max_queries(o.tree) + (o.skip ? o.tree.depth : 0); }
+
 namespace {
 
 // Tree tests run a rule as the exact test against its relaxed target, node by node.
@@ -98,14 +100,14 @@ std::unique_ptr<AcceptRule> bind_tree_rule(const AcceptChoice& c, const ModelSet
 
 EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const StrategyInputs& in,
                              const EagleOptions& options)
-    : Strategy(method, models, in, eagle_max_queries(options.tree), options.tree.nodes),
+    : Strategy(method, models, in, eagle_max_queries(options), options.tree.nodes),
       eagle_(checked_eagle(models, method)),
       opt_(options),
       step_tree_(options.tree),
-      rule_(bind_tree_rule(options.rule, models, method, eagle_max_queries(options.tree))),
+      rule_(bind_tree_rule(options.rule, models, method, eagle_max_queries(options))),
       cls_(models.target->config().cls_token_num),
       drafter_cache_(eagle_.make_cache(target().rows(), eagle_max_expanded(options.tree))),
-      tree_rows_(*models.ctx, eagle_max_queries(options.tree), name()) {
+      tree_rows_(*models.ctx, eagle_max_queries(options), name()) {
   const EagleTreeOptions& o = opt_.tree;
   if (opt_.adaptive) {
     if (o.kind != EagleTreeKind::Dynamic || opt_.sampled)
@@ -117,7 +119,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
     throw Error(method + ": the EAGLE drafter was loaded for " + std::to_string(eagle_.max_queries()) +
                 " queries, the tree needs " + std::to_string(needed));
   Context& ctx = *models.ctx;
-  const int64_t max_q = eagle_max_queries(o), V = vocab(), N = image_tokens(), rows = target().rows();
+  const int64_t max_q = eagle_max_queries(opt_), V = vocab(), N = image_tokens(), rows = target().rows();
   const int64_t D = models.target->config().dim, E = eagle_max_expanded(o);
   hidden_ = ctx.tensor(DType::F32, {rows * max_q, D}, name() + " target features");
   features_ = ctx.tensor(DType::F32, {rows * needed, D}, name() + " drafter input features");
@@ -148,6 +150,7 @@ EagleStrategy::EagleStrategy(std::string method, const ModelSet& models, const S
   accept_ = ctx.tensor(DType::U32, {max_q}, name() + " acceptances", MemoryUsage::Readback);
   final_ = ctx.tensor(DType::U32, {max_q}, name() + " next tokens", MemoryUsage::Readback);
   drafter_batch_ = std::make_unique<GptBatch>(ctx, eagle_.config(), rows, needed, drafter_cache_.slots());
+  if (opt_.skip) allocate_skipping(ctx, models);
   target().stream().fill(zeros_.view(), 0u);  // runs with the first step
 }
 
@@ -330,7 +333,11 @@ void EagleStrategy::decode(StepEvent& e) {
   int64_t levels = 0;  // a dynamic tree's, cut on the device in this submit: tree holds its placeholder rows
   std::vector<Node> tree = {root_node(c)};
   choose_step_tree(c);
-  if (shaped_on_device()) {
+  const size_t before_skip = tree.size();
+  if (opt_.skip && c > 0 && skip_round(c, e, tree)) return;
+  if (tree.size() > before_skip) {
+    // vvs's dynamic schedule grew and cut this tree to judge it: verified as it is
+  } else if (shaped_on_device()) {
     tree = record_static_tree(c);
   } else if (c > 0 && cut_on_host()) {
     tree = cut_before_forward(c, grow_dynamic_tree(c));
@@ -339,6 +346,7 @@ void EagleStrategy::decode(StepEvent& e) {
     tree = placeholder_tree(c, levels);
   }
   const int64_t M = static_cast<int64_t>(tree.size()), T = M + static_cast<int64_t>(repairs_.size());
+  const std::vector<int64_t> fed_repairs = repairs_;
   const GptBatch& batch = t.batch(tree_queries(tree, c));
   if (levels > 0) {
     const int64_t n = M - 1;
@@ -376,6 +384,8 @@ void EagleStrategy::decode(StepEvent& e) {
   hidden_queries_ = T;
   feature_rows_.clear();  // the path's rows of the forward (its queries, before any drop)
   for (int32_t i : path) feature_rows_.push_back(kept[static_cast<size_t>(i)]);
+  features_from_ring_ = last_skipped_ = false;
+  if (opt_.skip) record_ring(tree, path, kept, fed_repairs, M);
   // Elements [drafter_valid_, committed_) are caught up next step: one feature per element.
   feature_rows_.resize(static_cast<size_t>(std::max<int64_t>(0, committed_ - drafter_valid_)));
 }

@@ -35,6 +35,7 @@
 #include "decoding/candidate_tree.h"
 #include "decoding/eagle_tree.h"
 #include "decoding/speculative_base.h"
+#include "decoding/vvs_schedule.h"
 
 namespace vkspec {
 
@@ -52,6 +53,9 @@ struct EagleOptions {
   // adaptive-tree: each step's depth and width chosen from its neighbours' (decoding/adaptive_tree.h)
   // within `tree`, a dynamic tree of the largest size.
   std::optional<AdaptiveTreeOptions> adaptive;
+  // vvs: rounds whose dynamic tree is committed along one path without a target forward
+  // (decoding/vvs_schedule.h); the next forward writes that chain's KV beside its tree.
+  std::optional<VvsOptions> skip;
 };
 
 // Options of the tree, shared by `eagle` and `lantern --drafter eagle`.
@@ -63,6 +67,8 @@ EagleTreeOptions parse_eagle_tree_options(const OptionValues& o, EagleTreeKind k
 bool parse_eagle_sampled(const OptionValues& o);
 // Queries of the largest target forward: the root, the tree, the repairs of the previous step.
 int64_t eagle_max_queries(const EagleTreeOptions& o);
+// The same with a skipped round's chain (vvs): up to depth more.
+int64_t eagle_max_queries(const EagleOptions& o);
 
 class EagleStrategy : public Strategy {
  public:
@@ -110,6 +116,7 @@ class EagleStrategy : public Strategy {
   // After the submit: the cut tree (its m rows read back), without the padding.
   std::vector<Node> read_cut_tree(int64_t c, int64_t m);
   void allocate_dynamic_tree(Context& ctx);
+  void allocate_skipping(Context& ctx, const ModelSet& models);  // vvs's ring and codebook
   GptBatch* level_batch(size_t level);  // the drafter batch of a level, made on first use
   // Static and chain trees, and sampled candidates: records the whole tree, whose shape does not
   // depend on the tokens, with every token chosen on the GPU (draft_tokens_: drawn from its
@@ -162,6 +169,24 @@ class EagleStrategy : public Strategy {
   // Walks the tree with the read-back tests, commits, and returns the accepted path (root first).
   std::vector<int32_t> walk_and_commit(const std::vector<Node>& tree, StepEvent& e);
 
+  // vvs (decoding/eagle_skip.cpp). A round from c > 0 that the schedule may skip: grows and cuts
+  // the tree on the host's side; returns true when it committed a path unverified, else leaves the
+  // grown tree in `tree` (the dynamic schedule found its paths unlike) or `tree` as it was (the
+  // round verifies as usual).
+  bool skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree);
+  // The cut tree's root-to-leaf paths, as node indices after the root, leaves in the order of
+  // their paths' node indices (EAGLE-2's candidate rows).
+  std::vector<std::vector<int32_t>> leaf_paths(const std::vector<Node>& tree) const;
+  // Commits the first `drafts` nodes of `path` unverified: the KV of the old root and all but the
+  // last draft is written by the next forward (repairs), the drafter's next catch-up reads stale
+  // features (the last `drafts` true ones, VVS's reuse_prev).
+  void commit_unverified(const std::vector<Node>& tree, const std::vector<int32_t>& path, int64_t drafts, StepEvent& e);
+  // After a verified forward: the true features of the elements its path (tree indices; kept: their
+  // forward rows) and its repairs (rows tree_rows + r) give, kept in feature_ring_ (element m at row
+  // m mod ring_rows_) for skipped rounds to reuse.
+  void record_ring(const std::vector<Node>& tree, const std::vector<int32_t>& path, const std::vector<int32_t>& kept,
+                   const std::vector<int64_t>& repairs, int64_t tree_rows);
+
   EagleDrafter& eagle_;
   EagleOptions opt_;
   EagleTreeOptions step_tree_;  // this step's tree: opt_.tree, or an adaptive tree's size within it
@@ -173,6 +198,12 @@ class EagleStrategy : public Strategy {
   KvCache drafter_cache_;
   int64_t drafter_valid_ = 0;          // drafter elements [0, drafter_valid_) hold true features
   std::vector<int32_t> feature_rows_;  // rows of hidden_ holding f(drafter_valid_), f(drafter_valid_ + 1), ...
+  bool features_from_ring_ = false;    // vvs after a skip: feature_rows_ are rows of feature_ring_
+  bool last_skipped_ = false;
+  int64_t ring_rows_ = 0;
+  Tensor feature_ring_;          // f32 [rows * ring_rows_, dim]: recent true features by element
+  std::vector<float> codebook_;  // vvs's dynamic schedule: the tokenizer's codebook, row-major
+  int64_t codebook_dim_ = 0;
   int64_t hidden_queries_ = 0;         // queries of the forward hidden_ was copied from
   std::vector<int64_t> repairs_;       // positions to re-feed in their own slots
   std::vector<int64_t> drafter_slot_;  // per builder node: its drafter scratch slot (-1: none)

@@ -22,7 +22,7 @@ void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
   choices_ = ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks");
   const int64_t nodes = opt_.tree.nodes;
   cut_tree_ = ctx.tensor(DType::U32, {1 + nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
-  if (cut_on_host()) {
+  if (cut_on_host() || opt_.skip) {
     const int64_t words = (target().config().seq_len() + nodes + 31) / 32;  // draft_tree_cut's scratch slots
     cut_sink_.tokens = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' tokens (unread)");
     cut_sink_.rope = ctx.tensor(DType::I32, {nodes, 3}, name() + " cut queries' rope positions (unread)");
@@ -57,7 +57,9 @@ void EagleStrategy::record_catch_up(int64_t c) {
   std::vector<CopyRegion> in;
   for (int64_t b = 0; b < rows; ++b)
     for (int64_t i = 0; i < n; ++i)
-      in.push_back({hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
+      in.push_back({features_from_ring_
+                        ? feature_ring_.view().rows(b * ring_rows_ + feature_rows_[static_cast<size_t>(i)], 1)
+                        : hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
                     features_.view().rows(b * n + i, 1)});
   s.copy(in);
   t.set_stage(stage::kDrafter);

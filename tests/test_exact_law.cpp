@@ -366,14 +366,24 @@ void exact_law::expect_rejected(const BiasedVariant& b) {
 TEST_F(exact_law, DISABLED_LossyTotalVariation) {
   const int n = std::getenv("VKSPEC_TV_IMAGES") ? std::atoi(std::getenv("VKSPEC_TV_IMAGES")) : 20000;
   const std::vector<std::pair<std::string, MethodOptions>> lossy = {
-      {"lantern", {}}, {"lantern++", {}}, {"sjd", {{"accept", "gsd"}}}, {"pjd", {}}, {"zipar", {}}, {"ar", {}}};
+      {"lantern", {}},
+      {"lantern++", {}},
+      {"sjd", {{"accept", "gsd"}}},
+      {"pjd", {}},
+      {"zipar", {}},
+      {"vvs", {}},
+      {"vvs", {{"accept", "exact"}}},
+      {"adaptive-tree", {{"accept", "lantern"}}},
+      {"ar", {}}};
   for (const auto& [method, options] : lossy) {
     const testing::LawVerdict v = judge(method, sample(testing::by_name(method, law_settings()), options, 20000000, n));
     const testing::LawTest* worst = &v.tests[1];
     for (size_t i = 1; i < v.tests.size(); ++i)
       if (v.tests[i].tv - v.tests[i].tv_exact_sampler > worst->tv - worst->tv_exact_sampler) worst = &v.tests[i];
+    std::string label = method;
+    for (const auto& [key, value] : options) label += " --" + key + " " + value;
     std::printf("tv: %s: %d images: whole image %.4f (noise %.4f), largest marginal %s %.4f (noise %.4f)\n",
-                method.c_str(), n, v.tv, v.tv_exact_sampler, worst->what.c_str(), worst->tv, worst->tv_exact_sampler);
+                label.c_str(), n, v.tv, v.tv_exact_sampler, worst->what.c_str(), worst->tv, worst->tv_exact_sampler);
     std::fflush(stdout);
   }
 }

@@ -29,6 +29,7 @@ enum class Purpose : uint32_t {
   DraftHead = 7,    // a draft head's sample for a later position (round = step * 8 + head)
   Couple = 8,       // partial coupling's coin: coupled or independent next draft (round = step, draw 0)
   Neighbours = 9,   // the random neighbour metric's order of a codebook row (host only; draw = rank)
+  SkipPath = 10,    // vvs's draft path committed without verification (host only; round = step, draw 0)
   Test = 255,       // test-only streams
 };
 

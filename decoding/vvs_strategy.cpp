@@ -1,0 +1,99 @@
+// VVS (Dong et al., CVPR 2026, arXiv 2511.13587, "VVS: Accelerating Speculative Decoding for
+// Visual Autoregressive Generation via Partial Verification Skipping"), as its released code runs
+// it on LlamaGen: LANTERN's relaxed test on EAGLE-2's dynamic tree (decoding/eagle_strategy.h),
+// where some rounds skip the target: a random path of the drafted tree, cut to the tree's mean
+// path length, is committed unverified, the drafter drafts on from stale features, and the next
+// verified round writes the skipped chain's KV in its forward (decoding/eagle_skip.cpp; the
+// schedule and the path choice: decoding/vvs_schedule.h). Lossy even with --accept exact.
+#include <memory>
+
+#include "common/error.h"
+#include "decoding/eagle_strategy.h"
+#include "decoding/vvs_schedule.h"
+
+namespace vkspec {
+namespace {
+
+// The released defaults: EaModel's total_token 59 (the root and 58 drafts), depth 4 (5 drafter
+// levels), top_k 10; LANTERN's rule with lantern_k 1000 and delta 0.2 (the rule's own defaults).
+constexpr int64_t kDepth = 5, kTopk = 10, kNodes = 58;
+
+std::vector<OptionSpec> vvs_options() {
+  const VvsOptions d;
+  std::vector<OptionSpec> specs = {
+      OptionSpec::choice("schedule", "uniform", {"uniform", "dynamic"},
+                         "which rounds skip the target: uniform, one round in --interval (run_vvs.sh's); dynamic, a "
+                         "round whose draft paths look alike (--threshold), never two in a row"),
+      OptionSpec::integer("interval", d.interval, 2, 1 << 20, "uniform: round t skips when t mod interval = 1"),
+      OptionSpec::number("threshold", d.threshold, -1.0, 1.0,
+                         "dynamic: the draft paths' mean codebook cosine similarity (depth-weighted 0.9^l) that "
+                         "skips")};
+  for (OptionSpec& s : eagle_tree_option_specs()) {
+    if (s.name == "tree" || s.name == "shape" || s.name == "candidates") continue;  // a dynamic tree of top tokens
+    if (s.name == "depth") s.fallback = std::to_string(kDepth);
+    if (s.name == "topk") s.fallback = std::to_string(kTopk);
+    if (s.name == "nodes") s.fallback = std::to_string(kNodes);
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+EagleTreeOptions vvs_tree(const OptionValues& o) {
+  EagleTreeOptions t;
+  t.kind = EagleTreeKind::Dynamic;
+  t.depth = o.integer("depth");
+  t.topk = o.integer("topk");
+  t.nodes = o.integer("nodes");
+  return t;
+}
+
+VvsOptions parse_vvs_options(const OptionValues& o) {
+  VvsOptions v;
+  v.schedule = o.choice("schedule") == "dynamic" ? VvsOptions::Schedule::Dynamic : VvsOptions::Schedule::Uniform;
+  v.interval = o.integer("interval");
+  v.threshold = o.number("threshold");
+  if (v.schedule == VvsOptions::Schedule::Dynamic && o.given("interval"))
+    throw Error(o.method() + ": --interval applies to --schedule uniform");
+  if (v.schedule == VvsOptions::Schedule::Uniform && o.given("threshold"))
+    throw Error(o.method() + ": --threshold applies to --schedule dynamic");
+  return v;
+}
+
+StrategyDescriptor vvs() {
+  StrategyDescriptor d;
+  d.name = "vvs";
+  d.order = 52;
+  d.summary = "VVS: LANTERN on EAGLE-2's tree, some rounds commit a random draft path without the target (lossy)";
+  d.reference = "Dong, Li, Lu, Tang, Xia, Wang, CVPR 2026, VVS: Accelerating Speculative Decoding for Visual "
+                "Autoregressive Generation via Partial Verification Skipping";
+  d.options = vvs_options();
+  AcceptRuleSlot rule;
+  rule.fallback = "lantern";
+  d.accept_rules = rule;
+  d.lossless = [](const OptionValues&) { return false; };
+  d.needs = [](const OptionValues& o) {
+    StrategyNeeds n;
+    n.eagle = true;
+    n.tokenizer = o.choice("schedule") == "dynamic";
+    return n;
+  };
+  d.max_queries = [](const OptionValues& o, const GptConfig&) {
+    EagleOptions e;
+    e.tree = vvs_tree(o);
+    e.skip = VvsOptions{};
+    return eagle_max_queries(e);
+  };
+  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+    EagleOptions e;
+    e.tree = vvs_tree(o);
+    e.skip = parse_vvs_options(o);
+    e.rule = parse_accept_choice(o, *find_strategy("vvs").accept_rules);
+    return std::make_unique<EagleStrategy>("vvs", m, in, e);
+  };
+  return d;
+}
+
+const RegisterStrategy kVvs(vvs());
+
+}  // namespace
+}  // namespace vkspec
