@@ -52,6 +52,15 @@ AdaptiveTreeOptions parse_adaptive_tree_options(const OptionValues& o) {
   return a;
 }
 
+EagleTreeOptions adaptive_largest_tree(const AdaptiveTreeOptions& a) {
+  EagleTreeOptions t;
+  t.kind = EagleTreeKind::Dynamic;
+  t.depth = a.max.depth;
+  t.topk = a.max.width;
+  t.nodes = std::min(a.nodes, a.max.depth * a.max.width);
+  return t;
+}
+
 AdaptiveTreeShape::AdaptiveTreeShape(const AdaptiveTreeOptions& o, int64_t grid_width, int64_t image_tokens)
     : o_(o), width_(std::max<int64_t>(grid_width, 1)), recorded_(static_cast<size_t>(image_tokens)) {}
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "decoding/eagle_tree.h"
 #include "decoding/option_spec.h"
 
 namespace vkspec {
@@ -41,6 +42,8 @@ struct AdaptiveTreeOptions {
 // parse, which checks min <= start <= max.
 std::vector<OptionSpec> adaptive_tree_option_specs();
 AdaptiveTreeOptions parse_adaptive_tree_options(const OptionValues& o);
+// The largest tree a step may use: a dynamic tree the buffers and the target's forward are sized for.
+EagleTreeOptions adaptive_largest_tree(const AdaptiveTreeOptions& a);
 
 class AdaptiveTreeShape {
  public:

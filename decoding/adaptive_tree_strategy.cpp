@@ -12,16 +12,6 @@
 namespace vkspec {
 namespace {
 
-// The largest tree the steps may use: what the buffers and the target's forward are sized for.
-EagleTreeOptions largest_tree(const AdaptiveTreeOptions& a) {
-  EagleTreeOptions t;
-  t.kind = EagleTreeKind::Dynamic;
-  t.depth = a.max.depth;
-  t.topk = a.max.width;
-  t.nodes = std::min(a.nodes, a.max.depth * a.max.width);
-  return t;
-}
-
 StrategyDescriptor adaptive_tree() {
   StrategyDescriptor d;
   d.name = "adaptive-tree";
@@ -39,12 +29,12 @@ StrategyDescriptor adaptive_tree() {
     return n;
   };
   d.max_queries = [](const OptionValues& o, const GptConfig&) {
-    return eagle_max_queries(largest_tree(parse_adaptive_tree_options(o)));
+    return eagle_max_queries(adaptive_largest_tree(parse_adaptive_tree_options(o)));
   };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     EagleOptions e;
     e.adaptive = parse_adaptive_tree_options(o);
-    e.tree = largest_tree(*e.adaptive);
+    e.tree = adaptive_largest_tree(*e.adaptive);
     e.rule = parse_accept_choice(o);
     return std::make_unique<EagleStrategy>("adaptive-tree", m, in, e);
   };

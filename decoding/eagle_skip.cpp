@@ -66,6 +66,11 @@ bool EagleStrategy::skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree)
   const float u = philox::uniform(in_.seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(step_)), 0);
   const VvsSkip chosen = vvs_choose_skip(paths, u);
   commit_unverified(tree, paths[chosen.path], chosen.drafts, e);
+  if (adaptive_) {  // nothing was tested: the size carries over to what the round committed
+    adaptive_->record(c, committed_, step_size_, 0, 0);
+    e.tree_depth = static_cast<int32_t>(step_size_.depth);
+    e.tree_width = static_cast<int32_t>(step_size_.width);
+  }
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "decoding/adaptive_tree.h"
 #include "decoding/eagle_strategy.h"
 #include "decoding/vvs_schedule.h"
 
@@ -28,6 +29,9 @@ std::vector<OptionSpec> vvs_options() {
       OptionSpec::number("threshold", d.threshold, -1.0, 1.0,
                          "dynamic: the draft paths' mean codebook cosine similarity (depth-weighted 0.9^l) that "
                          "skips")};
+  specs.push_back(OptionSpec::choice("tree", "dynamic", {"dynamic", "adaptive"},
+                                     "dynamic: EAGLE-2's tree (the code's); adaptive (ours): adaptive-tree's size per "
+                                     "step, --depth and --topk its start"));
   for (OptionSpec& s : eagle_tree_option_specs()) {
     if (s.name == "tree" || s.name == "shape" || s.name == "candidates") continue;  // a dynamic tree of top tokens
     if (s.name == "depth") s.fallback = std::to_string(kDepth);
@@ -35,10 +39,21 @@ std::vector<OptionSpec> vvs_options() {
     if (s.name == "nodes") s.fallback = std::to_string(kNodes);
     specs.push_back(std::move(s));
   }
+  for (OptionSpec& s : adaptive_tree_option_specs()) {
+    if (s.name == "depth" || s.name == "topk" || s.name == "nodes") continue;
+    s.help += " (--tree adaptive)";
+    specs.push_back(std::move(s));
+  }
   return specs;
 }
 
+bool adaptive(const OptionValues& o) { return o.choice("tree") == "adaptive"; }
+
 EagleTreeOptions vvs_tree(const OptionValues& o) {
+  if (adaptive(o)) return adaptive_largest_tree(parse_adaptive_tree_options(o));
+  for (const OptionSpec& s : adaptive_tree_option_specs())
+    if (s.name != "depth" && s.name != "topk" && s.name != "nodes" && o.given(s.name))
+      throw Error(o.method() + ": --" + s.name + " applies to --tree adaptive");
   EagleTreeOptions t;
   t.kind = EagleTreeKind::Dynamic;
   t.depth = o.integer("depth");
@@ -86,6 +101,7 @@ StrategyDescriptor vvs() {
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
     EagleOptions e;
     e.tree = vvs_tree(o);
+    if (adaptive(o)) e.adaptive = parse_adaptive_tree_options(o);
     e.skip = parse_vvs_options(o);
     e.rule = parse_accept_choice(o, *find_strategy("vvs").accept_rules);
     return std::make_unique<EagleStrategy>("vvs", m, in, e);
