@@ -19,7 +19,7 @@ struct CanvasPush {
   float dim;
   float fill_alpha;
   float heat_alpha;
-  float pad;
+  uint32_t tree_depth_max;
 };
 static_assert(sizeof(CanvasPush) == 48, "push block layout");
 
@@ -36,8 +36,9 @@ VkShaderModule make_module(VkDevice d, const uint32_t* words, size_t bytes, cons
 
 CanvasRenderer::CanvasRenderer(Context& ctx, VkRenderPass render_pass) : ctx_(ctx) {
   VkDevice d = ctx.device();
-  VkDescriptorSetLayoutBinding b[2] = {};
-  for (uint32_t i = 0; i < 2; ++i) {
+  // image, cells, tree cells.
+  VkDescriptorSetLayoutBinding b[3] = {};
+  for (uint32_t i = 0; i < 3; ++i) {
     b[i].binding = i;
     b[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     b[i].descriptorCount = 1;
@@ -45,7 +46,7 @@ CanvasRenderer::CanvasRenderer(Context& ctx, VkRenderPass render_pass) : ctx_(ct
   }
   VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   sl.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-  sl.bindingCount = 2;
+  sl.bindingCount = 3;
   sl.pBindings = b;
   vk_check(vkCreateDescriptorSetLayout(d, &sl, nullptr, &set_layout_), "vkCreateDescriptorSetLayout (canvas)");
   VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(CanvasPush)};
@@ -128,13 +129,15 @@ Canvas::~Canvas() {
   // The owner waits for the queue before destroying canvases.
   destroy(image_);
   destroy(cells_);
+  destroy(tree_cells_);
   for (Retired& r : retired_) destroy(r.texture);
 }
 
 void Canvas::set(const DecodedImage& image, const CellOverlay& cells) {
   if (image.width <= 0 || image.height <= 0 || image.rgba.size() != static_cast<size_t>(image.width) * image.height * 4)
     throw Error("canvas: malformed image " + std::to_string(image.width) + "x" + std::to_string(image.height));
-  if (cells.grid <= 0 || cells.texels.size() != static_cast<size_t>(cells.grid * cells.grid) * 4)
+  const size_t texels = static_cast<size_t>(cells.grid * cells.grid) * 4;
+  if (cells.grid <= 0 || cells.texels.size() != texels || cells.tree_texels.size() != texels)
     throw Error("canvas: malformed cell overlay for a " + std::to_string(cells.grid) + "-cell grid");
   pending_image_ = image;
   pending_cells_ = cells;
@@ -241,20 +244,25 @@ void Canvas::record_uploads(VkCommandBuffer cmd, uint32_t slot, uint64_t frame_n
   const uint32_t G = static_cast<uint32_t>(pending_cells_.grid);
   ensure(image_, W, H, VK_FORMAT_R8G8B8A8_UNORM, frame_number);
   ensure(cells_, G, G, VK_FORMAT_R8G8B8A8_UINT, frame_number);
+  ensure(tree_cells_, G, G, VK_FORMAT_R8G8B8A8_UINT, frame_number);
 
-  const VkDeviceSize image_bytes = pending_image_.rgba.size();
+  const VkDeviceSize image_bytes = pending_image_.rgba.size(), cells_bytes = pending_cells_.texels.size();
   const VkDeviceSize cells_offset = (image_bytes + 15) & ~VkDeviceSize{15};
-  const VkDeviceSize total = cells_offset + pending_cells_.texels.size();
+  const VkDeviceSize tree_offset = (cells_offset + cells_bytes + 15) & ~VkDeviceSize{15};
+  const VkDeviceSize total = tree_offset + pending_cells_.tree_texels.size();
   if (staging_.size() < frames_in_flight) staging_.resize(frames_in_flight);
   Buffer& st = staging_[slot];
   if (!st.valid() || st.size() < total)
     st = ctx_.allocator().allocate(total, MemoryUsage::Upload, "viewer canvas upload");
   auto* dst = static_cast<uint8_t*>(st.mapped());
   std::memcpy(dst, pending_image_.rgba.data(), image_bytes);
-  std::memcpy(dst + cells_offset, pending_cells_.texels.data(), pending_cells_.texels.size());
+  std::memcpy(dst + cells_offset, pending_cells_.texels.data(), cells_bytes);
+  std::memcpy(dst + tree_offset, pending_cells_.tree_texels.data(), pending_cells_.tree_texels.size());
   copy_into(cmd, image_, st.handle(), st.offset());
   copy_into(cmd, cells_, st.handle(), st.offset() + cells_offset);
+  copy_into(cmd, tree_cells_, st.handle(), st.offset() + tree_offset);
   grid_ = pending_cells_.grid;
+  tree_depth_max_ = static_cast<uint32_t>(std::max(0, pending_cells_.tree_depth_max));
   pending_ = false;
 }
 
@@ -278,7 +286,8 @@ void Canvas::on_draw(const ImDrawList*, const ImDrawCmd* cmd) {
 void Canvas::record_draw(const ImVec4& clip) {
   VkCommandBuffer cmd = renderer_.cmd_;
   const VkExtent2D fb = renderer_.extent_;
-  if (!cmd || !image_.view || !cells_.view || grid_ <= 0 || fb.width == 0 || fb.height == 0) return;
+  if (!cmd || !image_.view || !cells_.view || !tree_cells_.view || grid_ <= 0 || fb.width == 0 || fb.height == 0)
+    return;
   const float x0 = std::max({clip.x, p0_.x, 0.0f}), y0 = std::max({clip.y, p0_.y, 0.0f});
   const float x1 = std::min({clip.z, p1_.x, static_cast<float>(fb.width)});
   const float y1 = std::min({clip.w, p1_.y, static_cast<float>(fb.height)});
@@ -288,16 +297,19 @@ void Canvas::record_draw(const ImVec4& clip) {
       {static_cast<uint32_t>(x1 - static_cast<int32_t>(x0)), static_cast<uint32_t>(y1 - static_cast<int32_t>(y0))}};
 
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, renderer_.pipeline_);
-  VkDescriptorImageInfo infos[2] = {{renderer_.sampler_, image_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
-                                    {renderer_.sampler_, cells_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL}};
-  VkWriteDescriptorSet w[2] = {{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET}, {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET}};
-  for (uint32_t i = 0; i < 2; ++i) {
+  VkDescriptorImageInfo infos[3] = {{renderer_.sampler_, image_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
+                                    {renderer_.sampler_, cells_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
+                                    {renderer_.sampler_, tree_cells_.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL}};
+  VkWriteDescriptorSet w[3] = {{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET},
+                               {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET},
+                               {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET}};
+  for (uint32_t i = 0; i < 3; ++i) {
     w[i].dstBinding = i;
     w[i].descriptorCount = 1;
     w[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     w[i].pImageInfo = &infos[i];
   }
-  vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, renderer_.layout_, 0, 2, w);
+  vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, renderer_.layout_, 0, 3, w);
   VkViewport vp{0, 0, static_cast<float>(fb.width), static_cast<float>(fb.height), 0, 1};
   vkCmdSetViewport(cmd, 0, 1, &vp);
   vkCmdSetScissor(cmd, 0, 1, &scissor);
@@ -312,6 +324,7 @@ void Canvas::record_draw(const ImVec4& clip) {
   push.dim = overlays_.dim;
   push.fill_alpha = overlays_.fill_alpha;
   push.heat_alpha = overlays_.heat_alpha;
+  push.tree_depth_max = tree_depth_max_;
   vkCmdPushConstants(cmd, renderer_.layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push),
                      &push);
   vkCmdDraw(cmd, 4, 1, 0, 0);

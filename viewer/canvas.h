@@ -77,7 +77,7 @@ class Canvas {
 
   Context& ctx_;
   CanvasRenderer& renderer_;
-  Texture image_, cells_;
+  Texture image_, cells_, tree_cells_;  // cells_: CellOverlay::texels, tree_cells_: its tree_texels
   std::vector<Retired> retired_;
   std::vector<Buffer> staging_;  // one per frame in flight
   bool pending_ = false, visible_ = false;
@@ -87,6 +87,7 @@ class Canvas {
   ImVec2 p0_{}, p1_{};
   OverlaySettings overlays_;
   int64_t grid_ = 0;
+  uint32_t tree_depth_max_ = 0;
 };
 
 }  // namespace vkspec::viewer

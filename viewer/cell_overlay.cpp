@@ -6,12 +6,59 @@
 #include "common/error.h"
 
 namespace vkspec::viewer {
+namespace {
+
+uint8_t clamp_byte(int32_t v) { return static_cast<uint8_t>(std::clamp<int32_t>(v, 0, 255)); }
+
+// The tree plane and kCellUnverified: what the step that committed each decided cell was. Only
+// runs with a step that has a tree size or is unverified pay for finding those steps (O(cells) a
+// step); for the others the tree plane stays zero and commit_step empty. A step commits the cells
+// its grid has decided and the grid before it had not (a step without a grid of the right size:
+// the cells it lists as accepted or resampled); a cell undecided again (none of the methods does
+// that) loses its step.
+void mark_committing_steps(CellOverlay& o, const std::vector<const StepEvent*>& events, size_t T) {
+  bool any = false;
+  for (const StepEvent* e : events) {
+    o.tree_depth_max = std::max(o.tree_depth_max, e->tree_depth);
+    any = any || e->tree_depth > 0 || !e->verified;
+  }
+  if (!any) return;
+  o.commit_step.assign(T, -1);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const StepEvent& e = *events[i];
+    const int32_t step = static_cast<int32_t>(i);
+    if (e.grid.size() == T) {
+      for (size_t c = 0; c < T; ++c)
+        if (e.grid[c] == kUndecided)
+          o.commit_step[c] = -1;
+        else if (o.commit_step[c] < 0)
+          o.commit_step[c] = step;
+      continue;
+    }
+    for (const auto* list : {&e.accepted, &e.resampled})
+      for (int32_t p : *list)
+        if (p >= 0 && static_cast<size_t>(p) < T && o.commit_step[static_cast<size_t>(p)] < 0)
+          o.commit_step[static_cast<size_t>(p)] = step;
+  }
+  for (size_t c = 0; c < T; ++c) {
+    if (o.commit_step[c] < 0) continue;
+    const StepEvent& e = *events[static_cast<size_t>(o.commit_step[c])];
+    if (e.tree_depth > 0) {
+      o.tree_texels[c * 4] = clamp_byte(e.tree_depth);
+      o.tree_texels[c * 4 + 1] = clamp_byte(e.tree_width);
+    }
+    if (!e.verified) o.texels[c * 4] |= kCellUnverified;
+  }
+}
+
+}  // namespace
 
 CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int64_t grid) {
   CellOverlay o;
   o.grid = grid;
   const size_t T = static_cast<size_t>(grid * grid);
   o.texels.assign(T * 4, 0);
+  o.tree_texels.assign(T * 4, 0);
   if (events.empty()) return o;
   auto in_range = [&](int32_t p) { return p >= 0 && static_cast<size_t>(p) < T; };
 
@@ -31,6 +78,7 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
                 " cells, expected " + std::to_string(T));
   for (size_t c = 0; c < T; ++c)
     if (e.grid[c] != kUndecided) o.texels[c * 4] |= kCellDecided;
+  mark_committing_steps(o, events, T);
   auto mark = [&](const std::vector<int32_t>& cells, uint8_t flag) {
     for (int32_t p : cells)
       if (in_range(p)) o.texels[static_cast<size_t>(p) * 4] |= flag;

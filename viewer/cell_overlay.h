@@ -1,8 +1,10 @@
 #pragma once
 // Per-token-cell state the canvas shader draws, built from a run's events up to the displayed step:
 // what this step accepted, rejected, resampled or drafted, its rejection islands and verified
-// groups, which cells are committed, and the acceptance rate of every cell over the steps so far
-// (the heat map).
+// groups, which cells are committed, the acceptance rate of every cell over the steps so far
+// (the heat map), and for every committed cell what the step that committed it was: the depth and
+// width of its draft tree (adaptive-tree, vvs --tree adaptive) and whether a target forward
+// verified it (vvs's skipped rounds did not).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +21,8 @@ enum CellFlags : uint8_t {
   kCellRejected = 4,
   kCellResampled = 8,
   kCellDrafted = 16,  // proposed this step but neither accepted, rejected nor resampled
+  // Committed, this step or earlier, by a step that no target forward verified (StepEvent::verified).
+  kCellUnverified = 32,
 };
 
 struct IslandLabel {
@@ -31,12 +35,22 @@ struct CellOverlay {
   // grid * grid texels of RGBA8_UINT: r = CellFlags, g = island id % 255 + 1 (0 = none),
   // b = 1 + round(254 * accepted / verified) (0 = never verified), a = group id % 255 + 1 (0 = none).
   std::vector<uint8_t> texels;
+  // A second grid * grid RGBA8_UINT texture, of the step that committed each decided cell:
+  // r = its draft tree's depth, g = its width (each min 255; 0 = the step had no tree size),
+  // b = a = 0.
+  std::vector<uint8_t> tree_texels;
+  int32_t tree_depth_max = 0;  // the deepest tree of the steps so far (the ramp's top); 0: none
+  // Index in `events` of the step that committed each decided cell, -1 elsewhere; only filled when
+  // some step so far has a tree size or is unverified (empty otherwise).
+  std::vector<int32_t> commit_step;
   std::vector<IslandLabel> islands;
 
   uint8_t flags(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4]; }
   uint8_t island(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 1]; }
   uint8_t heat(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 2]; }
   uint8_t group(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 3]; }
+  uint8_t tree_depth(int32_t cell) const { return tree_texels[static_cast<size_t>(cell) * 4]; }
+  uint8_t tree_width(int32_t cell) const { return tree_texels[static_cast<size_t>(cell) * 4 + 1]; }
 };
 
 // events: the run's events from step 0 to the displayed step (the last one), each with its grid.

@@ -19,8 +19,8 @@ struct LaneView {
   std::vector<std::shared_ptr<const StepFrame>> frames;  // snapshot taken each UI frame
   const RunRecord* shown_record = nullptr;
   size_t shown_step = SIZE_MAX;
-  std::vector<IslandLabel> islands;  // of the shown step
-  ImVec2 p0{}, p1{};                 // where the canvas was drawn this frame
+  CellOverlay cells;  // of the shown step: island labels, the tooltip's committing steps
+  ImVec2 p0{}, p1{};  // where the canvas was drawn this frame
 };
 
 }  // namespace vkspec::viewer

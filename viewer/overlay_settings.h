@@ -14,10 +14,15 @@ enum ShowBits : uint32_t {
   kShowHeat = 32,
   kShowDim = 64,
   kShowGroups = 128,
+  kShowTree = 256,        // the draft-tree depth of the step that committed each cell
+  kShowUnverified = 512,  // cells committed without a target forward verifying them
 };
 
 struct OverlaySettings {
-  uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowGroups | kShowDim;
+  // tree and unverified draw nothing for runs without tree sizes or unverified steps.
+  // tree, like heat, tints every decided cell: off until asked for.
+  uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowGroups |
+                  kShowDim | kShowUnverified;
   float dim = 0.3f;          // brightness of undecided cells
   float fill_alpha = 0.35f;  // tint of marked cells (their outline is the full colour)
   float heat_alpha = 0.6f;
@@ -34,8 +39,10 @@ struct OverlayName {
   const char* name;
 };
 constexpr OverlayName kOverlayNames[] = {
-    {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"}, {kShowDrafted, "drafted"},
-    {kShowIslands, "islands"},   {kShowGroups, "groups"},     {kShowHeat, "heat"},           {kShowDim, "dim"},
+    {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"},
+    {kShowDrafted, "drafted"},   {kShowIslands, "islands"},   {kShowGroups, "groups"},
+    {kShowHeat, "heat"},         {kShowTree, "tree"},         {kShowUnverified, "unverified"},
+    {kShowDim, "dim"},
 };
 
 }  // namespace vkspec::viewer

@@ -108,9 +108,8 @@ void Runs::update_canvases() {
     if (shown == l.shown_step && l.shown_record == l.record.get()) continue;
     std::vector<const StepEvent*> events;
     for (size_t i = 0; i <= shown; ++i) events.push_back(&l.frames[i]->event);
-    const CellOverlay cells = build_cell_overlay(events, grid_);
-    l.canvas->set(l.frames[shown]->image, cells);
-    l.islands = cells.islands;
+    l.cells = build_cell_overlay(events, grid_);
+    l.canvas->set(l.frames[shown]->image, l.cells);
     l.shown_step = shown;
     l.shown_record = l.record.get();
   }

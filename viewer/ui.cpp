@@ -16,6 +16,8 @@ ImVec4 overlay_colour(ShowBits bit) {
     case kShowDrafted: return {0.35f, 0.75f, 1.00f, 1};
     case kShowIslands: return {0.85f, 0.45f, 1.00f, 1};
     case kShowHeat: return {0.99f, 0.91f, 0.30f, 1};
+    case kShowTree: return {0.13f, 0.57f, 0.55f, 1};  // the middle of its ramp
+    case kShowUnverified: return {0.65f, 1.00f, 0.00f, 1};
     default: return {0.3f, 0.3f, 0.3f, 1};
   }
 }
@@ -176,6 +178,23 @@ void Ui::build_overlay_panel() {
     ImGui::Dummy(ImVec2(62, 12));
     ImGui::SameLine();
     ImGui::Text("high");
+  }
+  if (overlays_.on(kShowTree)) {
+    // The canvas scales each lane's ramp to the deepest tree of its run so far.
+    int32_t deepest = 0;
+    for (const LaneView& l : runs_.lanes()) deepest = std::max(deepest, l.cells.tree_depth_max);
+    if (deepest > 0) {
+      ImGui::Text("tree depth: 1");
+      ImGui::SameLine();
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      const ImU32 a = IM_COL32(31, 26, 115, 255), b = IM_COL32(33, 145, 140, 255), c = IM_COL32(252, 232, 36, 255);
+      dl->AddRectFilledMultiColor(p, ImVec2(p.x + 30, p.y + 12), a, b, b, a);
+      dl->AddRectFilledMultiColor(ImVec2(p.x + 30, p.y), ImVec2(p.x + 60, p.y + 12), b, c, c, b);
+      ImGui::Dummy(ImVec2(62, 12));
+      ImGui::SameLine();
+      ImGui::Text("%d (deepest)", deepest);
+    }
   }
   ImGui::Separator();
   ImGui::TextWrapped("Keys: space play/pause, left/right step, Home/End, Esc quit.");

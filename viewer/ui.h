@@ -43,6 +43,7 @@ class Ui {
   void build_timeline_panel(float x, float y, float w, float h);
   void build_kiosk_caption(float x, float y, float w, float h);
   std::string lane_title(const LaneView& l) const;
+  void cell_tooltip(const LaneView& l, int64_t grid) const;
 
   const ViewerOptions& opt_;
   DeviceSession& session_;

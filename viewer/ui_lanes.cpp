@@ -17,7 +17,37 @@ std::string Ui::lane_title(const LaneView& l) const {
   std::snprintf(buf, sizeof(buf), "%s  %s, seed %llu  step %zu/%zu%s", l.label.c_str(),
                 l.record->condition().text(40).c_str(), static_cast<unsigned long long>(l.record->seed()),
                 steps ? l.shown_step + 1 : 0, steps, l.record->ended() ? "" : "+");
-  return buf;
+  std::string title = buf;
+  if (l.shown_step < steps) {  // the shown step's draft tree (adaptive-tree, vvs --tree adaptive)
+    const StepEvent& e = l.frames[l.shown_step]->event;
+    if (e.tree_depth > 0) title += "  tree " + std::to_string(e.tree_depth) + "x" + std::to_string(e.tree_width);
+    if (!e.verified) title += "  unverified";
+  }
+  return title;
+}
+
+// The hovered cell's committing step, where the tree or unverified overlay has something to say.
+void Ui::cell_tooltip(const LaneView& l, int64_t grid) const {
+  if (grid <= 0 || l.cells.commit_step.empty() || !ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(l.p0, l.p1))
+    return;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const float cell = (l.p1.x - l.p0.x) / static_cast<float>(grid);
+  const int64_t col = std::clamp<int64_t>(static_cast<int64_t>((m.x - l.p0.x) / cell), 0, grid - 1);
+  const int64_t row = std::clamp<int64_t>(static_cast<int64_t>((m.y - l.p0.y) / cell), 0, grid - 1);
+  const size_t c = static_cast<size_t>(row * grid + col);
+  if (c >= l.cells.commit_step.size() || l.cells.commit_step[c] < 0) return;
+  const size_t step = static_cast<size_t>(l.cells.commit_step[c]);
+  if (step >= l.frames.size()) return;
+  const StepEvent& e = l.frames[step]->event;
+  const bool tree = overlays_.on(kShowTree) && e.tree_depth > 0;
+  const bool unverified = overlays_.on(kShowUnverified) && !e.verified;
+  if (!tree && !unverified) return;
+  ImGui::BeginTooltip();
+  ImGui::Text("cell %lld,%lld committed at step %zu", static_cast<long long>(row), static_cast<long long>(col),
+              step + 1);  // 1-based, as in the titles
+  if (tree) ImGui::Text("draft tree: depth %d x width %d", e.tree_depth, e.tree_width);
+  if (unverified) ImGui::TextUnformatted("committed without a target forward verifying it");
+  ImGui::EndTooltip();
 }
 
 void Ui::build_canvas_area(float x, float y, float w, float h, float scale) {
@@ -42,7 +72,7 @@ void Ui::build_canvas_area(float x, float y, float w, float h, float scale) {
     l.canvas->draw(dl, l.p0, l.p1, overlays_);
     if (overlays_.on(kShowIslands) && grid > 0) {
       const float cell = (l.p1.x - l.p0.x) / static_cast<float>(grid);
-      for (const IslandLabel& il : l.islands) {
+      for (const IslandLabel& il : l.cells.islands) {
         const auto c = island_colour(il.id);
         const ImVec2 at(l.p0.x + static_cast<float>(il.anchor % grid) * cell + 2,
                         l.p0.y + static_cast<float>(il.anchor / grid) * cell + 1);
@@ -52,6 +82,7 @@ void Ui::build_canvas_area(float x, float y, float w, float h, float scale) {
         dl->AddText(ImVec2(at.x + 1, at.y), ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], 1)), text.c_str());
       }
     }
+    cell_tooltip(l, grid);
     const RunStats s = run_stats(l.frames, l.shown_step == SIZE_MAX ? 0 : l.shown_step, l.record->tokens());
     char text[160];
     if (l.record->state() == RunState::Failed)

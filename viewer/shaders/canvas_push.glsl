@@ -7,5 +7,5 @@ layout(push_constant) uniform CanvasPush {
   float dim;      // brightness factor of undecided cells
   float fill_alpha;
   float heat_alpha;
-  float pad;
+  uint tree_depth_max;  // the deepest draft tree of the run so far (the tree ramp's top); 0: none
 } pc;

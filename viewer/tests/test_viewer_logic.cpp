@@ -1,5 +1,6 @@
-// The viewer's pure logic: cell overlay flags, islands and heat; run statistics; option parsing;
-// the timeline; the kiosk's cycling of classes and prompts; how a run's condition is named.
+// The viewer's pure logic: cell overlay flags, islands, heat, tree sizes and unverified cells; run
+// statistics; option parsing; the timeline; the kiosk's cycling of classes and prompts; how a run's
+// condition is named.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -68,6 +69,86 @@ TEST(CellOverlay, MarksTheVerifiedGroups) {
   EXPECT_EQ(o.island(2), 0);
 }
 
+// adaptive-tree's tree sizes go to the second texture, per cell of the step that committed it.
+TEST(CellOverlay, KeepsTheTreeSizeOfTheCommittingStep) {
+  const int32_t U = kUndecided;
+  StepEvent e0 = event(0, {1, 2, U, U});
+  e0.proposed = {1, 2};
+  e0.accepted = {0, 1};
+  e0.rejected = {2};
+  e0.tree_depth = 3;
+  e0.tree_width = 4;
+  StepEvent e1 = event(1, {1, 2, 3, U});
+  e1.accepted = {2};  // a step without a tree (0 x 0): its cell stays unmarked
+  StepEvent e2 = event(2, {1, 2, 3, 4});
+  e2.accepted = {3};
+  e2.tree_depth = 300;  // clamped to the byte
+  e2.tree_width = 7;
+  const CellOverlay before = build_cell_overlay({&e0, &e1}, 2);
+  EXPECT_EQ(before.tree_depth_max, 3);
+  EXPECT_EQ(before.tree_depth(0), 3);
+  EXPECT_EQ(before.tree_width(0), 4);
+  EXPECT_EQ(before.tree_depth(1), 3);
+  EXPECT_EQ(before.tree_depth(2), 0);
+  EXPECT_EQ(before.tree_width(2), 0);
+  EXPECT_EQ(before.tree_depth(3), 0);  // undecided
+  EXPECT_EQ(before.commit_step, (std::vector<int32_t>{0, 0, 1, -1}));
+  const CellOverlay o = build_cell_overlay({&e0, &e1, &e2}, 2);
+  EXPECT_EQ(o.tree_depth_max, 300);
+  EXPECT_EQ(o.tree_depth(0), 3);  // history: still the step that committed it
+  EXPECT_EQ(o.tree_depth(3), 255);
+  EXPECT_EQ(o.tree_width(3), 7);
+  for (int32_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(o.tree_texels[static_cast<size_t>(c) * 4 + 2], 0);
+    EXPECT_EQ(o.tree_texels[static_cast<size_t>(c) * 4 + 3], 0);
+    EXPECT_EQ(o.flags(c) & kCellUnverified, 0) << c;
+  }
+  // The first texture is as without tree sizes.
+  StepEvent plain0 = e0, plain1 = e1, plain2 = e2;
+  for (StepEvent* e : {&plain0, &plain1, &plain2}) e->tree_depth = e->tree_width = 0;
+  const CellOverlay p = build_cell_overlay({&plain0, &plain1, &plain2}, 2);
+  EXPECT_EQ(p.texels, o.texels);
+  EXPECT_EQ(p.tree_texels, std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(p.tree_depth_max, 0);
+  EXPECT_TRUE(p.commit_step.empty());
+}
+
+// vvs's skipped rounds: their cells stay flagged unverified at every later step.
+TEST(CellOverlay, FlagsCellsCommittedWithoutVerification) {
+  const int32_t U = kUndecided;
+  StepEvent e0 = event(0, {1, U, U, U});
+  e0.accepted = {0};
+  StepEvent e1 = event(1, {1, 2, 3, U});
+  e1.proposed = {1, 2};
+  e1.accepted = {1, 2};
+  e1.verified = false;
+  e1.tree_depth = 2;  // an unverified round keeps the size it carries over
+  e1.tree_width = 1;
+  StepEvent e2 = event(2, {1, 2, 3, 4});
+  e2.proposed = {3};
+  e2.accepted = {3};
+  const CellOverlay at1 = build_cell_overlay({&e0, &e1}, 2);
+  EXPECT_EQ(at1.flags(0), kCellDecided);
+  EXPECT_EQ(at1.flags(1), kCellDecided | kCellAccepted | kCellUnverified);
+  EXPECT_EQ(at1.flags(2), kCellDecided | kCellAccepted | kCellUnverified);
+  EXPECT_EQ(at1.flags(3), 0);
+  EXPECT_EQ(at1.tree_depth(1), 2);
+  EXPECT_EQ(at1.tree_width(1), 1);
+  const CellOverlay at2 = build_cell_overlay({&e0, &e1, &e2}, 2);
+  EXPECT_EQ(at2.flags(0), kCellDecided);
+  EXPECT_EQ(at2.flags(1), kCellDecided | kCellUnverified);  // history
+  EXPECT_EQ(at2.flags(2), kCellDecided | kCellUnverified);
+  EXPECT_EQ(at2.flags(3), kCellDecided | kCellAccepted);
+  EXPECT_EQ(at2.commit_step, (std::vector<int32_t>{0, 1, 1, 2}));
+  EXPECT_EQ(at2.tree_depth(3), 0);
+  // A step without a grid of the right size: its accepted and resampled lists say what it committed.
+  StepEvent e1_listed = e1;
+  e1_listed.grid.clear();
+  const CellOverlay listed = build_cell_overlay({&e0, &e1_listed, &e2}, 2);
+  EXPECT_EQ(listed.texels, at2.texels);
+  EXPECT_EQ(listed.tree_texels, at2.tree_texels);
+}
+
 TEST(CellOverlay, RejectsAGridOfTheWrongSize) {
   StepEvent e = event(0, {1, 2});
   EXPECT_THROW(build_cell_overlay({&e}, 2), Error);
@@ -120,6 +201,8 @@ TEST(ViewerOptions, ParsesAndRejects) {
   EXPECT_EQ(o.seed, 2u);
   EXPECT_EQ(o.frames, 200);
   EXPECT_EQ(o.overlays, kShowAccepted | kShowIslands);
+  EXPECT_EQ(OverlaySettings::parse_list("tree,unverified"), kShowTree | kShowUnverified);
+  EXPECT_EQ(OverlaySettings::parse_list("all") & (kShowTree | kShowUnverified), kShowTree | kShowUnverified);
   EXPECT_THROW(parse_viewer_options({"--frames", "10"}), Error);  // needs --screenshot
   EXPECT_THROW(parse_viewer_options({"--overlays", "sparkles"}), Error);
   EXPECT_THROW(parse_viewer_options({"--options", "window"}), Error);

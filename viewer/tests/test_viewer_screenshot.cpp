@@ -314,6 +314,80 @@ TEST_F(ViewerScreenshot, IslandOutlinesFollowTheTrace) {
   }
 }
 
+// adaptive-tree's tree sizes and vvs's unverified rounds, in a synthetic trace replayed with the
+// tree and unverified overlays on, against the same trace with no overlay: a cell committed by a
+// step with a tree is tinted by its depth over the deepest (viewer/shaders/canvas.frag's
+// tree_colour at heat_alpha 0.6), one committed unverified carries the chartreuse hatch inside, and
+// one committed by a step with neither is drawn as without overlays.
+TEST_F(ViewerScreenshot, TreeDepthAndUnverifiedCellsFollowTheTrace) {
+  const int64_t G = 8;
+  Generation g;
+  g.method = "tree";
+  g.class_id = 1;
+  for (int i = 0; i < G * G; ++i) g.tokens.push_back((i * 7) % 16);
+  // Four steps of 16 cells each: tree 2x3, unverified without a tree, tree 4x5, neither.
+  StepEvent events[4];
+  for (int s = 0; s < 4; ++s) {
+    StepEvent& e = events[s];
+    for (int32_t p = 16 * s; p < 16 * (s + 1); ++p) e.accepted.push_back(p);
+    e.step = s;
+    e.committed = 16 * (s + 1);
+    e.nfe = s == 0 ? 1 : s;  // the unverified step runs no target forward
+  }
+  events[0].tree_depth = 2, events[0].tree_width = 3;
+  events[1].verified = false;
+  events[2].tree_depth = 4, events[2].tree_width = 5;
+  for (const StepEvent& e : events) g.events.push_back(e);
+  g.nfe = 3;
+  TraceConfig tc;
+  tc.model = "synthetic";
+  tc.grid_size = G;
+  tc.vocab_size = 16;
+  const std::string stem = dir_ + "/tree";
+  write_trace(stem + ".trace.json", tc, {g});
+  const std::string common = "--trace " + quote(stem + ".trace.json") + " --step 3 --frames 3 --layout " +
+                             quote(stem + ".layout.json") + " --screenshot ";
+  viewer(common + quote(stem + ".png") + " --overlays tree,unverified");
+  if (HasFatalFailure()) return;
+  viewer(common + quote(stem + ".none.png") + " --overlays none");
+  if (HasFatalFailure()) return;
+  std::ifstream lf(stem + ".layout.json");
+  const nlohmann::json lane = nlohmann::json::parse(lf)["lanes"][0];
+  const Region r{lane["x"].get<double>(), lane["y"].get<double>(), lane["w"].get<double>(), G};
+  const Png png = load_png(stem + ".png"), none = load_png(stem + ".none.png");
+  ASSERT_GT(png.w, 0);
+  ASSERT_EQ(none.w, png.w);
+  const Rgb kUnverifiedRgb{166, 255, 0};
+  const float ramp[2][3] = {{0.13f, 0.57f, 0.55f}, {0.99f, 0.91f, 0.14f}};  // depth 2 and 4 of 4
+  const double cs = r.side / static_cast<double>(G);
+  for (int32_t cell = 0; cell < G * G; ++cell) {
+    const int s = cell / 16;
+    const double x0 = r.x + static_cast<double>(cell % G) * cs, y0 = r.y + static_cast<double>(cell / G) * cs;
+    int hatched = 0, total = 0, wrong = 0;
+    for (int y = static_cast<int>(y0 + cs * 0.25); y < static_cast<int>(y0 + cs * 0.75); ++y)
+      for (int x = static_cast<int>(x0 + cs * 0.25); x < static_cast<int>(x0 + cs * 0.75); ++x) {
+        const Rgb p = png.at(x, y), q = none.at(x, y);
+        ++total;
+        hatched += near(p, kUnverifiedRgb, 1);
+        if (s == 0 || s == 2) {
+          const float* t = ramp[s / 2];
+          auto tint = [&](int v, float c) { return static_cast<int>(std::lround(0.4 * v + 0.6 * 255 * c)); };
+          wrong += !near(p, Rgb{tint(q.r, t[0]), tint(q.g, t[1]), tint(q.b, t[2])}, 3);
+        } else if (s == 3 || !near(p, kUnverifiedRgb, 1)) {
+          wrong += !near(p, q, 1);
+        }
+      }
+    EXPECT_EQ(wrong, 0) << "cell " << cell << " (step " << s << "): " << wrong << " of " << total
+                        << " pixels differ from the expected tint";
+    if (s == 1) {
+      EXPECT_GE(hatched, total / 5) << "unverified cell " << cell << " lacks the hatch";
+      EXPECT_LE(hatched, total / 2) << "unverified cell " << cell << " is filled, not hatched";
+    } else {
+      EXPECT_EQ(hatched, 0) << "cell " << cell << " is hatched but was verified";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, ViewerScreenshot, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string n = i.param.method;
