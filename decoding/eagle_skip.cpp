@@ -63,7 +63,8 @@ bool EagleStrategy::skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree)
     }
     if (vvs_path_similarity(tokens, codebook_, codebook_dim_, o.decay) < o.threshold) return false;
   }
-  const float u = philox::uniform(in_.seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(step_)), 0);
+  const float u =
+      philox::uniform(in_.seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(step_)), 0);
   const VvsSkip chosen = vvs_choose_skip(paths, u);
   commit_unverified(tree, paths[chosen.path], chosen.drafts, e);
   if (adaptive_) {  // nothing was tested: the size carries over to what the round committed

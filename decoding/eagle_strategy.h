@@ -117,7 +117,7 @@ class EagleStrategy : public Strategy {
   std::vector<Node> read_cut_tree(int64_t c, int64_t m);
   void allocate_dynamic_tree(Context& ctx);
   void allocate_skipping(Context& ctx, const ModelSet& models);  // vvs's ring and codebook
-  GptBatch* level_batch(size_t level);  // the drafter batch of a level, made on first use
+  GptBatch* level_batch(size_t level);                           // the drafter batch of a level, made on first use
   // Static and chain trees, and sampled candidates: records the whole tree, whose shape does not
   // depend on the tokens, with every token chosen on the GPU (draft_tokens_: drawn from its
   // parent's stored q, or the rank's entry of the parent's top tokens), for the same submit as

@@ -42,7 +42,8 @@ double vvs_path_similarity(const std::vector<std::vector<int32_t>>& paths, const
     for (size_t b = a + 1; b < unit.size(); ++b, ++pairs)
       for (size_t l = 0; l < std::min(unit[a].size(), unit[b].size()); ++l) {
         double dot = 0;
-        for (int64_t k = 0; k < dim; ++k) dot += unit[a][l][static_cast<size_t>(k)] * unit[b][l][static_cast<size_t>(k)];
+        for (int64_t k = 0; k < dim; ++k)
+          dot += unit[a][l][static_cast<size_t>(k)] * unit[b][l][static_cast<size_t>(k)];
         sum += weight[l] / total * dot;
       }
   return sum / static_cast<double>(pairs);

@@ -38,7 +38,7 @@ double vvs_path_similarity(const std::vector<std::vector<int32_t>>& paths, const
                            int64_t dim, double decay);
 
 struct VvsSkip {
-  size_t path = 0;    // index of the chosen path
+  size_t path = 0;     // index of the chosen path
   int64_t drafts = 0;  // its first `drafts` drafts are committed (>= 1)
 };
 // The skipped round's commit: path index floor(u * paths) (u uniform in [0, 1)), truncated to

@@ -65,8 +65,8 @@ TEST(adaptive_tree, VerticalStartsFromAbove) {
   o.init = AdaptiveTreeOptions::Init::Vertical;
   AdaptiveTreeShape s(o, 4, 16);
   s.record(0, 1, {6, 10}, 0, 0);
-  s.record(1, 5, {6, 10}, 6, 3);   // 1..4: {8, 6}
-  s.record(5, 7, {8, 6}, 8, 0);    // 5, 6: {5, 8}
+  s.record(1, 5, {6, 10}, 6, 3);         // 1..4: {8, 6}
+  s.record(5, 7, {8, 6}, 8, 0);          // 5, 6: {5, 8}
   EXPECT_EQ(s.at(7), (TreeSize{8, 6}));  // above 7 is 3
   EXPECT_EQ(s.at(5), (TreeSize{8, 6}));  // above 5 is 1
   EXPECT_EQ(s.at(2), (TreeSize{8, 6}));  // the first row: the left one

@@ -2,7 +2,8 @@
 // eagle's dynamic tree token for token (exact and LANTERN's rule alike), so the per-step widths
 // and depths reach the device growth and cut without changing them; free, its steps' sizes follow
 // decoding/adaptive_tree.h's rule replayed from the events (the tree cut on the device and, under
-// LANTERN's rule, on the host), vary over an image, and bound what each step drafts. Its law is held to the exact one in test_exact_law.cpp.
+// LANTERN's rule, on the host), vary over an image, and bound what each step drafts. Its law is held to the exact one
+// in test_exact_law.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,8 +34,8 @@ class decoding_adaptive_tree : public testing::VulkanTest {
 };
 
 MethodOptions pinned(const std::string& depth, const std::string& topk) {
-  return {{"depth", depth}, {"min-depth", depth}, {"max-depth", depth},
-          {"topk", topk},   {"min-topk", topk},   {"max-topk", topk}, {"nodes", "8"}};
+  return {{"depth", depth},   {"min-depth", depth}, {"max-depth", depth}, {"topk", topk},
+          {"min-topk", topk}, {"max-topk", topk},   {"nodes", "8"}};
 }
 
 TEST_F(decoding_adaptive_tree, PinnedToOneSizeIsEagle) {
@@ -55,8 +56,8 @@ TEST_F(decoding_adaptive_tree, PinnedToOneSizeIsEagle) {
 }
 
 TEST_F(decoding_adaptive_tree, StepSizesFollowTheRule) {
-  const MethodOptions given = {{"depth", "3"}, {"min-depth", "1"}, {"max-depth", "5"},
-                               {"topk", "3"},  {"min-topk", "1"},  {"max-topk", "4"}, {"nodes", "12"}};
+  const MethodOptions given = {{"depth", "3"},    {"min-depth", "1"}, {"max-depth", "5"}, {"topk", "3"},
+                               {"min-topk", "1"}, {"max-topk", "4"},  {"nodes", "12"}};
   const StrategyDescriptor& d = find_strategy("adaptive-tree");
   const AdaptiveTreeOptions o = parse_adaptive_tree_options(d.values(given));
   // The exact rule cuts the tree on the device, LANTERN's on the host: both at every size.

@@ -67,8 +67,8 @@ std::vector<int32_t> decoding_vvs::greedy_given(const std::vector<int32_t>& grid
   const int64_t V = testing::kTinyVocab;
   std::vector<int32_t> best(static_cast<size_t>(kTokens));
   for (int64_t p = 0; p < kTokens; ++p) {
-    const float* c = l.data() + p * V;                // the conditional row
-    const float* u = l.data() + (kTokens + p) * V;    // the null row
+    const float* c = l.data() + p * V;              // the conditional row
+    const float* u = l.data() + (kTokens + p) * V;  // the null row
     int32_t arg = 0;
     for (int64_t x = 1; x < V; ++x)
       if (u[x] + cfg * (c[x] - u[x]) > u[arg] + cfg * (c[arg] - u[arg])) arg = static_cast<int32_t>(x);
@@ -79,8 +79,8 @@ std::vector<int32_t> decoding_vvs::greedy_given(const std::vector<int32_t>& grid
 
 TEST_F(decoding_vvs, SkippedRoundsFollowTheScheduleAndCommitTheirTree) {
   const testing::Sample s =
-      run_images(ctx(), by_name("vvs"), {{"interval", "2"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}, 70, 4,
-                 true, &models().set);
+      run_images(ctx(), by_name("vvs"), {{"interval", "2"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}, 70, 4, true,
+                 &models().set);
   int skipped = 0;
   for (const std::vector<StepEvent>& events : s.events) {
     int64_t before = 0;
@@ -107,9 +107,10 @@ TEST_F(decoding_vvs, VerifiedTokensSeeTheSkippedChain) {
   SamplerSettings greedy = testing::tiny_settings();
   greedy.top_k = 1;
   greedy.top_p = 1.0f;
-  const testing::Sample s = run_images(ctx(), by_name("vvs", greedy),
-                                       {{"accept", "exact"}, {"interval", "2"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}},
-                                       80, 6, true, &models().set);
+  const testing::Sample s =
+      run_images(ctx(), by_name("vvs", greedy),
+                 {{"accept", "exact"}, {"interval", "2"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}, 80, 6, true,
+                 &models().set);
   int after_skip = 0;
   for (size_t i = 0; i < s.grids.size(); ++i) {
     const std::vector<int32_t> best = greedy_given(s.grids[i], static_cast<int64_t>(i % 2), greedy.cfg);

@@ -3,6 +3,7 @@
 # variation from the exact law: runs the two disabled cases of test_exact_law, which take minutes.
 #   tools/exact_law_power.sh [BUILD_DIR [power|tv]]   (default: build, both)
 #   VKSPEC_POWER_IMAGES=1000,2000,3000,5000 VKSPEC_POWER_REPEATS=10 VKSPEC_TV_IMAGES=20000
+#   VKSPEC_TV_METHODS=vvs,adaptive-tree (only those rows; default all)
 #   VKSPEC_POWER_VARIANTS=0,5 (indices: the biased variants of test_exact_law.cpp, then ar; default all)
 # Prints "power: VARIANT: N images: rejected R of REPEATS" and "tv: METHOD: ..." lines
 # (docs/reliability.md, docs/methods.md).
