@@ -86,6 +86,15 @@ class Log:
         self.f.flush()
 
 
+def wilson(k, n, z=1.96):
+    """The Wilson score interval of k successes in n (95 % at z = 1.96), as (lo, hi)."""
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return c - h, c + h
+
+
 def lr_at(progress, base_lr, warmup_frac, min_ratio=0.1):
     """Linear warmup then cosine to min_ratio*base_lr; progress in [0,1]."""
     if progress < warmup_frac:

@@ -29,7 +29,6 @@ not depend on training and are cached in train_runs/<run>/baselines.json (--base
 """
 import argparse
 import json
-import math
 import os
 import time
 
@@ -112,14 +111,6 @@ def raster_ce(gpt, tok, lab, bs=50):
 # ----------------------------------------------------------------------------------------------
 # samples
 # ----------------------------------------------------------------------------------------------
-def wilson(k, n, z=1.96):
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return c - h, c + h
-
-
 class Scorer:
     def __init__(self, assets, runs):
         self.vq = load_vq(os.path.join(assets, "fmnist_vq.safetensors"))
@@ -139,7 +130,7 @@ class Scorer:
     @torch.no_grad()
     def score(self, x, labels):
         k = int((self.clf(x).argmax(-1) == labels).sum())
-        lo, hi = wilson(k, len(labels))
+        lo, hi = C.wilson(k, len(labels))
         f = fid.frechet(*fid.stats(fid.features(self.clf, x)), *self.ref)
         return dict(accuracy=k / len(labels), correct=k, n=len(labels), lo=lo, hi=hi, fid=f)
 

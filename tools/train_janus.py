@@ -22,7 +22,6 @@ prompt token but the first (BOS) and the last (<begin_of_image>) replaced by the
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -153,14 +152,6 @@ def decode(vq, tokens, grid):
 # ---------------------------------------------------------------------------------------------
 # evaluation helpers
 # ---------------------------------------------------------------------------------------------
-def wilson(k, n, z=1.96):
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return c - h, c + h
-
-
 def load_classifier(assets):
     clf = Classifier()
     clf.load_state_dict(load_file(os.path.join(assets, "fmnist_classifier.safetensors"))[0])
@@ -353,7 +344,7 @@ def prompt_eval(args, model, prompts, vq, clf, ref, cfg_s, per_class, seed, log,
     toks = generate_tokens(model, prompts, [c for c, _ in pairs], cfg_s, args.temperature,
                            args.top_k, seed=seed)
     acc, k, f = score(clf, decode(vq, toks, args.grid), labels, ref)
-    lo, hi = wilson(k, len(labels))
+    lo, hi = C.wilson(k, len(labels))
     log(f"cfg {cfg_s}{' class names' if names else ''}: class accuracy {acc:.3f} ({k}/{len(labels)}, 95% {lo:.3f}-{hi:.3f}) "
         f"FID {f:.2f} ({time.time() - t0:.0f} s, {len(labels)} images, seed {seed})")
     return (cfg_s, acc, k, len(labels), lo, hi, f, time.time() - t0)
@@ -467,7 +458,7 @@ def write_card(args, run, model, vl, rows, best, names, base, meta, conv_cmd, pa
              "|---|---|---|---|\n")
     table += "\n".join(f"| {s} | {a:.3f} ({k}/{n}; {lo:.3f}-{hi:.3f}) | {f:.2f} | {t:.0f} |"
                        for s, a, k, n, lo, hi, f, t in rows)
-    blo, bhi = wilson(base["correct"], base["n"])
+    blo, bhi = C.wilson(base["correct"], base["n"])
     s, a, k, n, lo, hi, f, t = best
     tok = train_bpe.ByteBPE.from_file(os.path.join(args.run_dir, "tokenizer.json"))
     ex = "\n".join(f"- `{train_bpe.janus_prompt(c)!r}` -> `{tok.encode(train_bpe.janus_prompt(c))}` "
