@@ -3,7 +3,8 @@
 // chain's KV, which greedy decoding shows: every token a verified round commits is the target's
 // greedy token given the whole prefix, skipped tokens included (teacher-forced forward of the
 // final image). The dynamic schedule skips every eligible round at threshold -1, none at 1
-// (no two different paths reach it), and needs a tokenizer.
+// (no two different paths reach it; then vvs is eagle, or lantern with the relaxed rule, token
+// for token), and needs a tokenizer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -130,6 +131,26 @@ TEST_F(decoding_vvs, VerifiedTokensSeeTheSkippedChain) {
     }
   }
   EXPECT_GT(after_skip, 5) << "no verified token came right after a skip";
+}
+
+// A dynamic schedule that never skips verifies the tree it grew to judge (cut on the host first):
+// that is eagle's round, and LANTERN's with the relaxed rule, token for token.
+TEST_F(decoding_vvs, NeverSkippingIsEagleOrLantern) {
+  const MethodOptions tree = {{"depth", "3"}, {"topk", "3"}, {"nodes", "8"}};
+  MethodOptions never = tree;
+  never.insert({{"schedule", "dynamic"}, {"threshold", "1"}});
+  MethodOptions exact = never, lantern = tree, relaxed = never;
+  exact["accept"] = "exact";
+  lantern.insert({{"drafter", "eagle"}, {"k", "3"}, {"delta", "0.3"}});
+  relaxed.insert({{"k", "3"}, {"delta", "0.3"}});
+  const testing::Sample a = run_images(ctx(), by_name("eagle"), tree, 95, 3, false, &models().set);
+  const testing::Sample b = run_images(ctx(), by_name("vvs"), exact, 95, 3, false, &models().set);
+  EXPECT_EQ(a.grids, b.grids);
+  EXPECT_EQ(a.nfe_per_image, b.nfe_per_image);
+  const testing::Sample c = run_images(ctx(), by_name("lantern"), lantern, 95, 3, false, &models().set);
+  const testing::Sample d = run_images(ctx(), by_name("vvs"), relaxed, 95, 3, false, &models().set);
+  EXPECT_EQ(c.grids, d.grids);
+  EXPECT_EQ(c.nfe_per_image, d.nfe_per_image);
 }
 
 TEST_F(decoding_vvs, DynamicScheduleSkipsAlikePaths) {
