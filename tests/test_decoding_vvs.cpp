@@ -23,27 +23,31 @@ using testing::run_images;
 
 constexpr int64_t kGrid = 6, kTokens = kGrid * kGrid;
 
+// The tiny models with the shipped tokenizer's codebook (the dynamic schedule's), built once; a
+// function's static, so it goes before the Vulkan context it was made on.
+struct VvsModels {
+  testing::TinyModels tiny;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
 class decoding_vvs : public testing::VulkanTest {
  protected:
   testing::TinyModels& models() {
-    static testing::TinyModels m = [&] {
+    static VvsModels m = [&] {
       testing::TinyGptSpec t;
       t.grid = kGrid;
       t.embed_scale = 1.0f;
-      testing::TinyModels r = testing::build_tiny_models(ctx(), testing::scratch_dir("vvs_models"), t);
-      tokenizer_ =
+      VvsModels r{testing::build_tiny_models(ctx(), testing::scratch_dir("vvs_models"), t), nullptr};
+      r.tokenizer =
           load_tokenizer(ctx(), std::string(VKSPEC_ASSETS_DIR) + "/fmnist_vq.safetensors", DType::F32, 1, kGrid);
-      r.set.tokenizer = tokenizer_.get();
+      r.tiny.set.tokenizer = r.tokenizer.get();
       return r;
     }();
-    return m;
+    return m.tiny;
   }
   // The CFG-mixed logits' argmax at every position of `grid`, teacher-forced (class `label`).
   std::vector<int32_t> greedy_given(const std::vector<int32_t>& grid, int64_t label, float cfg);
-
-  static std::unique_ptr<Tokenizer> tokenizer_;
 };
-std::unique_ptr<Tokenizer> decoding_vvs::tokenizer_;
 
 std::vector<int32_t> decoding_vvs::greedy_given(const std::vector<int32_t>& grid, int64_t label, float cfg) {
   GptOptions opt;
