@@ -47,32 +47,28 @@ std::vector<std::vector<int32_t>> EagleStrategy::leaf_paths(const std::vector<No
   return paths;
 }
 
-bool EagleStrategy::skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree) {
+EagleStrategy::SkipRound EagleStrategy::skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree) {
   const VvsOptions& o = *opt_.skip;
   const int64_t round = step_ - 1;  // the code's idx: 0 is the tree drafted after the first token
-  if (o.schedule == VvsOptions::Schedule::Uniform && !vvs_uniform_skips(o, round, c)) return false;
-  if (o.schedule == VvsOptions::Schedule::Dynamic && (last_skipped_ || c < kVvsFirstSkip)) return false;
+  if (o.schedule == VvsOptions::Schedule::Uniform && !vvs_uniform_skips(o, round, c)) return SkipRound::Verify;
+  if (o.schedule == VvsOptions::Schedule::Dynamic && (last_skipped_ || c < kVvsFirstSkip)) return SkipRound::Verify;
   tree = cut_before_forward(c, grow_dynamic_tree(c));
   const std::vector<std::vector<int32_t>> paths = leaf_paths(tree);
-  if (paths.empty()) return false;  // nothing drafted (the image's last token): verify
+  if (paths.empty()) return SkipRound::VerifyGrownTree;  // nothing drafted: the root alone
   if (o.schedule == VvsOptions::Schedule::Dynamic) {
     std::vector<std::vector<int32_t>> tokens;
     for (const auto& p : paths) {
       tokens.emplace_back();
       for (int32_t n : p) tokens.back().push_back(tree[static_cast<size_t>(n)].token);
     }
-    if (vvs_path_similarity(tokens, codebook_, codebook_dim_, o.decay) < o.threshold) return false;
+    if (vvs_path_similarity(tokens, codebook_, codebook_dim_, o.decay) < o.threshold) return SkipRound::VerifyGrownTree;
   }
   const float u =
       philox::uniform(in_.seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(step_)), 0);
   const VvsSkip chosen = vvs_choose_skip(paths, u);
   commit_unverified(tree, paths[chosen.path], chosen.drafts, e);
-  if (adaptive_) {  // nothing was tested: the size carries over to what the round committed
-    adaptive_->record(c, committed_, step_size_, 0, 0);
-    e.tree_depth = static_cast<int32_t>(step_size_.depth);
-    e.tree_width = static_cast<int32_t>(step_size_.width);
-  }
-  return true;
+  record_step_size(c, 0, 0, e);  // nothing was tested: the size carries over to what it committed
+  return SkipRound::Skipped;
 }
 
 void EagleStrategy::commit_unverified(const std::vector<Node>& tree, const std::vector<int32_t>& path, int64_t drafts,

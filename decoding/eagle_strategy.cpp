@@ -64,7 +64,8 @@ EagleTreeOptions parse_eagle_tree_options(const OptionValues& o, EagleTreeKind k
   t.depth = o.integer("depth");
   t.topk = o.integer("topk");
   t.nodes = o.integer("nodes");
-  t.shape = parse_eagle_shape(o.choice("shape"));
+  // Methods whose tree is always dynamic (vvs) do not declare --shape.
+  t.shape = o.declares("shape") ? parse_eagle_shape(o.choice("shape")) : EagleShape::Cost;
   if (t.kind == EagleTreeKind::Chain) t.nodes = std::min(t.nodes, t.depth);
   if (t.shape == EagleShape::Cost) return t;
   if (t.kind != EagleTreeKind::Static)
@@ -161,6 +162,13 @@ void EagleStrategy::choose_step_tree(int64_t c) {
   step_tree_.depth = step_size_.depth;
   step_tree_.topk = step_size_.width;
   step_tree_.nodes = adaptive_->nodes(step_size_);
+}
+
+void EagleStrategy::record_step_size(int64_t c, int64_t levels, int64_t accepted, StepEvent& e) {
+  if (!adaptive_) return;
+  adaptive_->record(c, committed_, step_size_, levels, accepted);
+  e.tree_depth = static_cast<int32_t>(step_size_.depth);
+  e.tree_width = static_cast<int32_t>(step_size_.width);
 }
 
 TensorView EagleStrategy::top_rows(const Tensor& table, int64_t first, int64_t m) const {
@@ -333,9 +341,9 @@ void EagleStrategy::decode(StepEvent& e) {
   int64_t levels = 0;  // a dynamic tree's, cut on the device in this submit: tree holds its placeholder rows
   std::vector<Node> tree = {root_node(c)};
   choose_step_tree(c);
-  const size_t before_skip = tree.size();
-  if (opt_.skip && c > 0 && skip_round(c, e, tree)) return;
-  if (tree.size() > before_skip) {
+  const SkipRound skip = opt_.skip && c > 0 ? skip_round(c, e, tree) : SkipRound::Verify;
+  if (skip == SkipRound::Skipped) return;
+  if (skip == SkipRound::VerifyGrownTree) {
     // vvs's dynamic schedule grew and cut this tree to judge it: verified as it is
   } else if (shaped_on_device()) {
     tree = record_static_tree(c);
@@ -375,11 +383,7 @@ void EagleStrategy::decode(StepEvent& e) {
   resolve_device_tokens(tree);
   const std::vector<int32_t> kept = drop_missing_candidates(tree);
   const std::vector<int32_t> path = walk_and_commit(tree, e);
-  if (adaptive_) {
-    adaptive_->record(c, committed_, step_size_, c > 0 ? step_levels_ : 0, static_cast<int64_t>(path.size()) - 1);
-    e.tree_depth = static_cast<int32_t>(step_size_.depth);
-    e.tree_width = static_cast<int32_t>(step_size_.width);
-  }
+  record_step_size(c, c > 0 ? step_levels_ : 0, static_cast<int64_t>(path.size()) - 1, e);
 
   hidden_queries_ = T;
   feature_rows_.clear();  // the path's rows of the forward (its queries, before any drop)

@@ -135,6 +135,9 @@ class EagleStrategy : public Strategy {
   TensorView top_rows(const Tensor& table, int64_t first, int64_t m) const;
   // An adaptive tree's size for the step from c (else the options' tree) into step_tree_.
   void choose_step_tree(int64_t c);
+  // An adaptive tree's step from c that ran `levels` levels and accepted `accepted` drafts: its
+  // size recorded at the positions it committed and on the event.
+  void record_step_size(int64_t c, int64_t levels, int64_t accepted, StepEvent& e);
   Node root_node(int64_t c) const;
   // The verified tree from a grown builder: the first node of each depth in its position's slot,
   // the others in scratch slots; drawn: the tokens are the GPU's, by builder id.
@@ -169,11 +172,12 @@ class EagleStrategy : public Strategy {
   // Walks the tree with the read-back tests, commits, and returns the accepted path (root first).
   std::vector<int32_t> walk_and_commit(const std::vector<Node>& tree, StepEvent& e);
 
-  // vvs (decoding/eagle_skip.cpp). A round from c > 0 that the schedule may skip: grows and cuts
-  // the tree on the host's side; returns true when it committed a path unverified, else leaves the
-  // grown tree in `tree` (the dynamic schedule found its paths unlike) or `tree` as it was (the
-  // round verifies as usual).
-  bool skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree);
+  // vvs (decoding/eagle_skip.cpp). A round from c > 0 that the schedule may skip grows and cuts its
+  // tree, read back into `tree`, and commits a path of it unverified (Skipped); a round the
+  // dynamic schedule declines after judging its tree verifies that tree (VerifyGrownTree); any
+  // other round verifies as usual (Verify, `tree` untouched).
+  enum class SkipRound { Verify, VerifyGrownTree, Skipped };
+  SkipRound skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree);
   // The cut tree's root-to-leaf paths, as node indices after the root, leaves in the order of
   // their paths' node indices (EAGLE-2's candidate rows).
   std::vector<std::vector<int32_t>> leaf_paths(const std::vector<Node>& tree) const;

@@ -19,6 +19,9 @@ namespace {
 // levels), top_k 10; LANTERN's rule with lantern_k 1000 and delta 0.2 (the rule's own defaults).
 constexpr int64_t kDepth = 5, kTopk = 10, kNodes = 58;
 
+// adaptive-tree's options that are eagle's too (its start and node budget): listed once.
+bool eagle_size_option(const std::string& name) { return name == "depth" || name == "topk" || name == "nodes"; }
+
 std::vector<OptionSpec> vvs_options() {
   const VvsOptions d;
   std::vector<OptionSpec> specs = {
@@ -40,7 +43,7 @@ std::vector<OptionSpec> vvs_options() {
     specs.push_back(std::move(s));
   }
   for (OptionSpec& s : adaptive_tree_option_specs()) {
-    if (s.name == "depth" || s.name == "topk" || s.name == "nodes") continue;
+    if (eagle_size_option(s.name)) continue;
     s.help += " (--tree adaptive)";
     specs.push_back(std::move(s));
   }
@@ -52,14 +55,9 @@ bool adaptive(const OptionValues& o) { return o.choice("tree") == "adaptive"; }
 EagleTreeOptions vvs_tree(const OptionValues& o) {
   if (adaptive(o)) return adaptive_largest_tree(parse_adaptive_tree_options(o));
   for (const OptionSpec& s : adaptive_tree_option_specs())
-    if (s.name != "depth" && s.name != "topk" && s.name != "nodes" && o.given(s.name))
+    if (!eagle_size_option(s.name) && o.given(s.name))
       throw Error(o.method() + ": --" + s.name + " applies to --tree adaptive");
-  EagleTreeOptions t;
-  t.kind = EagleTreeKind::Dynamic;
-  t.depth = o.integer("depth");
-  t.topk = o.integer("topk");
-  t.nodes = o.integer("nodes");
-  return t;
+  return parse_eagle_tree_options(o, EagleTreeKind::Dynamic);
 }
 
 VvsOptions parse_vvs_options(const OptionValues& o) {

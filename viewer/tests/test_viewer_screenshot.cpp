@@ -114,6 +114,16 @@ class ViewerScreenshot : public ::testing::TestWithParam<Case> {
     ASSERT_EQ(code, 0) << cmd << "\n" << out;
     std::fprintf(stderr, "%s", out.c_str());
   }
+  // Writes one synthetic run of a G x G grid (16 codes) as dir_/NAME.trace.json; returns dir_/NAME.
+  static std::string write_synthetic_trace(const std::string& name, int64_t G, const Generation& g) {
+    TraceConfig tc;
+    tc.model = "synthetic";
+    tc.grid_size = G;
+    tc.vocab_size = 16;
+    const std::string stem = dir_ + "/" + name;
+    write_trace(stem + ".trace.json", tc, {g});
+    return stem;
+  }
   static std::string dir_, gpt_, vq_, models_error_;
   static bool models_skipped_;
 };
@@ -278,12 +288,7 @@ TEST_F(ViewerScreenshot, IslandOutlinesFollowTheTrace) {
     g.events.push_back(*e);
   }
   g.nfe = 4;
-  TraceConfig tc;
-  tc.model = "synthetic";
-  tc.grid_size = G;
-  tc.vocab_size = 16;
-  const std::string stem = dir_ + "/islands";
-  write_trace(stem + ".trace.json", tc, {g});
+  const std::string stem = write_synthetic_trace("islands", G, g);
 
   viewer("--trace " + quote(stem + ".trace.json") + " --step 1 --frames 3 --overlays islands --screenshot " +
          quote(stem + ".png") + " --layout " + quote(stem + ".layout.json"));
@@ -339,12 +344,7 @@ TEST_F(ViewerScreenshot, TreeDepthAndUnverifiedCellsFollowTheTrace) {
   events[2].tree_depth = 4, events[2].tree_width = 5;
   for (const StepEvent& e : events) g.events.push_back(e);
   g.nfe = 3;
-  TraceConfig tc;
-  tc.model = "synthetic";
-  tc.grid_size = G;
-  tc.vocab_size = 16;
-  const std::string stem = dir_ + "/tree";
-  write_trace(stem + ".trace.json", tc, {g});
+  const std::string stem = write_synthetic_trace("tree", G, g);
   const std::string common = "--trace " + quote(stem + ".trace.json") + " --step 3 --frames 3 --layout " +
                              quote(stem + ".layout.json") + " --screenshot ";
   viewer(common + quote(stem + ".png") + " --overlays tree,unverified");
