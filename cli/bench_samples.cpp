@@ -31,6 +31,7 @@ std::map<std::string, std::string> run_meta(const frontend::MethodRun& run, cons
   if (needs.sr_net && loaded.sr_net) models += ";sr_net=" + model_identity(loaded.sr_net->path());
   if (needs.latent_upsampler && loaded.latent_upsampler)
     models += ";latent_upsampler=" + model_identity(loaded.latent_upsampler->path());
+  if (needs.flashar && loaded.flashar) models += ";flashar=" + model_identity(loaded.flashar->path());
   // The tokenizer draws the judged images (and drafts MuLo-SD's and LANTERN's neighbours); its
   // key stays "vq" so that sample files written before still resume.
   if (loaded.tokenizer && (!classifier.empty() || needs.tokenizer || needs.neighbours))

@@ -17,6 +17,7 @@ class CodebookNeighbours;
 class Context;
 class DraftHeads;
 class EagleDrafter;
+class FlashArModel;
 class Gpt;
 class LatentHeads;
 class LatentUpsampler;
@@ -44,6 +45,7 @@ struct ModelSet {
   EagleDrafter* eagle = nullptr;                // the EAGLE-style feature drafter on the target (eagle, lantern)
   SrNet* sr_net = nullptr;                      // MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)
   LatentUpsampler* latent_upsampler = nullptr;  // MuLo-SD's latent upsampler (mulo --upsampler latent)
+  FlashArModel* flashar = nullptr;              // FlashAR's post-trained model (its own backbone; flashar)
 };
 
 struct StrategyInputs {

@@ -28,6 +28,7 @@ struct StrategyNeeds {
   bool drafter = false, low_res = false, tokenizer = false, neighbours = false, heads = false, latent_heads = false,
        eagle = false;
   bool sr_net = false, latent_upsampler = false;  // MuLo-SD's trained upsamplers
+  bool flashar = false;                           // FlashAR's post-trained model
   // With `neighbours`: the table's metric, the run's --metric (needs_for fills it in for every
   // method that declares the option, so a method's own `needs` does not have to).
   NeighbourMetric neighbour_metric = NeighbourMetric::L2;

@@ -24,6 +24,7 @@ const char* option_of(ModelRole role) {
     case ModelRole::Eagle: return "--eagle-drafter";
     case ModelRole::SrNet: return "--sr-net";
     case ModelRole::LatentUpsampler: return "--latent-upsampler";
+    case ModelRole::FlashAr: return "--flashar";
     case ModelRole::Tokenizer: return "--vq";
     case ModelRole::Classifier: return "--classifier";
   }
@@ -50,6 +51,7 @@ const std::vector<ShippedSet>& shipped_sets() {
         // the r = 4 ones (fmnist_sr4, fmnist_latent_up4, with fmnist_gpt4) are given by file
         {ModelRole::SrNet, "fmnist_sr2.safetensors"},
         {ModelRole::LatentUpsampler, "fmnist_latent_up2.safetensors"},
+        {ModelRole::FlashAr, "fmnist_flashar16.safetensors"},
         {ModelRole::Tokenizer, "fmnist_vq.safetensors"},
         {ModelRole::Classifier, "fmnist_classifier.safetensors"}}},
       // The prompt-driven model (its VQ decoder is also named in its own metadata).
@@ -94,6 +96,7 @@ ModelFiles model_files(const ArgParser& ap, bool prompted) {
   f.eagle = ap.get_or("--eagle-drafter", "");
   f.sr_net = ap.get_or("--sr-net", "");
   f.latent_upsampler = ap.get_or("--latent-upsampler", "");
+  f.flashar = ap.get_or("--flashar", "");
   f.tokenizer = ap.get_or("--vq", "");
   f.classifier = ap.get_or("--classifier", "");
   return f;
@@ -108,7 +111,8 @@ OptionTable model_file_option_table() {
           {"--latent-heads", "FILE", "SSD's latent heads (ssd)"},
           {"--eagle-drafter", "FILE", "the EAGLE-style feature drafter (eagle, lantern --drafter eagle, lantern++)"},
           {"--sr-net", "FILE", "MuLo-SD's pixel super-resolution net (mulo --upsampler pixel-sr)"},
-          {"--latent-upsampler", "FILE", "MuLo-SD's latent upsampler (mulo --upsampler latent)"}};
+          {"--latent-upsampler", "FILE", "MuLo-SD's latent upsampler (mulo --upsampler latent)"},
+          {"--flashar", "FILE", "FlashAR's post-trained model: backbone, vertical branch and gate (flashar)"}};
 }
 
 std::vector<std::string> model_file_options() { return option_names(model_file_option_table()); }
@@ -132,6 +136,7 @@ const std::string& ModelCatalog::given(ModelRole role) const {
     case ModelRole::Eagle: return given_.eagle;
     case ModelRole::SrNet: return given_.sr_net;
     case ModelRole::LatentUpsampler: return given_.latent_upsampler;
+    case ModelRole::FlashAr: return given_.flashar;
     case ModelRole::Tokenizer: return given_.tokenizer;
     case ModelRole::Classifier: return given_.classifier;
   }

@@ -22,17 +22,19 @@ enum class ModelRole {
   Eagle,
   SrNet,
   LatentUpsampler,
+  FlashAr,
   Tokenizer,
   Classifier
 };
 
 // The files given on the command line; empty when not given.
 struct ModelFiles {
-  std::string target, drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler, tokenizer, classifier;
+  std::string target, drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler, flashar, tokenizer,
+      classifier;
 };
 
 // --model, --vq, --drafter, --low-res, --heads, --latent-heads, --eagle-drafter, --sr-net,
-// --latent-upsampler, --classifier. `--drafter jacobi|model|eagle` name a way of drafting, not a
+// --latent-upsampler, --flashar, --classifier. `--drafter jacobi|model|eagle` name a way of drafting, not a
 // file (the method options carry them), and `--classifier none` stays "none".
 // prompted: the run conditions on text prompts, so the default target is the shipped prompt model.
 ModelFiles model_files(const ArgParser& ap, bool prompted = false);

@@ -20,6 +20,7 @@ ModelSet LoadedModels::set(Context& ctx) const {
   m.eagle = eagle.get();
   m.sr_net = sr_net.get();
   m.latent_upsampler = latent_upsampler.get();
+  m.flashar = flashar.get();
   return m;
 }
 
@@ -44,6 +45,7 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
     r.needs.eagle |= n.eagle;
     r.needs.sr_net |= n.sr_net;
     r.needs.latent_upsampler |= n.latent_upsampler;
+    r.needs.flashar |= n.flashar;
     const int64_t q = d.max_queries_for(run.options, target, n.low_res ? low_res.get() : nullptr);
     r.max_queries = std::max(r.max_queries, q);
     r.method_queries = std::max(r.method_queries, q);
@@ -104,6 +106,8 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
           file(needs.latent_upsampler, request.companions.latent_upsampler, ModelRole::LatentUpsampler);
       !f.empty() && m.tokenizer)
     m.latent_upsampler = std::make_unique<LatentUpsampler>(ctx, f, *m.tokenizer, low_grid);
+  if (const std::string f = file(needs.flashar, request.companions.flashar, ModelRole::FlashAr); !f.empty())
+    m.flashar = std::make_unique<FlashArModel>(ctx, f, gopt);
   return m;
 }
 

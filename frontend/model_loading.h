@@ -13,6 +13,7 @@
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
 #include "engine/model/eagle_drafter.h"
+#include "engine/model/flashar_model.h"
 #include "engine/model/latent_heads.h"
 #include "engine/model/latent_upsampler.h"
 #include "engine/model/sr_net.h"
@@ -29,7 +30,7 @@ struct MethodRun {
 
 struct ModelRequest {
   StrategyNeeds needs;  // must load
-  // drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler: load when the catalog
+  // drafter, low_res, heads, latent_heads, eagle, sr_net, latent_upsampler, flashar: load when the catalog
   // has a companion file
   StrategyNeeds companions;
   bool tokenizer = false;       // the front end decodes images itself
@@ -55,6 +56,7 @@ struct LoadedModels {
   std::unique_ptr<EagleDrafter> eagle;
   std::unique_ptr<SrNet> sr_net;
   std::unique_ptr<LatentUpsampler> latent_upsampler;
+  std::unique_ptr<FlashArModel> flashar;
   ModelSet set(Context& ctx) const;
 };
 

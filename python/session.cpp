@@ -20,7 +20,7 @@ bool covers(const StrategyNeeds& have, const StrategyNeeds& need) {
   return (have.drafter || !need.drafter) && (have.low_res || !need.low_res) && (have.tokenizer || !need.tokenizer) &&
          (have.neighbours || !need.neighbours) && (have.heads || !need.heads) &&
          (have.latent_heads || !need.latent_heads) && (have.eagle || !need.eagle) && (have.sr_net || !need.sr_net) &&
-         (have.latent_upsampler || !need.latent_upsampler);
+         (have.latent_upsampler || !need.latent_upsampler) && (have.flashar || !need.flashar);
 }
 
 // Whether models loaded for `have` serve `need`. The batch size must match: load_models sizes the
@@ -39,7 +39,7 @@ frontend::ModelRequest merged(const frontend::ModelRequest& have, frontend::Mode
   const StrategyNeeds& h = have.needs;
   n.drafter |= h.drafter, n.low_res |= h.low_res, n.tokenizer |= h.tokenizer, n.neighbours |= h.neighbours;
   n.heads |= h.heads, n.latent_heads |= h.latent_heads, n.eagle |= h.eagle, n.sr_net |= h.sr_net;
-  n.latent_upsampler |= h.latent_upsampler;
+  n.latent_upsampler |= h.latent_upsampler, n.flashar |= h.flashar;
   for (NeighbourMetric m : have.neighbour_metrics)
     if (std::find(need.neighbour_metrics.begin(), need.neighbour_metrics.end(), m) == need.neighbour_metrics.end())
       need.neighbour_metrics.push_back(m);

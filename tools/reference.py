@@ -16,6 +16,12 @@
   reference.py eagle-forward DRAFTER --gpt MODEL --tokens 1,2,3 --features IN.safetensors --out OUT.safetensors
       the drafter over elements 0 .. len(tokens) - 1 (element j reads token j and features[:, j]),
       causal: hidden = g [B, T, dim], logits = MODEL's output(g) [B, T, vocab]
+  reference.py make-flashar OUT.safetensors --gpt MODEL --vertical-layers 1 --seed 0
+      a random FlashAR (tools/flashar_model.py) on the random GPT MODEL, gate included
+  reference.py flashar-logits MODEL --label 3 --tokens 1,2,... (all N cells) --out OUT.safetensors
+      teacher forced under the diagonal mask: h, v [2, 1 + N, vocab] (label, null class), g [2, N]
+  reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json
+      generate_diagonal with top-k 1: {"tokens", "gaps"} in decoding order, "order" their raster cells
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
   reference.py make-chameleon-vq DIR --ch 32 --ch-mult 1,2 --z 32 --codebook 64 --embed 32 --res-blocks 1
@@ -196,6 +202,52 @@ def gpt_logits(a):
         h = m.hidden(x, torch.arange(x.shape[1]))
         logits = m.output(h).float()
     save_file({"logits": logits.contiguous(), "hidden": h.float().contiguous()}, a.out)
+
+
+def make_flashar(a):
+    """A random FlashAR on the random GPT --gpt: the branch and gate drawn like the GPT (the gate's
+    output layer too, so g varies from target to target), saved by flashar_model.save_flashar."""
+    from flashar_model import FlashAR, save_flashar
+    t, meta = load_file(a.gpt)
+    base = GPT(gpt_config_from_metadata(meta)).eval()
+    base.load_state_dict({k: v.float() for k, v in t.items()})
+    m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False)
+    randomise(m.vertical, a.seed, 0.08)
+    g = torch.Generator().manual_seed(a.seed + 1)
+    with torch.no_grad():
+        m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
+        m.gate.fc2.weight.copy_(2.0 * torch.randn(m.gate.fc2.weight.shape, generator=g))
+        m.gate.fc2.bias.fill_(0.3)
+    save_flashar(m, a.out)
+
+
+def flashar_logits(a):
+    """Teacher forced over [class, every cell] under the diagonal mask: h, v [2, 1 + N, vocab] (rows
+    label, null class) and the gate of every target given the two heads' sources, g [2, N]."""
+    from flashar_model import load_flashar
+    m, _ = load_flashar(a.model)
+    toks = torch.tensor([ints(a.tokens)] * 2, dtype=torch.long)
+    labels = torch.tensor([a.label, m.cfg.num_classes])
+    with torch.no_grad():
+        h, v = m(toks, labels)
+        g = m.gate(h[:, m.h_src], v[:, m.v_src])
+    save_file({"h": h.contiguous(), "v": v.contiguous(), "g": g.float().contiguous()}, a.out)
+
+
+def flashar_greedy(a):
+    """generate_diagonal with top-k 1 and CFG: {"tokens", "gaps"} in decoding order (diagonal by
+    diagonal, ascending row), "order" the raster cell of each entry."""
+    import json
+    from flashar_model import diagonal_cells, generate_diagonal, load_flashar
+    m, _ = load_flashar(a.model)
+    toks, _, mixed = generate_diagonal(m, torch.tensor([a.label]), cfg_scale=a.cfg, top_k=1, return_logits=True)
+    W = m.cfg.grid_size
+    order = [r * W + c for d in range(2 * W - 1) for r, c in diagonal_cells(W, d)]
+    top2 = mixed[0].topk(2, dim=-1).values
+    gaps = (top2[:, 0] - top2[:, 1]).tolist()
+    with open(a.out, "w") as f:
+        json.dump({"tokens": [int(toks[0, n]) for n in order], "gaps": [gaps[n] for n in order], "order": order}, f)
+        f.write("\n")
 
 
 def make_vq(a):
@@ -524,6 +576,9 @@ COMMANDS = {
     "make-eagle": (make_eagle, "out", ["--gpt", ("--layers", 1), ("--seed", 0)]),
     "eagle-forward": (eagle_forward, "drafter", ["--gpt", "--tokens", "--features", "--out"]),
     "gpt-logits": (gpt_logits, "model", ["--label:int", "--tokens", "--out"]),
+    "make-flashar": (make_flashar, "out", ["--gpt", ("--vertical-layers", 1), ("--seed", 0)]),
+    "flashar-logits": (flashar_logits, "model", ["--label:int", "--tokens", "--out"]),
+    "flashar-greedy": (flashar_greedy, "model", ["--label:int", ("--cfg", 2.0), "--out"]),
     "make-vq": (make_vq, "out", [("--ch", 32), ("--z", 32), ("--codebook", 16), ("--embed", 4), ("--in-ch", 1),
                                  ("--res-blocks", 2), ("--seed", 0), ("--ch-mult", "1,2")]),
     "vq-decode": (vq_decode, "model", ["--tokens", "--grid:int", "--out"]),

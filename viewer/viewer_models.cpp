@@ -31,7 +31,8 @@ ViewerModels::ViewerModels(Context& ctx, const frontend::ModelCatalog& catalog, 
   for (int metric = 0; metric < kNeighbourMetricCount; ++metric)
     request.neighbour_metrics.push_back(static_cast<NeighbourMetric>(metric));
   request.companions.drafter = request.companions.low_res = request.companions.heads = request.companions.latent_heads =
-      request.companions.eagle = request.companions.sr_net = request.companions.latent_upsampler = true;
+      request.companions.eagle = request.companions.sr_net = request.companions.latent_upsampler =
+          request.companions.flashar = true;
   request.max_queries = kMaxQueries;
   loaded_ = frontend::load_models(ctx, catalog, request);
   grid_ = loaded_.target->config().grid_size;

@@ -1,5 +1,6 @@
 #include "engine/model/gpt.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/model/gpt_block.h"
@@ -32,7 +33,11 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
   norm_ = w.load("norm.weight", {D}, DType::F32, "dim=" + std::to_string(D));
   for (int64_t l = 0; l < cfg_.n_layer; ++l)
     layers_.push_back(load_gpt_block(ctx, w, "layers." + std::to_string(l) + ".", cfg_, opt_.weights));
-  const auto unused = w.unused();
+  std::vector<std::string> unused;
+  for (const std::string& name : w.unused())
+    if (std::none_of(opt_.companion_prefixes.begin(), opt_.companion_prefixes.end(),
+                     [&](const std::string& p) { return name.rfind(p, 0) == 0; }))
+      unused.push_back(name);
   if (!unused.empty()) {
     std::string names;
     for (size_t i = 0; i < unused.size() && i < 5; ++i) names += (i ? ", " : "") + unused[i];
@@ -95,7 +100,7 @@ void copy_placed_ids(CommandStream& s, const GptBatch& batch, const GptBatch& pl
     s.copy(batch.token_ids().rows(r.from, r.count), placed.token_ids().rows(r.to, r.count));
 }
 
-GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache) {
+GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& cache, const GptTap& tap) {
   const int64_t B = batch.batch_rows(), T = batch.tokens_per_row();
   if (B < 1 || B > opt_.batch_rows)
     throw Error(path_ + ": batch has " + std::to_string(B) + " rows, model built for at most " +
@@ -110,10 +115,21 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
     throw Error(path_ + ": " + std::to_string(run.tokens_per_row()) + " queries with their line breaks exceed " +
                 std::to_string(placed_queries()));
   const TensorView x = act_.x.view().rows(0, Rp), xn = act_.xn.view().rows(0, Rp), logits = logits_.view().rows(0, R);
+  if (tap.layer >= 0) {
+    if (tap.layer > cfg_.n_layer || &run != &batch || tap.into.shape.rank != 2 || tap.into.shape[0] < R ||
+        tap.into.shape[1] != cfg_.dim || tap.into.dtype != DType::F32)
+      throw Error(path_ + ": a tap of the residual entering block " + std::to_string(tap.layer) +
+                  " takes f32 [>= " + std::to_string(R) + ", " + std::to_string(cfg_.dim) +
+                  "] of a model without placed line breaks, got " + tap.into.shape.str());
+  }
   if (&run != &batch) copy_placed_ids(s, batch, run);
   embed(s, run, x);
   const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, run, Rp, cache};
-  for (int64_t l = 0; l < cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    if (l == tap.layer) s.copy(x, tap.into.rows(0, R));
+    record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
+  }
+  if (tap.layer == cfg_.n_layer) s.copy(x, tap.into.rows(0, R));
   ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
   TensorView hidden = xn;
   if (&run != &batch) {  // each method query's state: its own, or the break's placed after it

@@ -29,6 +29,17 @@ struct GptOptions {
   // several images share each forward (batched decoding), up to kMaxBatchRows.
   int64_t batch_rows = 2;
   int64_t max_queries = 64;  // most queries per batch row in one forward
+  // Tensor-name prefixes of another model stored in the same file (FlashAR's `vertical.` branch
+  // and `gate.`): loaded by that model, so the GPT neither loads nor refuses them.
+  std::vector<std::string> companion_prefixes;
+};
+
+// A copy of the residual stream as it enters block `layer` (0 .. n_layer; n_layer: after the last
+// block, before the final norm) into `into` (f32, at least the forward's batch rows x queries rows
+// of [dim]): FlashAR's vertical branch reads the state entering its start layer. layer < 0: none.
+struct GptTap {
+  int64_t layer = -1;
+  TensorView into;
 };
 
 // Device views written by Gpt::forward, valid until the next forward of the same model.
@@ -71,8 +82,9 @@ class Gpt {
   KvCache make_cache(int64_t scratch = 0, int64_t batch_rows = 0) const;
 
   // Records one forward of `batch` against `cache`. Reads the batch's inputs when the stream
-  // runs, so the batch must outlive the submission.
-  GptOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& cache);
+  // runs, so the batch must outlive the submission. A tap (not with placed line breaks) copies
+  // the residual stream entering one block out.
+  GptOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& cache, const GptTap& tap = {});
 
  private:
   using Layer = GptBlockWeights;

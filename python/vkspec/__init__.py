@@ -63,7 +63,7 @@ __all__ = ["Error", "ArgumentError", "UnknownArgumentError", "Session", "devices
 
 # Session(...) keyword -> the model-file option it stands for (frontend/model_catalog.h).
 _MODEL_FILES = ("model", "vq", "drafter", "low_res", "heads", "latent_heads", "eagle_drafter", "sr_net",
-                "latent_upsampler")
+                "latent_upsampler", "flashar")
 
 
 def _cli_args(options):

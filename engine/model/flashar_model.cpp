@@ -1,0 +1,156 @@
+#include "engine/model/flashar_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "engine/model/gpt_block.h"
+#include "engine/model/weights.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/matmul.h"
+#include "engine/ops/rms_norm.h"
+
+namespace vkspec {
+namespace {
+
+constexpr float kGateClamp = 6.0f;
+
+// The file's `flashar.*` integer in [lo, hi], or an Error naming the file and the key.
+int64_t flashar_meta(const SafetensorsFile& f, const std::string& path, const std::string& key, int64_t lo,
+                     int64_t hi) {
+  if (!f.has_meta(key)) throw Error(path + ": metadata " + key + " missing (not a FlashAR file?)");
+  const int64_t v = f.meta_int(key);
+  if (v < lo || v > hi)
+    throw Error(path + ": metadata " + key + " = " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  return v;
+}
+
+GptOptions with_branch_prefixes(GptOptions o) {
+  o.companion_prefixes.push_back("vertical.");
+  o.companion_prefixes.push_back("gate.");
+  return o;
+}
+
+// z(x) of the gate's input: centred, divided by its RMS after centring (+1e-6), clamped. Sums in
+// double: the reference's f32 reductions are matched to rounding, not bits.
+void normalise(const float* x, int64_t n, float* z) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const float mean = static_cast<float>(sum / static_cast<double>(n));
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    z[i] = x[i] - mean;
+    sq += static_cast<double>(z[i]) * z[i];
+  }
+  const float scale = static_cast<float>(std::sqrt(sq / static_cast<double>(n))) + 1e-6f;
+  for (int64_t i = 0; i < n; ++i) z[i] = std::clamp(z[i] / scale, -kGateClamp, kGateClamp);
+}
+
+}  // namespace
+
+FlashArGate::FlashArGate(std::vector<float> fc1, std::vector<float> fc2, float bias, int64_t vocab)
+    : fc1_(std::move(fc1)),
+      fc2_(std::move(fc2)),
+      bias_(bias),
+      vocab_(vocab),
+      hidden_(static_cast<int64_t>(fc2_.size())) {
+  if (vocab_ < 1 || hidden_ < 1 || static_cast<int64_t>(fc1_.size()) != hidden_ * 2 * vocab_)
+    throw Error("FlashAR gate: fc1 must be [hidden, 2 vocab] with fc2 [1, hidden]");
+}
+
+float FlashArGate::weight(const float* h, const float* v) const {
+  const int64_t V = vocab_;
+  std::vector<float> z(static_cast<size_t>(2 * V));
+  normalise(h, V, z.data());
+  normalise(v, V, z.data() + V);
+  double out = bias_;
+  for (int64_t p = 0; p < hidden_; ++p) {
+    const float* row = fc1_.data() + p * 2 * V;
+    double a = 0;
+    for (int64_t j = 0; j < 2 * V; ++j) a += static_cast<double>(row[j]) * z[static_cast<size_t>(j)];
+    const double silu = a / (1.0 + std::exp(-a));
+    out += static_cast<double>(fc2_[static_cast<size_t>(p)]) * silu;
+  }
+  return static_cast<float>(1.0 / (1.0 + std::exp(-out)));
+}
+
+float FlashArGate::mix(const float* h, const float* v, float* out) const {
+  const float g = weight(h, v), rest = 1.0f - g;
+  for (int64_t i = 0; i < vocab_; ++i) out[i] = g * h[i] + rest * v[i];
+  return g;
+}
+
+FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptions& options)
+    : ctx_(ctx),
+      backbone_(std::make_unique<Gpt>(ctx, path, with_branch_prefixes(options))),
+      branch_cfg_(backbone_->config()),
+      gate_({0, 0}, {0}, 0, 1) {
+  const GptConfig& cfg = backbone_->config();
+  WeightStore ws(ctx, path);
+  const SafetensorsFile& f = ws.file();
+  if (!f.has_meta("role") || f.meta("role") != "flashar")
+    throw Error(path + ": not a FlashAR file (metadata role != flashar; tools/train_flashar.py writes one)");
+  if (cfg.model_type != ModelType::c2i || cfg.cls_token_num != 1 || cfg.line_breaks)
+    throw Error(path + ": FlashAR runs on a class-conditional LlamaGen model with one class token (family " +
+                cfg.family + ")");
+  start_ = flashar_meta(f, path, "flashar.vertical_start_layer", 0, cfg.n_layer);
+  branch_cfg_.n_layer = flashar_meta(f, path, "flashar.vertical_layers", 1, 64);
+  const int64_t P = flashar_meta(f, path, "flashar.gate_hidden", 1, 1 << 16);
+  const int64_t D = cfg.dim, V = cfg.vocab_size;
+  const DType wt = options.weights;
+  for (int64_t l = 0; l < branch_cfg_.n_layer; ++l)
+    layers_.push_back(load_gpt_block(ctx, ws, "vertical.layers." + std::to_string(l) + ".", branch_cfg_, wt));
+  const std::string dims = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
+  norm_ = ws.load("vertical.norm.weight", {D}, DType::F32, dims);
+  output_ = ws.load("vertical.output.weight", {V, D}, wt, dims);
+  const std::string gate_from = "gate_hidden=" + std::to_string(P) + ", vocab_size=" + std::to_string(V);
+  ws.host_tensor("gate.fc1.weight", {P, 2 * V}, gate_from);
+  ws.host_tensor("gate.fc2.weight", {1, P}, gate_from);
+  ws.host_tensor("gate.fc2.bias", {1}, gate_from);
+  gate_ = FlashArGate(f.read_f32("gate.fc1.weight"), f.read_f32("gate.fc2.weight"), f.read_f32("gate.fc2.bias")[0], V);
+  for (const std::string& name : ws.unused())
+    if (name.rfind("vertical.", 0) == 0 || name.rfind("gate.", 0) == 0)
+      throw Error(path + ": tensor " + name + " is not part of a FlashAR branch of " +
+                  std::to_string(branch_cfg_.n_layer) + " block(s)");
+  weight_bytes_ = ws.uploaded_bytes();
+
+  const GptOptions& o = backbone_->options();
+  const int64_t R = o.batch_rows * o.max_queries;
+  rope_table_ = make_rope_table(ctx, branch_cfg_);
+  act_ = make_block_activations(ctx, R, branch_cfg_, "flashar branch");
+  logits_ = ctx.tensor(DType::F32, {R, V}, "flashar vertical logits");
+  ops::AttentionShape shape;
+  shape.batch = o.batch_rows;
+  shape.tokens = o.max_queries;
+  shape.heads = cfg.n_head;
+  shape.head_dim = cfg.head_dim;
+  ops::AttentionOptions most_splits;  // as Gpt sizes its own (gpt.cpp)
+  most_splits.split_rows = 1;
+  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape, most_splits);
+  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "flashar attention workspace");
+}
+
+KvCache FlashArModel::make_branch_cache(const KvCache& backbone_cache) const {
+  return KvCache(ctx_, branch_cfg_, backbone_cache.batch(), backbone_cache.slots(), backbone_cache.dtype());
+}
+
+FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, const KvCache& backbone_cache,
+                                     const KvCache& branch_cache) {
+  const int64_t R = batch.batch_rows() * batch.tokens_per_row();
+  if (branch_cache.batch() != backbone_cache.batch() || branch_cache.slots() != backbone_cache.slots() ||
+      branch_cache.dtype() != backbone_cache.dtype())
+    throw Error(path() + ": the branch's KV cache does not match the backbone's");
+  const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);
+  const GptOutputs h = backbone_->forward(s, batch, backbone_cache, GptTap{start_, x});
+  const GptBlockForward blocks{branch_cfg_, act_, rope_table_, attn_ws_, batch, R, branch_cache};
+  for (int64_t l = 0; l < branch_cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
+  ops::rms_norm(s, x, norm_, xn, branch_cfg_.norm_eps);
+  ops::MatmulFusion per_image;  // the head's kernel as for one image's rows, as the backbone's
+  per_image.rows_per_image = R / batch.images();
+  const TensorView v = logits_.view().rows(0, R);
+  ops::matmul_fused(s, xn, output_, v, per_image);
+  return {h.logits, v};
+}
+
+}  // namespace vkspec

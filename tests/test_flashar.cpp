@@ -1,0 +1,184 @@
+// FlashAR on the engine (engine/model/flashar_model.h, decoding/flashar_strategy.h) against the
+// PyTorch reference (tools/flashar_model.py through tools/reference.py) on a small random model:
+// both heads under the diagonal mask (f32 weights and cache, NMSE <= 1e-5), the host gate on the
+// reference's own head logits, greedy diagonal decoding with CFG token for token, the steps'
+// events, and the refusals (a FlashAR file as a plain target, a plain GPT as FlashAR).
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "decoding/flashar_strategy.h"
+#include "decoding/generation.h"
+#include "engine/checks/op_check.h"
+#include "engine/model/condition.h"
+#include "engine/model/flashar_model.h"
+#include "engine/ops/attention_mask.h"
+#include "tests/support/greedy_parity.h"
+#include "tests/support/python_reference.h"
+#include "tests/support/vulkan_test.h"
+
+namespace vkspec {
+namespace {
+
+constexpr int64_t kGrid = 4, kVocab = 64, kCells = kGrid * kGrid;
+
+class FlashArTest : public testing::VulkanTest {
+ protected:
+  // A random GPT (3 blocks) and a random FlashAR on it with its branch at block 2, once per test.
+  bool make_models(const std::string& name) {
+    dir_ = testing::scratch_dir("flashar_" + name);
+    gpt_ = dir_ + "/gpt.safetensors";
+    flashar_ = dir_ + "/flashar.safetensors";
+    auto r = testing::run_reference({"make-gpt", gpt_, "--dim", "64", "--layers", "3", "--heads", "2", "--vocab",
+                                     std::to_string(kVocab), "--classes", "5", "--grid", std::to_string(kGrid)});
+    if (r.skipped) return false;
+    EXPECT_TRUE(r.ok) << r.message;
+    r = testing::run_reference({"make-flashar", flashar_, "--gpt", gpt_});
+    EXPECT_TRUE(r.ok) << r.message;
+    return r.ok;
+  }
+  static GptOptions f32_options() {
+    GptOptions o;
+    o.weights = DType::F32;
+    o.kv = DType::F32;
+    o.batch_rows = 2;
+    o.max_queries = 1 + kCells;
+    return o;
+  }
+
+  std::string dir_, gpt_, flashar_;
+};
+
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+  const double e = normalised_error(got, want);
+  return e * e;
+}
+
+TEST_F(FlashArTest, HeadsAndGateMatchReference) {
+  if (!make_models("heads")) GTEST_SKIP() << "PyTorch not available";
+  std::vector<uint32_t> tokens;
+  std::vector<int32_t> fed;
+  for (int64_t i = 0; i < kCells; ++i) {
+    tokens.push_back(static_cast<uint32_t>((i * 7 + 3) % kVocab));
+    fed.push_back(static_cast<int32_t>(tokens.back()));
+  }
+  const std::string ref = dir_ + "/logits.safetensors";
+  auto r = testing::run_reference({"flashar-logits", flashar_, "--label", "2", "--tokens", testing::comma_list(fed),
+                                   "--out", ref});
+  ASSERT_TRUE(r.ok) << r.message;
+  SafetensorsFile reference(ref);
+  const std::vector<float> want_h = reference.read_f32("h"), want_v = reference.read_f32("v");
+  const std::vector<float> want_g = reference.read_f32("g");
+
+  FlashArModel model(ctx(), flashar_, f32_options());
+  EXPECT_EQ(model.vertical_start(), 2);
+  EXPECT_EQ(model.vertical_layers(), 1);
+  const GptConfig& cfg = model.config();
+  KvCache cache = model.backbone().make_cache();
+  KvCache branch = model.make_branch_cache(cache);
+  // The training layout in one forward: the class token, then every cell under the diagonal mask.
+  GptQueries q = GptQueries::causal(cfg, 0, 1 + kCells, tokens, guided_rows(ClassLabel(2), 2), cache.slots());
+  ops::AttentionMaskBuilder mb(1 + kCells, cache.slots());
+  mb.see(0, 0);
+  for (int64_t n = 0; n < kCells; ++n) {
+    mb.see(1 + n, 0);
+    for (int64_t m = 0; m < kCells; ++m)
+      if (m / kGrid + m % kGrid <= n / kGrid + n % kGrid) mb.see(1 + n, 1 + m);
+  }
+  q.mask = mb.pack();
+  GptBatch batch(ctx(), cfg, q, 2, cache.slots());
+  CommandStream s(ctx());
+  const FlashArOutputs out = model.forward(s, batch, cache, branch);
+  Tensor h = ctx().tensor(DType::F32, out.h_logits.shape, "h copy"),
+         v = ctx().tensor(DType::F32, out.v_logits.shape, "v copy");
+  s.copy(out.h_logits, h);
+  s.copy(out.v_logits, v);
+  s.submit_and_wait();
+  const std::vector<float> got_h = download_floats(ctx(), h), got_v = download_floats(ctx(), v);
+  std::cout << "H NMSE " << nmse(got_h, want_h) << ", V NMSE " << nmse(got_v, want_v) << "\n";
+  EXPECT_LE(nmse(got_h, want_h), 1e-5);
+  EXPECT_LE(nmse(got_v, want_v), 1e-5);
+
+  // The gate on the reference's own sources: H of the left neighbour (the class token at column 0),
+  // V of the upper one (the class token at row 0).
+  double worst = 0;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t n = 0; n < kCells; ++n) {
+      const int64_t hs = n % kGrid > 0 ? n : 0, vs = n / kGrid > 0 ? 1 + n - kGrid : 0;
+      const float g = model.gate().weight(&want_h[static_cast<size_t>((b * (1 + kCells) + hs) * kVocab)],
+                                          &want_v[static_cast<size_t>((b * (1 + kCells) + vs) * kVocab)]);
+      worst = std::max(worst, std::abs(static_cast<double>(g) - want_g[static_cast<size_t>(b * kCells + n)]));
+    }
+  std::cout << "gate: largest difference " << worst << "\n";
+  EXPECT_LE(worst, 1e-5);
+}
+
+TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {
+  if (!make_models("greedy")) GTEST_SKIP() << "PyTorch not available";
+  const std::string greedy = dir_ + "/greedy.json";
+  auto r = testing::run_reference({"flashar-greedy", flashar_, "--label", "2", "--cfg", "2", "--out", greedy});
+  ASSERT_TRUE(r.ok) << r.message;
+  FlashArModel model(ctx(), flashar_, f32_options());
+  ModelSet set;
+  set.ctx = &ctx();
+  set.target = &model.backbone();
+  set.flashar = &model;
+  StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(2);
+  in.sampler.cfg = 2.0f;
+  in.sampler.top_k = 1;
+  const Generation gen = generate_one("flashar", set, in, true);
+  // Decoding order: diagonal by diagonal, as the reference lists its tokens.
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(greedy));
+  std::vector<int32_t> in_order;
+  for (int64_t cell : j.at("order").get<std::vector<int64_t>>())
+    in_order.push_back(gen.tokens[static_cast<size_t>(cell)]);
+  testing::expect_greedy_tokens_match("flashar", in_order, greedy);
+
+  // One step per diagonal, each committing exactly its cells with one forward.
+  ASSERT_EQ(gen.events.size(), static_cast<size_t>(2 * kGrid - 1));
+  EXPECT_EQ(gen.nfe, 2 * kGrid - 1);
+  for (size_t d = 0; d < gen.events.size(); ++d) {
+    std::vector<int32_t> want;
+    for (const auto& [row, col] : diagonal_cells(kGrid, static_cast<int64_t>(d)))
+      want.push_back(static_cast<int32_t>(row * kGrid + col));
+    EXPECT_EQ(gen.events[d].accepted, want) << "step " << d;
+    EXPECT_EQ(gen.events[d].nfe, static_cast<int64_t>(d + 1));
+  }
+}
+
+TEST_F(FlashArTest, RefusesTheWrongFiles) {
+  if (!make_models("refusals")) GTEST_SKIP() << "PyTorch not available";
+  // A FlashAR file is not a plain target: its branch would be silently dropped.
+  try {
+    Gpt plain(ctx(), flashar_);
+    ADD_FAILURE() << "a FlashAR file loaded as a plain GPT";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vertical."), std::string::npos) << e.what();
+  }
+  try {
+    FlashArModel wrong(ctx(), gpt_);
+    ADD_FAILURE() << "a plain GPT loaded as FlashAR";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("role"), std::string::npos) << e.what();
+  }
+  Gpt gpt(ctx(), gpt_);
+  ModelSet set;
+  set.ctx = &ctx();
+  set.target = &gpt;
+  StrategyInputs in;
+  in.condition = std::make_shared<ClassLabel>(1);
+  try {
+    generate_one("flashar", set, in, false);
+    ADD_FAILURE() << "flashar ran without its model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--flashar"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkspec
