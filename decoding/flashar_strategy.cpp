@@ -16,15 +16,22 @@ FlashArModel& checked_flashar(const ModelSet& m) {
   return *m.flashar;
 }
 
-// The set whose target is the FlashAR backbone: the session's forwards, KV cache and vocabulary
-// are the post-trained model's.
-ModelSet backbone_set(const ModelSet& m) {
-  ModelSet s = m;
-  s.target = &checked_flashar(m).backbone();
-  return s;
-}
-
 int64_t diagonal_of(int64_t cell, int64_t width) { return cell / width + cell % width; }
+
+// Commits image tokens of diagonal d into `grid` and lists them in the step's event.
+void commit_diagonal(int64_t d, int64_t width, const uint32_t* tokens, std::vector<int32_t>& grid, int64_t& committed,
+                     StepEvent& e, const std::function<int32_t(uint32_t, int64_t)>& checked) {
+  const auto cells = diagonal_cells(width, d);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const int64_t cell = cells[i].first * width + cells[i].second;
+    const int32_t tok = checked(tokens[i], cell);
+    grid[static_cast<size_t>(cell)] = tok;
+    ++committed;
+    e.proposed.push_back(static_cast<int32_t>(cell));
+    e.proposed_tokens.push_back(tok);
+    e.accepted.push_back(static_cast<int32_t>(cell));
+  }
+}
 
 }  // namespace
 
@@ -34,122 +41,159 @@ std::vector<std::pair<int64_t, int64_t>> diagonal_cells(int64_t width, int64_t d
   return cells;
 }
 
-FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& in)
-    : Strategy("flashar", backbone_set(models), in, checked_flashar(models).config().grid_size),
-      model_(*models.flashar),
-      branch_cache_(model_.make_branch_cache(target().cache())) {
-  Context& ctx = *models.ctx;
-  const int64_t W = grid_width(), V = vocab(), R = target().rows();
+ModelSet flashar_session_set(const ModelSet& models) {
+  ModelSet s = models;
+  s.target = &checked_flashar(models).backbone();
+  return s;
+}
+
+FlashArDiagonals::FlashArDiagonals(FlashArModel& model, TargetSession& session)
+    : model_(model),
+      t_(session),
+      width_(session.config().grid_size),
+      vocab_(session.config().vocab_size),
+      branch_cache_(model.make_branch_cache(session.cache())) {
+  Context& ctx = session.ctx();
+  const int64_t W = width_, V = vocab_, R = session.rows(), G = session.images();
   h_read_ = ctx.tensor(DType::F32, {R * W, V}, "flashar H logits", MemoryUsage::Readback);
   v_read_ = ctx.tensor(DType::F32, {R * W, V}, "flashar V logits", MemoryUsage::Readback);
   fused_ = ctx.tensor(DType::F32, {R * W, V}, "flashar fused logits", MemoryUsage::Upload);
-  positions_ = ctx.tensor(DType::U32, {W}, "flashar target cells", MemoryUsage::Upload);
-  probs_ = ctx.tensor(DType::F32, {W, V}, "flashar probabilities");
-  tokens_ = ctx.tensor(DType::U32, {W}, "flashar sampled tokens", MemoryUsage::Readback);
+  positions_ = ctx.tensor(DType::U32, {G * W}, "flashar target cells", MemoryUsage::Upload);
+  seeds_ = ctx.tensor(DType::U32, {G * W, 2}, "flashar row seeds", MemoryUsage::Upload);
+  probs_ = ctx.tensor(DType::F32, {G * W, V}, "flashar probabilities");
+  tokens_ = ctx.tensor(DType::U32, {G * W}, "flashar sampled tokens", MemoryUsage::Readback);
 }
 
-void FlashArStrategy::run_forward(int64_t d) {
-  TargetSession& t = target();
-  const int64_t W = grid_width(), P = t.config().cls_token_num;
-  const GptBatch* batch = nullptr;
-  if (d == 0) {
-    batch = &t.causal(0, 1, {});  // the class token: its two heads predict the corner
-  } else {
-    GptQueries q;
-    const auto fed = diagonal_cells(W, d - 1);
-    ops::AttentionMaskBuilder mb(static_cast<int64_t>(fed.size()), t.cache().slots());
-    for (size_t i = 0; i < fed.size(); ++i) {
-      const int64_t cell = fed[i].first * W + fed[i].second, slot = P + cell;
-      q.positions.push_back(slot);
-      q.slots.push_back(static_cast<uint32_t>(slot));
-      q.tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(cell)]));
-      mb.see_prefix(static_cast<int64_t>(i), P);
-      // Every cell of an earlier diagonal and of its own (FlashAR's diagonal mask).
-      for (int64_t m = 0; m < image_tokens(); ++m)
-        if (diagonal_of(m, W) <= d - 1) mb.see(static_cast<int64_t>(i), P + m);
-    }
-    q.mask = mb.pack();
-    q.conditions = t.conditions();
-    batch = &t.batch(q);
+// The class token for d = 0 (its two heads predict the corner); else the cells of diagonal d - 1,
+// each seeing the prefix, every cell of an earlier diagonal and of its own (the diagonal mask).
+const GptBatch& FlashArDiagonals::queries(int64_t d, const std::vector<const std::vector<int32_t>*>& grids) {
+  if (d == 0) return t_.causal(0, 1, {});
+  const int64_t W = width_, P = t_.config().cls_token_num, N = W * W;
+  const auto fed = diagonal_cells(W, d - 1);
+  GptQueries q;
+  q.images = t_.images();
+  ops::AttentionMaskBuilder mb(static_cast<int64_t>(fed.size()), t_.cache().slots());
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const int64_t slot = P + fed[i].first * W + fed[i].second;
+    q.positions.push_back(slot);
+    q.slots.push_back(static_cast<uint32_t>(slot));
+    mb.see_prefix(static_cast<int64_t>(i), P);
+    for (int64_t m = 0; m < N; ++m)
+      if (diagonal_of(m, W) <= d - 1) mb.see(static_cast<int64_t>(i), P + m);
   }
-  fed_ = batch->tokens_per_row();
-  CommandStream& s = t.stream();
-  t.set_stage(stage::kTarget);
-  const FlashArOutputs out = model_.forward(s, *batch, t.cache(), branch_cache_);
-  t.set_stage(stage::kSampling);
-  const int64_t rows = t.rows() * fed_;
+  for (const std::vector<int32_t>* grid : grids)
+    for (const auto& [r, c] : fed) q.tokens.push_back(static_cast<uint32_t>((*grid)[static_cast<size_t>(r * W + c)]));
+  q.mask = mb.pack();
+  q.conditions = t_.conditions();
+  return t_.batch(q);
+}
+
+void FlashArDiagonals::run_forward(const GptBatch& batch) {
+  fed_ = batch.tokens_per_row();
+  CommandStream& s = t_.stream();
+  t_.set_stage(stage::kTarget);
+  const FlashArOutputs out = model_.forward(s, batch, t_.cache(), branch_cache_);
+  t_.set_stage(stage::kSampling);
+  const int64_t rows = t_.rows() * fed_;
   s.copy(out.h_logits, h_read_.view().rows(0, rows));
   s.copy(out.v_logits, v_read_.view().rows(0, rows));
-  t.submit_and_wait();
-  const size_t n = static_cast<size_t>(rows * vocab());
+  t_.submit_and_wait();
+  const size_t n = static_cast<size_t>(rows * vocab_);
   h_.resize(n);
   v_.resize(n);
-  t.ctx().download(h_read_, 0, h_.data(), n * 4);
-  t.ctx().download(v_read_, 0, v_.data(), n * 4);
-  ++nfe_;
+  t_.ctx().download(h_read_, 0, h_.data(), n * 4);
+  t_.ctx().download(v_read_, 0, v_.data(), n * 4);
 }
 
-void FlashArStrategy::fuse(int64_t d) {
-  const int64_t W = grid_width(), V = vocab(), R = target().rows();
+// Fused row b * n + i for batch row b (the images' conditional rows, then their null rows: the
+// sampler's CfgLayout::Halves over image-major rows) and target i of diagonal d.
+void FlashArDiagonals::fuse(int64_t d) {
+  const int64_t W = width_, V = vocab_, R = t_.rows();
   const auto targets = diagonal_cells(W, d);
-  const auto fed = d == 0 ? std::vector<std::pair<int64_t, int64_t>>{} : diagonal_cells(W, d - 1);
-  // The fed query index of cell (r, c) of diagonal d - 1 (cells by ascending row).
-  const auto query_of = [&](int64_t r) { return r - fed.front().first; };
   const int64_t n = static_cast<int64_t>(targets.size());
+  // The fed query of cell (r, d - 1 - r) (diagonal d - 1, cells by ascending row).
+  const int64_t first_fed_row = d == 0 ? 0 : diagonal_cells(W, d - 1).front().first;
   fused_host_.resize(static_cast<size_t>(R * n * V));
-  for (int64_t b = 0; b < R; ++b)
+  for (int64_t b = 0; b < R; ++b) {
+    const auto head = [&](const std::vector<float>& heads, int64_t row) {
+      return heads.data() + (b * fed_ + row - first_fed_row) * V;
+    };
     for (int64_t i = 0; i < n; ++i) {
       const auto [r, c] = targets[static_cast<size_t>(i)];
       float* out = fused_host_.data() + (b * n + i) * V;
-      // Row b * fed + query of the forward's outputs.
-      const auto row = [&](const std::vector<float>& heads, int64_t query) {
-        return heads.data() + (b * fed_ + query) * V;
-      };
-      if (d == 0) {
-        model_.gate().mix(row(h_, 0), row(v_, 0), out);
-      } else if (r == 0) {
-        std::copy_n(row(h_, query_of(r)), V, out);  // left neighbour (0, c - 1)
-      } else if (c == 0) {
-        std::copy_n(row(v_, query_of(r - 1)), V, out);  // upper neighbour (r - 1, 0)
-      } else {
-        model_.gate().mix(row(h_, query_of(r)), row(v_, query_of(r - 1)), out);
-      }
+      if (d == 0)
+        model_.gate().mix(h_.data() + b * fed_ * V, v_.data() + b * fed_ * V, out);  // both at the class token
+      else if (r == 0)
+        std::copy_n(head(h_, r), V, out);  // H of the left neighbour (0, c - 1)
+      else if (c == 0)
+        std::copy_n(head(v_, r - 1), V, out);  // V of the upper neighbour (r - 1, 0)
+      else
+        model_.gate().mix(head(h_, r), head(v_, r - 1), out);
     }
+  }
 }
 
-std::vector<uint32_t> FlashArStrategy::sample(int64_t d) {
-  TargetSession& t = target();
-  const int64_t W = grid_width(), V = vocab();
+std::vector<uint32_t> FlashArDiagonals::step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
+                                             const std::vector<uint64_t>& seeds, const SamplerSettings& sampler) {
+  run_forward(queries(d, grids));
+  fuse(d);
+  const int64_t W = width_, G = t_.images();
   const auto targets = diagonal_cells(W, d);
-  const int64_t n = static_cast<int64_t>(targets.size());
-  std::vector<uint32_t> cells;
-  for (const auto& [r, c] : targets) cells.push_back(static_cast<uint32_t>(r * W + c));
-  t.ctx().upload(fused_, 0, fused_host_.data(), fused_host_.size() * 4);
-  t.ctx().upload(positions_, 0, cells.data(), cells.size() * 4);
+  const int64_t n = static_cast<int64_t>(targets.size()), rows = G * n;
+  std::vector<uint32_t> cells, row_seeds;
+  for (int64_t g = 0; g < G; ++g)
+    for (const auto& [r, c] : targets) {
+      cells.push_back(static_cast<uint32_t>(r * W + c));
+      const uint64_t seed = seeds[static_cast<size_t>(g)];
+      row_seeds.push_back(static_cast<uint32_t>(seed));
+      row_seeds.push_back(static_cast<uint32_t>(seed >> 32));
+    }
+  Context& ctx = t_.ctx();
+  ctx.upload(fused_, 0, fused_host_.data(), fused_host_.size() * 4);
+  ctx.upload(positions_, 0, cells.data(), cells.size() * 4);
+  ctx.upload(seeds_, 0, row_seeds.data(), row_seeds.size() * 4);
   const ops::SamplerParams sp =
-      in_.sampler.op_params(V, in_.seed, ops::SampleMode::Categorical, philox::purpose_word(philox::Purpose::Sample));
-  ops::sampler(t.stream(), fused_.view().rows(0, t.rows() * n), positions_.view().rows(0, n), sp,
-               probs_.view().rows(0, n), tokens_.view().rows(0, n));
-  t.submit_and_wait();
-  std::vector<uint32_t> tokens(static_cast<size_t>(n));
-  t.ctx().download(tokens_, 0, tokens.data(), tokens.size() * 4);
+      sampler.op_params(vocab_, seeds[0], ops::SampleMode::Categorical, philox::purpose_word(philox::Purpose::Sample));
+  ops::sampler(t_.stream(), fused_.view().rows(0, t_.rows() * n), positions_.view().rows(0, rows), sp,
+               probs_.view().rows(0, rows), tokens_.view().rows(0, rows), {}, seeds_.view().rows(0, rows));
+  t_.submit_and_wait();
+  std::vector<uint32_t> tokens(static_cast<size_t>(rows));
+  ctx.download(tokens_, 0, tokens.data(), tokens.size() * 4);
   return tokens;
 }
 
+FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& in)
+    : Strategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size),
+      diagonals_(*models.flashar, target()) {}
+
 void FlashArStrategy::decode(StepEvent& e) {
-  const int64_t d = step_, W = grid_width();
-  run_forward(d);
-  fuse(d);
-  const std::vector<uint32_t> tokens = sample(d);
-  const auto targets = diagonal_cells(W, d);
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const int64_t cell = targets[i].first * W + targets[i].second;
-    const int32_t tok = checked_token(tokens[i], cell);
-    grid_[static_cast<size_t>(cell)] = tok;
-    ++committed_;
-    e.proposed.push_back(static_cast<int32_t>(cell));
-    e.proposed_tokens.push_back(tok);
-    e.accepted.push_back(static_cast<int32_t>(cell));
+  const int64_t d = step_;
+  const std::vector<uint32_t> tokens = diagonals_.step(d, {&grid_}, {in_.seed}, in_.sampler);
+  ++nfe_;
+  commit_diagonal(d, grid_width(), tokens.data(), grid_, committed_, e,
+                  [&](uint32_t t, int64_t cell) { return checked_token(t, cell); });
+}
+
+FlashArBatchStrategy::FlashArBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in)
+    : BatchStrategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size),
+      diagonals_(*models.flashar, target()) {}
+
+void FlashArBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) {
+  const int64_t d = step_, W = target().config().grid_size;
+  std::vector<const std::vector<int32_t>*> grids;
+  std::vector<uint64_t> seeds;
+  for (const Image& im : images_) {
+    grids.push_back(&im.grid);
+    seeds.push_back(im.in.seed);
+  }
+  const std::vector<uint32_t> tokens = diagonals_.step(d, grids, seeds, images_[0].in.sampler);
+  const size_t n = diagonal_cells(W, d).size();
+  for (size_t g = 0; g < images_.size(); ++g) {
+    Image& im = images_[g];
+    ++im.nfe;
+    commit_diagonal(d, W, tokens.data() + g * n, im.grid, im.committed, events[g],
+                    [&](uint32_t t, int64_t cell) { return checked_token(t, g, cell); });
+    advanced[g] = true;
   }
 }
 
@@ -172,6 +216,11 @@ StrategyDescriptor flashar() {
   d.max_queries = [](const OptionValues&, const GptConfig& cfg) -> int64_t { return cfg.grid_size; };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues&) -> std::unique_ptr<Strategy> {
     return std::make_unique<FlashArStrategy>(m, in);
+  };
+  // Every image takes H + W - 1 steps: no lanes to free.
+  d.make_batch = [](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues&,
+                    int64_t) -> std::unique_ptr<BatchStrategy> {
+    return std::make_unique<FlashArBatchStrategy>(m, in);
   };
   return d;
 }

@@ -8,9 +8,11 @@
 // then CFG, temperature, top-k and top-p as every method samples (Philox key (seed, cell, Sample)).
 // The order of operations is tools/flashar_model.py generate_diagonal's. Lossy: the samples
 // follow the post-trained model's diagonal factorisation, not the raster target's.
+// With --batch every image of the batch is at the same diagonal in every forward (lockstep).
 #include <utility>
 #include <vector>
 
+#include "decoding/batch_strategy.h"
 #include "decoding/strategy.h"
 #include "engine/model/flashar_model.h"
 
@@ -18,6 +20,36 @@ namespace vkspec {
 
 // Cells (row, column) of anti-diagonal d of a W x W grid, by ascending row.
 std::vector<std::pair<int64_t, int64_t>> diagonal_cells(int64_t width, int64_t d);
+
+// The set whose target is the FlashAR file's backbone (the session's forwards, KV cache and
+// vocabulary are the post-trained model's); throws Error when the set has no FlashAR model.
+ModelSet flashar_session_set(const ModelSet& models);
+
+// One step of diagonal decoding for the images of a session (all at the same diagonal): the
+// forward, the fusion on the host and the sampler, shared by the single and the batch strategy.
+class FlashArDiagonals {
+ public:
+  FlashArDiagonals(FlashArModel& model, TargetSession& session);
+  // Samples diagonal d of every image: grids[g] is image g's grid (diagonals < d committed),
+  // seeds[g] its seed. Returns image g's tokens for the cells of diagonal d (diagonal_cells order)
+  // at [g * cells, (g + 1) * cells).
+  std::vector<uint32_t> step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
+                             const std::vector<uint64_t>& seeds, const SamplerSettings& sampler);
+
+ private:
+  const GptBatch& queries(int64_t d, const std::vector<const std::vector<int32_t>*>& grids);
+  void run_forward(const GptBatch& batch);
+  void fuse(int64_t d);
+
+  FlashArModel& model_;
+  TargetSession& t_;
+  int64_t width_, vocab_;
+  KvCache branch_cache_;
+  Tensor h_read_, v_read_;  // f32 [rows * W, vocab]: the forward's heads, read back
+  Tensor fused_, positions_, seeds_, probs_, tokens_;
+  std::vector<float> h_, v_, fused_host_;  // the last forward's heads and the fused rows
+  int64_t fed_ = 0;                        // queries per row of the last forward
+};
 
 class FlashArStrategy : public Strategy {
  public:
@@ -27,20 +59,18 @@ class FlashArStrategy : public Strategy {
   void decode(StepEvent& e) override;
 
  private:
-  // The forward feeding diagonal d - 1 (the class token for d = 0), its two heads read back.
-  void run_forward(int64_t d);
-  // Fused logits of every target of diagonal d, per CFG row (rows [0, n) conditional, [n, 2n)
-  // null), from the forward's two heads.
-  void fuse(int64_t d);
-  // Samples the targets of diagonal d from the fused logits; their tokens.
-  std::vector<uint32_t> sample(int64_t d);
+  FlashArDiagonals diagonals_;
+};
 
-  FlashArModel& model_;
-  KvCache branch_cache_;
-  Tensor h_read_, v_read_;  // f32 [rows * W, vocab]: the forward's heads, read back
-  Tensor fused_, positions_, probs_, tokens_;
-  std::vector<float> h_, v_, fused_host_;  // the last forward's heads and the fused rows
-  int64_t fed_ = 0;                        // queries per row of the last forward
+class FlashArBatchStrategy : public BatchStrategy {
+ public:
+  FlashArBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in);
+
+ protected:
+  void decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) override;
+
+ private:
+  FlashArDiagonals diagonals_;
 };
 
 }  // namespace vkspec

@@ -225,8 +225,8 @@ std::vector<std::string> option_names(const std::string& method) {
 // front ends read of them.
 TEST(strategy_registry, DescribesEveryMethod) {
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"ar", "sjd", "scd-mc", "scd-gs", "sd", "eagle", "adaptive-tree",
-                                                        "lantern", "lantern++", "vvs", "zipar", "pjd", "mulo", "hawk",
-                                                        "ssd", "ssd-coupled", "sjd-pac"}));
+                                                        "lantern", "lantern++", "vvs", "zipar", "pjd", "flashar",
+                                                        "mulo", "hawk", "ssd", "ssd-coupled", "sjd-pac"}));
   EXPECT_EQ(reference_method_name(), "ar");
   EXPECT_EQ(option_names("sjd"), (std::vector<std::string>{"window", "init", "accept", "k", "delta", "metric", "lambda",
                                                            "group", "gap", "distance"}));

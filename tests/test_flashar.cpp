@@ -151,6 +151,38 @@ TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {
   }
 }
 
+// Three images per forward, each at its own class and seed, get the tokens each gets alone
+// (categorical sampling, CFG), and each image's events are its own.
+TEST_F(FlashArTest, BatchGivesEachImageItsOwnTokens) {
+  if (!make_models("batch")) GTEST_SKIP() << "PyTorch not available";
+  GptOptions o = f32_options();
+  o.batch_rows = 6;
+  FlashArModel model(ctx(), flashar_, o);
+  ModelSet set;
+  set.ctx = &ctx();
+  set.target = &model.backbone();
+  set.flashar = &model;
+  std::vector<StrategyInputs> inputs(3);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].condition = std::make_shared<ClassLabel>(static_cast<int64_t>(i) + 1);
+    inputs[i].seed = 40 + i;
+    inputs[i].sampler.cfg = 2.0f;
+  }
+  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
+  ASSERT_EQ(together.size(), inputs.size());
+  bool differ = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Generation alone = generate_one("flashar", set, inputs[i], true);
+    EXPECT_EQ(together[i].tokens, alone.tokens) << "image " << i;
+    EXPECT_EQ(together[i].nfe, 2 * kGrid - 1);
+    ASSERT_EQ(together[i].events.size(), alone.events.size());
+    for (size_t k = 0; k < alone.events.size(); ++k)
+      EXPECT_EQ(together[i].events[k].accepted, alone.events[k].accepted);
+    differ |= i > 0 && together[i].tokens != together[0].tokens;
+  }
+  EXPECT_TRUE(differ) << "three conditions and seeds gave one image";
+}
+
 TEST_F(FlashArTest, RefusesTheWrongFiles) {
   if (!make_models("refusals")) GTEST_SKIP() << "PyTorch not available";
   // A FlashAR file is not a plain target: its branch would be silently dropped.
