@@ -111,8 +111,9 @@ step profile "$vkspec" bench --methods ar,sjd,scd-mc,sd,hawk,ssd,mulo --images 4
 step eagle_chains "$vkspec" bench --methods ar,eagle --tree chain --candidates sampled \
   --sweep depth=2,3,4,6 --images "$images" --classifier none --json "$out/eagle_chains.json"
 # Issue 48: adaptive-tree against eagle's fixed tree (lossless: the wall-clock of smaller trees
-# against more forwards), and vvs against lantern on the same EAGLE drafter (skipped verifications).
-step issue48 "$vkspec" bench --methods ar,eagle,adaptive-tree,lantern,vvs --drafter eagle \
+# against more forwards), vvs against lantern on the same EAGLE drafter (skipped verifications),
+# and flashar's 31 diagonal forwards (does a 16-query forward cost about one AR step on a GPU?).
+step issue48 "$vkspec" bench --methods ar,eagle,adaptive-tree,lantern,vvs,flashar --drafter eagle \
   --images "$images" --classifier none --json "$out/issue48.json"
 if [ "$sweeps" = 1 ]; then
   for op in attention-sweep matmul-sweep conv2d-sweep; do

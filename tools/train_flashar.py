@@ -260,7 +260,8 @@ def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name
         f"included. {nparam_new / 1e6:.3f}M parameters beside the backbone's. Lossy: samples follow "
         f"the post-trained model's diagonal factorisation, not {args.base}'s distribution.")
     contract = (
-        "Decoding (`flashar_model.generate_diagonal`, the engine's reference): prefill the class "
+        "Decoding (`flashar_model.generate_diagonal`, the reference of the engine's `vkspec generate "
+        "--method flashar`, checked token for token by `tests/test_flashar.cpp`): prefill the class "
         "token (rows [cond; uncond] with CFG); the corner's fused logits from the two heads at the "
         f"class token. Then for d = 0 .. {2 * W - 3}: one forward over the cells of diagonal d "
         "(ascending row, at their raster positions 1 + r*W + c with the backbone's 2D RoPE of their "
