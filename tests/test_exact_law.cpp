@@ -14,10 +14,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 
 #include "decoding/generation.h"
+#include "engine/model/flashar_model.h"
 #include "tests/support/decoding_fixture.h"
 #include "tests/support/exact_law.h"
 #include "tests/support/scoped_faults.h"
@@ -358,6 +360,29 @@ void exact_law::expect_rejected(const BiasedVariant& b) {
   EXPECT_FALSE(v.fits) << b.label << " is biased but passed:\n" << v.report();
 }
 
+// A FlashAR post-trained on the LlamaGen set's target (tools/flashar_law.py, about a minute of CPU;
+// kept beside the target), in a copy of the set's models; nullptr with the reason when PyTorch is
+// missing or training failed.
+const ModelSet* flashar_law_models(Context& ctx, const LawSet& law, std::string& why) {
+  static std::unique_ptr<FlashArModel> model;
+  static ModelSet set;
+  static std::string failure;
+  if (!model && failure.empty()) {
+    const std::string target = law.models.target->path(), file = law.models.dir + "/flashar.safetensors";
+    const testing::ReferenceRun r = std::ifstream(file).good() ? testing::ReferenceRun{true, false, ""}
+                                                               : testing::run_tool("flashar_law.py", {target, file});
+    if (!r.ok) {
+      failure = r.message.empty() ? "flashar_law.py failed" : r.message;
+    } else {
+      model = std::make_unique<FlashArModel>(ctx, file, law.models.target->options());
+      set = law.models.set;
+      set.flashar = model.get();
+    }
+  }
+  why = failure;
+  return model ? &set : nullptr;
+}
+
 // The lossy methods at their defaults (windows clamped to the 9-token image):
 // their total variation from the exact law, whole image and the largest over the positions and
 // adjacent pairs, beside what sampling noise alone gives at the same count (docs/methods.md).
@@ -376,11 +401,25 @@ TEST_F(exact_law, DISABLED_LossyTotalVariation) {
       {"vvs", {{"nodes", "40"}}},
       {"vvs", {{"nodes", "40"}, {"accept", "exact"}}},
       {"adaptive-tree", {{"nodes", "40"}, {"accept", "lantern"}}},
+      // On its own post-trained model (flashar_law_models): 5 forwards for the 3 x 3 grid.
+      {"flashar", {}},
       {"ar", {}}};
   const std::string only = std::getenv("VKSPEC_TV_METHODS") ? std::getenv("VKSPEC_TV_METHODS") : "";
   for (const auto& [method, options] : lossy) {
     if (!only.empty() && ("," + only + ",").find("," + method + ",") == std::string::npos) continue;
-    const testing::LawVerdict v = judge(method, sample(testing::by_name(method, law_settings()), options, 20000000, n));
+    const ModelSet* models = &set().models.set;
+    if (method == "flashar") {
+      std::string why;
+      models = flashar_law_models(ctx(), set(), why);
+      if (!models) {
+        std::printf("tv: flashar: no model (%s)\n", why.c_str());
+        continue;
+      }
+    }
+    const std::shared_ptr<const Condition> condition = set().condition;
+    const testing::LawVerdict v =
+        judge(method, testing::run_images(ctx(), testing::by_name(method, law_settings()), options, 20000000, n, false,
+                                          models, [condition](int) { return condition; }));
     const testing::LawTest* worst = &v.tests[1];
     for (size_t i = 1; i < v.tests.size(); ++i)
       if (v.tests[i].tv - v.tests[i].tv_exact_sampler > worst->tv - worst->tv_exact_sampler) worst = &v.tests[i];
