@@ -30,6 +30,9 @@ std::vector<OptionSpec> adaptive_tree_option_specs() {
                          "it at a row start); vertical, the one above"),
       OptionSpec::choice("update", "bisect", {"bisect", "unit"},
                          "bisect: halve the distance to the bound; unit: move depth and width by one"),
+      OptionSpec::choice("budget", "product", {"product", "fixed"},
+                         "product: a step verifies min(nodes, depth x topk); fixed (ours): nodes at every size, "
+                         "the size moving only where EAGLE-2's reranking may place them"),
   };
 }
 
@@ -42,6 +45,7 @@ AdaptiveTreeOptions parse_adaptive_tree_options(const OptionValues& o) {
   a.beta = o.number("beta");
   a.init = o.choice("init") == "vertical" ? AdaptiveTreeOptions::Init::Vertical : AdaptiveTreeOptions::Init::Horizontal;
   a.update = o.choice("update") == "unit" ? AdaptiveTreeOptions::Update::Unit : AdaptiveTreeOptions::Update::Bisect;
+  a.budget = o.choice("budget") == "fixed" ? AdaptiveTreeOptions::Budget::Fixed : AdaptiveTreeOptions::Budget::Product;
   auto ordered = [&](const char* what, int64_t lo, int64_t start, int64_t hi) {
     if (lo > start || start > hi)
       throw Error(o.method() + ": needs --min-" + what + " <= --" + what + " <= --max-" + what + ", got " +
@@ -57,7 +61,7 @@ EagleTreeOptions adaptive_largest_tree(const AdaptiveTreeOptions& a) {
   t.kind = EagleTreeKind::Dynamic;
   t.depth = a.max.depth;
   t.topk = a.max.width;
-  t.nodes = std::min(a.nodes, a.max.depth * a.max.width);
+  t.nodes = a.budget == AdaptiveTreeOptions::Budget::Fixed ? a.nodes : std::min(a.nodes, a.max.depth * a.max.width);
   return t;
 }
 
@@ -72,7 +76,9 @@ TreeSize AdaptiveTreeShape::at(int64_t c) const {
   return recorded(c - 1);
 }
 
-int64_t AdaptiveTreeShape::nodes(const TreeSize& s) const { return std::min(o_.nodes, s.depth * s.width); }
+int64_t AdaptiveTreeShape::nodes(const TreeSize& s) const {
+  return o_.budget == AdaptiveTreeOptions::Budget::Fixed ? o_.nodes : std::min(o_.nodes, s.depth * s.width);
+}
 
 TreeSize AdaptiveTreeShape::update(const TreeSize& used, int64_t levels, int64_t accepted) const {
   const bool positive = static_cast<double>(accepted) >= o_.beta * static_cast<double>(std::max<int64_t>(levels, 1));

@@ -6,7 +6,9 @@
 // is the paper's and what is ours).
 //
 // A step's tree has a depth D (drafter levels) and a width W (EAGLE-2's top-k: proposals per
-// expanded node and nodes expanded per level), and verifies at most min(nodes, D * W) candidates.
+// expanded node and nodes expanded per level), and verifies at most min(nodes, D * W) candidates
+// (budget product), or `nodes` whatever its shape (budget fixed, ours: the size moves only how
+// deep and how wide EAGLE-2's reranking may place the same number of candidates).
 // After a step verified a tree of depth D and accepted a drafts, alpha = a / D is compared with
 // beta: alpha >= beta moves the next tree deeper and narrower, alpha < beta shallower and wider,
 // by halving the distance to the bound (bisect, the paper's "bisectional" refinement as we read
@@ -36,6 +38,7 @@ struct AdaptiveTreeOptions {
   double beta = 0.5;
   enum class Init { Horizontal, Vertical } init = Init::Horizontal;
   enum class Update { Bisect, Unit } update = Update::Bisect;
+  enum class Budget { Product, Fixed } budget = Budget::Product;
 };
 
 // The method's options (its tree's bounds, beta, the initialisation and the update) and their
@@ -51,7 +54,8 @@ class AdaptiveTreeShape {
 
   // The size of the tree drafted from committed position c (its first draft at position c).
   TreeSize at(int64_t c) const;
-  // The candidates that tree verifies: min(nodes, depth * width).
+  // The candidates that tree verifies: min(nodes, depth * width), or nodes with a fixed budget
+  // (the tree's growth caps either at what its depth and width hold).
   int64_t nodes(const TreeSize& s) const;
   // A step drafted `used` from c, ran `levels` drafter levels (fewer near the image's end) and
   // accepted `accepted` drafts, committing positions [c, end): the updated size is recorded there.

@@ -77,6 +77,15 @@ TEST(adaptive_tree, NodesAreTheBudgetOrTheTreesArea) {
   EXPECT_EQ(s.nodes({6, 10}), 60);
   EXPECT_EQ(s.nodes({10, 10}), 60);
   EXPECT_EQ(s.nodes({3, 4}), 12);
+  // A fixed budget: the same candidates at every size, and the largest tree sized for them.
+  AdaptiveTreeOptions fixed = options();
+  fixed.budget = AdaptiveTreeOptions::Budget::Fixed;
+  const AdaptiveTreeShape f(fixed, 4, 16);
+  EXPECT_EQ(f.nodes({3, 4}), 60);
+  EXPECT_EQ(f.nodes({10, 2}), 60);
+  EXPECT_EQ(adaptive_largest_tree(fixed).nodes, 60);
+  EXPECT_EQ(parse_adaptive_tree_options(find_strategy("adaptive-tree").values({{"budget", "fixed"}})).budget,
+            AdaptiveTreeOptions::Budget::Fixed);
 }
 
 TEST(adaptive_tree, OptionsRefuseAStartOutsideItsBounds) {
