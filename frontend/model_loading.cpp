@@ -106,8 +106,15 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
           file(needs.latent_upsampler, request.companions.latent_upsampler, ModelRole::LatentUpsampler);
       !f.empty() && m.tokenizer)
     m.latent_upsampler = std::make_unique<LatentUpsampler>(ctx, f, *m.tokenizer, low_grid);
-  if (const std::string f = file(needs.flashar, request.companions.flashar, ModelRole::FlashAr); !f.empty())
+  if (const std::string f = file(needs.flashar, request.companions.flashar, ModelRole::FlashAr); !f.empty()) {
     m.flashar = std::make_unique<FlashArModel>(ctx, f, gopt);
+    // Its own backbone decodes, but its images go through the target's tokenizer and judges.
+    const GptConfig& fc = m.flashar->config();
+    if (fc.vocab_size != cfg.vocab_size || fc.grid_size != cfg.grid_size)
+      throw Error("the FlashAR model " + f + " (vocabulary " + std::to_string(fc.vocab_size) + ", grid " +
+                  std::to_string(fc.grid_size) + ") was not post-trained from the target " + m.target->path() +
+                  " (vocabulary " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
+  }
   return m;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
 --batch 1 writes (traces compared image by image), for ar, for scd-mc under GSD's lossy rule
-(continuous batching: 5 images in 2 lanes), for sjd-pac and for zipar (3 images in 2 lanes); bench --sweep
+(continuous batching: 5 images in 2 lanes), for sjd-pac and for zipar (3 images in 2 lanes), and for
+flashar on the shipped 16x16 model (its FlashAR file refused beside the 8x8 target); bench --sweep
 batch=1,3 makes a row per batch size for ar and sjd and one for pjd (which decodes one image per forward), with
 images/s and the
 batch in its JSON, and keeps each batch size's images in a sample file of its own that a second
@@ -50,6 +51,13 @@ def main():
         if tokens_of(f"{d}/z2.json") != tokens_of(f"{d}/z1.json"):
             sys.exit("FAIL: zipar --batch 2 wrote other tokens than --batch 1")
 
+        # flashar on the shipped 16x16 model (its FlashAR file is post-trained from it), lockstep.
+        flash = [vkspec, "generate", "--method", "flashar", "--images", "3", "--seed", "6"]
+        run(flash + ["--batch", "2", "--out", f"{d}/f2.png", "--trace", f"{d}/f2.json"])
+        run(flash + ["--out", f"{d}/f1.png", "--trace", f"{d}/f1.json"])
+        if tokens_of(f"{d}/f2.json") != tokens_of(f"{d}/f1.json"):
+            sys.exit("FAIL: flashar --batch 2 wrote other tokens than --batch 1")
+
         os.mkdir(f"{d}/samples")
         bench = [vkspec, "bench", "--methods", "ar,sjd,pjd", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
                  "--classifier", "none", "--samples", f"{d}/samples", "--json", f"{d}/bench.json"] + model
@@ -73,6 +81,7 @@ def main():
             (["generate", "--method", "zipar", "--verify", "exact", "--batch", "2", "--images", "2"],
              "zipar --verify decodes one image"),
             (["generate", "--batch", "0"], "--batch"),
+            (["generate", "--method", "flashar"], "was not post-trained from the target"),
             (["bench", "--sweep", "batch=1,x"], "not a batch size"),
             (["bench", "--batch", "2", "--sweep", "batch=1,2"], "both given and swept"),
         ]:
