@@ -55,9 +55,9 @@ FlashArDiagonals::FlashArDiagonals(FlashArModel& model, TargetSession& session)
       branch_cache_(model.make_branch_cache(session.cache())) {
   Context& ctx = session.ctx();
   const int64_t W = width_, V = vocab_, R = session.rows(), G = session.images();
-  h_read_ = ctx.tensor(DType::F32, {R * W, V}, "flashar H logits", MemoryUsage::Readback);
-  v_read_ = ctx.tensor(DType::F32, {R * W, V}, "flashar V logits", MemoryUsage::Readback);
-  fused_ = ctx.tensor(DType::F32, {R * W, V}, "flashar fused logits", MemoryUsage::Upload);
+  sources_ = ctx.tensor(DType::U32, {R * W, 3}, "flashar fusion sources", MemoryUsage::Upload);
+  fused_ = ctx.tensor(DType::F32, {R * W, V}, "flashar fused logits");
+  gates_ = ctx.tensor(DType::F32, {R * W}, "flashar gates");
   positions_ = ctx.tensor(DType::U32, {G * W}, "flashar target cells", MemoryUsage::Upload);
   seeds_ = ctx.tensor(DType::U32, {G * W, 2}, "flashar row seeds", MemoryUsage::Upload);
   probs_ = ctx.tensor(DType::F32, {G * W, V}, "flashar probabilities");
@@ -88,55 +88,44 @@ const GptBatch& FlashArDiagonals::queries(int64_t d, const std::vector<const std
   return t_.batch(q);
 }
 
-void FlashArDiagonals::run_forward(const GptBatch& batch) {
-  fed_ = batch.tokens_per_row();
-  CommandStream& s = t_.stream();
-  t_.set_stage(stage::kTarget);
-  const FlashArOutputs out = model_.forward(s, batch, t_.cache(), branch_cache_);
-  t_.set_stage(stage::kSampling);
-  const int64_t rows = t_.rows() * fed_;
-  s.copy(out.h_logits, h_read_.view().rows(0, rows));
-  s.copy(out.v_logits, v_read_.view().rows(0, rows));
-  t_.submit_and_wait();
-  const size_t n = static_cast<size_t>(rows * vocab_);
-  h_.resize(n);
-  v_.resize(n);
-  t_.ctx().download(h_read_, 0, h_.data(), n * 4);
-  t_.ctx().download(v_read_, 0, v_.data(), n * 4);
-}
-
 // Fused row b * n + i for batch row b (the images' conditional rows, then their null rows: the
-// sampler's CfgLayout::Halves over image-major rows) and target i of diagonal d.
-void FlashArDiagonals::fuse(int64_t d) {
-  const int64_t W = width_, V = vocab_, R = t_.rows();
-  const auto targets = diagonal_cells(W, d);
+// sampler's CfgLayout::Halves over image-major rows) and target i of diagonal d: the corner gated
+// from the class token's two heads; row 0 H of the left neighbour (r, c - 1); column 0 V of the
+// upper one (r - 1, c); the rest gated from both. The fed query of cell (r', d - 1 - r') is
+// r' - the first fed row.
+int64_t FlashArDiagonals::write_sources(int64_t d, int64_t fed) {
+  constexpr uint32_t kGated = 0, kH = 1, kV = 2;
+  const int64_t R = t_.rows();
+  const auto targets = diagonal_cells(width_, d);
   const int64_t n = static_cast<int64_t>(targets.size());
-  // The fed query of cell (r, d - 1 - r) (diagonal d - 1, cells by ascending row).
-  const int64_t first_fed_row = d == 0 ? 0 : diagonal_cells(W, d - 1).front().first;
-  fused_host_.resize(static_cast<size_t>(R * n * V));
-  for (int64_t b = 0; b < R; ++b) {
-    const auto head = [&](const std::vector<float>& heads, int64_t row) {
-      return heads.data() + (b * fed_ + row - first_fed_row) * V;
-    };
-    for (int64_t i = 0; i < n; ++i) {
-      const auto [r, c] = targets[static_cast<size_t>(i)];
-      float* out = fused_host_.data() + (b * n + i) * V;
+  const int64_t first = d == 0 ? 0 : diagonal_cells(width_, d - 1).front().first;
+  std::vector<uint32_t> src;
+  for (int64_t b = 0; b < R; ++b)
+    for (const auto& [r, c] : targets) {
+      const auto row = [&](int64_t fed_row) { return static_cast<uint32_t>(b * fed + fed_row - first); };
       if (d == 0)
-        model_.gate().mix(h_.data() + b * fed_ * V, v_.data() + b * fed_ * V, out);  // both at the class token
+        src.insert(src.end(), {row(0), row(0), kGated});
       else if (r == 0)
-        std::copy_n(head(h_, r), V, out);  // H of the left neighbour (0, c - 1)
+        src.insert(src.end(), {row(r), row(r), kH});
       else if (c == 0)
-        std::copy_n(head(v_, r - 1), V, out);  // V of the upper neighbour (r - 1, 0)
+        src.insert(src.end(), {row(r - 1), row(r - 1), kV});
       else
-        model_.gate().mix(head(h_, r), head(v_, r - 1), out);
+        src.insert(src.end(), {row(r), row(r - 1), kGated});
     }
-  }
+  t_.ctx().upload(sources_, 0, src.data(), src.size() * 4);
+  return R * n;
 }
 
 std::vector<uint32_t> FlashArDiagonals::step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
                                              const std::vector<uint64_t>& seeds, const SamplerSettings& sampler) {
-  run_forward(queries(d, grids));
-  fuse(d);
+  const GptBatch& batch = queries(d, grids);
+  CommandStream& s = t_.stream();
+  t_.set_stage(stage::kTarget);
+  const FlashArOutputs heads = model_.forward(s, batch, t_.cache(), branch_cache_);
+  t_.set_stage(stage::kSampling);
+  const int64_t fused_rows = write_sources(d, batch.tokens_per_row());
+  model_.fuse(s, heads, sources_.view().rows(0, fused_rows), fused_.view().rows(0, fused_rows),
+              gates_.view().rows(0, fused_rows));
   const int64_t W = width_, G = t_.images();
   const auto targets = diagonal_cells(W, d);
   const int64_t n = static_cast<int64_t>(targets.size()), rows = G * n;
@@ -149,13 +138,12 @@ std::vector<uint32_t> FlashArDiagonals::step(int64_t d, const std::vector<const 
       row_seeds.push_back(static_cast<uint32_t>(seed >> 32));
     }
   Context& ctx = t_.ctx();
-  ctx.upload(fused_, 0, fused_host_.data(), fused_host_.size() * 4);
   ctx.upload(positions_, 0, cells.data(), cells.size() * 4);
   ctx.upload(seeds_, 0, row_seeds.data(), row_seeds.size() * 4);
   const ops::SamplerParams sp =
       sampler.op_params(vocab_, seeds[0], ops::SampleMode::Categorical, philox::purpose_word(philox::Purpose::Sample));
-  ops::sampler(t_.stream(), fused_.view().rows(0, t_.rows() * n), positions_.view().rows(0, rows), sp,
-               probs_.view().rows(0, rows), tokens_.view().rows(0, rows), {}, seeds_.view().rows(0, rows));
+  ops::sampler(s, fused_.view().rows(0, fused_rows), positions_.view().rows(0, rows), sp, probs_.view().rows(0, rows),
+               tokens_.view().rows(0, rows), {}, seeds_.view().rows(0, rows));
   t_.submit_and_wait();
   std::vector<uint32_t> tokens(static_cast<size_t>(rows));
   ctx.download(tokens_, 0, tokens.data(), tokens.size() * 4);

@@ -4,8 +4,9 @@
 // Step 0 runs the class token and samples the corner; step k feeds the cells of diagonal k - 1
 // (at their raster positions, seeing the prefix, every earlier diagonal and each other) and
 // samples every cell of diagonal k from fused logits: row 0 from H of its left neighbour,
-// column 0 from V of its upper one, the rest g H + (1 - g) V with the learned gate, per CFG row,
-// then CFG, temperature, top-k and top-p as every method samples (Philox key (seed, cell, Sample)).
+// column 0 from V of its upper one, the rest g H + (1 - g) V with the learned gate, per CFG row
+// (ops::flashar_fuse), then CFG, temperature, top-k and top-p as every method samples (Philox key
+// (seed, cell, Sample)); one submit per step.
 // The order of operations is tools/flashar_model.py generate_diagonal's. Lossy: the samples
 // follow the post-trained model's diagonal factorisation, not the raster target's.
 // With --batch every image of the batch is at the same diagonal in every forward (lockstep).
@@ -26,7 +27,7 @@ std::vector<std::pair<int64_t, int64_t>> diagonal_cells(int64_t width, int64_t d
 ModelSet flashar_session_set(const ModelSet& models);
 
 // One step of diagonal decoding for the images of a session (all at the same diagonal): the
-// forward, the fusion on the host and the sampler, shared by the single and the batch strategy.
+// forward, the fusion and the sampler in one submit, shared by the single and the batch strategy.
 class FlashArDiagonals {
  public:
   FlashArDiagonals(FlashArModel& model, TargetSession& session);
@@ -38,17 +39,16 @@ class FlashArDiagonals {
 
  private:
   const GptBatch& queries(int64_t d, const std::vector<const std::vector<int32_t>*>& grids);
-  void run_forward(const GptBatch& batch);
-  void fuse(int64_t d);
+  // Uploads the fusion's sources for diagonal d's targets after a forward of `fed` queries per row;
+  // returns the fused rows.
+  int64_t write_sources(int64_t d, int64_t fed);
 
   FlashArModel& model_;
   TargetSession& t_;
   int64_t width_, vocab_;
   KvCache branch_cache_;
-  Tensor h_read_, v_read_;  // f32 [rows * W, vocab]: the forward's heads, read back
-  Tensor fused_, positions_, seeds_, probs_, tokens_;
-  std::vector<float> h_, v_, fused_host_;  // the last forward's heads and the fused rows
-  int64_t fed_ = 0;                        // queries per row of the last forward
+  Tensor sources_;  // u32 [rows * W, 3]: each fused row's H row, V row and kind (host-written)
+  Tensor fused_, gates_, positions_, seeds_, probs_, tokens_;
 };
 
 class FlashArStrategy : public Strategy {

@@ -103,16 +103,28 @@ TEST_F(FlashArTest, HeadsAndGateMatchReference) {
   EXPECT_LE(nmse(got_h, want_h), 1e-5);
   EXPECT_LE(nmse(got_v, want_v), 1e-5);
 
-  // The gate on the reference's own sources: H of the left neighbour (the class token at column 0),
-  // V of the upper one (the class token at row 0).
-  double worst = 0;
+  // The gate (ops::flashar_fuse, gated at every target) on the reference's own heads: H of the left
+  // neighbour (the class token at column 0), V of the upper one (the class token at row 0).
+  std::vector<uint32_t> sources;
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t n = 0; n < kCells; ++n) {
       const int64_t hs = n % kGrid > 0 ? n : 0, vs = n / kGrid > 0 ? 1 + n - kGrid : 0;
-      const float g = model.gate().weight(&want_h[static_cast<size_t>((b * (1 + kCells) + hs) * kVocab)],
-                                          &want_v[static_cast<size_t>((b * (1 + kCells) + vs) * kVocab)]);
-      worst = std::max(worst, std::abs(static_cast<double>(g) - want_g[static_cast<size_t>(b * kCells + n)]));
+      sources.insert(sources.end(),
+                     {static_cast<uint32_t>(b * (1 + kCells) + hs), static_cast<uint32_t>(b * (1 + kCells) + vs), 0u});
     }
+  Tensor th = upload_floats(ctx(), want_h, DType::F32, {2 * (1 + kCells), kVocab}, "reference h");
+  Tensor tv = upload_floats(ctx(), want_v, DType::F32, {2 * (1 + kCells), kVocab}, "reference v");
+  Tensor ts = ctx().tensor(DType::U32, {2 * kCells, 3}, "sources");
+  ctx().upload(ts, sources.data(), sources.size() * 4);
+  Tensor fused = ctx().tensor(DType::F32, {2 * kCells, kVocab}, "fused"),
+         gates = ctx().tensor(DType::F32, {2 * kCells}, "gates");
+  CommandStream g(ctx());
+  model.fuse(g, FlashArOutputs{th.view(), tv.view()}, ts, fused, gates);
+  g.submit_and_wait();
+  const std::vector<float> got_g = download_floats(ctx(), gates);
+  double worst = 0;
+  for (size_t i = 0; i < got_g.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(got_g[i]) - want_g[i]));
   std::cout << "gate: largest difference " << worst << "\n";
   EXPECT_LE(worst, 1e-5);
 }

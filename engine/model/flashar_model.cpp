@@ -1,19 +1,17 @@
 #include "engine/model/flashar_model.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "common/error.h"
 #include "engine/model/gpt_block.h"
 #include "engine/model/weights.h"
 #include "engine/ops/attention.h"
+#include "engine/ops/flashar_fuse.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/rms_norm.h"
 
 namespace vkspec {
 namespace {
-
-constexpr float kGateClamp = 6.0f;
 
 // The file's `flashar.*` integer in [lo, hi], or an Error naming the file and the key.
 int64_t flashar_meta(const SafetensorsFile& f, const std::string& path, const std::string& key, int64_t lo,
@@ -32,60 +30,12 @@ GptOptions with_branch_prefixes(GptOptions o) {
   return o;
 }
 
-// z(x) of the gate's input: centred, divided by its RMS after centring (+1e-6), clamped. Sums in
-// double: the reference's f32 reductions are matched to rounding, not bits.
-void normalise(const float* x, int64_t n, float* z) {
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  const float mean = static_cast<float>(sum / static_cast<double>(n));
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    z[i] = x[i] - mean;
-    sq += static_cast<double>(z[i]) * z[i];
-  }
-  const float scale = static_cast<float>(std::sqrt(sq / static_cast<double>(n))) + 1e-6f;
-  for (int64_t i = 0; i < n; ++i) z[i] = std::clamp(z[i] / scale, -kGateClamp, kGateClamp);
-}
-
 }  // namespace
-
-FlashArGate::FlashArGate(std::vector<float> fc1, std::vector<float> fc2, float bias, int64_t vocab)
-    : fc1_(std::move(fc1)),
-      fc2_(std::move(fc2)),
-      bias_(bias),
-      vocab_(vocab),
-      hidden_(static_cast<int64_t>(fc2_.size())) {
-  if (vocab_ < 1 || hidden_ < 1 || static_cast<int64_t>(fc1_.size()) != hidden_ * 2 * vocab_)
-    throw Error("FlashAR gate: fc1 must be [hidden, 2 vocab] with fc2 [1, hidden]");
-}
-
-float FlashArGate::weight(const float* h, const float* v) const {
-  const int64_t V = vocab_;
-  std::vector<float> z(static_cast<size_t>(2 * V));
-  normalise(h, V, z.data());
-  normalise(v, V, z.data() + V);
-  double out = bias_;
-  for (int64_t p = 0; p < hidden_; ++p) {
-    const float* row = fc1_.data() + p * 2 * V;
-    double a = 0;
-    for (int64_t j = 0; j < 2 * V; ++j) a += static_cast<double>(row[j]) * z[static_cast<size_t>(j)];
-    const double silu = a / (1.0 + std::exp(-a));
-    out += static_cast<double>(fc2_[static_cast<size_t>(p)]) * silu;
-  }
-  return static_cast<float>(1.0 / (1.0 + std::exp(-out)));
-}
-
-float FlashArGate::mix(const float* h, const float* v, float* out) const {
-  const float g = weight(h, v), rest = 1.0f - g;
-  for (int64_t i = 0; i < vocab_; ++i) out[i] = g * h[i] + rest * v[i];
-  return g;
-}
 
 FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptions& options)
     : ctx_(ctx),
       backbone_(std::make_unique<Gpt>(ctx, path, with_branch_prefixes(options))),
-      branch_cfg_(backbone_->config()),
-      gate_({0, 0}, {0}, 0, 1) {
+      branch_cfg_(backbone_->config()) {
   const GptConfig& cfg = backbone_->config();
   WeightStore ws(ctx, path);
   const SafetensorsFile& f = ws.file();
@@ -96,7 +46,7 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
                 cfg.family + ")");
   start_ = flashar_meta(f, path, "flashar.vertical_start_layer", 0, cfg.n_layer);
   branch_cfg_.n_layer = flashar_meta(f, path, "flashar.vertical_layers", 1, 64);
-  const int64_t P = flashar_meta(f, path, "flashar.gate_hidden", 1, 1 << 16);
+  const int64_t P = flashar_meta(f, path, "flashar.gate_hidden", 1, 256);  // ops::flashar_fuse's most
   const int64_t D = cfg.dim, V = cfg.vocab_size;
   const DType wt = options.weights;
   for (int64_t l = 0; l < branch_cfg_.n_layer; ++l)
@@ -105,10 +55,14 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   norm_ = ws.load("vertical.norm.weight", {D}, DType::F32, dims);
   output_ = ws.load("vertical.output.weight", {V, D}, wt, dims);
   const std::string gate_from = "gate_hidden=" + std::to_string(P) + ", vocab_size=" + std::to_string(V);
-  ws.host_tensor("gate.fc1.weight", {P, 2 * V}, gate_from);
+  gate_fc1_ = ws.load("gate.fc1.weight", {P, 2 * V}, DType::F32, gate_from);
+  // fc2's weights and its bias in one tensor, as the kernel reads them.
   ws.host_tensor("gate.fc2.weight", {1, P}, gate_from);
   ws.host_tensor("gate.fc2.bias", {1}, gate_from);
-  gate_ = FlashArGate(f.read_f32("gate.fc1.weight"), f.read_f32("gate.fc2.weight"), f.read_f32("gate.fc2.bias")[0], V);
+  std::vector<float> fc2 = f.read_f32("gate.fc2.weight");
+  fc2.push_back(f.read_f32("gate.fc2.bias")[0]);
+  gate_fc2_ = ctx.tensor(DType::F32, {P + 1}, "flashar gate fc2");
+  ctx.upload(gate_fc2_, fc2.data(), fc2.size() * 4);
   for (const std::string& name : ws.unused())
     if (name.rfind("vertical.", 0) == 0 || name.rfind("gate.", 0) == 0)
       throw Error(path + ": tensor " + name + " is not part of a FlashAR branch of " +
@@ -151,6 +105,11 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
   const TensorView v = logits_.view().rows(0, R);
   ops::matmul_fused(s, xn, output_, v, per_image);
   return {h.logits, v};
+}
+
+void FlashArModel::fuse(CommandStream& s, const FlashArOutputs& heads, const TensorView& sources,
+                        const TensorView& fused, const TensorView& gates) const {
+  ops::flashar_fuse(s, heads.h_logits, heads.v_logits, sources, gate_fc1_, gate_fc2_, fused, gates);
 }
 
 }  // namespace vkspec

@@ -10,7 +10,7 @@
 // (flashar.vertical_start_layer), run beside the backbone's last blocks under the same queries
 // and mask with a KV cache of their own, then their own norm and output: the vertical head V,
 // (r, c) predicts (r + 1, c). The gate mixes the two heads' logits for a target with both a left
-// and an upper neighbour (and the corner, from the class token); it is small and runs on the host.
+// and an upper neighbour (and the corner, from the class token): ops::flashar_fuse, on the device.
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,24 +25,6 @@ struct FlashArOutputs {
   TensorView v_logits;  // f32 [batch rows * T, vocab]: the vertical branch's head
 };
 
-// The learned gate g = sigmoid(fc2(SiLU(fc1([z(H); z(V)])))), the weight of H in g H + (1 - g) V,
-// with z(x) = clamp((x - mean x) / (rms(x - mean x) + 1e-6), -6, 6) over the vocabulary. On the host
-// in f32, in the reference's order of operations.
-class FlashArGate {
- public:
-  FlashArGate(std::vector<float> fc1, std::vector<float> fc2, float bias, int64_t vocab);
-  int64_t hidden() const { return hidden_; }
-  // g for one target from the two heads' logits (vocab each).
-  float weight(const float* h, const float* v) const;
-  // out = g h + (1 - g) v, element by element as the reference computes it; returns g.
-  float mix(const float* h, const float* v, float* out) const;
-
- private:
-  std::vector<float> fc1_, fc2_;  // [hidden, 2 vocab], [hidden]
-  float bias_;
-  int64_t vocab_, hidden_;
-};
-
 class FlashArModel {
  public:
   // The file's backbone is loaded with `options` (batch rows, queries, dtypes), the branch alike.
@@ -52,7 +34,7 @@ class FlashArModel {
   Gpt& backbone() { return *backbone_; }
   const Gpt& backbone() const { return *backbone_; }
   const GptConfig& config() const { return backbone_->config(); }
-  const FlashArGate& gate() const { return gate_; }
+  int64_t gate_hidden() const { return gate_fc1_.shape()[0]; }
   int64_t vertical_start() const { return start_; }
   int64_t vertical_layers() const { return static_cast<int64_t>(layers_.size()); }
   uint64_t weight_bytes() const { return backbone_->weight_bytes() + weight_bytes_; }
@@ -64,6 +46,11 @@ class FlashArModel {
   // branch's blocks, norm and head, under the same batch (queries, positions, mask, slots).
   FlashArOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& backbone_cache,
                          const KvCache& branch_cache);
+  // Records the fused logits of each row of `sources` (u32 [rows, 3]: H row, V row, kind) from a
+  // forward's two heads with the file's gate (ops::flashar_fuse): fused f32 [rows, vocab], gates
+  // f32 [rows] (the weight of H each row took).
+  void fuse(CommandStream& s, const FlashArOutputs& heads, const TensorView& sources, const TensorView& fused,
+            const TensorView& gates) const;
 
  private:
   Context& ctx_;
@@ -73,7 +60,8 @@ class FlashArModel {
   std::vector<GptBlockWeights> layers_;
   Tensor norm_, output_, rope_table_, attn_ws_, logits_;
   GptBlockActivations act_;
-  FlashArGate gate_;
+  Tensor gate_fc1_;  // f32 [P, 2 vocab]
+  Tensor gate_fc2_;  // f32 [P + 1]: fc2's weights, then its bias
   uint64_t weight_bytes_ = 0;
 };
 

@@ -1,0 +1,23 @@
+#pragma once
+// FlashAR's fused logits (Zhou et al., arXiv 2605.09430; engine/model/flashar_model.h): each output
+// row is a row of the backbone's H logits, a row of the vertical branch's V logits, or their gated
+// mix, as `sources` says per row (u32 [rows, 3]: H row, V row, kind):
+//   kind 1 (H only):  fused = H[h_row]                 gates = 1
+//   kind 2 (V only):  fused = V[v_row]                 gates = 0
+//   kind 0 (gated):   z(x) = clamp((x - mean x) / (sqrt(mean((x - mean x)^2)) + 1e-6), -6, 6)
+//                     a = fc1 [z(H[h_row]); z(V[v_row])]      (fc1: f32 [P, 2 vocab])
+//                     g = sigmoid(sum_k fc2[k] SiLU(a_k) + bias) (gate: f32 [P + 1], bias last)
+//                     fused = g H + (1 - g) V, element by element; gates = g
+// The rows of H and V may be any rows of the two tensors (a target's left and upper neighbours).
+// Sums run in a fixed order per workgroup size: the same bits on a device for a given size, equal
+// to ref::flashar_fuse up to rounding.
+#include "engine/vk/command_stream.h"
+
+namespace vkspec::ops {
+
+// h, v: f32 [*, vocab]; sources: u32 [rows, 3]; fc1: f32 [P, 2 vocab]; gate: f32 [P + 1];
+// fused: f32 [rows, vocab]; gates: f32 [rows]. P <= 256.
+void flashar_fuse(CommandStream& s, const TensorView& h, const TensorView& v, const TensorView& sources,
+                  const TensorView& fc1, const TensorView& gate, const TensorView& fused, const TensorView& gates);
+
+}  // namespace vkspec::ops
