@@ -1,6 +1,7 @@
 #include "decoding/flashar_strategy.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "common/error.h"
 #include "engine/ops/attention_mask.h"
