@@ -20,8 +20,8 @@ FlashArModel& checked_flashar(const ModelSet& m) {
 int64_t diagonal_of(int64_t cell, int64_t width) { return cell / width + cell % width; }
 
 // Commits image tokens of diagonal d into `grid` and lists them in the step's event.
-void commit_diagonal(int64_t d, int64_t width, const uint32_t* tokens, std::vector<int32_t>& grid, int64_t& committed,
-                     StepEvent& e, const std::function<int32_t(uint32_t, int64_t)>& checked) {
+void commit_diagonal(int64_t d, int64_t width, const uint32_t* tokens, const float* gates, std::vector<int32_t>& grid,
+                     int64_t& committed, StepEvent& e, const std::function<int32_t(uint32_t, int64_t)>& checked) {
   const auto cells = diagonal_cells(width, d);
   for (size_t i = 0; i < cells.size(); ++i) {
     const int64_t cell = cells[i].first * width + cells[i].second;
@@ -31,6 +31,7 @@ void commit_diagonal(int64_t d, int64_t width, const uint32_t* tokens, std::vect
     e.proposed.push_back(static_cast<int32_t>(cell));
     e.proposed_tokens.push_back(tok);
     e.accepted.push_back(static_cast<int32_t>(cell));
+    e.gates.push_back(gates[i]);
   }
 }
 
@@ -58,7 +59,7 @@ FlashArDiagonals::FlashArDiagonals(FlashArModel& model, TargetSession& session)
   const int64_t W = width_, V = vocab_, R = session.rows(), G = session.images();
   sources_ = ctx.tensor(DType::U32, {R * W, 3}, "flashar fusion sources", MemoryUsage::Upload);
   fused_ = ctx.tensor(DType::F32, {R * W, V}, "flashar fused logits");
-  gates_ = ctx.tensor(DType::F32, {R * W}, "flashar gates");
+  gates_ = ctx.tensor(DType::F32, {R * W}, "flashar gates", MemoryUsage::Readback);
   positions_ = ctx.tensor(DType::U32, {G * W}, "flashar target cells", MemoryUsage::Upload);
   seeds_ = ctx.tensor(DType::U32, {G * W, 2}, "flashar row seeds", MemoryUsage::Upload);
   probs_ = ctx.tensor(DType::F32, {G * W, V}, "flashar probabilities");
@@ -117,8 +118,8 @@ int64_t FlashArDiagonals::write_sources(int64_t d, int64_t fed) {
   return R * n;
 }
 
-std::vector<uint32_t> FlashArDiagonals::step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
-                                             const std::vector<uint64_t>& seeds, const SamplerSettings& sampler) {
+FlashArDiagonals::Sampled FlashArDiagonals::step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
+                                                 const std::vector<uint64_t>& seeds, const SamplerSettings& sampler) {
   const GptBatch& batch = queries(d, grids);
   CommandStream& s = t_.stream();
   t_.set_stage(stage::kTarget);
@@ -146,9 +147,11 @@ std::vector<uint32_t> FlashArDiagonals::step(int64_t d, const std::vector<const 
   ops::sampler(s, fused_.view().rows(0, fused_rows), positions_.view().rows(0, rows), sp, probs_.view().rows(0, rows),
                tokens_.view().rows(0, rows), {}, seeds_.view().rows(0, rows));
   t_.submit_and_wait();
-  std::vector<uint32_t> tokens(static_cast<size_t>(rows));
-  ctx.download(tokens_, 0, tokens.data(), tokens.size() * 4);
-  return tokens;
+  Sampled out{std::vector<uint32_t>(static_cast<size_t>(rows)), std::vector<float>(static_cast<size_t>(rows))};
+  ctx.download(tokens_, 0, out.tokens.data(), out.tokens.size() * 4);
+  // Fused rows [0, G n): the images' conditional rows, image-major, as the tokens.
+  ctx.download(gates_, 0, out.gates.data(), out.gates.size() * 4);
+  return out;
 }
 
 FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& in)
@@ -157,9 +160,9 @@ FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& i
 
 void FlashArStrategy::decode(StepEvent& e) {
   const int64_t d = step_;
-  const std::vector<uint32_t> tokens = diagonals_.step(d, {&grid_}, {in_.seed}, in_.sampler);
+  const FlashArDiagonals::Sampled s = diagonals_.step(d, {&grid_}, {in_.seed}, in_.sampler);
   ++nfe_;
-  commit_diagonal(d, grid_width(), tokens.data(), grid_, committed_, e,
+  commit_diagonal(d, grid_width(), s.tokens.data(), s.gates.data(), grid_, committed_, e,
                   [&](uint32_t t, int64_t cell) { return checked_token(t, cell); });
 }
 
@@ -175,12 +178,12 @@ void FlashArBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bo
     grids.push_back(&im.grid);
     seeds.push_back(im.in.seed);
   }
-  const std::vector<uint32_t> tokens = diagonals_.step(d, grids, seeds, images_[0].in.sampler);
+  const FlashArDiagonals::Sampled s = diagonals_.step(d, grids, seeds, images_[0].in.sampler);
   const size_t n = diagonal_cells(W, d).size();
   for (size_t g = 0; g < images_.size(); ++g) {
     Image& im = images_[g];
     ++im.nfe;
-    commit_diagonal(d, W, tokens.data() + g * n, im.grid, im.committed, events[g],
+    commit_diagonal(d, W, s.tokens.data() + g * n, s.gates.data() + g * n, im.grid, im.committed, events[g],
                     [&](uint32_t t, int64_t cell) { return checked_token(t, g, cell); });
     advanced[g] = true;
   }

@@ -32,10 +32,15 @@ class FlashArDiagonals {
  public:
   FlashArDiagonals(FlashArModel& model, TargetSession& session);
   // Samples diagonal d of every image: grids[g] is image g's grid (diagonals < d committed),
-  // seeds[g] its seed. Returns image g's tokens for the cells of diagonal d (diagonal_cells order)
-  // at [g * cells, (g + 1) * cells).
-  std::vector<uint32_t> step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids,
-                             const std::vector<uint64_t>& seeds, const SamplerSettings& sampler);
+  // seeds[g] its seed. Image g's tokens for the cells of diagonal d (diagonal_cells order) are at
+  // [g * cells, (g + 1) * cells) of `tokens`, the weights of H its conditional rows took
+  // (StepEvent::gates) at the same places of `gates`.
+  struct Sampled {
+    std::vector<uint32_t> tokens;
+    std::vector<float> gates;
+  };
+  Sampled step(int64_t d, const std::vector<const std::vector<int32_t>*>& grids, const std::vector<uint64_t>& seeds,
+               const SamplerSettings& sampler);
 
  private:
   const GptBatch& queries(int64_t d, const std::vector<const std::vector<int32_t>*>& grids);

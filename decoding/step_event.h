@@ -29,6 +29,10 @@ struct StepEvent {
   int32_t tree_depth = 0, tree_width = 0;
   // false: the step committed drafts without a target forward verifying them (vvs's skipped rounds).
   bool verified = true;
+  // flashar: per accepted position (same order), the weight g of the backbone's head H in the
+  // logits it was sampled from, g H + (1 - g) V, in the conditional row: 1 on row 0 (H alone), 0 on
+  // column 0 (V alone), the learned gate elsewhere. Empty for other methods.
+  std::vector<float> gates;
   std::vector<int32_t> grid;   // committed token per position, kUndecided elsewhere
   int64_t committed = 0;       // positions committed so far
   int64_t nfe = 0;             // target-model forwards so far

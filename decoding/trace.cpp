@@ -34,6 +34,7 @@ nlohmann::json event_json(const StepEvent& e) {
   if (!e.groups.empty()) j["groups"] = e.groups;
   if (e.tree_depth > 0) j["tree_size"] = {e.tree_depth, e.tree_width};
   if (!e.verified) j["verified"] = false;
+  if (!e.gates.empty()) j["gates"] = e.gates;
   return j;
 }
 

@@ -192,6 +192,14 @@ StepEvent read_event(const Reader& r, const json& j, const std::string& w, int64
     if (!j.at("verified").is_boolean()) r.fail(w + ".verified", "must be true or false");
     e.verified = j.at("verified").get<bool>();
   }
+  if (j.contains("gates")) {  // optional: flashar's head weights, one per accepted position
+    const json& g = r.array(j.at("gates"), w + ".gates", static_cast<size_t>(tokens));
+    if (g.size() != e.accepted.size())
+      r.fail(w + ".gates",
+             std::to_string(g.size()) + " gates for " + std::to_string(e.accepted.size()) + " accepted positions");
+    for (size_t i = 0; i < g.size(); ++i)
+      e.gates.push_back(static_cast<float>(r.number(g[i], w + ".gates[" + std::to_string(i) + "]", 0, 1)));
+  }
   e.committed = r.integer(r.member(j, w, "committed"), w + ".committed", 0, tokens);
   e.nfe = r.integer(r.member(j, w, "nfe"), w + ".nfe", 0, INT64_MAX);
   e.draft_forwards = r.integer(r.member(j, w, "draft_forwards"), w + ".draft_forwards", 0, INT64_MAX);

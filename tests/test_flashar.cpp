@@ -160,6 +160,16 @@ TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {
       want.push_back(static_cast<int32_t>(row * kGrid + col));
     EXPECT_EQ(gen.events[d].accepted, want) << "step " << d;
     EXPECT_EQ(gen.events[d].nfe, static_cast<int64_t>(d + 1));
+    // The weight of H each cell took: 1 in row 0 (H alone), 0 in column 0 (V alone), the gate's
+    // own elsewhere (and at the corner).
+    ASSERT_EQ(gen.events[d].gates.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const int32_t cell = want[i];
+      const float g = gen.events[d].gates[i];
+      if (cell > 0 && cell < kGrid) EXPECT_EQ(g, 1.0f) << "cell " << cell;
+      if (cell > 0 && cell % kGrid == 0) EXPECT_EQ(g, 0.0f) << "cell " << cell;
+      if (cell == 0 || (cell >= kGrid && cell % kGrid != 0)) EXPECT_TRUE(g > 0.0f && g < 1.0f) << "cell " << cell;
+    }
   }
 }
 

@@ -54,6 +54,7 @@ std::vector<Generation> sample_generations() {
   e2.proposed = {3};
   e2.proposed_tokens = {8};
   e2.accepted = {3};
+  e2.gates = {0.25f};  // flashar's: one per accepted position
   e2.committed = 4;
   e2.nfe = 3;
   g.events = {e0, e1, e2};
@@ -114,6 +115,8 @@ TEST(TraceReader, RoundTripsWhatWriteTraceWrites) {
   EXPECT_EQ(g.events[1].islands, (std::vector<std::vector<int32_t>>{{2}}));
   EXPECT_EQ(g.events[1].groups, (std::vector<std::vector<int32_t>>{{1}, {2}}));
   EXPECT_TRUE(g.events[0].groups.empty());  // not written: optional
+  EXPECT_EQ(g.events[2].gates, std::vector<float>{0.25f});
+  EXPECT_TRUE(g.events[1].gates.empty());
   EXPECT_DOUBLE_EQ(g.events[1].device_ms, 0.25);
   EXPECT_FALSE(g.events[1].done);
   EXPECT_TRUE(g.events[2].done);
@@ -270,11 +273,18 @@ TEST(TraceReader, RejectsLyingEvents) {
   j = sample_json();
   j["images"][0]["events"][2]["committed"] = 3;
   j["images"][0]["events"][2]["accepted"] = json::array();
+  j["images"][0]["events"][2].erase("gates");
   EXPECT_CONTAINS(parse_error(j), "the image is incomplete");
   j = sample_json();
   j["images"][0]["events"].push_back(j["images"][0]["events"][2]);
   j["images"][0]["events"][3]["step"] = 3;
   EXPECT_CONTAINS(parse_error(j), "already complete");
+  j = sample_json();
+  j["images"][0]["events"][2]["gates"] = {0.5, 0.5};
+  EXPECT_CONTAINS(parse_error(j), "events[2].gates: 2 gates for 1 accepted positions");
+  j = sample_json();
+  j["images"][0]["events"][2]["gates"] = {1.5};
+  EXPECT_CONTAINS(parse_error(j), "events[2].gates[0]: 1.5 is out of range");
   j = sample_json();
   j["images"][0]["events"][0]["device_ms"] = "fast";
   EXPECT_CONTAINS(parse_error(j), "events[0].device_ms: expected a number, got string");

@@ -51,6 +51,19 @@ void mark_committing_steps(CellOverlay& o, const std::vector<const StepEvent*>& 
   }
 }
 
+// The gate plane: each accepted cell of a step with gates (flashar) takes its weight of H.
+void mark_gates(CellOverlay& o, const std::vector<const StepEvent*>& events, size_t T) {
+  for (const StepEvent* e : events) {
+    if (e->gates.size() != e->accepted.size()) continue;
+    for (size_t i = 0; i < e->gates.size(); ++i) {
+      const int32_t p = e->accepted[i];
+      if (p < 0 || static_cast<size_t>(p) >= T) continue;
+      const float g = std::clamp(e->gates[i], 0.0f, 1.0f);
+      o.tree_texels[static_cast<size_t>(p) * 4 + 2] = static_cast<uint8_t>(1 + std::lround(254.0f * g));
+    }
+  }
+}
+
 }  // namespace
 
 CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int64_t grid) {
@@ -79,6 +92,7 @@ CellOverlay build_cell_overlay(const std::vector<const StepEvent*>& events, int6
   for (size_t c = 0; c < T; ++c)
     if (e.grid[c] != kUndecided) o.texels[c * 4] |= kCellDecided;
   mark_committing_steps(o, events, T);
+  mark_gates(o, events, T);
   auto mark = [&](const std::vector<int32_t>& cells, uint8_t flag) {
     for (int32_t p : cells)
       if (in_range(p)) o.texels[static_cast<size_t>(p) * 4] |= flag;

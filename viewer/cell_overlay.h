@@ -3,8 +3,8 @@
 // what this step accepted, rejected, resampled or drafted, its rejection islands and verified
 // groups, which cells are committed, the acceptance rate of every cell over the steps so far
 // (the heat map), and for every committed cell what the step that committed it was: the depth and
-// width of its draft tree (adaptive-tree, vvs --tree adaptive) and whether a target forward
-// verified it (vvs's skipped rounds did not).
+// width of its draft tree (adaptive-tree, vvs --tree adaptive), whether a target forward
+// verified it (vvs's skipped rounds did not) and the weight of FlashAR's horizontal head in it.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +37,8 @@ struct CellOverlay {
   std::vector<uint8_t> texels;
   // A second grid * grid RGBA8_UINT texture, of the step that committed each decided cell:
   // r = its draft tree's depth, g = its width (each min 255; 0 = the step had no tree size),
-  // b = a = 0.
+  // b = 1 + round(254 g), g the weight of the horizontal head in its logits (StepEvent::gates,
+  // flashar; 0 = none), a = 0.
   std::vector<uint8_t> tree_texels;
   int32_t tree_depth_max = 0;  // the deepest tree of the steps so far (the ramp's top); 0: none
   // Index in `events` of the step that committed each decided cell, -1 elsewhere; only filled when
@@ -51,6 +52,7 @@ struct CellOverlay {
   uint8_t group(int32_t cell) const { return texels[static_cast<size_t>(cell) * 4 + 3]; }
   uint8_t tree_depth(int32_t cell) const { return tree_texels[static_cast<size_t>(cell) * 4]; }
   uint8_t tree_width(int32_t cell) const { return tree_texels[static_cast<size_t>(cell) * 4 + 1]; }
+  uint8_t gate(int32_t cell) const { return tree_texels[static_cast<size_t>(cell) * 4 + 2]; }
 };
 
 // events: the run's events from step 0 to the displayed step (the last one), each with its grid.

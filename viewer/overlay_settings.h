@@ -16,11 +16,12 @@ enum ShowBits : uint32_t {
   kShowGroups = 128,
   kShowTree = 256,        // the draft-tree depth of the step that committed each cell
   kShowUnverified = 512,  // cells committed without a target forward verifying them
+  kShowGate = 1024,       // flashar: the weight of the horizontal head in each cell's logits
 };
 
 struct OverlaySettings {
-  // tree and unverified draw nothing for runs without tree sizes or unverified steps.
-  // tree, like heat, tints every decided cell: off until asked for.
+  // tree, unverified and gate draw nothing for runs without tree sizes, unverified steps or gates.
+  // tree and gate, like heat, tint every decided cell: off until asked for.
   uint32_t show = kShowAccepted | kShowRejected | kShowResampled | kShowDrafted | kShowIslands | kShowGroups |
                   kShowDim | kShowUnverified;
   float dim = 0.3f;          // brightness of undecided cells
@@ -42,7 +43,7 @@ constexpr OverlayName kOverlayNames[] = {
     {kShowAccepted, "accepted"}, {kShowRejected, "rejected"}, {kShowResampled, "resampled"},
     {kShowDrafted, "drafted"},   {kShowIslands, "islands"},   {kShowGroups, "groups"},
     {kShowHeat, "heat"},         {kShowTree, "tree"},         {kShowUnverified, "unverified"},
-    {kShowDim, "dim"},
+    {kShowGate, "gate"},         {kShowDim, "dim"},
 };
 
 }  // namespace vkspec::viewer

@@ -18,6 +18,7 @@ ImVec4 overlay_colour(ShowBits bit) {
     case kShowHeat: return {0.99f, 0.91f, 0.30f, 1};
     case kShowTree: return {0.13f, 0.57f, 0.55f, 1};  // the middle of its ramp
     case kShowUnverified: return {0.65f, 1.00f, 0.00f, 1};
+    case kShowGate: return {0.98f, 0.55f, 0.10f, 1};  // its H end
     default: return {0.3f, 0.3f, 0.3f, 1};
   }
 }
@@ -195,6 +196,18 @@ void Ui::build_overlay_panel() {
       ImGui::SameLine();
       ImGui::Text("%d (deepest)", deepest);
     }
+  }
+  if (overlays_.on(kShowGate)) {  // the shader's gate_colour stops
+    ImGui::Text("head: V");
+    ImGui::SameLine();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 v = IM_COL32(38, 115, 242, 255), m = IM_COL32(235, 235, 235, 255), h = IM_COL32(250, 140, 26, 255);
+    dl->AddRectFilledMultiColor(p, ImVec2(p.x + 30, p.y + 12), v, m, m, v);
+    dl->AddRectFilledMultiColor(ImVec2(p.x + 30, p.y), ImVec2(p.x + 60, p.y + 12), m, h, h, m);
+    ImGui::Dummy(ImVec2(62, 12));
+    ImGui::SameLine();
+    ImGui::Text("H (flashar's gate)");
   }
   ImGui::Separator();
   ImGui::TextWrapped("Keys: space play/pause, left/right step, Home/End, Esc quit.");

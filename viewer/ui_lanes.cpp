@@ -26,27 +26,36 @@ std::string Ui::lane_title(const LaneView& l) const {
   return title;
 }
 
-// The hovered cell's committing step, where the tree or unverified overlay has something to say.
+// The hovered cell's committing step, where the tree or unverified overlay has something to say,
+// and its head weight where the gate overlay has one.
 void Ui::cell_tooltip(const LaneView& l, int64_t grid) const {
-  if (grid <= 0 || l.cells.commit_step.empty() || !ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(l.p0, l.p1))
-    return;
+  if (grid <= 0 || !ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(l.p0, l.p1)) return;
   const ImVec2 m = ImGui::GetIO().MousePos;
   const float cell = (l.p1.x - l.p0.x) / static_cast<float>(grid);
   const int64_t col = std::clamp<int64_t>(static_cast<int64_t>((m.x - l.p0.x) / cell), 0, grid - 1);
   const int64_t row = std::clamp<int64_t>(static_cast<int64_t>((m.y - l.p0.y) / cell), 0, grid - 1);
   const size_t c = static_cast<size_t>(row * grid + col);
-  if (c >= l.cells.commit_step.size() || l.cells.commit_step[c] < 0) return;
-  const size_t step = static_cast<size_t>(l.cells.commit_step[c]);
-  if (step >= l.frames.size()) return;
-  const StepEvent& e = l.frames[step]->event;
-  const bool tree = overlays_.on(kShowTree) && e.tree_depth > 0;
-  const bool unverified = overlays_.on(kShowUnverified) && !e.verified;
-  if (!tree && !unverified) return;
+  const StepEvent* e = nullptr;
+  size_t step = 0;
+  if (c < l.cells.commit_step.size() && l.cells.commit_step[c] >= 0) {
+    step = static_cast<size_t>(l.cells.commit_step[c]);
+    if (step < l.frames.size()) e = &l.frames[step]->event;
+  }
+  const bool tree = e && overlays_.on(kShowTree) && e->tree_depth > 0;
+  const bool unverified = e && overlays_.on(kShowUnverified) && !e->verified;
+  const uint8_t gate = c * 4 < l.cells.tree_texels.size() ? l.cells.gate(static_cast<int32_t>(c)) : 0;
+  const bool gated = overlays_.on(kShowGate) && gate != 0;
+  if (!tree && !unverified && !gated) return;
   ImGui::BeginTooltip();
-  ImGui::Text("cell %lld,%lld committed at step %zu", static_cast<long long>(row), static_cast<long long>(col),
-              step + 1);  // 1-based, as in the titles
-  if (tree) ImGui::Text("draft tree: depth %d x width %d", e.tree_depth, e.tree_width);
+  if (e)
+    ImGui::Text("cell %lld,%lld committed at step %zu", static_cast<long long>(row), static_cast<long long>(col),
+                step + 1);  // 1-based, as in the titles
+  else
+    ImGui::Text("cell %lld,%lld", static_cast<long long>(row), static_cast<long long>(col));
+  if (tree) ImGui::Text("draft tree: depth %d x width %d", e->tree_depth, e->tree_width);
   if (unverified) ImGui::TextUnformatted("committed without a target forward verifying it");
+  if (gated)
+    ImGui::Text("weight of the horizontal head: %.2f (vertical %.2f)", (gate - 1) / 254.0, (255 - gate) / 254.0);
   ImGui::EndTooltip();
 }
 

@@ -3,7 +3,8 @@
 // The decoded image, nearest-upscaled, with per-token-cell overlays drawn at screen resolution so
 // outlines stay crisp at any zoom. Cell state (viewer/cell_overlay.h): r = flags, g = island id + 1
 // (0 = none), b = acceptance heat + 1 (0 = never verified), a = verified group id + 1 (0 = none);
-// tree cells: r = draft-tree depth of the step that committed the cell (0 = none), g = its width.
+// tree cells: r = draft-tree depth of the step that committed the cell (0 = none), g = its width,
+// b = 1 + 254 x the weight of FlashAR's horizontal head in its logits (0 = none).
 #include "canvas_push.glsl"
 
 layout(binding = 0) uniform sampler2D image;
@@ -17,7 +18,8 @@ layout(location = 0) out vec4 out_color;
 const uint kCellDecided = 1u, kCellAccepted = 2u, kCellRejected = 4u, kCellResampled = 8u, kCellDrafted = 16u,
            kCellUnverified = 32u;
 const uint kShowAccepted = 1u, kShowRejected = 2u, kShowResampled = 4u, kShowDrafted = 8u, kShowIslands = 16u,
-           kShowHeat = 32u, kShowDim = 64u, kShowGroups = 128u, kShowTree = 256u, kShowUnverified = 512u;
+           kShowHeat = 32u, kShowDim = 64u, kShowGroups = 128u, kShowTree = 256u, kShowUnverified = 512u,
+           kShowGate = 1024u;
 const vec3 kAccepted = vec3(0.16, 0.86, 0.31);
 const vec3 kRejected = vec3(0.94, 0.18, 0.16);
 const vec3 kResampled = vec3(1.00, 0.69, 0.00);
@@ -50,6 +52,13 @@ vec3 tree_colour(float t) {
   return t < 0.5 ? mix(a, b, t * 2.0) : mix(b, c, t * 2.0 - 1.0);
 }
 
+// FlashAR's head weight: vertical head (g = 0) blue, an even mix white, horizontal head (g = 1)
+// orange (same stops as the panel's legend).
+vec3 gate_colour(float g) {
+  const vec3 v = vec3(0.15, 0.45, 0.95), m = vec3(0.92, 0.92, 0.92), h = vec3(0.98, 0.55, 0.10);
+  return g < 0.5 ? mix(v, m, g * 2.0) : mix(m, h, g * 2.0 - 1.0);
+}
+
 void main() {
   ivec2 isz = textureSize(image, 0);
   vec3 col = texelFetch(image, clamp(ivec2(uv * vec2(isz)), ivec2(0), isz - 1), 0).rgb;
@@ -68,6 +77,10 @@ void main() {
     uint depth = texelFetch(tree_cells, cell, 0).r;
     float top = float(min(pc.tree_depth_max, 255u));
     if (depth != 0u) col = mix(col, tree_colour(min(float(depth) / top, 1.0)), pc.heat_alpha);
+  }
+  if ((pc.flags & kShowGate) != 0u) {
+    uint gate = texelFetch(tree_cells, cell, 0).b;
+    if (gate != 0u) col = mix(col, gate_colour(float(gate - 1u) / 254.0), pc.heat_alpha);
   }
 
   // The outline says what happened to the draft (accepted, rejected), the fill what was committed:

@@ -113,6 +113,26 @@ TEST(CellOverlay, KeepsTheTreeSizeOfTheCommittingStep) {
   EXPECT_TRUE(p.commit_step.empty());
 }
 
+// flashar's gates go to the second texture's b channel, 1 + 254 g, per accepted cell of every step.
+TEST(CellOverlay, KeepsTheHeadWeightOfEachCell) {
+  const int32_t U = kUndecided;
+  StepEvent e0 = event(0, {1, U, U, U});
+  e0.accepted = {0};
+  e0.gates = {0.5f};
+  StepEvent e1 = event(1, {1, 2, 3, U});
+  e1.accepted = {1, 2};
+  e1.gates = {1.0f, 0.0f};  // row 0: H alone; column 0: V alone
+  const CellOverlay o = build_cell_overlay({&e0, &e1}, 2);
+  EXPECT_EQ(o.gate(0), 128);  // 1 + round(127)
+  EXPECT_EQ(o.gate(1), 255);
+  EXPECT_EQ(o.gate(2), 1);
+  EXPECT_EQ(o.gate(3), 0);  // undecided
+  EXPECT_EQ(o.tree_depth(0), 0);
+  StepEvent bad = e1;
+  bad.gates = {1.0f};  // not one per accepted cell: ignored
+  EXPECT_EQ(build_cell_overlay({&e0, &bad}, 2).gate(1), 0);
+}
+
 // vvs's skipped rounds: their cells stay flagged unverified at every later step.
 TEST(CellOverlay, FlagsCellsCommittedWithoutVerification) {
   const int32_t U = kUndecided;
@@ -202,6 +222,8 @@ TEST(ViewerOptions, ParsesAndRejects) {
   EXPECT_EQ(o.frames, 200);
   EXPECT_EQ(o.overlays, kShowAccepted | kShowIslands);
   EXPECT_EQ(OverlaySettings::parse_list("tree,unverified"), kShowTree | kShowUnverified);
+  EXPECT_EQ(OverlaySettings::parse_list("gate"), kShowGate);
+  EXPECT_EQ(OverlaySettings().show & kShowGate, 0u);  // off until asked for, as heat and tree
   EXPECT_EQ(OverlaySettings::parse_list("all") & (kShowTree | kShowUnverified), kShowTree | kShowUnverified);
   EXPECT_THROW(parse_viewer_options({"--frames", "10"}), Error);  // needs --screenshot
   EXPECT_THROW(parse_viewer_options({"--overlays", "sparkles"}), Error);
