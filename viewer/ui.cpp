@@ -1,6 +1,7 @@
 #include "viewer/ui.h"
 
 #include <algorithm>
+#include <string>
 
 #include "viewer/method_info.h"
 #include "viewer/ui_widgets.h"
@@ -21,6 +22,19 @@ ImVec4 overlay_colour(ShowBits bit) {
     case kShowGate: return {0.98f, 0.55f, 0.10f, 1};  // its H end
     default: return {0.3f, 0.3f, 0.3f, 1};
   }
+}
+
+// A 60-pixel ramp through three colours between two labels, on the current line.
+void legend_ramp(const std::string& left, ImU32 a, ImU32 b, ImU32 c, const std::string& right) {
+  ImGui::TextUnformatted(left.c_str());
+  ImGui::SameLine();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilledMultiColor(p, ImVec2(p.x + 30, p.y + 12), a, b, b, a);
+  dl->AddRectFilledMultiColor(ImVec2(p.x + 30, p.y), ImVec2(p.x + 60, p.y + 12), b, c, c, b);
+  ImGui::Dummy(ImVec2(62, 12));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(right.c_str());
 }
 
 }  // namespace
@@ -169,46 +183,21 @@ void Ui::build_overlay_panel() {
   }
   ImGui::SliderFloat("Dim", &overlays_.dim, 0.0f, 1.0f, "%.2f");
   ImGui::SliderFloat("Tint", &overlays_.fill_alpha, 0.0f, 1.0f, "%.2f");
-  if (overlays_.on(kShowHeat)) {
-    ImGui::Text("acceptance: low");
-    ImGui::SameLine();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    dl->AddRectFilledMultiColor(p, ImVec2(p.x + 60, p.y + 12), IM_COL32(26, 8, 77, 255), IM_COL32(252, 232, 77, 255),
-                                IM_COL32(252, 232, 77, 255), IM_COL32(26, 8, 77, 255));
-    ImGui::Dummy(ImVec2(62, 12));
-    ImGui::SameLine();
-    ImGui::Text("high");
-  }
+  // Each tinting overlay's legend: its ramp's stops, as the canvas shader has them.
+  if (overlays_.on(kShowHeat))
+    legend_ramp("acceptance: low", IM_COL32(26, 8, 77, 255), IM_COL32(217, 64, 77, 255), IM_COL32(252, 232, 77, 255),
+                "high");
   if (overlays_.on(kShowTree)) {
     // The canvas scales each lane's ramp to the deepest tree of its run so far.
     int32_t deepest = 0;
     for (const LaneView& l : runs_.lanes()) deepest = std::max(deepest, l.cells.tree_depth_max);
-    if (deepest > 0) {
-      ImGui::Text("tree depth: 1");
-      ImGui::SameLine();
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      ImDrawList* dl = ImGui::GetWindowDrawList();
-      const ImU32 a = IM_COL32(31, 26, 115, 255), b = IM_COL32(33, 145, 140, 255), c = IM_COL32(252, 232, 36, 255);
-      dl->AddRectFilledMultiColor(p, ImVec2(p.x + 30, p.y + 12), a, b, b, a);
-      dl->AddRectFilledMultiColor(ImVec2(p.x + 30, p.y), ImVec2(p.x + 60, p.y + 12), b, c, c, b);
-      ImGui::Dummy(ImVec2(62, 12));
-      ImGui::SameLine();
-      ImGui::Text("%d (deepest)", deepest);
-    }
+    if (deepest > 0)
+      legend_ramp("tree depth: 1", IM_COL32(31, 26, 115, 255), IM_COL32(33, 145, 140, 255), IM_COL32(252, 232, 36, 255),
+                  std::to_string(deepest) + " (deepest)");
   }
-  if (overlays_.on(kShowGate)) {  // the shader's gate_colour stops
-    ImGui::Text("head: V");
-    ImGui::SameLine();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImU32 v = IM_COL32(38, 115, 242, 255), m = IM_COL32(235, 235, 235, 255), h = IM_COL32(250, 140, 26, 255);
-    dl->AddRectFilledMultiColor(p, ImVec2(p.x + 30, p.y + 12), v, m, m, v);
-    dl->AddRectFilledMultiColor(ImVec2(p.x + 30, p.y), ImVec2(p.x + 60, p.y + 12), m, h, h, m);
-    ImGui::Dummy(ImVec2(62, 12));
-    ImGui::SameLine();
-    ImGui::Text("H (flashar's gate)");
-  }
+  if (overlays_.on(kShowGate))
+    legend_ramp("head: V", IM_COL32(38, 115, 242, 255), IM_COL32(235, 235, 235, 255), IM_COL32(250, 140, 26, 255),
+                "H (flashar's gate)");
   ImGui::Separator();
   ImGui::TextWrapped("Keys: space play/pause, left/right step, Home/End, Esc quit.");
 }
