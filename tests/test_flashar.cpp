@@ -166,9 +166,13 @@ TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {
     for (size_t i = 0; i < want.size(); ++i) {
       const int32_t cell = want[i];
       const float g = gen.events[d].gates[i];
-      if (cell > 0 && cell < kGrid) EXPECT_EQ(g, 1.0f) << "cell " << cell;
-      if (cell > 0 && cell % kGrid == 0) EXPECT_EQ(g, 0.0f) << "cell " << cell;
-      if (cell == 0 || (cell >= kGrid && cell % kGrid != 0)) EXPECT_TRUE(g > 0.0f && g < 1.0f) << "cell " << cell;
+      if (cell > 0 && cell < kGrid) {
+        EXPECT_EQ(g, 1.0f) << "cell " << cell;
+      } else if (cell > 0 && cell % kGrid == 0) {
+        EXPECT_EQ(g, 0.0f) << "cell " << cell;
+      } else {
+        EXPECT_TRUE(g > 0.0f && g < 1.0f) << "cell " << cell;
+      }
     }
   }
 }
