@@ -9,7 +9,9 @@
 // that order (q non-increasing by rank, ties to the lower rank), so the order is a merge of the
 // rows: each step takes the best of the rows' heads. Then the kept nodes breadth first (depth,
 // parent's row, rank), and each row's slot, target query (token, rope position, slot, attention
-// row as AttentionMaskBuilder::pack writes it) and tree test rows. Loops stay short: llvmpipe
+// row as AttentionMaskBuilder::pack writes it) and tree test rows. Every row sees of the slots up
+// to the root's what the prefix row sees (the root's own query: a caption's padding hidden), or
+// all of them when there is none. Loops stay short: llvmpipe
 // ends an invocation's loops after 65535 iterations in all.
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer TT { uint cand_tokens[]; };
@@ -25,10 +27,13 @@ layout(binding = 9) writeonly buffer Bt { uint bits[]; };
 layout(binding = 10) writeonly buffer Pa { int parents[]; };
 layout(binding = 11) writeonly buffer Po { uint positions[]; };
 layout(binding = 12) writeonly buffer Tt { uint test_tokens[]; };
+layout(binding = 13) readonly buffer PR { uint prefix_ranges[]; };
+layout(binding = 14) readonly buffer PB { uint prefix_bits[]; };
 layout(push_constant) uniform P {
   uint k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
   uint range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
   uint seq_first, seq_table;  // seq_table > 0: 1D positions (ops::sequence_position), else the grid's
+  uint has_prefix, prefix_range_off, prefix_bits_off;
 } p;
 
 // kMaxNodes and kMaxRows set ops::kMaxCutRows (kMaxNodes + 1) and ops::kMaxCutLevels (1 + (levels
@@ -212,8 +217,14 @@ uint slot_of(uint i, uint n) {
   return p.scratch0 + i - 1u - canonical;
 }
 
+// The end of the prefix row's visible run from slot 0, at most the root's slot + 1.
+uint prefix_dense() {
+  return p.has_prefix != 0u ? min(prefix_ranges[p.prefix_range_off], p.root_slot + 1u) : p.root_slot + 1u;
+}
+
 uint dense_end(uint i) {
   uint d = p.root_slot + 1u;
+  if (prefix_dense() < d) return prefix_dense();  // a hidden slot below the root ends the run
   for (bool grew = true; grew;) {
     grew = false;
     for (uint a = i; a > 0u; a = uint(row_parent[a]))
@@ -264,8 +275,14 @@ void main() {
   // Bits of the slots in [dense_end, path_end): the path's (the prefix ends below dense_end).
   for (uint e = tid; e < (p.out_rows - 1u) * p.words; e += wg) {
     const uint i = 1u + e / p.words, w = e - (i - 1u) * p.words;
-    const uint d = dense_end(i);
+    const uint d = dense_end(i), pd = prefix_dense();
     uint word = 0u;
+    if (pd <= p.root_slot && w * 32u <= p.root_slot && w * 32u + 31u >= pd) {
+      // The prefix row's bits of slots [pd, root_slot] (pack sets none outside its run's end).
+      const uint lo = max(pd, w * 32u) - w * 32u, hi = min(p.root_slot + 1u, w * 32u + 32u) - w * 32u;
+      const uint keep = (hi == 32u ? 0xFFFFFFFFu : (1u << hi) - 1u) & ~((1u << lo) - 1u);
+      word = prefix_bits[p.prefix_bits_off + w] & keep;
+    }
     for (uint a = i; a > 0u; a = uint(row_parent[a])) {
       const uint slot = row_slot[a];
       if (slot >= d && slot / 32u == w) word |= 1u << (slot % 32u);

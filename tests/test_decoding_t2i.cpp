@@ -250,5 +250,33 @@ TEST_F(decoding_t2i, LosslessMethodsMatchArWithCaptions) {
   }
 }
 
+// Under greedy settings the target's distribution is a point mass, so a lossless method must
+// reproduce ar's tokens exactly. The draft trees' queries (EAGLE-2's cut on the device, a static
+// tree, hawk's) must hide a caption's padding as ar's do: a tree node that attended to the padded
+// positions would get other logits, and soon another token.
+TEST_F(decoding_t2i, TreeMethodsMatchGreedyArWithPaddedCaptions) {
+  SamplerSettings greedy = testing::tiny_settings();
+  greedy.top_k = 1;
+  greedy.top_p = 1.0f;
+  constexpr int kImages = 12;
+  const auto run_greedy = [&](const std::string& method, const MethodOptions& o) {
+    return testing::run_images(ctx(), testing::by_name(method, greedy), o, 300, kImages, false, &t2i_models(ctx()).set,
+                               caption);
+  };
+  const testing::Sample ar = run_greedy("ar", {});
+  const std::vector<std::pair<std::string, MethodOptions>> methods = {{"eagle", {{"nodes", "12"}}},
+                                                                      {"eagle", {{"nodes", "12"}, {"tree", "static"}}},
+                                                                      {"adaptive-tree", {{"nodes", "12"}}},
+                                                                      {"hawk", {}},
+                                                                      {"sjd-pac", {{"window", "16"}}}};
+  for (const auto& [method, options] : methods) {
+    const testing::Sample s = run_greedy(method, options);
+    for (int i = 0; i < kImages; ++i)
+      EXPECT_EQ(s.grids[static_cast<size_t>(i)], ar.grids[static_cast<size_t>(i)])
+          << method << (options.count("tree") ? " --tree " + options.at("tree") : "") << " image " << i
+          << (i % 2 ? " (padded caption)" : "");
+  }
+}
+
 }  // namespace
 }  // namespace vkspec

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/checks/op_check.h"
+#include "engine/ops/attention_mask.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/draft_tokens.h"
 #include "engine/ops/speculative.h"
@@ -200,15 +201,28 @@ CutTables cut_tables(std::mt19937& rng, const ref::TreeCutArgs& a, bool grown) {
   return t;
 }
 
+// The root's query row with slots [25, 37) hidden (a caption's padding, across a word) and the rest up to the
+// root's slot seen, as GptBatch packs it.
+void padded_prefix(ref::TreeCutArgs& a) {
+  ops::AttentionMaskBuilder mb(1, int64_t{a.words} * 32);
+  mb.see_prefix(0, a.root_slot + 1);
+  for (int64_t s = 25; s < 37; ++s) mb.hide(0, s);
+  const ops::PackedAttentionMask m = mb.pack();
+  a.prefix_ranges = m.ranges;
+  a.prefix_bits = m.bits;
+}
+
 // seq_table > 0: 1D positions (Janus-Pro's) after 7 condition positions, else a 16 x 16 grid's.
+// padded: every row sees the root's prefix with a caption's padding hidden (padded_prefix).
 CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t kc, uint32_t out_rows, bool grown,
-                           uint32_t seq_table = 0) {
+                           uint32_t seq_table = 0, bool padded = false) {
   std::mt19937 rng(levels * 977 + k * 31 + out_rows);
   const uint32_t R = 1 + (levels - 1) * k, width = 2 + levels, n = out_rows - 1;
   ref::TreeCutArgs a{k, kc, levels, width, out_rows, 0, 40, 60, 16, 44, 600};
   a.words = (a.scratch0 + n + 31) / 32;
   a.seq_first = seq_table > 0 ? 7 : 0;
   a.seq_table = seq_table;
+  if (padded) padded_prefix(a);
   const CutTables t = cut_tables(rng, a, grown);
   const std::vector<uint32_t>&tokens = t.tokens, &state = t.state, &choice = t.choice;
   const std::vector<float>& values = t.values;
@@ -231,6 +245,12 @@ CheckResult check_tree_cut(Context& ctx, uint32_t levels, uint32_t k, uint32_t k
   d.test_tokens = test_toks.view();
   d.c = a.c, d.root_slot = a.root_slot, d.grid = a.grid, d.image_tokens = a.image_tokens, d.scratch0 = a.scratch0;
   d.seq_first = a.seq_first, d.seq_table = a.seq_table;
+  Tensor prefix_ranges, prefix_bits;
+  if (padded) {
+    prefix_ranges = upload_tokens(ctx, a.prefix_ranges, "prefix ranges");
+    prefix_bits = upload_tokens(ctx, a.prefix_bits, "prefix bits");
+    d.prefix = {prefix_ranges.view().reshape({1, 2}), prefix_bits.view().reshape({1, a.words})};
+  }
   CommandStream s(ctx);
   ops::draft_tree_cut(s, d);
   s.submit_and_wait();
@@ -274,6 +294,8 @@ VKSPEC_OP_CHECK("draft_tree_cut", "3 levels k=4 rows 60 (padded)",
                 [](Context& c) { return check_tree_cut(c, 3, 4, 4, 60, true); });
 VKSPEC_OP_CHECK("draft_tree_cut", "3 levels k=4 rows 60 (1D positions)",
                 [](Context& c) { return check_tree_cut(c, 3, 4, 4, 60, true, 263); });
+VKSPEC_OP_CHECK("draft_tree_cut", "3 levels k=4 rows 60 (caption padding hidden)",
+                [](Context& c) { return check_tree_cut(c, 3, 4, 4, 60, true, 0, true); });
 VKSPEC_OP_CHECK("draft_tree_cut", "1 level k=10 rows 11",
                 [](Context& c) { return check_tree_cut(c, 1, 10, 10, 11, true); });
 VKSPEC_OP_CHECK("draft_tree_cut", "8 levels k=64 rows 257",

@@ -151,6 +151,10 @@ void validate_tree_cut(const DraftTreeCut& a) {
               a.mask.bits.shape[0] == n,
           op, "mask must have ranges [n, 2] and bits [n, words]");
   require(a.grid >= 1 && int64_t{a.scratch0} + n <= a.mask.bits.shape[1] * 32, op, "the scratch slots exceed the mask");
+  if (!a.prefix.ranges.buffer) return;
+  require(a.prefix.ranges.dtype == DType::U32 && a.prefix.ranges.numel() == 2 && a.prefix.bits.buffer &&
+              a.prefix.bits.dtype == DType::U32 && a.prefix.bits.numel() == a.mask.bits.shape[1],
+          op, "prefix must have ranges [1, 2] and bits [1, words] of the mask's words");
 }
 
 }  // namespace
@@ -168,10 +172,15 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
   const Window ws = window(ctx, a.slots, 0, n), wr = window(ctx, a.mask.ranges, 0, 2 * n);
   const Window wb = window(ctx, a.mask.bits, 0, n * words), wp = window(ctx, a.parents, 0, n);
   const Window wpos = window(ctx, a.positions, 0, 2 * n), wtt = window(ctx, a.test_tokens, 0, n);
+  // Without a prefix row the shader reads none: its bindings take the mask's own.
+  const bool has_prefix = a.prefix.ranges.buffer != VK_NULL_HANDLE;
+  const Window wpr = has_prefix ? window(ctx, a.prefix.ranges, 0, 2) : wr;
+  const Window wpb = has_prefix ? window(ctx, a.prefix.bits, 0, words) : wb;
   struct {
     uint32_t k, kc, levels, state_width, out_rows, cand_off, val_off, choice_off, tree_off, tok_off, rope_off, slot_off;
     uint32_t range_off, bits_off, words, par_off, pos_off, test_tok_off, c, root_slot, grid, image_tokens, scratch0;
     uint32_t seq_first, seq_table;
+    uint32_t has_prefix, prefix_range_off, prefix_bits_off;
   } push{a.k,
          static_cast<uint32_t>(kc),
          a.levels,
@@ -196,10 +205,13 @@ void draft_tree_cut(CommandStream& s, const DraftTreeCut& a) {
          a.image_tokens,
          a.scratch0,
          a.seq_first,
-         a.seq_table};
+         a.seq_table,
+         has_prefix ? 1u : 0u,
+         wpr.offset,
+         wpb.offset};
   s.dispatch(pipe,
              {wt.view, wv.view, wc.view, a.state, wtr.view, wk.view, wrp.view, ws.view, wr.view, wb.view, wp.view,
-              wpos.view, wtt.view},
+              wpos.view, wtt.view, wpr.view, wpb.view},
              push, 1, 1);
 }
 

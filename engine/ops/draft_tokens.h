@@ -74,7 +74,9 @@ void draft_tree_level(CommandStream& s, const DraftTreeLevel& a);
 // table's rows); its slot; its attention row as
 // AttentionMaskBuilder::pack writes it (the slots up to root_slot, its ancestors' and its own);
 // ops::tree_tests' parent row and (accept, final) positions (position and position + 1, at most
-// image_tokens). Bit-equal with ref::draft_tree_cut.
+// image_tokens). Of the slots up to root_slot a row sees those the prefix row sees (the root's own
+// query, whose mask hides a caption's padding), or all when there is no prefix row. Bit-equal
+// with ref::draft_tree_cut.
 struct DraftTreeCut {
   TensorView cand_tokens, cand_values;  // u32 / f32 [1 + (levels - 1) * k, kc]
   TensorView choice;                    // u32 [(levels - 1) * k] (any u32 view at levels == 1)
@@ -84,6 +86,7 @@ struct DraftTreeCut {
   TensorView tokens, rope, slots, parents, positions;  // u32 [n], i32 [n, 3], u32 [n], i32 [n], u32 [n, 2]
   TensorView test_tokens;                              // u32 [n]
   AttentionMask mask;                                  // ranges u32 [n, 2], bits u32 [n, words]; n = out_rows - 1
+  AttentionMask prefix;                                // ranges u32 [1, 2], bits u32 [1, words]; or unset
   uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
   uint32_t seq_first = 0, seq_table = 0;
 };

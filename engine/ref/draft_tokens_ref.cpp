@@ -128,6 +128,13 @@ CutRows cut_rows(const std::vector<uint32_t>& cand_tokens, const std::vector<flo
   return r;
 }
 
+// Whether the prefix row sees slot s (every slot without one), as pack() wrote its row.
+bool prefix_sees(const TreeCutArgs& a, uint32_t s) {
+  if (a.prefix_ranges.empty()) return true;
+  if (s < a.prefix_ranges[0]) return true;
+  return s < a.prefix_ranges[1] && (a.prefix_bits[s / 32] >> (s % 32) & 1u);
+}
+
 }  // namespace
 
 TreeCutResult draft_tree_cut(const std::vector<uint32_t>& cand_tokens, const std::vector<float>& cand_values,
@@ -156,7 +163,8 @@ TreeCutResult draft_tree_cut(const std::vector<uint32_t>& cand_tokens, const std
     r.slots.push_back(slot[i]);
     r.parents.push_back(rows.parent[i]);
     r.positions.insert(r.positions.end(), {std::min(pos, a.image_tokens), std::min(pos + 1, a.image_tokens)});
-    mb.see_prefix(i - 1, a.root_slot + 1);
+    for (uint32_t s = 0; s <= a.root_slot; ++s)
+      if (prefix_sees(a, s)) mb.see(i - 1, s);
     for (uint32_t x = i; x > 0; x = static_cast<uint32_t>(rows.parent[x])) mb.see(i - 1, slot[x]);
   }
   for (uint32_t i = 0; i < a.out_rows; ++i) {

@@ -32,6 +32,8 @@ struct TreeCutArgs {
   uint32_t k = 1, kc = 1, levels = 1, state_width = 2, out_rows = 2, words = 1;
   uint32_t c = 0, root_slot = 0, grid = 1, image_tokens = 0, scratch0 = 0;
   uint32_t seq_first = 0, seq_table = 0;
+  // The prefix row (ops::DraftTreeCut::prefix): ranges (2) and bits (words); empty: none.
+  std::vector<uint32_t> prefix_ranges, prefix_bits;
 };
 struct TreeCutResult {
   std::vector<uint32_t> tree, tokens, slots, positions, ranges, bits;
