@@ -93,13 +93,7 @@ EagleDrafter::EagleDrafter(Context& ctx, const std::string& path, const Gpt& bas
   act_ = make_block_activations(ctx, R, cfg_, "eagle");
   out_ = ctx.tensor(DType::F32, {R, D}, "eagle predicted features");
   logits_ = ctx.tensor(DType::F32, {R, cfg_.vocab_size}, "eagle draft logits");
-  ops::AttentionShape shape;
-  shape.batch = batch_rows_;
-  shape.tokens = max_queries_;
-  shape.heads = cfg_.n_head;
-  shape.head_dim = cfg_.head_dim;
-  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape);
-  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "eagle attention workspace");
+  attn_ws_ = make_attention_workspace(ctx, cfg_, batch_rows_, max_queries_, "eagle");
 }
 
 KvCache EagleDrafter::make_cache(int64_t batch_rows, int64_t scratch) const {

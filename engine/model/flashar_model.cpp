@@ -74,15 +74,7 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   rope_table_ = make_rope_table(ctx, branch_cfg_);
   act_ = make_block_activations(ctx, R, branch_cfg_, "flashar branch");
   logits_ = ctx.tensor(DType::F32, {R, V}, "flashar vertical logits");
-  ops::AttentionShape shape;
-  shape.batch = o.batch_rows;
-  shape.tokens = o.max_queries;
-  shape.heads = cfg.n_head;
-  shape.head_dim = cfg.head_dim;
-  ops::AttentionOptions most_splits;  // as Gpt sizes its own (gpt.cpp)
-  most_splits.split_rows = 1;
-  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape, most_splits);
-  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "flashar attention workspace");
+  attn_ws_ = make_attention_workspace(ctx, cfg, o.batch_rows, o.max_queries, "flashar");
 }
 
 KvCache FlashArModel::make_branch_cache(const KvCache& backbone_cache) const {

@@ -51,16 +51,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
   act_ = make_block_activations(ctx, opt_.batch_rows * placed_queries(), cfg_, "gpt");
   logits_ = ctx.tensor(DType::F32, {R, V}, "gpt logits");
   if (cfg_.line_breaks) hidden_ = ctx.tensor(DType::F32, {R, D}, "gpt hidden (the method's rows)");
-  ops::AttentionShape shape;
-  shape.batch = opt_.batch_rows;  // workspace grows with the batch: size for the largest
-  shape.tokens = placed_queries();
-  shape.heads = cfg_.n_head;
-  shape.head_dim = cfg_.head_dim;
-  // Room for the most splits any forward plans: one batch row per image (gpt_block.cpp).
-  ops::AttentionOptions most_splits;
-  most_splits.split_rows = 1;
-  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape, most_splits);
-  attn_ws_ = ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), "attention workspace");
+  attn_ws_ = make_attention_workspace(ctx, cfg_, opt_.batch_rows, placed_queries(), "gpt");
 }
 
 KvCache Gpt::make_cache(int64_t scratch, int64_t batch_rows) const {

@@ -51,6 +51,19 @@ Tensor make_rope_table(Context& ctx, const GptConfig& cfg) {
              : ops::rope_1d_table(ctx, cfg.head_dim, cfg.rope_table_rows(), cfg.rope_base);
 }
 
+Tensor make_attention_workspace(Context& ctx, const GptConfig& cfg, int64_t batch_rows, int64_t queries,
+                                const std::string& owner) {
+  ops::AttentionShape shape;
+  shape.batch = batch_rows;  // the workspace grows with the batch: sized for the largest
+  shape.tokens = queries;
+  shape.heads = cfg.n_head;
+  shape.head_dim = cfg.head_dim;
+  ops::AttentionOptions most_splits;
+  most_splits.split_rows = 1;
+  const uint64_t bytes = ops::attention_workspace_bytes_any_cache(ctx, shape, most_splits);
+  return ops::attention_workspace(ctx, std::max<uint64_t>(bytes, 4), owner + " attention workspace");
+}
+
 GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const GptConfig& cfg, const std::string& owner) {
   const int64_t D = cfg.dim, H = cfg.ffn_hidden;
   GptBlockActivations a;

@@ -37,6 +37,10 @@ GptBlockActivations make_block_activations(Context& ctx, int64_t rows, const Gpt
 // The RoPE table of cfg's layout (ops::rope_2d_table or ops::rope_1d_table): a model's, and a
 // drafter's that runs at its base's positions.
 Tensor make_rope_table(Context& ctx, const GptConfig& cfg);
+// The attention workspace of a model's forwards of up to batch_rows x queries rows, sized for the
+// most splits any of them plans (one batch row per image: record_gpt_block's batch-invariant split).
+Tensor make_attention_workspace(Context& ctx, const GptConfig& cfg, int64_t batch_rows, int64_t queries,
+                                const std::string& owner);
 
 // What every block of one forward runs on: the model's config, activations, RoPE table
 // (make_rope_table) and attention workspace, and the forward's batch, its rows x queries rows
