@@ -174,11 +174,14 @@ TEST_F(decoding_mulo_paper, ZipArWavesFollowTheWindow) {
       for (int32_t n : ev[i].resampled) {
         EXPECT_TRUE(rows.insert(n / kGrid).second) << "two positions of one row in a wave";
         const int64_t c = n % kGrid;
-        if (c > 0) EXPECT_NE(ev[i - 1].grid[static_cast<size_t>(n - 1)], kUndecided);
+        if (c > 0) {
+          EXPECT_NE(ev[i - 1].grid[static_cast<size_t>(n - 1)], kUndecided);
+        }
         const int64_t above = n - kGrid, band_first = (n / kGrid) / r * r * kGrid;
-        if (above >= band_first)
+        if (above >= band_first) {
           EXPECT_NE(ev[i - 1].grid[static_cast<size_t>(above - c + std::min<int64_t>(c + 1, kGrid - 1))], kUndecided)
               << "position " << n << " started before the row above was 2 ahead";
+        }
       }
     }
     EXPECT_EQ(widest, static_cast<size_t>(r));  // every row of the band active at once
@@ -217,7 +220,9 @@ TEST_F(decoding_mulo_paper, RasterBacktrackingIsStandardSd) {
       std::vector<int32_t> run_ = e.accepted;
       run_.insert(run_.end(), e.resampled.begin(), e.resampled.end());
       for (size_t i = 1; i < run_.size(); ++i) EXPECT_EQ(run_[i], run_[i - 1] + 1);
-      if (!run_.empty()) EXPECT_EQ(run_.front(), e.proposed.front());
+      if (!run_.empty()) {
+        EXPECT_EQ(run_.front(), e.proposed.front());
+      }
       accepted += static_cast<int64_t>(e.accepted.size());
       rejected += static_cast<int64_t>(e.rejected.size());
     }

@@ -499,14 +499,18 @@ TEST(CoopmatKhrTest, TheMatmulKernelGetsItsMatrixUsesAndLayouts) {
     if (o.op == 61 || o.op == 4457 || o.op == 4459) type_of[o.operands[1]] = o.operands[0];
     if (o.op == 4456) use_of[o.operands[0]] = u32_value.at(o.operands[5]);
     if (o.op == 4457) khr_load_layout.push_back(u32_value.at(o.operands[3]));
-    if (o.op == 4458) EXPECT_EQ(u32_value.at(o.operands[2]), 0u);  // the accumulator, row major
+    if (o.op == 4458) {
+      EXPECT_EQ(u32_value.at(o.operands[2]), 0u);  // the accumulator, row major
+    }
     if (o.op == 4459) {
       EXPECT_EQ(use_of.at(type_of.at(o.operands[2])), 0u);  // A
       EXPECT_EQ(use_of.at(type_of.at(o.operands[3])), 1u);  // B
       EXPECT_EQ(use_of.at(type_of.at(o.operands[4])), 2u);  // C
       EXPECT_EQ(use_of.at(o.operands[0]), 2u);
     }
-    if (o.op == 17) EXPECT_NE(o.operands[0], 5357u);
+    if (o.op == 17) {
+      EXPECT_NE(o.operands[0], 5357u);
+    }
   }
   for (uint32_t op : {5358u, 5359u, 5360u, 5361u, 5362u}) EXPECT_EQ(ops_seen.count(op), 0u) << "NV opcode " << op;
   for (uint32_t op : {4456u, 4457u, 4458u, 4459u}) EXPECT_EQ(ops_seen.count(op), 1u) << "KHR opcode " << op;
