@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "decoding/adaptive_tree.h"
+#include "decoding/eagle_batch_strategy.h"
 #include "decoding/eagle_strategy.h"
 
 namespace vkspec {
@@ -31,13 +32,13 @@ StrategyDescriptor adaptive_tree() {
   d.max_queries = [](const OptionValues& o, const GptConfig&) {
     return eagle_max_queries(adaptive_largest_tree(parse_adaptive_tree_options(o)));
   };
-  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+  set_eagle_factories(d, [](const OptionValues& o) {
     EagleOptions e;
     e.adaptive = parse_adaptive_tree_options(o);
     e.tree = adaptive_largest_tree(*e.adaptive);
     e.rule = parse_accept_choice(o);
-    return std::make_unique<EagleStrategy>("adaptive-tree", m, in, e);
-  };
+    return e;
+  });
   return d;
 }
 

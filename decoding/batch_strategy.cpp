@@ -72,6 +72,7 @@ std::vector<BatchEvent> BatchStrategy::step() {
     e.committed = images_[i].committed;
     e.nfe = images_[i].nfe;
     e.head_forwards = images_[i].head_forwards;
+    e.draft_forwards = images_[i].draft_forwards;
     e.done = done(i);
     out.push_back({i, std::move(e)});
   }

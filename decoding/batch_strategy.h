@@ -51,8 +51,9 @@ class BatchStrategy {
     StrategyInputs in;
     std::vector<int32_t> grid;
     int64_t committed = 0, nfe = 0;
-    int64_t steps = 0;          // steps that advanced it: its events' step numbers, as when decoded alone
-    int64_t head_forwards = 0;  // steps whose draft heads ran for it (StepEvent::head_forwards)
+    int64_t steps = 0;           // steps that advanced it: its events' step numbers, as when decoded alone
+    int64_t head_forwards = 0;   // steps whose draft heads ran for it (StepEvent::head_forwards)
+    int64_t draft_forwards = 0;  // drafter forwards run for it (StepEvent::draft_forwards)
   };
   int64_t image_tokens() const { return models_.target->config().image_tokens(); }
   int64_t vocab() const { return models_.target->config().vocab_size; }

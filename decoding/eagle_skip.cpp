@@ -7,19 +7,19 @@
 #include <set>
 
 #include "common/error.h"
-#include "decoding/eagle_strategy.h"
+#include "decoding/eagle_lane.h"
 #include "engine/model/tokenizer.h"
 #include "engine/ops/philox.h"
 
 namespace vkspec {
 
-void EagleStrategy::allocate_skipping(Context& ctx, const ModelSet& models) {
+void EagleLane::allocate_skipping(Context& ctx, const ModelSet& models) {
   if (opt_.tree.kind != EagleTreeKind::Dynamic || opt_.sampled)
     throw Error(name() + ": skipped rounds commit a path of EAGLE-2's dynamic tree of top tokens");
   // A skipped round reuses up to depth features back from its first element.
   ring_rows_ = opt_.tree.depth + 1;
-  const int64_t D = target().config().dim;
-  feature_ring_ = ctx.tensor(DType::F32, {target().rows() * ring_rows_, D}, name() + " recent target features");
+  const int64_t D = t_.config().dim;
+  feature_ring_ = ctx.tensor(DType::F32, {rows_ * ring_rows_, D}, name() + " recent target features");
   if (opt_.skip->schedule != VvsOptions::Schedule::Dynamic) return;
   if (!models.tokenizer)
     throw Error(name() + ": the dynamic schedule compares draft paths in the tokenizer's codebook (--vq FILE)");
@@ -32,7 +32,7 @@ void EagleStrategy::allocate_skipping(Context& ctx, const ModelSet& models) {
   ctx.download(cb, codebook_.data(), codebook_.size() * 4);
 }
 
-std::vector<std::vector<int32_t>> EagleStrategy::leaf_paths(const std::vector<Node>& tree) const {
+std::vector<std::vector<int32_t>> EagleLane::leaf_paths(const std::vector<Node>& tree) const {
   std::vector<bool> parent(tree.size(), false);
   for (size_t i = 1; i < tree.size(); ++i) parent[static_cast<size_t>(tree[i].parent)] = true;
   std::vector<std::vector<int32_t>> paths;
@@ -47,33 +47,36 @@ std::vector<std::vector<int32_t>> EagleStrategy::leaf_paths(const std::vector<No
   return paths;
 }
 
-EagleStrategy::SkipRound EagleStrategy::skip_round(int64_t c, StepEvent& e, std::vector<Node>& tree) {
+bool EagleLane::may_skip(int64_t c) const {
   const VvsOptions& o = *opt_.skip;
-  const int64_t round = step_ - 1;  // the code's idx: 0 is the tree drafted after the first token
-  if (o.schedule == VvsOptions::Schedule::Uniform && !vvs_uniform_skips(o, round, c)) return SkipRound::Verify;
-  if (o.schedule == VvsOptions::Schedule::Dynamic && (last_skipped_ || c < kVvsFirstSkip)) return SkipRound::Verify;
-  tree = cut_before_forward(c, grow_dynamic_tree(c));
-  const std::vector<std::vector<int32_t>> paths = leaf_paths(tree);
-  if (paths.empty()) return SkipRound::VerifyGrownTree;  // nothing drafted: the root alone
+  const int64_t round = steps_ - 1;  // the code's idx: 0 is the tree drafted after the first token
+  if (o.schedule == VvsOptions::Schedule::Uniform) return vvs_uniform_skips(o, round, c);
+  return !last_skipped_ && c >= kVvsFirstSkip;
+}
+
+bool EagleLane::skip_grown_tree(int64_t c, StepEvent& e) {
+  const VvsOptions& o = *opt_.skip;
+  const std::vector<std::vector<int32_t>> paths = leaf_paths(tree_);
+  if (paths.empty()) return false;  // nothing drafted: the root alone is verified
   if (o.schedule == VvsOptions::Schedule::Dynamic) {
     std::vector<std::vector<int32_t>> tokens;
     for (const auto& p : paths) {
       tokens.emplace_back();
-      for (int32_t n : p) tokens.back().push_back(tree[static_cast<size_t>(n)].token);
+      for (int32_t n : p) tokens.back().push_back(tree_[static_cast<size_t>(n)].token);
     }
-    if (vvs_path_similarity(tokens, codebook_, codebook_dim_, o.decay) < o.threshold) return SkipRound::VerifyGrownTree;
+    if (vvs_path_similarity(tokens, codebook_, codebook_dim_, o.decay) < o.threshold) return false;
   }
   const float u =
-      philox::uniform(in_.seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(step_)), 0);
+      philox::uniform(in().seed, 0, philox::purpose_word(philox::Purpose::SkipPath, static_cast<uint32_t>(steps_)), 0);
   const VvsSkip chosen = vvs_choose_skip(paths, u);
-  commit_unverified(tree, paths[chosen.path], chosen.drafts, e);
+  commit_unverified(tree_, paths[chosen.path], chosen.drafts, e);
   record_step_size(c, 0, 0, e);  // nothing was tested: the size carries over to what it committed
-  return SkipRound::Skipped;
+  return true;
 }
 
-void EagleStrategy::commit_unverified(const std::vector<Node>& tree, const std::vector<int32_t>& path, int64_t drafts,
-                                      StepEvent& e) {
-  const int64_t c = committed_;
+void EagleLane::commit_unverified(const std::vector<Node>& tree, const std::vector<int32_t>& path, int64_t drafts,
+                                  StepEvent& e) {
+  const int64_t c = committed();
   std::set<std::pair<int64_t, int32_t>> listed;
   for (size_t i = 1; i < tree.size(); ++i)
     if (listed.insert({tree[i].position, tree[i].token}).second) {
@@ -85,16 +88,16 @@ void EagleStrategy::commit_unverified(const std::vector<Node>& tree, const std::
   repairs_.push_back(c - 1);
   for (int64_t d = 0; d < drafts; ++d) {
     const Node& n = tree[static_cast<size_t>(path[static_cast<size_t>(d)])];
-    grid_[static_cast<size_t>(n.position)] = n.token;
+    grid()[static_cast<size_t>(n.position)] = n.token;
     e.accepted.push_back(static_cast<int32_t>(n.position));
     if (d + 1 < drafts) repairs_.push_back(n.position);
   }
   std::sort(repairs_.begin(), repairs_.end());
-  committed_ = c + drafts;
+  committed() = c + drafts;
   // reuse_prev: element m takes the true feature of element m - drafts (with fewer than `drafts`
   // elements known, the known ones and then the last again).
   feature_rows_.clear();
-  for (int64_t m = c; m < committed_; ++m) {
+  for (int64_t m = c; m < committed(); ++m) {
     const int64_t source = drafts <= c ? m - drafts : std::min(m - c, c - 1);
     feature_rows_.push_back(static_cast<int32_t>(source % ring_rows_));
   }
@@ -102,21 +105,18 @@ void EagleStrategy::commit_unverified(const std::vector<Node>& tree, const std::
   e.verified = false;
 }
 
-void EagleStrategy::record_ring(const std::vector<Node>& tree, const std::vector<int32_t>& path,
-                                const std::vector<int32_t>& kept, const std::vector<int64_t>& repairs,
-                                int64_t tree_rows) {
-  const int64_t rows = target().rows();
+void EagleLane::record_ring(const std::vector<int32_t>& path, const std::vector<int32_t>& kept) {
   std::vector<CopyRegion> copies;
   auto keep = [&](int64_t element, int64_t row) {
     if (element < 0 || element >= image_tokens()) return;
-    for (int64_t b = 0; b < rows; ++b)
+    for (int64_t b = 0; b < rows_; ++b)
       copies.push_back({hidden_.view().rows(b * hidden_queries_ + row, 1),
                         feature_ring_.view().rows(b * ring_rows_ + element % ring_rows_, 1)});
   };
   // A repair re-fed at position p computed f(p + 1); the path's node at p too.
-  for (size_t r = 0; r < repairs.size(); ++r) keep(repairs[r] + 1, tree_rows + static_cast<int64_t>(r));
-  for (int32_t i : path) keep(tree[static_cast<size_t>(i)].position + 1, kept[static_cast<size_t>(i)]);
-  if (!copies.empty()) target().stream().copy(copies);
+  for (size_t r = 0; r < fed_repairs_.size(); ++r) keep(fed_repairs_[r] + 1, forward_nodes_ + static_cast<int64_t>(r));
+  for (int32_t i : path) keep(tree_[static_cast<size_t>(i)].position + 1, kept[static_cast<size_t>(i)]);
+  if (!copies.empty()) t_.stream().copy(copies);
 }
 
 }  // namespace vkspec

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
-#include "decoding/eagle_strategy.h"
+#include "decoding/eagle_lane.h"
 #include "engine/model/eagle_drafter.h"
 #include "engine/ops/det_math.h"
 #include "engine/ops/draft_tokens.h"
@@ -16,31 +16,31 @@
 
 namespace vkspec {
 
-void EagleStrategy::allocate_dynamic_tree(Context& ctx) {
+void EagleLane::allocate_dynamic_tree(Context& ctx) {
   const int64_t k = opt_.tree.topk, d = opt_.tree.depth, width = 2 + d;
   tree_state_ = ctx.tensor(DType::U32, {d + 1, k, width}, name() + " draft tree frontiers");
   choices_ = ctx.tensor(DType::U32, {std::max<int64_t>(d - 1, 1), k}, name() + " frontier picks");
   const int64_t nodes = opt_.tree.nodes;
   cut_tree_ = ctx.tensor(DType::U32, {1 + nodes, 4}, name() + " cut tree", MemoryUsage::Readback);
   if (cut_on_host() || opt_.skip) {
-    const int64_t words = (target().config().seq_len() + nodes + 31) / 32;  // draft_tree_cut's scratch slots
+    const int64_t words = (t_.config().seq_len() + nodes + 31) / 32;  // draft_tree_cut's scratch slots
     cut_sink_.tokens = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' tokens (unread)");
     cut_sink_.rope = ctx.tensor(DType::I32, {nodes, 3}, name() + " cut queries' rope positions (unread)");
     cut_sink_.slots = ctx.tensor(DType::U32, {nodes}, name() + " cut queries' slots (unread)");
     cut_sink_.ranges = ctx.tensor(DType::U32, {nodes, 2}, name() + " cut queries' mask ranges (unread)");
     cut_sink_.bits = ctx.tensor(DType::U32, {nodes, words}, name() + " cut queries' mask bits (unread)");
   }
-  gather_ids_ = ctx.tensor(DType::U32, {target().rows() * k}, name() + " frontier feature rows");
+  gather_ids_ = ctx.tensor(DType::U32, {rows_ * k}, name() + " frontier feature rows");
   std::vector<uint32_t> root(static_cast<size_t>(width), 0);
   root[0] = det::float_bits(1.0f);  // value 1, valid
   root[1] = 1;
   ctx.upload(tree_state_, 0, root.data(), root.size() * 4);
 }
 
-void EagleStrategy::record_catch_up(int64_t c) {
-  TargetSession& t = target();
+void EagleLane::record_catch_up(int64_t c) {
+  TargetSession& t = t_;
   CommandStream& s = t.stream();
-  const int64_t v = drafter_valid_, n = c - v, rows = t.rows(), E = eagle_max_expanded(opt_.tree);
+  const int64_t v = drafter_valid_, n = c - v, rows = rows_, E = eagle_max_expanded(opt_.tree);
   if (n < 1 || static_cast<int64_t>(feature_rows_.size()) != n)
     throw Error(name() + ": drafter catch-up of " + std::to_string(n) + " elements with " +
                 std::to_string(feature_rows_.size()) + " features");
@@ -48,20 +48,20 @@ void EagleStrategy::record_catch_up(int64_t c) {
   std::vector<uint32_t> tokens;
   for (int64_t m = v; m < c; ++m) {
     positions.push_back(eagle_.element_position(m));
-    tokens.push_back(static_cast<uint32_t>(grid_[static_cast<size_t>(m)]));
+    tokens.push_back(static_cast<uint32_t>(grid()[static_cast<size_t>(m)]));
   }
   // Elements see the drafter's own earlier elements, never the condition slots it does not write.
-  drafter_batch_->assign(GptQueries::at_positions(eagle_.config(), positions, tokens, t.conditions(),
+  drafter_batch_->assign(GptQueries::at_positions(eagle_.config(), positions, tokens, conditions_,
                                                   drafter_cache_.slots(),
                                                   [&](int64_t, int64_t slot) { return slot >= cls_; }));
-  std::vector<CopyRegion> in;
+  std::vector<CopyRegion> inputs;
   for (int64_t b = 0; b < rows; ++b)
     for (int64_t i = 0; i < n; ++i)
-      in.push_back({features_from_ring_
-                        ? feature_ring_.view().rows(b * ring_rows_ + feature_rows_[static_cast<size_t>(i)], 1)
-                        : hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
-                    features_.view().rows(b * n + i, 1)});
-  s.copy(in);
+      inputs.push_back({features_from_ring_
+                            ? feature_ring_.view().rows(b * ring_rows_ + feature_rows_[static_cast<size_t>(i)], 1)
+                            : hidden_.view().rows(b * hidden_queries_ + feature_rows_[static_cast<size_t>(i)], 1),
+                        features_.view().rows(b * n + i, 1)});
+  s.copy(inputs);
   t.set_stage(stage::kDrafter);
   const GptOutputs out = eagle_.forward(s, *drafter_batch_, features_.view().rows(0, rows * n), drafter_cache_);
   t.set_stage(stage::kSampling);
@@ -72,25 +72,25 @@ void EagleStrategy::record_catch_up(int64_t c) {
   }
   s.copy(g);
   s.copy(logits);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  const ops::SamplerParams none = in().sampler.op_params(vocab(), in().seed, ops::SampleMode::None, 0);
   ops::sampler(s, last_logits_.view(), {}, none, q_.view().rows(0, 1), {});
   record_candidate_sources(1, 0);
   drafter_valid_ = c;
-  ++draft_forwards_;
+  ++*image_.draft_forwards;
 }
 
-void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c,
-                                 GptBatch& batch) {
-  TargetSession& t = target();
+void EagleLane::record_level(const DraftTreeBuilder& b, const std::vector<int32_t>& frontier, int64_t c,
+                             GptBatch& batch) {
+  TargetSession& t = t_;
   CommandStream& s = t.stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
-  const int64_t m = static_cast<int64_t>(frontier.size()), rows = t.rows(), E = eagle_max_expanded(opt_.tree);
+  const int64_t m = static_cast<int64_t>(frontier.size()), rows = rows_, E = eagle_max_expanded(opt_.tree);
   const int64_t scratch0 = eagle_.config().seq_len();
   if (drafter_slot_.size() < nodes.size()) drafter_slot_.resize(nodes.size(), -1);
   if (g_row_.size() < nodes.size()) g_row_.resize(nodes.size(), -1);
   GptQueries q;
   ops::AttentionMaskBuilder mb(m, drafter_cache_.slots());
-  std::vector<CopyRegion> in;
+  std::vector<CopyRegion> inputs;
   for (int64_t i = 0; i < m; ++i) {
     const int32_t id = frontier[static_cast<size_t>(i)];
     const DraftTreeNode& nd = nodes[static_cast<size_t>(id)];
@@ -105,10 +105,10 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
     mb.see(i, slot);
     const int32_t parent_row = g_row_[static_cast<size_t>(nd.parent)];
     for (int64_t bb = 0; bb < rows; ++bb)
-      in.push_back({g_.view().rows(bb * E + parent_row, 1), features_.view().rows(bb * m + i, 1)});
+      inputs.push_back({g_.view().rows(bb * E + parent_row, 1), features_.view().rows(bb * m + i, 1)});
   }
   q.mask = mb.pack();
-  q.conditions = t.conditions();
+  q.conditions = conditions_;
   batch.assign(q);
   {
     std::vector<CopyRegion> toks;
@@ -116,7 +116,7 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
       toks.push_back({draft_tokens_.view().rows(frontier[static_cast<size_t>(i)], 1), batch.token_ids().rows(i, 1)});
     s.copy(toks);
   }
-  s.copy(in);
+  s.copy(inputs);
   t.set_stage(stage::kDrafter);
   const GptOutputs out = eagle_.forward(s, batch, features_.view().rows(0, rows * m), drafter_cache_);
   t.set_stage(stage::kSampling);
@@ -128,14 +128,14 @@ void EagleStrategy::record_level(const DraftTreeBuilder& b, const std::vector<in
       g.push_back({out.hidden.rows(bb * m + i, 1), g_.view().rows(bb * E + g_row_[static_cast<size_t>(id)], 1)});
   }
   s.copy(g);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  const ops::SamplerParams none = in().sampler.op_params(vocab(), in().seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, q_.view().rows(0, m), {});
   record_candidate_sources(m, g_row_[static_cast<size_t>(frontier[0])]);
-  ++draft_forwards_;
+  ++*image_.draft_forwards;
 }
 
-void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
-  CommandStream& s = target().stream();
+void EagleLane::record_candidate_sources(int64_t m, int64_t g0) {
+  CommandStream& s = t_.stream();
   if (opt_.sampled) {
     s.copy(q_.view().rows(0, m), q_store_.view().rows(g0, m));
     return;
@@ -144,8 +144,8 @@ void EagleStrategy::record_candidate_sources(int64_t m, int64_t g0) {
                   top_rows(top_values_, g0, m));
 }
 
-void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c) {
-  CommandStream& s = target().stream();
+void EagleLane::record_candidates(const DraftTreeBuilder& b, size_t first, int64_t c) {
+  CommandStream& s = t_.stream();
   const std::vector<DraftTreeNode>& nodes = b.nodes();
   if (!opt_.sampled) {  // each node's token: its rank's entry in its parent's top tokens
     const int64_t k = top_width();
@@ -164,24 +164,24 @@ void EagleStrategy::record_candidates(const DraftTreeBuilder& b, size_t first, i
     const int64_t position = c + n.depth - 1;
     ops::spec_residual_sample(s, q_store_.view().rows(g_row_[static_cast<size_t>(n.parent)], 1), zeros_.view(),
                               positions_.view().rows(position, 1),
-                              {in_.seed, philox::purpose_word(philox::Purpose::Draft,
-                                                              static_cast<uint32_t>(step_) * kEagleSiblings +
-                                                                  static_cast<uint32_t>(n.rank))},
+                              {in().seed, philox::purpose_word(philox::Purpose::Draft,
+                                                               static_cast<uint32_t>(steps_) * kEagleSiblings +
+                                                                   static_cast<uint32_t>(n.rank))},
                               draft_tokens_.view().rows(static_cast<int64_t>(id), 1));
   }
 }
 
-GptBatch* EagleStrategy::level_batch(size_t level) {
+GptBatch* EagleLane::level_batch(size_t level) {
   while (level_batches_.size() <= level)
-    level_batches_.push_back(std::make_unique<GptBatch>(target().ctx(), eagle_.config(), target().rows(),
-                                                        drafter_queries_, drafter_cache_.slots()));
+    level_batches_.push_back(std::make_unique<GptBatch>(t_.ctx(), eagle_.config(), rows_, drafter_queries_,
+                                                        drafter_cache_.slots()));
   return level_batches_[level].get();
 }
 
-void EagleStrategy::record_device_level(int64_t level, int64_t c) {
-  TargetSession& t = target();
+void EagleLane::record_device_level(int64_t level, int64_t c) {
+  TargetSession& t = t_;
   CommandStream& s = t.stream();
-  const int64_t k = step_tree_.topk, rows = t.rows(), E = eagle_max_expanded(opt_.tree);
+  const int64_t k = step_tree_.topk, rows = rows_, E = eagle_max_expanded(opt_.tree);
   const int64_t scratch0 = eagle_.config().seq_len(), g_parents = level == 1 ? 0 : 1 + (level - 2) * k;
   const int64_t g_rows = 1 + (level - 1) * k;  // this level's rows of g_ (and of the top tokens)
   // The level's queries with every node's ancestors at row 0 of their depths: the shape of the
@@ -198,7 +198,7 @@ void EagleStrategy::record_device_level(int64_t level, int64_t c) {
     mb.see(j, scratch0 + (level - 1) * k + j);
   }
   q.mask = mb.pack();
-  q.conditions = t.conditions();
+  q.conditions = conditions_;
   GptBatch& batch = *level_batch(static_cast<size_t>(level - 1));
   batch.assign(q);
   ops::DraftTreeLevel a;
@@ -225,44 +225,57 @@ void EagleStrategy::record_device_level(int64_t level, int64_t c) {
   std::vector<CopyRegion> g;
   for (int64_t bb = 0; bb < rows; ++bb) g.push_back({out.hidden.rows(bb * k, k), g_.view().rows(bb * E + g_rows, k)});
   s.copy(g);
-  const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);
+  const ops::SamplerParams none = in().sampler.op_params(vocab(), in().seed, ops::SampleMode::None, 0);
   ops::sampler(s, out.logits, {}, none, q_.view().rows(0, k), {});
   record_candidate_sources(k, g_rows);
-  ++draft_forwards_;
+  ++*image_.draft_forwards;
 }
 
-int64_t EagleStrategy::grow_dynamic_tree(int64_t c) {
+int64_t EagleLane::grow_dynamic_tree(int64_t c) {
   const int64_t levels = step_levels_ = std::min<int64_t>(step_tree_.depth, image_tokens() - c);
   record_catch_up(c);
   for (int64_t level = 1; level < levels; ++level) record_device_level(level, c);
   return levels;
 }
 
-int64_t EagleStrategy::cut_rows(int64_t levels) const {
+int64_t EagleLane::cut_rows(int64_t levels) const {
   const int64_t k = step_tree_.topk, kc = top_width();
   return 1 + std::min(step_tree_.nodes, kc + (levels - 1) * k * kc);
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::placeholder_tree(int64_t c, int64_t levels) const {
-  const int64_t m = cut_rows(levels), scratch = target().config().seq_len();
+std::vector<EagleLane::Node> EagleLane::placeholder_tree(int64_t c, int64_t levels) const {
+  const int64_t m = cut_rows(levels), scratch = t_.config().seq_len();
   std::vector<Node> tree = {root_node(c)};
   for (int64_t i = 1; i < m; ++i) tree.push_back({0, c, 0, scratch + i - 1, true, -1, -1});
   return tree;
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::cut_before_forward(int64_t c, int64_t levels) {
+void EagleLane::record_host_cut(int64_t c, int64_t levels) {
   const int64_t m = cut_rows(levels), n = m - 1;
   const CutQueryRows sink{cut_sink_.tokens.view().rows(0, n),
                           cut_sink_.rope.view().rows(0, n),
                           cut_sink_.slots.view().rows(0, n),
-                          {cut_sink_.ranges.view().rows(0, n), cut_sink_.bits.view().rows(0, n)}};
+                          {cut_sink_.ranges.view().rows(0, n), cut_sink_.bits.view().rows(0, n)},
+                          {}};
   record_cut(c, levels, sink, m);
-  target().submit_and_wait();
-  return read_cut_tree(c, m);
 }
 
-void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& queries, int64_t m) {
-  TargetSession& t = target();
+void EagleLane::record_cut_into(const GptBatch& batch, int64_t c, int64_t levels, int64_t m, int64_t first_id,
+                                const std::vector<int64_t>& blocks) {
+  const int64_t n = m - 1;
+  const ops::AttentionMask mask = batch.mask();
+  for (int64_t r : blocks)
+    record_cut(c, levels,
+               {batch.token_ids().rows(first_id + 1, n),
+                batch.rope_positions().rows(r + 1, n),
+                batch.slots().rows(r + 1, n),
+                {mask.ranges.rows(r + 1, n), mask.bits.rows(r + 1, n)},
+                {mask.ranges.rows(r, 1), mask.bits.rows(r, 1)}},
+               m);
+}
+
+void EagleLane::record_cut(int64_t c, int64_t levels, const CutQueryRows& queries, int64_t m) {
+  TargetSession& t = t_;
   const int64_t k = step_tree_.topk, n = m - 1, R = 1 + (levels - 1) * k;
   ops::DraftTreeCut a;
   a.cand_tokens = top_rows(top_tokens_, 0, R);
@@ -278,6 +291,7 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& qu
   a.rope = queries.rope;
   a.slots = queries.slots;
   a.mask = queries.mask;
+  a.prefix = queries.prefix;
   a.parents = tree_rows_.parents.view().rows(1, n);
   a.positions = tree_rows_.positions.view().rows(1, n);
   a.c = static_cast<uint32_t>(c);
@@ -292,8 +306,8 @@ void EagleStrategy::record_cut(int64_t c, int64_t levels, const CutQueryRows& qu
   ops::draft_tree_cut(t.stream(), a);
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::read_cut_tree(int64_t c, int64_t m) {
-  TargetSession& t = target();
+std::vector<EagleLane::Node> EagleLane::read_cut_tree(int64_t c, int64_t m) {
+  TargetSession& t = t_;
   std::vector<uint32_t> rows(static_cast<size_t>(m * 4));
   t.ctx().download(cut_tree_, 0, rows.data(), rows.size() * 4);
   std::vector<Node> tree = {root_node(c)};
@@ -307,7 +321,7 @@ std::vector<EagleStrategy::Node> EagleStrategy::read_cut_tree(int64_t c, int64_t
   return tree;
 }
 
-std::vector<EagleStrategy::Node> EagleStrategy::record_static_tree(int64_t c) {
+std::vector<EagleLane::Node> EagleLane::record_static_tree(int64_t c) {
   const int64_t N = image_tokens();
   if (c == 0) return {root_node(c)};  // the first token is the target's own sample
   DraftTreeBuilder b(opt_.tree, N - c);

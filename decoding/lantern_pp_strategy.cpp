@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "decoding/accept_rule.h"
+#include "decoding/eagle_batch_strategy.h"
 #include "decoding/eagle_strategy.h"
 #include "decoding/neighbour_options.h"
 
@@ -68,7 +69,7 @@ StrategyDescriptor lantern_pp() {
     return n;
   };
   d.max_queries = [](const OptionValues& o, const GptConfig&) { return eagle_max_queries(lantern_pp_tree(o)); };
-  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+  set_eagle_factories(d, [](const OptionValues& o) {
     EagleOptions e;
     e.tree = lantern_pp_tree(o);
     e.sampled = true;
@@ -78,8 +79,8 @@ StrategyDescriptor lantern_pp() {
     lantern.option.clear();
     lantern.fallback = "lantern";
     e.rule = parse_accept_choice(o, lantern);
-    return std::make_unique<EagleStrategy>("lantern++", m, in, e);
-  };
+    return e;
+  });
   return d;
 }
 

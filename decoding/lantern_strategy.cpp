@@ -10,8 +10,10 @@
 // SD, decoding/sd_strategy.h, whose default window is 4), or from the paper's own drafter
 // (--drafter eagle: the EAGLE-style feature drafter and its draft tree, decoding/eagle_strategy.h).
 #include "common/error.h"
+#include "decoding/eagle_batch_strategy.h"
 #include "decoding/eagle_strategy.h"
 #include "decoding/sd_strategy.h"
+#include "decoding/window_batch_strategy.h"
 #include "decoding/window_strategy.h"
 
 namespace vkspec {
@@ -26,6 +28,25 @@ AcceptRuleSlot lantern_slot() {
   slot.option.clear();
   slot.fallback = "lantern";
   return slot;
+}
+
+// The options that belong to one drafter, refused with another.
+void check_drafter_options(const OptionValues& o) {
+  const bool eagle = drafts_with_eagle(o);
+  for (const char* key : {"tree", "depth", "topk", "nodes", "shape", "candidates"})
+    if (!eagle && o.given(key)) throw Error(std::string("lantern: --") + key + " applies to --drafter eagle only");
+  if (!eagle) return;
+  for (const char* key : {"window", "init", "alpha"})
+    if (o.declares(key) && o.given(key))
+      throw Error(std::string("lantern: --") + key + " does not apply to --drafter eagle");
+}
+
+EagleOptions eagle_options(const OptionValues& o) {
+  EagleOptions e;
+  e.tree = parse_eagle_tree_options(o);
+  e.sampled = parse_eagle_sampled(o);
+  e.rule = parse_accept_choice(o, lantern_slot());
+  return e;
 }
 
 StrategyDescriptor lantern() {
@@ -64,19 +85,8 @@ StrategyDescriptor lantern() {
     return drafts_with_model(o) || drafts_with_eagle(o) ? int64_t{0} : o.integer("window");
   };
   d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
-    const bool eagle = drafts_with_eagle(o);
-    for (const char* key : {"tree", "depth", "topk", "nodes", "shape", "candidates"})
-      if (!eagle && o.given(key)) throw Error(std::string("lantern: --") + key + " applies to --drafter eagle only");
-    if (eagle) {
-      for (const char* key : {"window", "init", "alpha"})
-        if (o.declares(key) && o.given(key))
-          throw Error(std::string("lantern: --") + key + " does not apply to --drafter eagle");
-      EagleOptions e;
-      e.tree = parse_eagle_tree_options(o);
-      e.sampled = parse_eagle_sampled(o);
-      e.rule = parse_accept_choice(o, lantern_slot());
-      return std::make_unique<EagleStrategy>("lantern", m, in, e);
-    }
+    check_drafter_options(o);
+    if (drafts_with_eagle(o)) return std::make_unique<EagleStrategy>("lantern", m, in, eagle_options(o));
     if (!drafts_with_model(o))
       return std::make_unique<WindowStrategy>("lantern", m, in, DraftRule::Fresh,
                                               parse_window_options(o, lantern_slot()));
@@ -84,6 +94,16 @@ StrategyDescriptor lantern() {
     const int64_t drafts = o.given("window") ? o.integer("window") : kSdDefaultDrafts;
     return std::make_unique<SdStrategy>("lantern", m, in, drafts, parse_accept_choice(o, lantern_slot()));
   };
+  d.make_batch = [](const ModelSet& m, const std::vector<StrategyInputs>& in, const OptionValues& o,
+                    int64_t lanes) -> std::unique_ptr<BatchStrategy> {
+    check_drafter_options(o);
+    if (drafts_with_eagle(o)) return std::make_unique<EagleBatchStrategy>("lantern", m, in, eagle_options(o), lanes);
+    if (drafts_with_model(o))
+      throw Error("lantern: --drafter model decodes one image per forward (--batch takes --drafter jacobi or eagle)");
+    return std::make_unique<WindowBatchStrategy>("lantern", m, in, DraftRule::Fresh,
+                                                 parse_window_options(o, lantern_slot()), lanes);
+  };
+  d.continuous_batching = true;
   return d;
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "decoding/adaptive_tree.h"
+#include "decoding/eagle_batch_strategy.h"
 #include "decoding/eagle_strategy.h"
 #include "decoding/vvs_schedule.h"
 
@@ -96,14 +97,14 @@ StrategyDescriptor vvs() {
     e.skip = VvsOptions{};
     return eagle_max_queries(e);
   };
-  d.make = [](const ModelSet& m, const StrategyInputs& in, const OptionValues& o) -> std::unique_ptr<Strategy> {
+  set_eagle_factories(d, [](const OptionValues& o) {
     EagleOptions e;
     e.tree = vvs_tree(o);
     if (adaptive(o)) e.adaptive = parse_adaptive_tree_options(o);
     e.skip = parse_vvs_options(o);
     e.rule = parse_accept_choice(o, *find_strategy("vvs").accept_rules);
-    return std::make_unique<EagleStrategy>("vvs", m, in, e);
-  };
+    return e;
+  });
   return d;
 }
 

@@ -12,7 +12,10 @@
 #include "decoding/batch_strategy.h"
 #include "decoding/generation.h"
 #include "engine/checks/op_check.h"
+#include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
+#include "engine/model/eagle_drafter.h"
+#include "engine/model/tokenizer.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/tiny_gpt.h"
 #include "tests/support/vulkan_test.h"
@@ -29,7 +32,7 @@ class BatchDecoding : public VulkanTest {
     if (!target) {
       GptOptions opt;
       opt.batch_rows = 2 * kMostImages;
-      opt.max_queries = 9;  // zipar: a query per row of the 8x8 grid, and a repair
+      opt.max_queries = 24;  // zipar: a query per row of the 8x8 grid and a repair; the EAGLE trees below
       target = std::make_unique<Gpt>(ctx(), VKSPEC_ASSETS_DIR "/fmnist_gpt8.safetensors", opt);
     }
     // Random draft heads (the shipped ones are the 16x16 model's), for --init heads, sized for every
@@ -45,10 +48,33 @@ class BatchDecoding : public VulkanTest {
       write_tiny_heads(path, spec, 0.02f, 11);
       heads = std::make_unique<DraftHeads>(ctx(), path, *target, 2 * kMostImages * 8);
     }
+    // A random EAGLE drafter on the target's embeddings, output head and features (its fc starts
+    // near the identity on the features, so its guesses are often the target's), and the shipped
+    // tokenizer's codebook (vvs's dynamic schedule) with its neighbour table (the relaxed rules).
+    static std::unique_ptr<EagleDrafter> eagle;
+    static std::unique_ptr<Tokenizer> tokenizer;
+    static std::unique_ptr<CodebookNeighbours> neighbours;
+    if (!eagle) {
+      const GptConfig& cfg = target->config();
+      TinyGptSpec spec;
+      spec.dim = cfg.dim;
+      spec.heads = cfg.n_head;
+      spec.ffn_hidden = cfg.ffn_hidden;
+      spec.vocab = cfg.vocab_size;
+      spec.grid = cfg.grid_size;
+      const std::string path = scratch_dir("batch_decoding") + "/eagle.safetensors";
+      write_tiny_eagle_drafter(path, spec, 0.02f, 12);
+      eagle = std::make_unique<EagleDrafter>(ctx(), path, *target);
+      tokenizer = load_tokenizer(ctx(), VKSPEC_ASSETS_DIR "/fmnist_vq.safetensors", DType::F32, 1, cfg.grid_size);
+      neighbours = std::make_unique<CodebookNeighbours>(ctx(), *tokenizer, 32);
+    }
     ModelSet m;
     m.ctx = &ctx();
     m.target = target.get();
     m.heads = heads.get();
+    m.eagle = eagle.get();
+    m.tokenizer = tokenizer.get();
+    m.neighbours.add(neighbours.get());
     return m;
   }
 
@@ -77,6 +103,7 @@ class BatchDecoding : public VulkanTest {
       EXPECT_EQ(batched[i].seed, in[i].seed);
       EXPECT_EQ(batched[i].nfe, alone.nfe) << method << " image " << i;
       EXPECT_EQ(batched[i].head_forwards, alone.head_forwards) << method << " image " << i;
+      EXPECT_EQ(batched[i].draft_forwards, alone.draft_forwards) << method << " image " << i;
       EXPECT_EQ(batched[i].events.size(), alone.events.size()) << method << " image " << i;
       for (size_t s = 0; s < std::min(alone.events.size(), batched[i].events.size());
            ++s)  // the drafts each step verified
@@ -251,6 +278,48 @@ TEST_F(BatchDecoding, SjdPacTreesTogetherEqualImagesAlone) {
 TEST_F(BatchDecoding, ZipArRowsTogetherEqualImagesAlone) {
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "2"}}), "zipar", 2);
   expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}}), "zipar");
+}
+
+// The EAGLE family: every lane's drafter (catch-up, levels grown and cut on the device, in its own
+// cache), every lane's tree verified in one ragged forward (the cut writing the lane's rows of the
+// batch), each lane's tests under its image's keys; relaxed rules and vvs's candidate skips read
+// their trees back before the forward, a skipped round sits the forward out. The tokens, events,
+// target and drafter forwards each image gets alone, with and without CFG, in lockstep and with
+// continuous batching. Small trees: the model runs 24 queries.
+TEST_F(BatchDecoding, EagleFamilyTreesTogetherEqualImagesAlone) {
+  const MethodOptions small = {{"depth", "4"}, {"topk", "4"}, {"nodes", "10"}};
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "eagle");
+  expect_alone_equals_batched(inputs(4, 4.0f, small), "eagle", 2);
+  expect_alone_equals_batched(
+      inputs(2, 1.0f, {{"tree", "static"}, {"candidates", "sampled"}, {"depth", "3"}, {"topk", "3"}, {"nodes", "8"}}),
+      "eagle");
+  MethodOptions adaptive = small;
+  adaptive["max-depth"] = "6";
+  expect_alone_equals_batched(inputs(3, 4.0f, adaptive), "adaptive-tree", 2);
+  MethodOptions lantern = small;
+  lantern["drafter"] = "eagle";
+  expect_alone_equals_batched(inputs(2, 4.0f, lantern), "lantern");
+  expect_alone_equals_batched(inputs(3, 4.0f, {{"nodes", "8"}, {"shape", "cost"}, {"depth", "3"}, {"topk", "3"}}),
+                              "lantern++", 2);
+}
+
+// vvs: rounds skipped unverified in some lanes while the others verify (their skipped chains'
+// KV written beside their next trees), under both schedules and with --tree adaptive.
+TEST_F(BatchDecoding, VvsSkippedRoundsTogetherEqualImagesAlone) {
+  const MethodOptions small = {{"depth", "4"}, {"topk", "4"}, {"nodes", "10"}};
+  expect_alone_equals_batched(inputs(3, 4.0f, small), "vvs");
+  MethodOptions every_third = small;
+  every_third["interval"] = "3";
+  every_third["accept"] = "exact";
+  expect_alone_equals_batched(inputs(4, 1.0f, every_third), "vvs", 2);
+  MethodOptions dynamic = small;
+  dynamic["schedule"] = "dynamic";
+  dynamic["threshold"] = "0.2";
+  expect_alone_equals_batched(inputs(3, 4.0f, dynamic), "vvs", 2);
+  MethodOptions adaptive = small;
+  adaptive["tree"] = "adaptive";
+  adaptive["max-depth"] = "5";
+  expect_alone_equals_batched(inputs(2, 4.0f, adaptive), "vvs");
 }
 
 // Continuous batching: five images in two lanes, each finished image's lane taken by the next

@@ -192,7 +192,12 @@ TEST_F(decoding_lumina, BatchesGiveEachImageItsTokensAlone) {
   ModelSet batched = m.set;
   batched.target = m.batched.get();
   const std::vector<std::pair<std::string, MethodOptions>> runs = {
-      {"ar", {}}, {"scd-mc", {}}, {"sjd-pac", {{"width", "2"}, {"depth", "3"}, {"window", "8"}}}, {"zipar", {}}};
+      {"ar", {}},
+      {"scd-mc", {}},
+      {"sjd-pac", {{"width", "2"}, {"depth", "3"}, {"window", "8"}}},
+      {"zipar", {}},
+      {"eagle", {{"nodes", "12"}, {"depth", "4"}}},
+      {"vvs", {{"nodes", "12"}, {"depth", "4"}}}};
   for (const auto& [method, options] : runs) {
     SCOPED_TRACE(method);
     std::vector<StrategyInputs> inputs(7);

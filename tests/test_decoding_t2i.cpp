@@ -188,10 +188,11 @@ TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
   EXPECT_EQ(chunked, at_once);
 }
 
-// Several images per forward: 5 captioned images in 2 lanes (the window methods and sjd-pac with continuous
-// batching, each new image's caption prefilled into its lane's cache rows beside the other lane's
-// window; ar in lockstep pairs) get the tokens each gets alone, with captions of different
-// lengths in one forward (each image's attention hides its own caption's padding).
+// Several images per forward: 5 captioned images in 2 lanes (the window methods, sjd-pac and the
+// EAGLE family with continuous batching, each new image's caption prefilled into its lane's cache
+// rows beside the other lane's queries; ar in lockstep pairs) get the tokens each gets alone, with
+// captions of different lengths in one forward (each image's attention hides its own caption's
+// padding, EAGLE-2's cut on the device included).
 TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
   ModelSet m = t2i_models(ctx()).set;  // first: it writes the model files (each case runs in its own process)
   GptOptions opt;
@@ -210,10 +211,13 @@ TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
     in[i].seed = 40 + i;
     in[i].sampler = testing::tiny_settings();
   }
-  for (const std::string method : {"scd-mc", "sjd", "sjd-pac", "ar"}) {
+  const MethodOptions tree = {{"nodes", "12"}, {"depth", "4"}};
+  for (const std::string method : {"scd-mc", "sjd", "sjd-pac", "ar", "eagle", "vvs", "lantern"}) {
     for (StrategyInputs& x : in)
       x.options = method == "ar"        ? MethodOptions{}
                   : method == "sjd-pac" ? MethodOptions{{"width", "2"}, {"depth", "2"}, {"window", "5"}}
+                  : method == "eagle" || method == "vvs" ? tree
+                  : method == "lantern" ? MethodOptions{{"nodes", "12"}, {"depth", "4"}, {"drafter", "eagle"}}
                                         : MethodOptions{{"window", "3"}};
     const std::vector<Generation> batched = generate_batch(method, m, in, false, {}, 2);
     for (size_t i = 0; i < in.size(); ++i)

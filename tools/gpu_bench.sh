@@ -98,10 +98,10 @@ step lossy_frontier "$vkspec" bench --methods ar,pjd --lower-rows resolve --wind
 step lossy_lambda "$vkspec" bench --methods ar,scd-mc --accept lantern --lambda 5 --k 11 --window 32 \
   --images "$images" --classifier none --json "$out/lossy_lambda.json"
 # Many images per forward (issue 34): images/s at each batch size, ar against the batched window
-# methods, sjd-pac and zipar (continuous batching): where scd-mc's and zipar's crossovers
-# with ar lie on a GPU; and the batch-invariant kernels' cost (the plain GEMV past 8 rows;
-# VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
-step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd,sjd-pac,zipar --sweep batch=1,8,32 \
+# methods, sjd-pac, zipar and eagle (continuous batching; eagle's drafter runs lane by lane):
+# where the crossovers with ar lie on a GPU; and the batch-invariant kernels' cost (the plain
+# GEMV past 8 rows; VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
+step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd,sjd-pac,zipar,eagle --sweep batch=1,8,32 \
   --images 64 --classifier none --json "$out/batch_sweep.json"
 # ar without the host's round trip per token against the methods that beat ar with it.
 step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \

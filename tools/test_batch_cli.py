@@ -2,7 +2,8 @@
 """`--batch` through the CLI on the shipped 8x8 model: generate --batch 3 writes the tokens that
 --batch 1 writes (traces compared image by image), for ar, for scd-mc under GSD's lossy rule
 (continuous batching: 5 images in 2 lanes), for sjd-pac and for zipar (3 images in 2 lanes), and for
-flashar on the shipped 16x16 model (its FlashAR file refused beside the 8x8 target); bench --sweep
+flashar and vvs (3 images in 2 lanes) on the shipped 16x16 model (the FlashAR file refused beside
+the 8x8 target); bench --sweep
 batch=1,3 makes a row per batch size for ar and sjd and one for pjd (which decodes one image per forward), with
 images/s and the
 batch in its JSON, and keeps each batch size's images in a sample file of its own that a second
@@ -57,6 +58,13 @@ def main():
         run(flash + ["--out", f"{d}/f1.png", "--trace", f"{d}/f1.json"])
         if tokens_of(f"{d}/f2.json") != tokens_of(f"{d}/f1.json"):
             sys.exit("FAIL: flashar --batch 2 wrote other tokens than --batch 1")
+        # vvs on the shipped 16x16 model and its EAGLE drafter: 3 images in 2 lanes, rounds skipped
+        # in one lane while the other verifies.
+        vvs = [vkspec, "generate", "--method", "vvs", "--depth", "4", "--nodes", "12", "--images", "3", "--seed", "8"]
+        run(vvs + ["--batch", "2", "--out", f"{d}/v2.png", "--trace", f"{d}/v2.json"])
+        run(vvs + ["--out", f"{d}/v1.png", "--trace", f"{d}/v1.json"])
+        if tokens_of(f"{d}/v2.json") != tokens_of(f"{d}/v1.json"):
+            sys.exit("FAIL: vvs --batch 2 wrote other tokens than --batch 1")
 
         os.mkdir(f"{d}/samples")
         bench = [vkspec, "bench", "--methods", "ar,sjd,pjd", "--sweep", "batch=1,3", "--images", "3", "--warmup", "0",
