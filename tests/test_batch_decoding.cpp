@@ -37,13 +37,15 @@ class BatchDecoding : public VulkanTest {
     }
     // Random draft heads (the shipped ones are the 16x16 model's), for --init heads, sized for every
     // lane's rows of a forward.
+    const GptConfig& cfg = target->config();
+    TinyGptSpec spec;  // the target's sizes, for the companions written below
+    spec.dim = cfg.dim;
+    spec.heads = cfg.n_head;
+    spec.ffn_hidden = cfg.ffn_hidden;
+    spec.vocab = cfg.vocab_size;
+    spec.grid = cfg.grid_size;
     static std::unique_ptr<DraftHeads> heads;
     if (!heads) {
-      const GptConfig& cfg = target->config();
-      TinyGptSpec spec;
-      spec.dim = cfg.dim;
-      spec.vocab = cfg.vocab_size;
-      spec.grid = cfg.grid_size;
       const std::string path = scratch_dir("batch_decoding") + "/heads.safetensors";
       write_tiny_heads(path, spec, 0.02f, 11);
       heads = std::make_unique<DraftHeads>(ctx(), path, *target, 2 * kMostImages * 8);
@@ -55,13 +57,6 @@ class BatchDecoding : public VulkanTest {
     static std::unique_ptr<Tokenizer> tokenizer;
     static std::unique_ptr<CodebookNeighbours> neighbours;
     if (!eagle) {
-      const GptConfig& cfg = target->config();
-      TinyGptSpec spec;
-      spec.dim = cfg.dim;
-      spec.heads = cfg.n_head;
-      spec.ffn_hidden = cfg.ffn_hidden;
-      spec.vocab = cfg.vocab_size;
-      spec.grid = cfg.grid_size;
       const std::string path = scratch_dir("batch_decoding") + "/eagle.safetensors";
       write_tiny_eagle_drafter(path, spec, 0.02f, 12);
       eagle = std::make_unique<EagleDrafter>(ctx(), path, *target);
@@ -237,14 +232,17 @@ TEST_F(BatchDecoding, ArSeveralForwardsPerSubmitInABatch) {
   expect_alone_equals_batched(inputs(2, 4.0f, {{"tokens-per-submit", "5"}}));
 }
 
-// The window methods: each image's window verified in one ragged forward with the others', under
-// its own seed and step count (per-row keys), gives the tokens and forwards it gets alone.
+// The window methods (and lantern's Jacobi drafts): each image's window verified in one ragged
+// forward with the others', under its own seed and step count (per-row keys), gives the tokens and
+// forwards it gets alone.
 TEST_F(BatchDecoding, WindowMethodsTogetherEqualImagesAlone) {
   for (const char* method : {"sjd", "scd-mc", "scd-gs"})
     expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "6"}}), method);
   expect_alone_equals_batched(inputs(2, 1.0f, {{"window", "3"}, {"init", "random"}}), "sjd");
   // Partial coupling: the independent drafts and coins are keyed per image too.
   expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "5"}, {"alpha", "0.5"}, {"init", "left"}}), "scd-mc");
+  // lantern's Jacobi drafts are a window method's, under LANTERN's rule.
+  expect_alone_equals_batched(inputs(3, 4.0f, {{"window", "6"}}), "lantern", 2);
 }
 
 // --init heads: the draft heads run on every lane's window rows in one call, each lane's proposals
@@ -362,6 +360,12 @@ TEST_F(BatchDecoding, RefusesWhatItCannotBatch) {
     EXPECT_NE(std::string(e.what()).find("--batch > 1 takes ar"), std::string::npos) << e.what();
   }
   EXPECT_THROW(generate_batch("zipar", models(), inputs(2, 4.0f, {{"verify", "exact"}}), false), Error);
+  try {
+    generate_batch("lantern", models(), inputs(2, 4.0f, {{"drafter", "model"}}), false);
+    FAIL() << "lantern's drafter model has no batch";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch takes --drafter jacobi or eagle"), std::string::npos) << e.what();
+  }
   std::vector<StrategyInputs> mixed = inputs(2, 4.0f);
   mixed[1].sampler.temperature = 0.5f;
   EXPECT_THROW(generate_batch("ar", models(), mixed, false), Error);
