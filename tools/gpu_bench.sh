@@ -103,6 +103,20 @@ step lossy_lambda "$vkspec" bench --methods ar,scd-mc --accept lantern --lambda 
 # GEMV past 8 rows; VKSPEC_GEMV_ROWS_TILE cannot apply under --batch).
 step batch_sweep "$vkspec" bench --methods ar,scd-mc,sjd,sjd-pac,zipar,eagle --sweep batch=1,8,32 \
   --images 64 --classifier none --json "$out/batch_sweep.json"
+# Whether a batch gives each image the tokens it gets alone with this GPU's kernels (docs/methods.md,
+# "Several images per forward": a lane padded past the GEMV's row limit rounds differently):
+# 8 images at --batch 4 and at --batch 1, then the images whose tokens differ.
+for m in scd-mc eagle; do
+  for b in 1 4; do
+    step "batch_bits_${m}_b$b" "$vkspec" generate --method "$m" --images 8 --seed 11 --batch "$b" \
+      --out "$out/batch_bits_${m}_b$b.png" --trace "$out/batch_bits_${m}_b$b.json"
+  done
+  step "batch_bits_$m" "$python" -c 'import json, sys
+def tokens(p): return [(i["seed"], i["tokens"]) for i in json.load(open(p))["images"]]
+a, b = tokens(sys.argv[1]), tokens(sys.argv[2])
+print(sys.argv[3], "images whose tokens differ at --batch 4:", sum(x != y for x, y in zip(a, b)), "of", len(a))' \
+    "$out/batch_bits_${m}_b1.json" "$out/batch_bits_${m}_b4.json" "$m"
+done
 # ar without the host's round trip per token against the methods that beat ar with it.
 step ar_pipelined "$vkspec" bench --methods ar,scd-mc,scd-gs,sjd --sweep tokens-per-submit=1,16 \
   --images "$images" --classifier none --json "$out/ar_pipelined.json"
