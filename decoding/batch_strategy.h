@@ -2,8 +2,10 @@
 // Several images decoded together (issue 34): every target forward serves the images in its lanes
 // (all of them, or with continuous batching a finished image's lane goes to the next), each image
 // with its own condition, seed, tokens and KV rows, through one TargetSession of lanes.
-// An image's tokens are those it gets decoded alone, seed for seed (the kernels sum each row in
-// the same order whatever the rows beside it: tests/test_batch_decoding.cpp). A method that can
+// An image's tokens are those it gets decoded alone, seed for seed, with the CPU kernels (each
+// row summed in the same order whatever the rows beside it: tests/test_batch_decoding.cpp); the
+// GPU kernels choose variants by a forward's rows, so there an image padded to a wider lane can
+// round otherwise and draw other tokens of the same method (docs/methods.md). A method that can
 // run so registers StrategyDescriptor::make_batch beside its single-image factory.
 #include <cstdint>
 #include <memory>
