@@ -32,10 +32,10 @@ std::vector<StrategyInputs> first_lanes(const std::vector<StrategyInputs>& in, i
 }  // namespace
 
 BatchStrategy::BatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in,
-                             int64_t max_queries, int64_t scratch_slots, int64_t lanes)
+                             int64_t max_queries, int64_t scratch_slots, int64_t lanes, bool prefill)
     : models_(models),
       method_(std::move(method)),
-      target_(models, first_lanes(checked(method_, models, in), lanes), method_, max_queries, scratch_slots) {
+      target_(models, first_lanes(checked(method_, models, in), lanes), method_, max_queries, scratch_slots, prefill) {
   for (const StrategyInputs& i : in)
     images_.push_back({i, std::vector<int32_t>(static_cast<size_t>(image_tokens()), kUndecided)});
 }

@@ -43,8 +43,9 @@ class BatchStrategy {
  protected:
   // lanes: images in each forward (0: all of `in`); the target session is made for the first
   // `lanes` inputs (their conditions prefilled), later inputs take the lanes of finished images.
+  // prefill: as TargetSession's.
   BatchStrategy(std::string method, const ModelSet& models, const std::vector<StrategyInputs>& in, int64_t max_queries,
-                int64_t scratch_slots = 0, int64_t lanes = 0);
+                int64_t scratch_slots = 0, int64_t lanes = 0, bool prefill = true);
   // One step: records and submits its GPU work, commits tokens (the images' grid, committed, nfe)
   // and fills events[i] for each image i it advanced (others stay untouched and are not reported).
   virtual void decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) = 0;

@@ -64,9 +64,16 @@ FlashArDiagonals::FlashArDiagonals(FlashArModel& model, TargetSession& session)
   seeds_ = ctx.tensor(DType::U32, {G * W, 2}, "flashar row seeds", MemoryUsage::Upload);
   probs_ = ctx.tensor(DType::F32, {G * W, V}, "flashar probabilities");
   tokens_ = ctx.tensor(DType::U32, {G * W}, "flashar sampled tokens", MemoryUsage::Readback);
+  // The condition positions below the last (t2i's caption) into both caches, with the first
+  // submit: the session was made without its own prefill, which would fill the backbone's alone.
+  t_.prefill_queries(model.backbone(), t_.cache(), [&](const GptBatch& b) {
+    t_.set_stage(stage::kTarget);
+    model_.forward(t_.stream(), b, t_.cache(), branch_cache_);
+    t_.set_stage(stage::kSampling);
+  });
 }
 
-// The class token for d = 0 (its two heads predict the corner); else the cells of diagonal d - 1,
+// The last condition position for d = 0 (its two heads predict the corner); else the cells of diagonal d - 1,
 // each seeing the prefix, every cell of an earlier diagonal and of its own (the diagonal mask).
 const GptBatch& FlashArDiagonals::queries(int64_t d, const std::vector<const std::vector<int32_t>*>& grids) {
   if (d == 0) return t_.causal(0, 1, {});
@@ -92,7 +99,7 @@ const GptBatch& FlashArDiagonals::queries(int64_t d, const std::vector<const std
 
 // Fused row b * n + i for batch row b (the images' conditional rows, then their null rows: the
 // sampler's CfgLayout::Halves over image-major rows) and target i of diagonal d: the corner gated
-// from the class token's two heads; row 0 H of the left neighbour (r, c - 1); column 0 V of the
+// from the last condition position's two heads; row 0 H of the left neighbour (r, c - 1); column 0 V of the
 // upper one (r - 1, c); the rest gated from both. The fed query of cell (r', d - 1 - r') is
 // r' - the first fed row.
 int64_t FlashArDiagonals::write_sources(int64_t d, int64_t fed) {
@@ -155,7 +162,7 @@ FlashArDiagonals::Sampled FlashArDiagonals::step(int64_t d, const std::vector<co
 }
 
 FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& in)
-    : Strategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size),
+    : Strategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size, 0, false),
       diagonals_(*models.flashar, target()) {}
 
 void FlashArStrategy::decode(StepEvent& e) {
@@ -167,7 +174,8 @@ void FlashArStrategy::decode(StepEvent& e) {
 }
 
 FlashArBatchStrategy::FlashArBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in)
-    : BatchStrategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size),
+    : BatchStrategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size, 0, 0,
+                    false),
       diagonals_(*models.flashar, target()) {}
 
 void FlashArBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) {

@@ -18,11 +18,11 @@ const StrategyInputs& checked(const ModelSet& models, const StrategyInputs& in) 
 }  // namespace
 
 Strategy::Strategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t max_queries,
-                   int64_t scratch_slots)
+                   int64_t scratch_slots, bool prefill)
     : models_(models),
       in_(checked(models, in)),
       method_(std::move(method)),
-      target_(models, in, method_, max_queries, scratch_slots) {
+      target_(models, in, method_, max_queries, scratch_slots, prefill) {
   grid_.assign(static_cast<size_t>(models.target->config().image_tokens()), kUndecided);
 }
 

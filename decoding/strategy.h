@@ -36,9 +36,10 @@ class Strategy {
   int64_t nfe() const { return nfe_; }
 
  protected:
-  // max_queries: the most queries one target forward runs; scratch_slots: spare KV slots.
+  // max_queries: the most queries one target forward runs; scratch_slots: spare KV slots;
+  // prefill: as TargetSession's.
   Strategy(std::string method, const ModelSet& models, const StrategyInputs& in, int64_t max_queries,
-           int64_t scratch_slots = 0);
+           int64_t scratch_slots = 0, bool prefill = true);
   // One step: records and submits its GPU work, commits tokens (grid_, committed_, nfe_,
   // draft_forwards_) and fills the event's position lists.
   virtual void decode(StepEvent& e) = 0;

@@ -17,11 +17,11 @@ Gpt& checked_target(const ModelSet& m) {
 }  // namespace
 
 TargetSession::TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method,
-                             int64_t max_queries, int64_t scratch_slots)
-    : TargetSession(models, std::vector<StrategyInputs>{in}, method, max_queries, scratch_slots) {}
+                             int64_t max_queries, int64_t scratch_slots, bool prefill)
+    : TargetSession(models, std::vector<StrategyInputs>{in}, method, max_queries, scratch_slots, prefill) {}
 
 TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images,
-                             const std::string& method, int64_t max_queries, int64_t scratch_slots)
+                             const std::string& method, int64_t max_queries, int64_t scratch_slots, bool prefill)
     : ctx_(*models.ctx),
       model_(checked_target(models)),
       images_(static_cast<int64_t>(images.size())),
@@ -47,7 +47,7 @@ TargetSession::TargetSession(const ModelSet& models, const std::vector<StrategyI
   positions_ = ctx_.tensor(DType::U32, {n * images_}, method + " positions");
   ctx_.upload(positions_, positions.data(), positions.size() * 4);
   stream_.set_stage(stage::kSampling);  // what a step records outside a forward, from the first command
-  record_prefill(model_, cache_, stage::kTarget);
+  if (prefill) record_prefill(model_, cache_, stage::kTarget);
 }
 
 const std::vector<const Condition*>& TargetSession::conditions(const Gpt& model) {
@@ -72,16 +72,21 @@ KvCache TargetSession::make_cache(Gpt& model, const char* stage_name) {
   return cache;
 }
 
-void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char* stage_name) {
+void TargetSession::prefill_queries(const Gpt& model, const KvCache& cache,
+                                    const std::function<void(const GptBatch&)>& record) {
   const GptConfig& cfg = model.config();
   // In chunks of what one forward of the model may run (LlamaGen's 119 caption positions exceed
   // the 64 queries models are loaded for by default); logits unused, only keys and values matter.
   const int64_t chunk = model.options().max_queries;
   for (int64_t first = 0; first < cfg.cls_token_num - 1; first += chunk) {
     const int64_t n = std::min(chunk, cfg.cls_token_num - 1 - first);
-    forward_of(model, batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions(model), cache.slots())),
-               cache, stage_name);
+    // Every image's own caption padding hidden: the batch must know the images its rows serve.
+    record(batch_for(model, cache, GptQueries::causal(cfg, first, n, {}, conditions(model), cache.slots(), images_)));
   }
+}
+
+void TargetSession::record_prefill(Gpt& model, const KvCache& cache, const char* stage_name) {
+  prefill_queries(model, cache, [&](const GptBatch& b) { forward_of(model, b, cache, stage_name); });
 }
 
 TensorView TargetSession::positions(int64_t first, int64_t n) const {

@@ -41,13 +41,16 @@ class TargetSession {
  public:
   // method: named in errors. max_queries: the most queries one target forward of the strategy
   // runs (checked against what the model was loaded for). scratch_slots: spare KV slots.
+  // prefill: record the target's condition positions with the first submit (false: the strategy
+  // records them itself through prefill_queries, as FlashAR does to fill its branch's cache in
+  // the same forwards).
   TargetSession(const ModelSet& models, const StrategyInputs& in, const std::string& method, int64_t max_queries,
-                int64_t scratch_slots = 0);
+                int64_t scratch_slots = 0, bool prefill = true);
   // Several images in every forward (batched decoding), one per entry of `images` (their
   // conditions; sampler settings and profiling from the first): rows [0, images) are the images'
   // conditional rows, [images, 2 images) their null rows with CFG, each with its own cache rows.
   TargetSession(const ModelSet& models, const std::vector<StrategyInputs>& images, const std::string& method,
-                int64_t max_queries, int64_t scratch_slots = 0);
+                int64_t max_queries, int64_t scratch_slots = 0, bool prefill = true);
   TargetSession(const TargetSession&) = delete;
   TargetSession& operator=(const TargetSession&) = delete;
 
@@ -98,6 +101,9 @@ class TargetSession {
   // A KV cache for another model of the set (drafter, low-resolution model) with this session's
   // rows, its condition positions prefilled (under `stage_name`) with the first submit.
   KvCache make_cache(Gpt& model, const char* stage_name);
+  // Calls `record` with the batches of `model`'s condition positions 0 .. cls_token_num - 2 for
+  // `cache`, in chunks of what one forward of the model may run (none for one condition position).
+  void prefill_queries(const Gpt& model, const KvCache& cache, const std::function<void(const GptBatch&)>& record);
 
   // Submits everything recorded since the last submit, waits, and hands the step's batches back.
   void submit_and_wait();

@@ -53,6 +53,26 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
   return r;
 }
 
+namespace {
+
+// A FlashAR file decodes with its own backbone, but its images go through the target's tokenizer
+// and judges, and its condition is the one the target's inputs make (a class, caption embeddings,
+// a prompt): the two must agree on all of these.
+void check_flashar_fits(const GptConfig& fc, const GptConfig& cfg, const std::string& flashar,
+                        const std::string& target) {
+  const auto shape = [](const GptConfig& c) {
+    return c.family + ", vocabulary " + std::to_string(c.vocab_size) + ", grid " + std::to_string(c.grid_size) +
+           (c.model_type == ModelType::t2i
+                ? ", " + std::to_string(c.cls_token_num) + " caption positions of " + std::to_string(c.caption_dim)
+                : ", " + std::to_string(c.num_classes) + " classes");
+  };
+  if (shape(fc) != shape(cfg))
+    throw Error("the FlashAR model " + flashar + " (" + shape(fc) + ") was not post-trained from the target " + target +
+                " (" + shape(cfg) + ")");
+}
+
+}  // namespace
+
 LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelRequest& request) {
   const StrategyNeeds& needs = request.needs;
   // A needed model's file must resolve; a companion's may be absent.
@@ -108,12 +128,7 @@ LoadedModels load_models(Context& ctx, const ModelCatalog& catalog, const ModelR
     m.latent_upsampler = std::make_unique<LatentUpsampler>(ctx, f, *m.tokenizer, low_grid);
   if (const std::string f = file(needs.flashar, request.companions.flashar, ModelRole::FlashAr); !f.empty()) {
     m.flashar = std::make_unique<FlashArModel>(ctx, f, gopt);
-    // Its own backbone decodes, but its images go through the target's tokenizer and judges.
-    const GptConfig& fc = m.flashar->config();
-    if (fc.vocab_size != cfg.vocab_size || fc.grid_size != cfg.grid_size)
-      throw Error("the FlashAR model " + f + " (vocabulary " + std::to_string(fc.vocab_size) + ", grid " +
-                  std::to_string(fc.grid_size) + ") was not post-trained from the target " + m.target->path() +
-                  " (vocabulary " + std::to_string(cfg.vocab_size) + ", grid " + std::to_string(cfg.grid_size) + ")");
+    check_flashar_fits(m.flashar->config(), cfg, f, m.target->path());
   }
   return m;
 }

@@ -1,10 +1,11 @@
 // Text-to-image conditions through every strategy: tiny random LlamaGen-layout t2i GPTs (4
 // caption positions of which a caption may leave some as padding, 3x3 tokens, vocabulary 8) with
-// a drafter close to the target and draft heads. Every registered method generates from a caption
-// (the target session prefills caption positions 0..2 of every model's cache, and the query at the
-// last caption position predicts image token 0); the strategies whose prefill paths differ (a
-// drafter's own cache, scattered attention over prefilled slots, a candidate tree) are checked
-// against ar's distribution with the two-sample chi-square test of the lossless suite.
+// a drafter close to the target, draft heads and a random FlashAR model. Every registered method
+// generates from a caption (the target session prefills caption positions 0..2 of every model's
+// cache, and the query at the last caption position predicts image token 0); the strategies whose
+// prefill paths differ (a drafter's own cache, scattered attention over prefilled slots, a
+// candidate tree) are checked against ar's distribution with the two-sample chi-square test of
+// the lossless suite.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -13,9 +14,13 @@
 
 #include "decoding/generation.h"
 #include "decoding/strategy.h"
+#include "decoding/strategy_inputs.h"
+#include "decoding/target_session.h"
+#include "engine/checks/op_check.h"
 #include "engine/model/codebook_neighbours.h"
 #include "engine/model/draft_heads.h"
 #include "engine/model/eagle_drafter.h"
+#include "engine/model/flashar_model.h"
 #include "engine/model/latent_heads.h"
 #include "engine/model/tokenizer.h"
 #include "tests/support/chi_square.h"
@@ -35,6 +40,7 @@ struct T2iModels {
   std::unique_ptr<DraftHeads> heads;
   std::unique_ptr<LatentHeads> latent_heads;
   std::unique_ptr<EagleDrafter> eagle;
+  std::unique_ptr<FlashArModel> flashar;
   ModelSet set;
 };
 
@@ -60,6 +66,7 @@ T2iModels& t2i_models(Context& ctx) {
     testing::write_tiny_heads(dir + "/heads.safetensors", t, 0.15f, 3);
     testing::write_tiny_latent_heads(dir + "/latent_heads.safetensors", t, 0.15f, 4);
     testing::write_tiny_eagle_drafter(dir + "/eagle.safetensors", t, 0.15f, 5);
+    testing::write_tiny_flashar(dir + "/flashar.safetensors", t, 0.2f, 6);
     T2iModels r;
     GptOptions opt;
     opt.weights = DType::F32;
@@ -79,6 +86,8 @@ T2iModels& t2i_models(Context& ctx) {
     r.set.latent_heads = r.latent_heads.get();
     r.eagle = std::make_unique<EagleDrafter>(ctx, dir + "/eagle.safetensors", *r.target);
     r.set.eagle = r.eagle.get();
+    r.flashar = std::make_unique<FlashArModel>(ctx, dir + "/flashar.safetensors", opt);
+    r.set.flashar = r.flashar.get();
     return r;
   }();
   return m;
@@ -106,13 +115,8 @@ class decoding_t2i : public testing::VulkanTest {
 // Every method but MuLo-SD (its own models below) on the t2i set: complete, consistent events.
 TEST_F(decoding_t2i, EveryMethodGeneratesFromACaption) {
   for (const std::string& method : strategy_names()) {
-    // MuLo-SD below; FlashAR runs on its own post-trained class-conditional model
-    // (tests/test_flashar.cpp), so it names what it lacks.
+    // MuLo-SD below; FlashAR on its own tiny random post-trained backbone.
     if (find_strategy(method).needs_for({}).low_res) continue;
-    if (find_strategy(method).needs_for({}).flashar) {
-      EXPECT_THROW(run(method, {}, 5, 1), Error);
-      continue;
-    }
     SCOPED_TRACE(method);
     // eagle's default tree (1 + 60 + 6 queries), adaptive-tree's and vvs's and sjd-pac's 64 nodes (+
     // 2 repairs) are larger than the tiny models' 64.
@@ -190,9 +194,9 @@ TEST_F(decoding_t2i, LongCaptionsPrefillInChunks) {
 
 // Several images per forward: 5 captioned images in 2 lanes (the window methods, sjd-pac and the
 // EAGLE family with continuous batching, each new image's caption prefilled into its lane's cache
-// rows beside the other lane's queries; ar in lockstep pairs) get the tokens each gets alone, with
-// captions of different lengths in one forward (each image's attention hides its own caption's
-// padding, EAGLE-2's cut on the device included).
+// rows beside the other lane's queries; ar and flashar in lockstep pairs) get the tokens each
+// gets alone, with captions of different lengths in one forward (each image's attention hides its
+// own caption's padding, EAGLE-2's cut on the device included).
 TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
   ModelSet m = t2i_models(ctx()).set;  // first: it writes the model files (each case runs in its own process)
   GptOptions opt;
@@ -200,6 +204,8 @@ TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
   opt.batch_rows = 4;
   Gpt target(ctx(), testing::scratch_dir("t2i_models") + "/target.safetensors", opt);
   m.target = &target;
+  FlashArModel flashar(ctx(), testing::scratch_dir("t2i_models") + "/flashar.safetensors", opt);
+  m.flashar = &flashar;
   std::vector<StrategyInputs> in(5);
   for (size_t i = 0; i < in.size(); ++i) {
     const int64_t tokens = i % 3 == 1 ? 2 : kCaptionPositions;  // images 1 and 4: half padding
@@ -212,10 +218,10 @@ TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
     in[i].sampler = testing::tiny_settings();
   }
   const MethodOptions tree = {{"nodes", "12"}, {"depth", "4"}};
-  for (const std::string method : {"scd-mc", "sjd", "sjd-pac", "ar", "eagle", "vvs", "lantern"}) {
+  for (const std::string method : {"scd-mc", "sjd", "sjd-pac", "ar", "eagle", "vvs", "lantern", "flashar"}) {
     for (StrategyInputs& x : in)
-      x.options = method == "ar"        ? MethodOptions{}
-                  : method == "sjd-pac" ? MethodOptions{{"width", "2"}, {"depth", "2"}, {"window", "5"}}
+      x.options = method == "ar" || method == "flashar" ? MethodOptions{}
+                  : method == "sjd-pac"                 ? MethodOptions{{"width", "2"}, {"depth", "2"}, {"window", "5"}}
                   : method == "eagle" || method == "vvs" ? tree
                   : method == "lantern" ? MethodOptions{{"nodes", "12"}, {"depth", "4"}, {"drafter", "eagle"}}
                                         : MethodOptions{{"window", "3"}};
@@ -223,6 +229,50 @@ TEST_F(decoding_t2i, BatchedImagesGetTheirCaptionsTokensAlone) {
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_EQ(batched[i].tokens, generate_one(method, m, in[i], false).tokens) << method << " image " << i;
   }
+}
+
+// The condition logits of image 1 (the query at the last caption position, CFG rows) after the
+// session's prefill of `images` (image 1 is the last).
+std::vector<float> first_logits(Context& ctx, const ModelSet& m, const std::vector<StrategyInputs>& images) {
+  TargetSession t(m, images, "prefill test", 1);
+  const GptOutputs out = t.forward(t.causal(0, 1, {}));
+  const int64_t V = t.config().vocab_size, G = t.images();
+  Tensor host = ctx.tensor(DType::F32, {t.rows(), V}, "logits", MemoryUsage::Readback);
+  t.stream().copy(out.logits.rows(0, t.rows()), host);
+  t.submit_and_wait();
+  const std::vector<float> all = download_floats(ctx, host);
+  std::vector<float> last(all.begin() + (G - 1) * V, all.begin() + G * V);  // its conditional row
+  last.insert(last.end(), all.begin() + (2 * G - 1) * V, all.end());        // its null row
+  return last;
+}
+
+// The session's prefill of a batch hides each image's own caption padding: a full caption beside
+// a padded one gets the logits it gets alone (with the padded image's padding hidden from it as
+// well, its prefilled keys and values would lose half its caption).
+TEST_F(decoding_t2i, BatchedPrefillHidesEachImagesOwnPadding) {
+  // Two blocks: the first block's keys and values come from the embeddings alone, whatever hides.
+  testing::TinyGptSpec spec = t2i_spec();
+  spec.layers = 2;
+  const std::string path = testing::scratch_dir("t2i_prefill") + "/target.safetensors";
+  testing::write_tiny_gpt(path, spec);
+  GptOptions opt;
+  opt.weights = DType::F32;
+  opt.batch_rows = 4;
+  Gpt target(ctx(), path, opt);
+  ModelSet m;
+  m.ctx = &ctx();
+  m.target = &target;
+  std::vector<StrategyInputs> in(2);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t tokens = i == 0 ? 1 : kCaptionPositions;
+    std::vector<float> v(static_cast<size_t>(tokens * kCaptionDim));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = 3.0f * std::sin(0.7f * static_cast<float>(k + 1) + 2.0f * i);
+    in[i].condition = std::make_shared<CaptionEmbeddings>("caption " + std::to_string(i), tokens, kCaptionDim, v,
+                                                          std::vector<uint8_t>(static_cast<size_t>(tokens), 1));
+    in[i].sampler = testing::tiny_settings();
+  }
+  const std::vector<float> together = first_logits(ctx(), m, in), alone = first_logits(ctx(), m, {in[1]});
+  EXPECT_LT(normalised_error(together, alone), 1e-5);
 }
 
 // The caption reaches the image: two captions give different token distributions at the first

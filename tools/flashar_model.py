@@ -1,5 +1,6 @@
-"""FlashAR (Zhou et al., arXiv 2605.09430): a raster LlamaGen c2i GPT post-trained to emit a whole
-anti-diagonal of the token grid per step (H+W-1 steps instead of H*W). Our PyTorch reference for
+"""FlashAR (Zhou et al., arXiv 2605.09430): a raster LlamaGen GPT (c2i, or t2i as the released
+train_t2i_flashar.py) post-trained to emit a whole anti-diagonal of the token grid per step (H+W-1
+steps instead of H*W). Our PyTorch reference for
 the engine: the model, the training forward, the diagonal decoder and the one-file export.
 
 Model (issue #48; summary in shared/papers/flashar.txt, section 3):
@@ -11,7 +12,8 @@ Model (issue #48; summary in shared/papers/flashar.txt, section 3):
     Initialised from the teacher: blocks = copies of backbone layers s..s+V-1, norm/output =
     copies of the LM head's.
   * diagonal attention mask, in the backbone and in the vertical blocks alike: the prefix
-    (class token) is causal; an image cell on diagonal d = r+c attends to the prefix and to
+    (class token, or t2i's right-aligned caption positions, padding hidden from every query but
+    itself as LlamaGen's emb_masks hide it) is causal; an image cell on diagonal d = r+c attends to the prefix and to
     every image cell with r'+c' <= d, its own diagonal included. RoPE by grid cell, as GPT.
   * fused logits for a target cell (r,c):
         (0,0)           g*H(prefix) + (1-g)*V(prefix)        gate on the prefix's two heads
@@ -24,8 +26,8 @@ Model (issue #48; summary in shared/papers/flashar.txt, section 3):
     with fc1 Linear(2*vocab -> P, no bias), fc2 Linear(P -> 1, bias), P = max(32, vocab // 512).
     fc2 starts at zero (g = 0.5), fc1 ~ N(0, 1/sqrt(2*vocab)).
 
-Training layout: [class token, cell 0, ..., cell N-1] (all N = H*W cells fed, no shift), at
-sequence positions 0..N; position 1+n holds raster cell n = r*W + c. Outputs of diagonal d only
+Training layout: [condition positions 0..P-1, cell 0, ..., cell N-1] (all N = H*W cells fed, no
+shift), at sequence positions 0..P-1+N; position P+n holds raster cell n = r*W + c (P = 1 for c2i). Outputs of diagonal d only
 feed targets on diagonal d+1, so nothing leaks (`fuse` picks the sources).
 
 File (`save_flashar` / `load_flashar`): the fine-tuned backbone under the SAME names as a plain
@@ -89,6 +91,17 @@ def diagonal_index(grid):
     return n // grid + n % grid
 
 
+def hide_padding(mask, emb_mask):
+    """mask bool [S, T] (True = attend) -> [B, 1, S, T] with the caption padding (emb_mask 0,
+    [B, P] over key positions 0..P-1) hidden from every query but itself, as LlamaGen's generation
+    mask. With the KV cache the queries are the last S of the T key positions."""
+    S, T = mask.shape
+    m = mask.unsqueeze(0).repeat(emb_mask.shape[0], 1, 1)
+    m[:, :, :emb_mask.shape[1]] &= emb_mask.bool().unsqueeze(1)
+    m[:, torch.arange(S), torch.arange(T - S, T)] = True
+    return m.unsqueeze(1)
+
+
 def diagonal_mask(grid, cls_token_num=1):
     """bool [S, S], S = cls + grid^2, True = attend. Prefix causal (and invisible to nothing:
     every image cell sees the whole prefix); image cell on diagonal d sees image cells on
@@ -103,15 +116,16 @@ def diagonal_mask(grid, cls_token_num=1):
     return m
 
 
-def fuse_sources(grid):
+def fuse_sources(grid, cls_token_num=1):
     """Index tables of `FlashAR.fuse` for targets n = 0..N-1 (raster): h_src[n], v_src[n] are
-    sequence positions (0 = class token, 1+m = cell m) whose H / V logits predict cell n, and
-    kind[n] = 0 corner (gated), 1 row 0 (H only), 2 column 0 (V only), 3 interior (gated)."""
-    N = grid * grid
+    sequence positions (P-1 = the last condition position, P+m = cell m) whose H / V logits
+    predict cell n, and kind[n] = 0 corner (gated), 1 row 0 (H only), 2 column 0 (V only),
+    3 interior (gated)."""
+    N, last = grid * grid, cls_token_num - 1
     n = torch.arange(N)
     r, c = n // grid, n % grid
-    h_src = torch.where(c > 0, n, torch.zeros_like(n))                # cell n-1 sits at position n
-    v_src = torch.where(r > 0, 1 + n - grid, torch.zeros_like(n))     # cell n-W at position 1+n-W
+    h_src = torch.where(c > 0, last + n, torch.full_like(n, last))             # cell n-1 at P+n-1
+    v_src = torch.where(r > 0, last + 1 + n - grid, torch.full_like(n, last))  # cell n-W at P+n-W
     kind = torch.full((N,), 3, dtype=torch.long)
     kind[(r == 0) & (c > 0)] = 1
     kind[(c == 0) & (r > 0)] = 2
@@ -125,7 +139,8 @@ class FlashAR(nn.Module):
     def __init__(self, base: GPT, vertical_layers=1, vertical_start=None, gate_hidden=None):
         super().__init__()
         cfg = base.cfg
-        assert cfg.model_type == "c2i" and cfg.cls_token_num == 1, "FlashAR here: c2i, one class token"
+        assert cfg.model_type == "c2i" and cfg.cls_token_num == 1 or cfg.model_type == "t2i", \
+            "FlashAR here: LlamaGen c2i (one class token) or t2i"
         self.base, self.cfg = base, cfg
         self.n_vertical = vertical_layers
         self.vertical_start = cfg.n_layer - vertical_layers if vertical_start is None else vertical_start
@@ -135,7 +150,7 @@ class FlashAR(nn.Module):
         self.gate_hidden = self.gate.fc1.out_features
         W = cfg.grid_size
         self.register_buffer("mask", diagonal_mask(W, cfg.cls_token_num), persistent=False)
-        h_src, v_src, kind = fuse_sources(W)
+        h_src, v_src, kind = fuse_sources(W, cfg.cls_token_num)
         self.register_buffer("h_src", h_src, persistent=False)
         self.register_buffer("v_src", v_src, persistent=False)
         self.register_buffer("kind", kind, persistent=False)
@@ -158,9 +173,13 @@ class FlashAR(nn.Module):
 
     # ------------------------------------------------------------------------------------------
     def embed(self, tokens, labels):
-        """[class embedding; token embeddings]; no class or token dropout here (the trainer drops
-        labels itself, so the teacher sees the same labels)."""
-        parts = [self.base.cls_embedding.embedding_table(labels).unsqueeze(1)]
+        """[condition embedding; token embeddings]; labels: class ids [B] (c2i) or placed captions
+        [B, P, caption_dim] (t2i, null rows already the null caption). No class or token dropout
+        here (the trainer drops labels itself, so the teacher sees the same labels)."""
+        if self.cfg.model_type == "t2i":
+            parts = [self.base.cls_embedding(labels)[:, :self.cfg.cls_token_num]]
+        else:
+            parts = [self.base.cls_embedding.embedding_table(labels).unsqueeze(1)]
         if tokens is not None and tokens.shape[1] > 0:
             parts.append(self.base.tok_embeddings(tokens))
         return torch.cat(parts, dim=1)
@@ -185,13 +204,14 @@ class FlashAR(nn.Module):
             v = layer(v, rope, mask, None if caches is None else caches["v"][j])
         return h, self.vertical.output(self.vertical.norm(v)).float()
 
-    def forward(self, tokens, labels, backbone_grad=True):
+    def forward(self, tokens, labels, backbone_grad=True, emb_mask=None):
         """Training forward. tokens [B,N] (the whole grid), labels [B] (already dropped to the
-        null class where wanted). Returns (H logits, V logits), both [B, 1+N, vocab] over the
-        sequence positions."""
+        null class where wanted) or t2i captions (see embed) with emb_mask [B, P] (0 = padding).
+        Returns (H logits, V logits), both [B, P+N, vocab] over the sequence positions."""
         x = self.embed(tokens, labels)
         pos = torch.arange(x.shape[1], device=x.device)
-        return self.trunk(x, pos, self.mask, backbone_grad=backbone_grad)
+        mask = self.mask if emb_mask is None else hide_padding(self.mask, emb_mask)
+        return self.trunk(x, pos, mask, backbone_grad=backbone_grad)
 
     def fuse(self, h, v):
         """Sequence-position logits -> per-target tensors over raster targets n = 0..N-1:
@@ -207,8 +227,8 @@ class FlashAR(nn.Module):
         fused = torch.where(k == 1, hs, torch.where(k == 2, vs, mixed))
         return fused, hs, vs, g, kind
 
-    def fused_logits(self, tokens, labels):
-        h, v = self(tokens, labels)
+    def fused_logits(self, tokens, labels, emb_mask=None):
+        h, v = self(tokens, labels, emb_mask=emb_mask)
         return self.fuse(h, v)[0]
 
 
@@ -222,14 +242,17 @@ def diagonal_cells(grid, d):
 
 @torch.no_grad()
 def generate_diagonal(model: FlashAR, labels, cfg_scale=2.0, temperature=1.0, top_k=0, top_p=1.0,
-                      generator=None, stats=None, return_logits=False):
-    """Anti-diagonal decoding with a KV cache. labels [B] -> tokens [B, N] (raster order).
+                      generator=None, stats=None, return_logits=False, emb_mask=None):
+    """Anti-diagonal decoding with a KV cache. labels [B] (c2i) or placed captions [B, P,
+    caption_dim] with emb_mask [B, P] (t2i; 0 = padding) -> tokens [B, N] (raster order).
 
     Steps (H = W = grid):
-      1. prefill: the class token (rows [cond; uncond] with cfg_scale > 1: labels then the null
-         class) at position 0; its H and V logits give the corner (0,0) through the gate.
+      1. prefill: the condition positions 0..P-1 (rows [cond; uncond] with cfg_scale > 1: labels
+         then the null class, or captions then the null caption with the caption's padding
+         hidden in both rows, as LlamaGen samples); the last one's H and V logits give the corner
+         (0,0) through the gate.
       2. for d = 0 .. 2W-3: one forward over the cells of diagonal d (ascending row, at their
-         raster positions 1 + r*W + c, RoPE of their grid cells), attending to everything cached
+         raster positions P + r*W + c, RoPE of their grid cells), attending to everything cached
          (prefix and diagonals < d) and to each other (no mask inside the step); their keys and
          values enter the cache (backbone layers and vertical blocks alike). The fused logits of
          each cell (r', c') of diagonal d+1 take H from (r', c'-1) and V from (r'-1, c') per
@@ -255,7 +278,13 @@ def generate_diagonal(model: FlashAR, labels, cfg_scale=2.0, temperature=1.0, to
     dev = labels.device
     B = labels.shape[0]
     use_cfg = cfg_scale > 1.0
-    lab = torch.cat([labels, torch.full_like(labels, cfg.num_classes)]) if use_cfg else labels
+    if cfg.model_type == "t2i":
+        null = model.base.cls_embedding.uncond_embedding[:P].to(labels).expand(B, -1, -1)
+        lab = torch.cat([labels, null]) if use_cfg else labels
+        if emb_mask is not None:
+            emb_mask = torch.cat([emb_mask, emb_mask]) if use_cfg else emb_mask
+    else:
+        lab = torch.cat([labels, torch.full_like(labels, cfg.num_classes)]) if use_cfg else labels
     R = lab.shape[0]
     caches = {"b": [dict() for _ in model.base.layers], "v": [dict() for _ in model.vertical.layers]}
     out = torch.full((B, N), -1, dtype=torch.long, device=dev)
@@ -271,6 +300,8 @@ def generate_diagonal(model: FlashAR, labels, cfg_scale=2.0, temperature=1.0, to
         mask = torch.ones(S, cached + S, dtype=torch.bool, device=dev)  # cache + own diagonal
         if cached == 0:  # the prefix alone: causal among its own positions
             mask = torch.ones(S, S, dtype=torch.bool, device=dev).tril()
+        if emb_mask is not None:
+            mask = hide_padding(mask, emb_mask)
         h, v = model.trunk(x, pos, mask, caches)
         cached += S
         st["forwards"] += 1

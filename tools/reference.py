@@ -2,6 +2,7 @@
 """PyTorch reference for parity tests: makes small random models and runs them.
 
   reference.py make-gpt OUT.safetensors --dim 128 --layers 2 --heads 2 --vocab 64 --classes 5 --grid 4
+      (with --caption-dim C --cls P: a t2i model of P caption positions, in our file format)
   reference.py gpt-logits MODEL --label 3 --tokens 1,2,3 --out OUT.safetensors
       logits [2, 1 + len(tokens), vocab] for the batch (label, null class), teacher-forced:
       position 0 is the condition, position 1 + n feeds image token n.
@@ -20,7 +21,7 @@
       a random FlashAR (tools/flashar_model.py) on the random GPT MODEL, gate included
   reference.py flashar-logits MODEL --label 3 --tokens 1,2,... (all N cells) --out OUT.safetensors
       teacher forced under the diagonal mask: h, v [2, 1 + N, vocab] (label, null class), g [2, N]
-  reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json
+  reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json   (t2i: --caption CAP.npy)
       generate_diagonal with top-k 1: {"tokens", "gaps"} in decoding order, "order" their raster cells
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
@@ -108,8 +109,11 @@ def randomise(model, seed, scale):
 
 
 def make_gpt(a):
+    """A random GPT in our file format: c2i, or t2i with --caption-dim (--cls caption positions)."""
+    torch.manual_seed(a.seed)  # a t2i model's null caption is a buffer, drawn at construction
+    t2i = dict(model_type="t2i", caption_dim=a.caption_dim, cls_token_num=a.cls) if a.caption_dim else {}
     cfg = GPTConfig(dim=a.dim, n_layer=a.layers, n_head=a.heads, vocab_size=a.vocab,
-                    num_classes=a.classes, grid_size=a.grid)
+                    num_classes=0 if t2i else a.classes, grid_size=a.grid, **t2i)
     m = GPT(cfg)
     randomise(m, a.seed, 0.08)
     save_file({k: v.float() for k, v in m.state_dict().items()}, a.out, gpt_metadata(cfg))
@@ -132,19 +136,28 @@ def make_caption(a):
     np.save(a.out, torch.randn(1, a.tokens, a.dim, generator=g).numpy().astype(np.float32))
 
 
-def t2i_logits(a):
+def placed_caption(path, cfg):
+    """A caption file ([1, tokens, caption_dim] f32) as LlamaGen places it: right-aligned in the
+    cls_token_num positions, padding first and zero-valued tokens made padding. -> (placed
+    [cls, caption_dim], emb_mask [cls], 1 = real)."""
     import numpy as np
-    t, meta = load_file(a.model)
-    cfg = gpt_config_from_metadata(meta)
-    m = GPT(cfg).eval()
-    m.load_state_dict({k: v.float() for k, v in t.items()})
-    cap = torch.from_numpy(np.load(a.caption)).float().reshape(-1, cfg.caption_dim)
+    cap = torch.from_numpy(np.load(path)).float().reshape(-1, cfg.caption_dim)
     n, cls = cap.shape[0], cfg.cls_token_num
     placed = torch.zeros(cls, cfg.caption_dim)
     placed[cls - n:] = cap
     emb_mask = torch.zeros(cls)
     emb_mask[cls - n:] = (cap != 0).any(-1).float()
-    captions = torch.stack([placed * emb_mask[:, None], m.cls_embedding.uncond_embedding[:cls]])
+    return placed * emb_mask[:, None], emb_mask
+
+
+def t2i_logits(a):
+    t, meta = load_file(a.model)
+    cfg = gpt_config_from_metadata(meta)
+    m = GPT(cfg).eval()
+    m.load_state_dict({k: v.float() for k, v in t.items()})
+    placed, emb_mask = placed_caption(a.caption, cfg)
+    cls = cfg.cls_token_num
+    captions = torch.stack([placed, m.cls_embedding.uncond_embedding[:cls]])
     toks = torch.tensor([ints(a.tokens)] * 2, dtype=torch.long)
     with torch.no_grad():
         x = m.embed(toks, captions)
@@ -236,11 +249,17 @@ def flashar_logits(a):
 
 def flashar_greedy(a):
     """generate_diagonal with top-k 1 and CFG: {"tokens", "gaps"} in decoding order (diagonal by
-    diagonal, ascending row), "order" the raster cell of each entry."""
+    diagonal, ascending row), "order" the raster cell of each entry. A t2i FlashAR takes --caption
+    (a caption file, placed as placed_caption does), a c2i one --label."""
     import json
     from flashar_model import diagonal_cells, generate_diagonal, load_flashar
     m, _ = load_flashar(a.model)
-    toks, _, mixed = generate_diagonal(m, torch.tensor([a.label]), cfg_scale=a.cfg, top_k=1, return_logits=True)
+    if m.cfg.model_type == "t2i":
+        placed, emb_mask = placed_caption(a.caption, m.cfg)
+        cond, emb_mask = placed.unsqueeze(0), emb_mask.unsqueeze(0)
+    else:
+        cond, emb_mask = torch.tensor([a.label]), None
+    toks, _, mixed = generate_diagonal(m, cond, cfg_scale=a.cfg, top_k=1, return_logits=True, emb_mask=emb_mask)
     W = m.cfg.grid_size
     order = [r * W + c for d in range(2 * W - 1) for r, c in diagonal_cells(W, d)]
     top2 = mixed[0].topk(2, dim=-1).values
@@ -567,7 +586,7 @@ def spiece_encode(a):
 # required string, "--x:int" a required integer, ("--x", d) one defaulting to d (of d's type).
 COMMANDS = {
     "make-gpt": (make_gpt, "out", [("--dim", 128), ("--layers", 2), ("--heads", 2), ("--vocab", 64), ("--classes", 5),
-                                   ("--grid", 4), ("--seed", 0)]),
+                                   ("--grid", 4), ("--seed", 0), ("--cls", 1), ("--caption-dim", 0)]),
     "make-t2i": (make_t2i, "out", [("--dim", 64), ("--layers", 2), ("--heads", 2), ("--vocab", 32), ("--grid", 4),
                                    ("--cls", 8), ("--caption-dim", 16), ("--seed", 0)]),
     "make-caption": (make_caption, "out", [("--tokens", 5), ("--dim", 16), ("--seed", 1)]),
@@ -578,7 +597,7 @@ COMMANDS = {
     "gpt-logits": (gpt_logits, "model", ["--label:int", "--tokens", "--out"]),
     "make-flashar": (make_flashar, "out", ["--gpt", ("--vertical-layers", 1), ("--seed", 0)]),
     "flashar-logits": (flashar_logits, "model", ["--label:int", "--tokens", "--out"]),
-    "flashar-greedy": (flashar_greedy, "model", ["--label:int", ("--cfg", 2.0), "--out"]),
+    "flashar-greedy": (flashar_greedy, "model", [("--label", 0), ("--caption", ""), ("--cfg", 2.0), "--out"]),
     "make-vq": (make_vq, "out", [("--ch", 32), ("--z", 32), ("--codebook", 16), ("--embed", 4), ("--in-ch", 1),
                                  ("--res-blocks", 2), ("--seed", 0), ("--ch-mult", "1,2")]),
     "vq-decode": (vq_decode, "model", ["--tokens", "--grid:int", "--out"]),

@@ -2,7 +2,8 @@
 """`vkspec generate --caption-embeddings FILE` end to end on a small random LlamaGen t2i checkpoint
 (tools/reference.py make-t2i, converted by tools/convert_llamagen.py) on the shipped tokenizer's
 vocabulary: every method that needs no extra trained model (ar, sjd, scd-mc, zipar, lantern with
-Jacobi drafts) and mulo with a t2i low-resolution model generate, the trace records the caption,
+Jacobi drafts), mulo with a t2i low-resolution model and flashar with a random t2i FlashAR file
+(reference.py make-flashar on the converted model) generate, the trace records the caption,
 --npz labels the images -1 and --out-dir names them by seed alone, and bad inputs fail with a
 message naming the problem. From a prompt: the model converted with --text-encoder naming a tiny
 T5 (make-t5 with a make-spiece SentencePiece model, tools/convert_t5.py) generates with
@@ -81,12 +82,15 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         model = make_model(d, "t2i", 4, 0)
         low = make_model(d, "t2i_low", 2, 1)
+        flashar = os.path.join(d, "flashar.safetensors")
+        run([PY, os.path.join(HERE, "reference.py"), "make-flashar", flashar, "--gpt", model])
         caption = os.path.join(d, "caption.npy")
         run([PY, os.path.join(HERE, "reference.py"), "make-caption", caption, "--tokens", "5", "--dim", "16"])
         base = [vkspec, "generate", "--model", model, "--caption-embeddings", caption, "--images", "2",
                 "--cfg", "2", "--top-k", "50"]
         for method, extra in [("ar", []), ("sjd", []), ("scd-mc", ["--window", "8"]), ("zipar", []),
-                              ("lantern", ["--k", "8"]), ("mulo", ["--low-res", low])]:
+                              ("lantern", ["--k", "8"]), ("mulo", ["--low-res", low]),
+                              ("flashar", ["--flashar", flashar])]:
             trace = os.path.join(d, method + ".json")
             run(base + ["--method", method, "--out", os.path.join(d, method + ".png"), "--trace", trace] + extra)
             images = json.load(open(trace))["images"]
@@ -106,6 +110,8 @@ def main():
              "class-conditional"),
             ([vkspec, "generate", "--model", model, "--caption-embeddings", os.path.join(d, "missing.npy")],
              "missing.npy"),
+            (base + ["--method", "flashar"], "was not post-trained from the target"),  # the shipped c2i one
+            (base + ["--method", "flashar", "--flashar", model], "not a FlashAR file"),
         ]
         wrong = os.path.join(d, "wrong.npy")
         run([PY, os.path.join(HERE, "reference.py"), "make-caption", wrong, "--tokens", "5", "--dim", "12"])

@@ -1,6 +1,6 @@
 #pragma once
-// FlashAR (Zhou et al., arXiv 2605.09430) on the engine: a LlamaGen c2i GPT post-trained to emit a
-// whole anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
+// FlashAR (Zhou et al., arXiv 2605.09430) on the engine: a LlamaGen GPT (c2i or t2i) post-trained
+// to emit a whole anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
 // assets/fmnist_flashar16.md documents. One file holds the fine-tuned backbone under a plain
 // GPT's names, the vertical branch (`vertical.layers.{i}.*`, `vertical.norm.weight`,
 // `vertical.output.weight`) and the gate (`gate.fc1.weight`, `gate.fc2.weight`, `gate.fc2.bias`).
@@ -10,7 +10,9 @@
 // (flashar.vertical_start_layer), run beside the backbone's last blocks under the same queries
 // and mask with a KV cache of their own, then their own norm and output: the vertical head V,
 // (r, c) predicts (r + 1, c). The gate mixes the two heads' logits for a target with both a left
-// and an upper neighbour (and the corner, from the class token): ops::flashar_fuse, on the device.
+// and an upper neighbour (and the corner, from the last condition position): ops::flashar_fuse,
+// on the device. With several condition positions (t2i's caption) the branch's cache holds them
+// too: the strategy prefills both caches in the same forwards.
 #include <memory>
 #include <string>
 #include <vector>

@@ -40,9 +40,9 @@ void add_synthetic_tensor(SafetensorsWriter& w, const std::string& name, const s
 }
 
 void add_synthetic_blocks(SafetensorsWriter& w, int64_t D, int64_t n_layer, int64_t H, const WeightFill& fill,
-                          StDType matrices) {
+                          StDType matrices, const std::string& prefix) {
   for (int64_t l = 0; l < n_layer; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
+    const std::string p = prefix + std::to_string(l) + ".";
     add_synthetic_tensor(w, p + "attention_norm.weight", {D}, true, fill, matrices);
     add_synthetic_tensor(w, p + "ffn_norm.weight", {D}, true, fill, matrices);
     add_synthetic_tensor(w, p + "attention.wqkv.weight", {3 * D, D}, false, fill, matrices);

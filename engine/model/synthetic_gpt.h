@@ -31,9 +31,10 @@ using WeightFill = std::function<void(const std::string& name, bool is_norm, std
 // other families' synthetic files (engine/families/) build their tensors with.
 void add_synthetic_tensor(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
                           bool is_norm, const WeightFill& fill, StDType matrices);
-// The trunk's per-layer tensors in LlamaGen's layout (both norms, wqkv, wo, w1, w3, w2 per layer).
+// The trunk's per-layer tensors in LlamaGen's layout (both norms, wqkv, wo, w1, w3, w2 per layer),
+// named `prefix`{l}.* (FlashAR's branch: "vertical.layers.").
 void add_synthetic_blocks(SafetensorsWriter& w, int64_t dim, int64_t n_layer, int64_t ffn_hidden,
-                          const WeightFill& fill, StDType matrices);
+                          const WeightFill& fill, StDType matrices, const std::string& prefix = "layers.");
 
 // Every tensor and metadata key a GPT of `shape` needs, in checkpoint order (embeddings, then per
 // layer both norms, wqkv, wo, w1, w3, w2, then norm and output), calling `fill` once per tensor in

@@ -52,8 +52,8 @@ class TinyNormal {
   uint32_t n_ = 0;
 };
 
-inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s,
-                           const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
+// The tensors and metadata of write_tiny_gpt's file.
+inline SafetensorsWriter tiny_gpt_writer(const TinyGptSpec& s) {
   TinyNormal rng(s.seed), noise(s.noise_seed);
   GptShape shape;
   shape.dim = s.dim;
@@ -71,8 +71,40 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s,
     for (float& x : v)
       x = is_norm ? 1.0f + 0.1f * rng.next() : sd * rng.next() + (s.noise_seed ? s.noise_scale * noise.next() : 0.0f);
   };
-  SafetensorsWriter w = synthetic_gpt(shape, fill, StDType::F32);
+  return synthetic_gpt(shape, fill, StDType::F32);
+}
+
+inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s,
+                           const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
+  SafetensorsWriter w = tiny_gpt_writer(s);
   for (const auto& [key, value] : metadata) w.set_metadata(key, value);
+  w.write(path);
+}
+
+// A random FlashAR file (engine/model/flashar_model.h) whose backbone is write_tiny_gpt's model of
+// `s`: one vertical block from the backbone's last block, its norm and head, and a gate drawn as
+// tools/reference.py make-flashar draws one (fc1 ~ N(0, 1 / sqrt(2 vocab)), fc2 ~ 2 N(0, 1),
+// bias 0.3), so the weight of H varies from target to target.
+inline void write_tiny_flashar(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed) {
+  SafetensorsWriter w = tiny_gpt_writer(s);
+  TinyNormal rng(seed);
+  const WeightFill fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
+    for (float& x : v) x = is_norm ? 1.0f + 0.1f * rng.next() : scale * rng.next();
+  };
+  add_synthetic_blocks(w, s.dim, 1, s.ffn_hidden, fill, StDType::F32, "vertical.layers.");
+  add_synthetic_tensor(w, "vertical.norm.weight", {s.dim}, true, fill, StDType::F32);
+  add_synthetic_tensor(w, "vertical.output.weight", {s.vocab, s.dim}, false, fill, StDType::F32);
+  const int64_t P = 32;  // tools/flashar_model.py gate_hidden_size: max(32, vocab / 512)
+  std::vector<float> fc1(static_cast<size_t>(P * 2 * s.vocab)), fc2(static_cast<size_t>(P));
+  for (float& x : fc1) x = rng.next() / std::sqrt(2.0f * static_cast<float>(s.vocab));
+  for (float& x : fc2) x = 2.0f * rng.next();
+  w.add_f32("gate.fc1.weight", {P, 2 * s.vocab}, fc1);
+  w.add_f32("gate.fc2.weight", {1, P}, fc2);
+  w.add_f32("gate.fc2.bias", {1}, {0.3f});
+  w.set_metadata("role", "flashar");
+  w.set_metadata("flashar.vertical_start_layer", std::to_string(s.layers - 1));
+  w.set_metadata("flashar.vertical_layers", "1");
+  w.set_metadata("flashar.gate_hidden", std::to_string(P));
   w.write(path);
 }
 
