@@ -3,8 +3,10 @@
 #include "common.glsl"
 // FlashAR's fused logits (engine/ops/flashar_fuse.h): one workgroup per output row. A row takes
 // H logits (the backbone's head), V logits (the vertical branch's), or g H + (1 - g) V with the
-// learned gate g = sigmoid(fc2 . SiLU(fc1 [z(H); z(V)]) + bias), z(x) = clamp((x - mean x) /
-// (rms(x - mean x) + 1e-6), -6, 6). Sums are tree reductions in shared memory whose order depends
+// learned gate g = sigmoid(fc2 . SiLU(fc1 z) + bias) on z, the two rows normalised: per head,
+// z = [n(H); n(V)] with n(x) = clamp((x - mean x) / (rms(x - mean x) + 1e-6), -6, 6); joint (the
+// released code's), the 2 vocab values [H; V] centred and scaled as one, the RMS floored at 1e-3
+// (sqrt of 1e-6) instead of shifted. Sums are tree reductions in shared memory whose order depends
 // only on the workgroup size (no subgroup operations); each invocation walks the vocabulary with
 // stride WG, so a long vocabulary stays within llvmpipe's loop limit.
 layout(local_size_x_id = 0) in;
@@ -19,6 +21,7 @@ layout(binding = 6) writeonly buffer G { float gates[]; }; // [rows]: the weight
 layout(push_constant) uniform P {
   uint rows;
   uint vocab;
+  uint joint;  // 1: normalise [H; V] as one vector
 } p;
 
 const uint KIND_GATED = 0, KIND_H = 1, KIND_V = 2;
@@ -54,7 +57,8 @@ void main() {
   part[lid] = sh;
   part[WG + lid] = sv;
   reduce(2);
-  const float mh = part[0] / float(n), mv = part[WG] / float(n);
+  const float joint_mean = (part[0] + part[WG]) / float(2 * n);
+  const float mh = p.joint != 0 ? joint_mean : part[0] / float(n), mv = p.joint != 0 ? joint_mean : part[WG] / float(n);
   barrier();
   float qh = 0.0, qv = 0.0;
   for (uint i = lid; i < n; i += WG) {
@@ -65,7 +69,9 @@ void main() {
   part[lid] = qh;
   part[WG + lid] = qv;
   reduce(2);
-  const float rh = sqrt(part[0] / float(n)) + 1e-6, rv = sqrt(part[WG] / float(n)) + 1e-6;
+  const float joint_rms = sqrt(max((part[0] + part[WG]) / float(2 * n), 1e-6));
+  const float rh = p.joint != 0 ? joint_rms : sqrt(part[0] / float(n)) + 1e-6;
+  const float rv = p.joint != 0 ? joint_rms : sqrt(part[WG] / float(n)) + 1e-6;
   barrier();
   float acc[HIDDEN];
   for (uint k = 0; k < HIDDEN; ++k) acc[k] = 0.0;

@@ -72,7 +72,6 @@ TEST_F(FlashArTest, HeadsAndGateMatchReference) {
   ASSERT_TRUE(r.ok) << r.message;
   SafetensorsFile reference(ref);
   const std::vector<float> want_h = reference.read_f32("h"), want_v = reference.read_f32("v");
-  const std::vector<float> want_g = reference.read_f32("g");
 
   FlashArModel model(ctx(), flashar_, f32_options());
   EXPECT_EQ(model.vertical_start(), 2);
@@ -81,7 +80,8 @@ TEST_F(FlashArTest, HeadsAndGateMatchReference) {
   KvCache cache = model.backbone().make_cache();
   KvCache branch = model.make_branch_cache(cache);
   // The training layout in one forward: the class token, then every cell under the diagonal mask.
-  GptQueries q = GptQueries::causal(cfg, 0, 1 + kCells, tokens, guided_rows(ClassLabel(2), 2), cache.slots());
+  const ClassLabel label(2);  // the batch reads it, so it outlives the queries
+  GptQueries q = GptQueries::causal(cfg, 0, 1 + kCells, tokens, guided_rows(label, 2), cache.slots());
   ops::AttentionMaskBuilder mb(1 + kCells, cache.slots());
   mb.see(0, 0);
   for (int64_t n = 0; n < kCells; ++n) {
@@ -116,17 +116,37 @@ TEST_F(FlashArTest, HeadsAndGateMatchReference) {
   Tensor tv = upload_floats(ctx(), want_v, DType::F32, {2 * (1 + kCells), kVocab}, "reference v");
   Tensor ts = ctx().tensor(DType::U32, {2 * kCells, 3}, "sources");
   ctx().upload(ts, sources.data(), sources.size() * 4);
-  Tensor fused = ctx().tensor(DType::F32, {2 * kCells, kVocab}, "fused"),
-         gates = ctx().tensor(DType::F32, {2 * kCells}, "gates");
-  CommandStream g(ctx());
-  model.fuse(g, FlashArOutputs{th.view(), tv.view()}, ts, fused, gates);
-  g.submit_and_wait();
-  const std::vector<float> got_g = download_floats(ctx(), gates);
-  double worst = 0;
-  for (size_t i = 0; i < got_g.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(got_g[i]) - want_g[i]));
-  std::cout << "gate: largest difference " << worst << "\n";
-  EXPECT_LE(worst, 1e-5);
+  // Each kind of gate: this file's (the released --hv-gate, normalising [H; V] as one), the MLP
+  // normalising head by head (files from before flashar.gate_norm), and a constant (--hv-mix).
+  for (const std::vector<std::string>& gate :
+       {std::vector<std::string>{}, {"--gate-norm", "per-head"}, {"--gate", "constant"}}) {
+    std::string file = flashar_, want = ref;
+    if (!gate.empty()) {
+      file = dir_ + "/flashar_" + gate[1] + ".safetensors";
+      want = dir_ + "/logits_" + gate[1] + ".safetensors";
+      std::vector<std::string> make = {"make-flashar", file, "--gpt", gpt_};
+      make.insert(make.end(), gate.begin(), gate.end());
+      for (const std::vector<std::string>& args :
+           {make, {"flashar-logits", file, "--label", "2", "--tokens", testing::comma_list(fed), "--out", want}}) {
+        r = testing::run_reference(args);
+        ASSERT_TRUE(r.ok) << r.message;
+      }
+    }
+    const std::vector<float> want_g = SafetensorsFile(want).read_f32("g");
+    FlashArModel gated(ctx(), file, f32_options());
+    Tensor fused = ctx().tensor(DType::F32, {2 * kCells, kVocab}, "fused"),
+           gates = ctx().tensor(DType::F32, {2 * kCells}, "gates");
+    CommandStream g(ctx());
+    gated.fuse(g, FlashArOutputs{th.view(), tv.view()}, ts, fused, gates);
+    g.submit_and_wait();
+    const std::vector<float> got_g = download_floats(ctx(), gates);
+    double worst = 0;
+    for (size_t i = 0; i < got_g.size(); ++i)
+      worst = std::max(worst, std::abs(static_cast<double>(got_g[i]) - want_g[i]));
+    std::cout << "gate " << (gate.empty() ? "joint" : gate[1]) << ": largest difference " << worst << "\n";
+    EXPECT_LE(worst, 1e-5) << file;
+  }
+  EXPECT_EQ(model.gate_norm(), ops::FlashArGateNorm::Joint);
 }
 
 TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {

@@ -21,10 +21,15 @@ Model (issue #48; summary in shared/papers/flashar.txt, section 3):
         col 0, r > 0    V(r-1, c)
         interior        g*H(r, c-1) + (1-g)*V(r-1, c)        (logits are mixed, not probs)
   * gate (LlamaGen-FlashAR `--hv-gate`): per target, the two logit vectors (detached, f32, NaN
-    -> 0), each centred (minus its mean over the vocabulary) and divided by its RMS after
-    centring (+1e-6), clamped to [-6, 6], concatenated [H ; V]; g = sigmoid(fc2(SiLU(fc1(.))))
-    with fc1 Linear(2*vocab -> P, no bias), fc2 Linear(P -> 1, bias), P = max(32, vocab // 512).
-    fc2 starts at zero (g = 0.5), fc1 ~ N(0, 1/sqrt(2*vocab)).
+    -> 0) concatenated [H ; V], centred (minus the mean of all 2*vocab values) and divided by
+    their RMS after centring (sqrt(max(mean square, 1e-6))), clamped to [-6, 6]; g =
+    sigmoid(fc2(SiLU(fc1(.)))) with fc1 Linear(2*vocab -> P, no bias), fc2 Linear(P -> 1, bias),
+    P = max(32, vocab // 512). fc2 starts at zero (g = 0.5), fc1 ~ N(0, 1/sqrt(2*vocab)).
+    gate_norm "joint" is that, the released code's `_hv_gate`; "per-head" (files written before
+    flashar.gate_norm existed, the first fmnist_flashar16) centres and scales H and V each on its
+    own, (x - mean) / (rms + 1e-6). Without `--hv-gate` the released code mixes with a constant:
+    g = sigmoid(hv_mix_logit) (`--hv-mix`) or 0.5 (the t2i script's): gate "constant", one
+    parameter `mix_logit`.
 
 Training layout: [condition positions 0..P-1, cell 0, ..., cell N-1] (all N = H*W cells fed, no
 shift), at sequence positions 0..P-1+N; position P+n holds raster cell n = r*W + c (P = 1 for c2i). Outputs of diagonal d only
@@ -52,11 +57,17 @@ def gate_hidden_size(vocab):
     return max(32, vocab // 512)
 
 
-class HVGate(nn.Module):
-    """g = sigmoid(fc2(SiLU(fc1([norm(H); norm(V)])))) on detached f32 logits; see the module doc."""
+GATE_NORMS = ("joint", "per-head")
 
-    def __init__(self, vocab, hidden=None):
+
+class HVGate(nn.Module):
+    """g = sigmoid(fc2(SiLU(fc1(z)))) on detached f32 logits, z the normalised [H; V]; see the
+    module doc for `norm`."""
+
+    def __init__(self, vocab, hidden=None, norm="joint"):
         super().__init__()
+        assert norm in GATE_NORMS, norm
+        self.norm = norm
         hidden = hidden or gate_hidden_size(vocab)
         self.fc1 = nn.Linear(2 * vocab, hidden, bias=False)
         self.fc2 = nn.Linear(hidden, 1, bias=True)
@@ -66,15 +77,40 @@ class HVGate(nn.Module):
 
     @staticmethod
     def normalise(logits):
+        """Per head: each vector centred and scaled on its own ("per-head")."""
         x = torch.nan_to_num(logits.detach().float(), nan=0.0)
         x = x - x.mean(-1, keepdim=True)
         x = x / (x.pow(2).mean(-1, keepdim=True).sqrt() + 1e-6)
         return x.clamp(-GATE_CLAMP, GATE_CLAMP)
 
+    @staticmethod
+    def normalise_joint(h_logits, v_logits):
+        """Both vectors as one, as the released `_hv_gate` ("joint")."""
+        x = torch.cat([h_logits.detach().float(), v_logits.detach().float()], dim=-1)
+        x = torch.nan_to_num(x, nan=0.0, posinf=30.0, neginf=-30.0)
+        x = x - x.mean(-1, keepdim=True)
+        x = x / x.pow(2).mean(-1, keepdim=True).clamp_min(1e-6).sqrt()
+        return x.clamp(-GATE_CLAMP, GATE_CLAMP)
+
     def forward(self, h_logits, v_logits):
         """[..., vocab] x2 -> g [...] in (0,1), the weight of the horizontal head."""
-        z = torch.cat([self.normalise(h_logits), self.normalise(v_logits)], dim=-1)
+        if self.norm == "joint":
+            z = self.normalise_joint(h_logits, v_logits)
+        else:
+            z = torch.cat([self.normalise(h_logits), self.normalise(v_logits)], dim=-1)
         return torch.sigmoid(self.fc2(F.silu(self.fc1(z))).squeeze(-1))
+
+
+class ConstantGate(nn.Module):
+    """g = sigmoid(mix_logit) for every target: the released code without `--hv-gate` (its
+    `hv_mix_logit` with `--hv-mix`, else 0.5, mix_logit 0)."""
+
+    def __init__(self, mix_logit=0.0):
+        super().__init__()
+        self.mix_logit = nn.Parameter(torch.tensor([float(mix_logit)]))
+
+    def forward(self, h_logits, v_logits):
+        return torch.sigmoid(self.mix_logit).expand(h_logits.shape[:-1]).to(torch.float32)
 
 
 class VerticalBranch(nn.Module):
@@ -136,7 +172,8 @@ def fuse_sources(grid, cls_token_num=1):
 class FlashAR(nn.Module):
     """A GPT backbone (`self.base`, a vkspec_models.GPT) + vertical branch + H/V gate."""
 
-    def __init__(self, base: GPT, vertical_layers=1, vertical_start=None, gate_hidden=None):
+    def __init__(self, base: GPT, vertical_layers=1, vertical_start=None, gate_hidden=None, gate="mlp",
+                 gate_norm="joint"):
         super().__init__()
         cfg = base.cfg
         assert cfg.model_type == "c2i" and cfg.cls_token_num == 1 or cfg.model_type == "t2i", \
@@ -146,8 +183,10 @@ class FlashAR(nn.Module):
         self.vertical_start = cfg.n_layer - vertical_layers if vertical_start is None else vertical_start
         assert 0 <= self.vertical_start <= cfg.n_layer
         self.vertical = VerticalBranch(cfg, vertical_layers)
-        self.gate = HVGate(cfg.vocab_size, gate_hidden)
-        self.gate_hidden = self.gate.fc1.out_features
+        assert gate in ("mlp", "constant"), gate
+        self.gate_kind = gate
+        self.gate = HVGate(cfg.vocab_size, gate_hidden, gate_norm) if gate == "mlp" else ConstantGate()
+        self.gate_hidden = self.gate.fc1.out_features if gate == "mlp" else 0
         W = cfg.grid_size
         self.register_buffer("mask", diagonal_mask(W, cfg.cls_token_num), persistent=False)
         h_src, v_src, kind = fuse_sources(W, cfg.cls_token_num)
@@ -156,13 +195,13 @@ class FlashAR(nn.Module):
         self.register_buffer("kind", kind, persistent=False)
 
     @classmethod
-    def from_gpt(cls, gpt: GPT, vertical_layers=1, vertical_start=None, copy_backbone=True):
+    def from_gpt(cls, gpt: GPT, vertical_layers=1, vertical_start=None, copy_backbone=True, gate_norm="joint"):
         """The untrained FlashAR of a trained raster GPT: vertical blocks = copies of backbone
         layers s..s+V-1 (past the last layer: the last layer again), vertical norm/output =
         copies of the LM head's, gate 0.5. copy_backbone: deep-copy the GPT (else share it)."""
         import copy
         base = copy.deepcopy(gpt) if copy_backbone else gpt
-        m = cls(base, vertical_layers, vertical_start)
+        m = cls(base, vertical_layers, vertical_start, gate_norm=gate_norm)
         s, L = m.vertical_start, base.cfg.n_layer
         with torch.no_grad():
             for i, blk in enumerate(m.vertical.layers):
@@ -366,7 +405,9 @@ def flashar_metadata(model: FlashAR, extra=None):
     m.update({"role": "flashar",
               "flashar.vertical_start_layer": str(model.vertical_start),
               "flashar.vertical_layers": str(model.n_vertical),
-              "flashar.gate_hidden": str(model.gate_hidden)})
+              "flashar.gate": model.gate_kind})
+    if model.gate_kind == "mlp":
+        m.update({"flashar.gate_hidden": str(model.gate_hidden), "flashar.gate_norm": model.gate.norm})
     return m
 
 
@@ -397,8 +438,10 @@ def load_flashar(path):
     base = GPT(cfg)
     base.load_state_dict({k: v.float() for k, v in sd.items()
                           if not (k.startswith("vertical.") or k.startswith("gate."))})
+    gate = meta.get("flashar.gate", "mlp")
     m = FlashAR(base, int(meta["flashar.vertical_layers"]), int(meta["flashar.vertical_start_layer"]),
-                int(meta["flashar.gate_hidden"]))
+                int(meta["flashar.gate_hidden"]) if gate == "mlp" else None, gate,
+                meta.get("flashar.gate_norm", "per-head"))  # files from before the key: per-head
     m.vertical.load_state_dict({k[len("vertical."):]: v.float() for k, v in sd.items()
                                 if k.startswith("vertical.")})
     m.gate.load_state_dict({k[len("gate."):]: v.float() for k, v in sd.items() if k.startswith("gate.")})

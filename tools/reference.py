@@ -17,8 +17,9 @@
   reference.py eagle-forward DRAFTER --gpt MODEL --tokens 1,2,3 --features IN.safetensors --out OUT.safetensors
       the drafter over elements 0 .. len(tokens) - 1 (element j reads token j and features[:, j]),
       causal: hidden = g [B, T, dim], logits = MODEL's output(g) [B, T, vocab]
-  reference.py make-flashar OUT.safetensors --gpt MODEL --vertical-layers 1 --seed 0
-      a random FlashAR (tools/flashar_model.py) on the random GPT MODEL, gate included
+  reference.py make-flashar OUT.safetensors --gpt MODEL --vertical-layers 1 --seed 0 --gate mlp --gate-norm joint
+      a random FlashAR (tools/flashar_model.py) on the random GPT MODEL, gate included (--gate constant:
+      g = sigmoid(0.7) everywhere; --gate-norm per-head: the MLP's inputs normalised head by head)
   reference.py flashar-logits MODEL --label 3 --tokens 1,2,... (all N cells) --out OUT.safetensors
       teacher forced under the diagonal mask: h, v [2, 1 + N, vocab] (label, null class), g [2, N]
   reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json   (t2i: --caption CAP.npy)
@@ -224,13 +225,16 @@ def make_flashar(a):
     t, meta = load_file(a.gpt)
     base = GPT(gpt_config_from_metadata(meta)).eval()
     base.load_state_dict({k: v.float() for k, v in t.items()})
-    m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False)
+    from flashar_model import ConstantGate
+    m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False, gate_norm=a.gate_norm)
     randomise(m.vertical, a.seed, 0.08)
     g = torch.Generator().manual_seed(a.seed + 1)
     with torch.no_grad():
         m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
         m.gate.fc2.weight.copy_(2.0 * torch.randn(m.gate.fc2.weight.shape, generator=g))
         m.gate.fc2.bias.fill_(0.3)
+    if a.gate == "constant":  # the released code without --hv-gate, with --hv-mix's learned logit
+        m.gate, m.gate_kind, m.gate_hidden = ConstantGate(0.7), "constant", 0
     save_flashar(m, a.out)
 
 
@@ -595,7 +599,8 @@ COMMANDS = {
     "make-eagle": (make_eagle, "out", ["--gpt", ("--layers", 1), ("--seed", 0)]),
     "eagle-forward": (eagle_forward, "drafter", ["--gpt", "--tokens", "--features", "--out"]),
     "gpt-logits": (gpt_logits, "model", ["--label:int", "--tokens", "--out"]),
-    "make-flashar": (make_flashar, "out", ["--gpt", ("--vertical-layers", 1), ("--seed", 0)]),
+    "make-flashar": (make_flashar, "out", ["--gpt", ("--vertical-layers", 1), ("--seed", 0), ("--gate", "mlp"),
+                                           ("--gate-norm", "joint")]),
     "flashar-logits": (flashar_logits, "model", ["--label:int", "--tokens", "--out"]),
     "flashar-greedy": (flashar_greedy, "model", [("--label", 0), ("--caption", ""), ("--cfg", 2.0), "--out"]),
     "make-vq": (make_vq, "out", [("--ch", 32), ("--z", 32), ("--codebook", 16), ("--embed", 4), ("--in-ch", 1),

@@ -91,6 +91,68 @@ class ConvertTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "tok_embeddings.weight"):
             convert(self.path("bad.pt"), self.path("bad.safetensors"), "gpt", "f16")
 
+    def released_flashar(self, cfg, gate, args):
+        """A FlashAR of ours on a random GPT, its weights saved under LlamaGen-FlashAR's names
+        (vertical blocks after the backbone's in `layers`, medusa_*, hv_gate_mlp.* or hv_mix_logit)."""
+        from flashar_model import ConstantGate, FlashAR
+        torch.manual_seed(3)
+        ours = FlashAR.from_gpt(GPT(cfg), vertical_layers=1, vertical_start=cfg.n_layer - 1)
+        sd = dict(ours.base.state_dict())
+        for k, v in ours.vertical.layers[0].state_dict().items():
+            sd[f"layers.{cfg.n_layer}.{k}"] = v
+        sd.update({"medusa_norm.weight": ours.vertical.norm.weight, "medusa_output.weight": ours.vertical.output.weight,
+                   "freqs_cis": torch.zeros(4, 2)})
+        if gate == "mlp":
+            with torch.no_grad():
+                ours.gate.fc2.weight.normal_()
+            sd.update({"hv_gate_mlp.0.weight": ours.gate.fc1.weight, "hv_gate_mlp.2.weight": ours.gate.fc2.weight,
+                       "hv_gate_mlp.2.bias": ours.gate.fc2.bias})
+        else:
+            ours.gate, ours.gate_kind = ConstantGate(0.0), "constant"
+        ckpt = {"model": sd, "steps": 5}
+        if args is not None:
+            ckpt["args"] = args
+        torch.save(ckpt, self.path("flashar.pt"))
+        return ours
+
+    def check_same_model(self, ours, path, cfg):
+        from flashar_model import load_flashar
+        got, meta = load_flashar(path)
+        self.assertEqual((got.vertical_start, got.n_vertical, got.gate_kind), (ours.vertical_start, 1, ours.gate_kind))
+        tokens = torch.randint(0, cfg.vocab_size, (2, cfg.grid_size ** 2))
+        cond = torch.tensor([1, cfg.num_classes])
+        with torch.no_grad():
+            self.assertTrue(torch.allclose(got.fused_logits(tokens, cond), ours.eval().fused_logits(tokens, cond),
+                                           atol=1e-5))
+        return meta
+
+    def test_flashar_c2i_checkpoint_with_its_args(self):
+        import argparse
+        cfg = GPTConfig(dim=64, n_layer=3, n_head=2, vocab_size=48, num_classes=3, grid_size=3)
+        args = argparse.Namespace(medusa_attention_num=1, vertical_start_layer=-1,
+                                  vertical_start_last_minus_depth=True, hv_gate=True)
+        ours = self.released_flashar(cfg, "mlp", args)
+        meta = convert(self.path("flashar.pt"), self.path("flashar.safetensors"), "flashar", "f32", n_head=2, grid=3)
+        self.assertEqual((meta["n_layer"], meta["flashar.vertical_start_layer"], meta["flashar.gate_norm"]),
+                         (3, 2, "joint"))
+        self.check_same_model(ours, self.path("flashar.safetensors"), cfg)
+
+    def test_flashar_without_args_or_gate_is_the_t2i_scripts_default(self):
+        cfg = GPTConfig(dim=64, n_layer=2, n_head=2, vocab_size=48, num_classes=3, grid_size=3)
+        ours = self.released_flashar(cfg, "constant", None)
+        ours.vertical_start = cfg.n_layer  # the code's default start: after the last block
+        meta = convert(self.path("flashar.pt"), self.path("flashar.safetensors"), "flashar", "f32", n_head=2, grid=3)
+        self.assertEqual((meta["flashar.vertical_start_layer"], meta["flashar.gate"]), (2, "constant"))
+        t, _ = load_file(self.path("flashar.safetensors"))
+        self.assertNotIn("layers.2.attention.wqkv.weight", t)
+        self.check_same_model(ours, self.path("flashar.safetensors"), cfg)
+        with self.assertRaisesRegex(ValueError, "cannot hold 5 vertical"):
+            convert(self.path("flashar.pt"), self.path("x.safetensors"), "flashar", "f32", n_head=2, grid=3,
+                    vertical_layers=5)
+        torch.save({"model": GPT(cfg).state_dict()}, self.path("plain.pt"))
+        with self.assertRaisesRegex(ValueError, "medusa_norm"):
+            convert(self.path("plain.pt"), self.path("x.safetensors"), "flashar", "f32", n_head=2, grid=3)
+
 
 if __name__ == "__main__":
     unittest.main()

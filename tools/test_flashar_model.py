@@ -138,6 +138,21 @@ class HeadRuleTest(unittest.TestCase):
         self.assertLessEqual(z.abs().max().item(), fm.GATE_CLAMP)
         self.assertFalse(torch.isnan(z).any())
 
+    def test_joint_normalisation_is_the_released_one(self):
+        # Released `_hv_gate`: [H; V] centred and scaled as one vector, RMS floored at 1e-3.
+        h, v = torch.randn(3, 16) * 4 + 2, torch.randn(3, 16)
+        x = torch.cat([h, v], -1)
+        c = x - x.mean(-1, keepdim=True)
+        want = (c / c.pow(2).mean(-1, keepdim=True).clamp_min(1e-6).sqrt()).clamp(-6, 6)
+        self.assertTrue(torch.allclose(fm.HVGate.normalise_joint(h, v), want))
+        per_head = torch.cat([fm.HVGate.normalise(h), fm.HVGate.normalise(v)], -1)
+        self.assertGreater((per_head - want).abs().max().item(), 0.1, "the two normalisations coincide here")
+        gate = fm.HVGate(16, norm="joint")
+        with torch.no_grad():
+            gate.fc2.weight.normal_()
+        self.assertTrue(torch.allclose(gate(h, v), torch.sigmoid(gate.fc2(torch.nn.functional.silu(gate.fc1(want)))
+                                                                 .squeeze(-1))))
+
 
 class FileTest(unittest.TestCase):
     def test_round_trip(self):
@@ -159,9 +174,16 @@ class FileTest(unittest.TestCase):
             self.assertEqual(sd["vertical.norm.weight"].dtype, torch.float32)
             self.assertEqual(sd["gate.fc1.weight"].dtype, torch.float32)
             self.assertEqual((meta["role"], meta["flashar.vertical_start_layer"], meta["flashar.vertical_layers"],
-                              meta["flashar.gate_hidden"], meta["vkspec.kind"], meta["tokenizer"]),
-                             ("flashar", "1", "2", "32", "gpt", "x"))
+                              meta["flashar.gate_hidden"], meta["flashar.gate_norm"], meta["vkspec.kind"],
+                              meta["tokenizer"]),
+                             ("flashar", "1", "2", "32", "joint", "gpt", "x"))
             m2, _ = fm.load_flashar(path)
+            self.assertEqual(m2.gate.norm, "joint")
+            # A file from before flashar.gate_norm normalised head by head.
+            from safetensors_io import save_file
+            del meta["flashar.gate_norm"]
+            save_file(sd, path, meta)
+            self.assertEqual(fm.load_flashar(path)[0].gate.norm, "per-head")
             # the backbone alone loads as a plain GPT
             plain = GPT(gpt.cfg)
             plain.load_state_dict({k: v.float() for k, v in sd.items() if not k.startswith(("vertical.", "gate."))})

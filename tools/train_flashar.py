@@ -253,12 +253,21 @@ def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name
         f"backbone layer {model.vertical_start} (so it runs beside the last {cfg.n_layer - model.vertical_start} "
         f"layer(s), no extra serial depth), then its own RMSNorm + output: V, (r,c) predicts (r+1,c). "
         f"A logit gate (LlamaGen-FlashAR's `--hv-gate`, an MLP 2*vocab -> {model.gate_hidden} -> 1 on the "
-        f"two heads' centred, RMS-scaled, clamped logits) mixes them: target (0,0) = g*H + (1-g)*V at "
+        f"two heads' logits, centred, RMS-scaled and clamped {gate_norm_words[model.gate.norm]}) mixes them: target (0,0) = g*H + (1-g)*V at "
         f"the class token; row 0 = H(r,c-1); column 0 = V(r-1,c); interior = g*H(r,c-1) + "
         f"(1-g)*V(r-1,c). Attention (backbone and branch): the class token is causal; a cell on "
         f"diagonal d = r+c sees the class token and every cell with r'+c' <= d, its own diagonal "
         f"included. {nparam_new / 1e6:.3f}M parameters beside the backbone's. Lossy: samples follow "
         f"the post-trained model's diagonal factorisation, not {args.base}'s distribution.")
+    gate_norm_words = {"joint": "as one vector of 2*vocab values, as the released `_hv_gate`",
+                       "per-head": "each head on its own (this project's first variant)"}
+    gate_formula = {
+        "joint": "Gate (`flashar.gate_norm` = joint): x = [H; V] (2*vocab values), "
+                 "`z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)`; "
+                 "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ z) + gate.fc2.bias)`, the weight of H.",
+        "per-head": "Gate (`flashar.gate_norm` = per-head): `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), "
+                    "-6, 6)`, likewise z_V; `g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + "
+                    "gate.fc2.bias)`, the weight of H."}
     contract = (
         "Decoding (`flashar_model.generate_diagonal`, the reference of the engine's `vkspec generate "
         "--method flashar`, checked token for token by `tests/test_flashar.cpp`): prefill the class "
@@ -270,9 +279,7 @@ def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name
         "neighbour, V from the upper one, per the rules above; the gate per CFG row), then "
         "logits = u + cfg * (c - u), temperature, top-k, and all cells of diagonal d+1 sampled at "
         f"once. {2 * W - 1} forwards in all (the last cell is never fed).\n\n"
-        "Gate: `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), -6, 6)`, likewise z_V; "
-        "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + gate.fc2.bias)`, "
-        "the weight of H.")
+        + gate_formula[model.gate.norm])
     cmds = run.extra.get("cmds") or [run.extra.get("cmd", C.cmdline())]
     training = (
         "`" + "`\n\n`".join(dict.fromkeys(cmds)) + "`\n\n"
@@ -338,6 +345,8 @@ def main():
     ap.add_argument("--run-name", default="flashar", help="train_runs/<run-name>/")
     ap.add_argument("--base", default="fmnist_gpt16")
     ap.add_argument("--vertical-layers", type=int, default=1)
+    ap.add_argument("--gate-norm", choices=("joint", "per-head"), default="joint",
+                    help="the gate's input normalisation: joint (the released code's) or per-head (ours, earlier)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--backbone-lr-mult", type=float, default=0.2)
@@ -374,7 +383,7 @@ def main():
 
     base, base_meta = load_frozen_base(args.assets_dir, args.base)
     samp = sampler_from_meta(base_meta)
-    model = FlashAR.from_gpt(base, args.vertical_layers)
+    model = FlashAR.from_gpt(base, args.vertical_layers, gate_norm=args.gate_norm)
     groups = param_groups(model)
     opt = torch.optim.AdamW([{"params": groups["new_decay"], "weight_decay": args.weight_decay},
                              {"params": groups["new_nodecay"], "weight_decay": 0.0},

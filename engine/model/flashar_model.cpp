@@ -24,6 +24,17 @@ int64_t flashar_meta(const SafetensorsFile& f, const std::string& path, const st
   return v;
 }
 
+// The file's `flashar.*` word, one of `allowed` (the first when the key is absent: what files
+// written before the key meant), or an Error naming the file and the key.
+std::string flashar_word(const SafetensorsFile& f, const std::string& path, const std::string& key,
+                         const std::vector<std::string>& allowed) {
+  const std::string v = f.has_meta(key) ? f.meta(key) : allowed.front();
+  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+  std::string known;
+  for (const std::string& a : allowed) known += (known.empty() ? "" : ", ") + a;
+  throw Error(path + ": metadata " + key + " = '" + v + "' (known: " + known + ")");
+}
+
 GptOptions with_branch_prefixes(GptOptions o) {
   o.companion_prefixes.push_back("vertical.");
   o.companion_prefixes.push_back("gate.");
@@ -47,7 +58,6 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
     throw Error(path + ": FlashAR runs on a LlamaGen model, class- or text-conditional (family " + cfg.family + ")");
   start_ = flashar_meta(f, path, "flashar.vertical_start_layer", 0, cfg.n_layer);
   branch_cfg_.n_layer = flashar_meta(f, path, "flashar.vertical_layers", 1, 64);
-  const int64_t P = flashar_meta(f, path, "flashar.gate_hidden", 1, 256);  // ops::flashar_fuse's most
   const int64_t D = cfg.dim, V = cfg.vocab_size;
   const DType wt = options.weights;
   for (int64_t l = 0; l < branch_cfg_.n_layer; ++l)
@@ -55,15 +65,7 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   const std::string dims = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
   norm_ = ws.load("vertical.norm.weight", {D}, DType::F32, dims);
   output_ = ws.load("vertical.output.weight", {V, D}, wt, dims);
-  const std::string gate_from = "gate_hidden=" + std::to_string(P) + ", vocab_size=" + std::to_string(V);
-  gate_fc1_ = ws.load("gate.fc1.weight", {P, 2 * V}, DType::F32, gate_from);
-  // fc2's weights and its bias in one tensor, as the kernel reads them.
-  ws.host_tensor("gate.fc2.weight", {1, P}, gate_from);
-  ws.host_tensor("gate.fc2.bias", {1}, gate_from);
-  std::vector<float> fc2 = f.read_f32("gate.fc2.weight");
-  fc2.push_back(f.read_f32("gate.fc2.bias")[0]);
-  gate_fc2_ = ctx.tensor(DType::F32, {P + 1}, "flashar gate fc2");
-  ctx.upload(gate_fc2_, fc2.data(), fc2.size() * 4);
+  load_gate(ws, path);
   for (const std::string& name : ws.unused())
     if (name.rfind("vertical.", 0) == 0 || name.rfind("gate.", 0) == 0)
       throw Error(path + ": tensor " + name + " is not part of a FlashAR branch of " +
@@ -76,6 +78,34 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   act_ = make_block_activations(ctx, R, branch_cfg_, "flashar branch");
   logits_ = ctx.tensor(DType::F32, {R, V}, "flashar vertical logits");
   attn_ws_ = make_attention_workspace(ctx, cfg, o.batch_rows, o.max_queries, "flashar");
+}
+
+void FlashArModel::load_gate(WeightStore& ws, const std::string& path) {
+  const SafetensorsFile& f = ws.file();
+  const int64_t V = config().vocab_size;
+  std::vector<float> fc1, fc2;  // fc2: its weights and its bias in one tensor, as the kernel reads them
+  if (flashar_word(f, path, "flashar.gate", {"mlp", "constant"}) == "constant") {
+    // The released code without --hv-gate: g = sigmoid(mix_logit), the MLP with zero weights.
+    ws.host_tensor("gate.mix_logit", {1}, "a constant gate");
+    fc1.assign(static_cast<size_t>(2 * V), 0.0f);
+    fc2 = {0.0f, f.read_f32("gate.mix_logit")[0]};
+    gate_fc1_ = ctx_.tensor(DType::F32, {1, 2 * V}, "flashar gate fc1 (zero)");
+    ctx_.upload(gate_fc1_, fc1.data(), fc1.size() * 4);
+  } else {
+    // Files from before the key normalised each head on its own.
+    gate_norm_ = flashar_word(f, path, "flashar.gate_norm", {"per-head", "joint"}) == "joint"
+                     ? ops::FlashArGateNorm::Joint
+                     : ops::FlashArGateNorm::PerHead;
+    const int64_t P = flashar_meta(f, path, "flashar.gate_hidden", 1, 256);  // ops::flashar_fuse's most
+    const std::string gate_from = "gate_hidden=" + std::to_string(P) + ", vocab_size=" + std::to_string(V);
+    gate_fc1_ = ws.load("gate.fc1.weight", {P, 2 * V}, DType::F32, gate_from);
+    ws.host_tensor("gate.fc2.weight", {1, P}, gate_from);
+    ws.host_tensor("gate.fc2.bias", {1}, gate_from);
+    fc2 = f.read_f32("gate.fc2.weight");
+    fc2.push_back(f.read_f32("gate.fc2.bias")[0]);
+  }
+  gate_fc2_ = ctx_.tensor(DType::F32, {static_cast<int64_t>(fc2.size())}, "flashar gate fc2");
+  ctx_.upload(gate_fc2_, fc2.data(), fc2.size() * 4);
 }
 
 KvCache FlashArModel::make_branch_cache(const KvCache& backbone_cache) const {
@@ -102,7 +132,7 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
 
 void FlashArModel::fuse(CommandStream& s, const FlashArOutputs& heads, const TensorView& sources,
                         const TensorView& fused, const TensorView& gates) const {
-  ops::flashar_fuse(s, heads.h_logits, heads.v_logits, sources, gate_fc1_, gate_fc2_, fused, gates);
+  ops::flashar_fuse(s, heads.h_logits, heads.v_logits, sources, gate_fc1_, gate_fc2_, fused, gates, gate_norm_);
 }
 
 }  // namespace vkspec

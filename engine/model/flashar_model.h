@@ -3,7 +3,10 @@
 // to emit a whole anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
 // assets/fmnist_flashar16.md documents. One file holds the fine-tuned backbone under a plain
 // GPT's names, the vertical branch (`vertical.layers.{i}.*`, `vertical.norm.weight`,
-// `vertical.output.weight`) and the gate (`gate.fc1.weight`, `gate.fc2.weight`, `gate.fc2.bias`).
+// `vertical.output.weight`) and the gate: an MLP (`gate.fc1.weight`, `gate.fc2.weight`,
+// `gate.fc2.bias`; flashar.gate_norm joint as the released `--hv-gate`, or per-head, the default
+// of files without the key) or, with flashar.gate = constant, `gate.mix_logit` (g = its sigmoid:
+// the released code's `--hv-mix`, or 0.5 as its t2i script mixes).
 //
 // The backbone's own head is the horizontal head H: the state at cell (r, c) predicts (r, c + 1).
 // The branch's blocks read the residual stream entering backbone block s
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "engine/model/gpt.h"
+#include "engine/ops/flashar_fuse.h"
 
 namespace vkspec {
 
@@ -37,6 +41,7 @@ class FlashArModel {
   const Gpt& backbone() const { return *backbone_; }
   const GptConfig& config() const { return backbone_->config(); }
   int64_t gate_hidden() const { return gate_fc1_.shape()[0]; }
+  ops::FlashArGateNorm gate_norm() const { return gate_norm_; }
   int64_t vertical_start() const { return start_; }
   int64_t vertical_layers() const { return static_cast<int64_t>(layers_.size()); }
   uint64_t weight_bytes() const { return backbone_->weight_bytes() + weight_bytes_; }
@@ -55,6 +60,8 @@ class FlashArModel {
             const TensorView& gates) const;
 
  private:
+  void load_gate(WeightStore& ws, const std::string& path);
+
   Context& ctx_;
   std::unique_ptr<Gpt> backbone_;
   GptConfig branch_cfg_;  // the backbone's, with the branch's layer count
@@ -64,6 +71,7 @@ class FlashArModel {
   GptBlockActivations act_;
   Tensor gate_fc1_;  // f32 [P, 2 vocab]
   Tensor gate_fc2_;  // f32 [P + 1]: fc2's weights, then its bias
+  ops::FlashArGateNorm gate_norm_ = ops::FlashArGateNorm::PerHead;
   uint64_t weight_bytes_ = 0;
 };
 

@@ -4,8 +4,11 @@
 // mix, as `sources` says per row (u32 [rows, 3]: H row, V row, kind):
 //   kind 1 (H only):  fused = H[h_row]                 gates = 1
 //   kind 2 (V only):  fused = V[v_row]                 gates = 0
-//   kind 0 (gated):   z(x) = clamp((x - mean x) / (sqrt(mean((x - mean x)^2)) + 1e-6), -6, 6)
-//                     a = fc1 [z(H[h_row]); z(V[v_row])]      (fc1: f32 [P, 2 vocab])
+//   kind 0 (gated):   per head: z = [n(H[h_row]); n(V[v_row])],
+//                       n(x) = clamp((x - mean x) / (sqrt(mean((x - mean x)^2)) + 1e-6), -6, 6)
+//                     joint (LlamaGen-FlashAR's `_hv_gate`): x = [H[h_row]; V[v_row]],
+//                       z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)
+//                     a = fc1 z                               (fc1: f32 [P, 2 vocab])
 //                     g = sigmoid(sum_k fc2[k] SiLU(a_k) + bias) (gate: f32 [P + 1], bias last)
 //                     fused = g H + (1 - g) V, element by element; gates = g
 // The rows of H and V may be any rows of the two tensors (a target's left and upper neighbours).
@@ -15,9 +18,14 @@
 
 namespace vkspec::ops {
 
+// How a gated row's two logit vectors are normalised before fc1 (above).
+enum class FlashArGateNorm : uint32_t { PerHead = 0, Joint = 1 };
+
 // h, v: f32 [*, vocab]; sources: u32 [rows, 3]; fc1: f32 [P, 2 vocab]; gate: f32 [P + 1];
-// fused: f32 [rows, vocab]; gates: f32 [rows]. P <= 256.
+// fused: f32 [rows, vocab]; gates: f32 [rows]. P <= 256. (A constant gate g = sigmoid(b) is fc1 = 0,
+// fc2 = 0 and bias b: P = 1.)
 void flashar_fuse(CommandStream& s, const TensorView& h, const TensorView& v, const TensorView& sources,
-                  const TensorView& fc1, const TensorView& gate, const TensorView& fused, const TensorView& gates);
+                  const TensorView& fc1, const TensorView& gate, const TensorView& fused, const TensorView& gates,
+                  FlashArGateNorm norm = FlashArGateNorm::PerHead);
 
 }  // namespace vkspec::ops
