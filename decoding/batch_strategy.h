@@ -2,11 +2,11 @@
 // Several images decoded together (issue 34): every target forward serves the images in its lanes
 // (all of them, or with continuous batching a finished image's lane goes to the next), each image
 // with its own condition, seed, tokens and KV rows, through one TargetSession of lanes.
-// An image's tokens are those it gets decoded alone, seed for seed, with the CPU kernels (each
-// row summed in the same order whatever the rows beside it: tests/test_batch_decoding.cpp); the
-// GPU kernels choose variants by a forward's rows, so there an image padded to a wider lane can
-// round otherwise and draw other tokens of the same method (docs/methods.md). A method that can
-// run so registers StrategyDescriptor::make_batch beside its single-image factory.
+// An image's tokens are those it gets decoded alone, seed for seed (each row summed in the same
+// order whatever the rows beside it, the kernels chosen for the strategy's most queries rather
+// than a forward's: GptBatch::plan_queries; tests/test_batch_decoding.cpp, also under the GPU
+// kernels). A method that can run so registers StrategyDescriptor::make_batch beside its
+// single-image factory.
 #include <cstdint>
 #include <memory>
 #include <string>

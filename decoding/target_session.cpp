@@ -115,6 +115,10 @@ const GptBatch& TargetSession::batch_for(const Gpt& model, const KvCache& cache,
                                                       cache.slots()));
   GptBatch& b = *pool.batches[pool.used++];
   b.assign(q);
+  // The target's kernels are planned for the strategy's most queries, whatever this forward runs:
+  // an image's tokens are then the same alone and padded in a batch (GptBatch::plan_queries).
+  // Other models' forwards are not padded across images.
+  b.set_plan_queries(&model == &model_ ? max_queries_ : 0);
   return b;
 }
 

@@ -124,7 +124,7 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
   for (int64_t l = 0; l < branch_cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   ops::rms_norm(s, x, norm_, xn, branch_cfg_.norm_eps);
   ops::MatmulFusion per_image;  // the head's kernel as for one image's rows, as the backbone's
-  per_image.rows_per_image = R / batch.images();
+  per_image.rows_per_image = batch.plan_rows_per_image();
   const TensorView v = logits_.view().rows(0, R);
   ops::matmul_fused(s, xn, output_, v, per_image);
   return {h.logits, v};

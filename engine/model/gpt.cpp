@@ -128,8 +128,8 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
     for (const PlacedQueries::Run& r : batch.placed_runs()->rows)
       s.copy(xn.rows(r.from, r.count), hidden.rows(r.to, r.count));
   }
-  ops::MatmulFusion per_image;  // the head's kernel as for one image's rows (gpt_block.cpp)
-  per_image.rows_per_image = R / batch.images();
+  ops::MatmulFusion per_image;  // the head's kernel as for one image's planned rows (gpt_block.cpp)
+  per_image.rows_per_image = batch.plan_rows_per_image();
   parts_->head(s, hidden, logits, per_image);
   return {logits, hidden};
 }

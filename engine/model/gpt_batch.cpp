@@ -459,6 +459,7 @@ const GptBatch& GptBatch::placed(const KvCache& cache) const {
     placed_->holds_placed_ = true;
   }
   placed_->assign(runs->queries);
+  placed_->plan_queries_ = 2 * plan_queries();  // a break after each query at most
   placed_runs_ = std::move(runs);
   return *placed_;
 }

@@ -101,6 +101,14 @@ class GptBatch {
 
   int64_t tokens_per_row() const { return t_; }
   int64_t images() const { return images_; }
+  // Queries per batch row the forward's kernels are chosen for: a strategy's most (set by its
+  // TargetSession), so that a forward of fewer, alone or padded beside other images' queries,
+  // runs the same kernels and each query's result is the same bits. At least tokens_per_row().
+  int64_t plan_queries() const { return std::max(plan_queries_, t_); }
+  void set_plan_queries(int64_t queries) { plan_queries_ = queries; }
+  // One image's rows as every matmul of the forward picks its kernel for (its batch rows times
+  // plan_queries()).
+  int64_t plan_rows_per_image() const { return b_ / images_ * plan_queries(); }
   // Condition queries of the images that have them (0 when none has). Every image has them, or
   // in a ragged batch just the images at their first step: condition_queries(image) is 0 or this.
   int64_t condition_queries() const { return n_cond_; }
@@ -148,6 +156,7 @@ class GptBatch {
   GptConfig cfg_;
   int64_t cache_slots_ = 0;
   int64_t t_ = 0, n_cond_ = 0, b_ = 0, kv_len_ = 0, images_ = 1;
+  int64_t plan_queries_ = 0;
   int64_t meta_rows_ = 0;           // rows of positions, slots and mask: T, or B * T in a ragged batch
   std::vector<int64_t> cond_of_;    // condition queries per image (one entry when shared)
   int64_t cond_first_ = 0;          // index of the first query of the first image with condition queries

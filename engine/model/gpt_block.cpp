@@ -139,9 +139,9 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, con
   // Each norm rides in the projection after it and each residual add in the one before it, where
   // the kernel folds them (ops::MatmulFusion), and so do RoPE and the cache write in the q|k|v
   // projection; xn holds what a kernel that does not fold needs.
-  // Every projection picks its kernel for one image's rows: a row's bits do not depend on the
-  // images beside it (the same for one image, where that is all of R).
-  const int64_t rows_per_image = R / batch.images();
+  // Every projection picks its kernel for one image's rows as the strategy plans them: a row's
+  // bits depend neither on the images beside it nor on how many queries this forward runs.
+  const int64_t rows_per_image = batch.plan_rows_per_image();
   ops::MatmulFusion attention_in;
   attention_in.rows_per_image = rows_per_image;
   if (L.attention_norm.valid() && !cfg.swin_norm) attention_in.norm_weight = L.attention_norm.view();
@@ -150,7 +150,8 @@ void record_gpt_block(CommandStream& s, const GptBlockWeights& L, int64_t l, con
   record_qkv(s, L, l, f, attention_in);
   ops::AttentionOptions per_image;  // the split one image's rows would take: batch-invariant sums
   per_image.split_rows = B / batch.images();
-  per_image.split_slots = cache.device_slots();
+  per_image.split_slots = cache.sequence_device_slots();
+  per_image.plan_tokens = batch.plan_queries();
   ops::Attention att;
   att.q = q;
   att.batch = B;

@@ -1,12 +1,19 @@
 #include "engine/model/kv_cache.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "engine/model/line_breaks.h"
 
 namespace vkspec {
 
 KvCache::KvCache(Context& ctx, const GptConfig& cfg, int64_t batch, int64_t slots, DType dtype)
-    : batch_(batch), slots_(slots), device_slots_(slots), seq_len_(cfg.seq_len()), dtype_(dtype) {
+    : batch_(batch),
+      slots_(slots),
+      device_slots_(slots),
+      seq_len_(cfg.seq_len()),
+      sequence_device_slots_(std::min(slots, seq_len_)),
+      dtype_(dtype) {
   if (batch < 1 || slots < 1) throw Error("KV cache needs batch >= 1 and slots >= 1");
   if (cfg.line_breaks) {
     if (slots < cfg.seq_len())
@@ -15,6 +22,7 @@ KvCache::KvCache(Context& ctx, const GptConfig& cfg, int64_t batch, int64_t slot
                   "whole sequence (" +
                   std::to_string(cfg.seq_len()) + ")");
     device_slots_ = LineBreakLayout(cfg, slots).device_slots();
+    sequence_device_slots_ = LineBreakLayout(cfg, seq_len_).device_slots();
     scratch_positions_.assign(static_cast<size_t>(batch * (slots - seq_len_)), -1);
   }
   if (dtype != DType::F32 && dtype != DType::F16) throw Error("KV cache dtype must be f32 or f16");

@@ -20,6 +20,10 @@ class KvCache {
   int64_t batch() const { return batch_; }
   int64_t slots() const { return slots_; }
   int64_t device_slots() const { return device_slots_; }
+  // The device slots of the sequence alone, without the scratch slots after it (at most
+  // device_slots()): the same for every cache of the model whatever its scratch, so attention's
+  // split is cut for them (AttentionOptions::split_slots).
+  int64_t sequence_device_slots() const { return sequence_device_slots_; }
   // With placed line breaks: the sequence position last written to scratch slot `slot` (>=
   // seq_len) of batch row `row`, or -1; recorded as forwards are recorded, since whether a
   // visible scratch slot ends a grid row decides whether its break is visible too. Const, as
@@ -32,7 +36,7 @@ class KvCache {
   uint64_t bytes() const;
 
  private:
-  int64_t batch_, slots_, device_slots_, seq_len_;
+  int64_t batch_, slots_, device_slots_, seq_len_, sequence_device_slots_;
   DType dtype_;
   mutable std::vector<int64_t> scratch_positions_;  // [batch, slots - seq_len] with line breaks
   std::vector<Tensor> k_, v_;

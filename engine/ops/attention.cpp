@@ -36,6 +36,8 @@ uint64_t workspace_for(uint64_t partial_bytes) {
 // max_workspace: bytes available for split partials (UINT64_MAX when asking what is preferred).
 Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOptions& opt, uint64_t max_workspace) {
   const uint32_t forced_splits = opt.splits;
+  // What the pass width, the workgroup and the split are chosen for (AttentionOptions::plan_tokens).
+  const int64_t plan_tokens = std::max<int64_t>(opt.plan_tokens, sh.tokens);
   const DeviceCaps& caps = ctx.caps();
   const bool cpu = caps.cpu_driver;
   const uint32_t sg = std::max<uint32_t>(caps.subgroup_size, 1);
@@ -60,34 +62,45 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
     });
     p.qg = g;
   } else {
-    while (p.qg < sh.tokens && p.qg * 2 <= cap) p.qg <<= 1;
+    while (p.qg < plan_tokens && p.qg * 2 <= cap) p.qg <<= 1;
   }
   // lavapipe runs a workgroup's subgroups one after another on one thread, so several subgroups
   // per workgroup buy nothing there; GPUs get a few warps per workgroup when the queries allow.
-  const int64_t groups = (sh.tokens + p.qg - 1) / p.qg;
+  const int64_t groups = (plan_tokens + p.qg - 1) / p.qg;
   const uint32_t subgroups = cpu ? 1u : static_cast<uint32_t>(std::clamp<int64_t>(groups, 1, 4));
   p.wg = std::min(subgroups * max_sg, caps.max_workgroup_invocations);
   p.qblock = std::max<uint32_t>(1, p.wg / sg) * p.qg;
   p.qblocks = ceil_div(static_cast<uint64_t>(sh.tokens), p.qblock);
+  const uint64_t plan_qblocks = ceil_div(static_cast<uint64_t>(plan_tokens), p.qblock);
   // Split the slots until there are enough workgroups to fill the device, keeping chunks long
   // enough to amortise the combine pass: 32 slots on a CPU, 8 on a GPU, where a subgroup walks its
   // chunk one slot after another, each waiting on its cache loads (an H200: one query over 145
   // slots 0.029 ms in 5 chunks, 0.019 in 10, 0.015 in 20).
   const int64_t plan_rows = opt.split_rows > 0 ? std::min(opt.split_rows, sh.batch) : sh.batch;
-  const uint64_t units = static_cast<uint64_t>(plan_rows * sh.heads) * p.qblocks;
+  const uint64_t units = static_cast<uint64_t>(plan_rows * sh.heads) * plan_qblocks;
   // lavapipe runs one workgroup per CPU thread at a time.
   const uint64_t target = cpu ? 2 * std::max<uint64_t>(std::thread::hardware_concurrency(), 1) : 512;
   const uint64_t kv = static_cast<uint64_t>(sh.kv_len), min_chunk = cpu ? 32 : 8;
-  const uint64_t cut = opt.split_slots > 0 ? std::max<uint64_t>(static_cast<uint64_t>(opt.split_slots), kv) : kv;
+  // Chunks cut for split_slots (the sequence's), as many as cover kv_len: every chunk runs (those
+  // past a query's slots add exact zeros), and one chunk or several is one kernel or two, which
+  // round differently.
+  const uint64_t planned = opt.split_slots > 0 ? static_cast<uint64_t>(opt.split_slots) : kv;
+  const uint64_t cut = std::max(planned, kv);
+  const uint64_t most = caps.max_workgroup_count[0] / plan_qblocks;
   uint64_t splits = forced_splits ? forced_splits
-                                  : std::min<uint64_t>((target + units - 1) / units, (cut + min_chunk - 1) / min_chunk);
-  splits = std::min<uint64_t>(splits, caps.max_workgroup_count[0] / p.qblocks);
-  if (splits > 1 && split_bytes(sh, splits) > max_workspace) splits = max_workspace / split_bytes(sh, 1);
-  splits = std::max<uint64_t>(splits, 1);
-  p.chunk = static_cast<uint32_t>((cut + splits - 1) / splits);
-  // Cut for the cache's slots, every chunk runs (those past kv_len find no slot and add exact
-  // zeros): one chunk or several is one kernel or two, which round differently.
-  p.splits = p.chunk ? static_cast<uint32_t>((cut + p.chunk - 1) / p.chunk) : 1;
+                                  : std::min<uint64_t>((target + units - 1) / units, (planned + min_chunk - 1) / min_chunk);
+  splits = std::max<uint64_t>(std::min(splits, most), 1);
+  p.chunk = static_cast<uint32_t>((planned + splits - 1) / splits);
+  uint64_t chunks = p.chunk ? (cut + p.chunk - 1) / p.chunk : 1;
+  // Where the workspace or the grid holds fewer (a cache far past its sequence), chunks for all
+  // of kv_len.
+  const uint64_t room = std::min(most, split_bytes(sh, 1) ? max_workspace / split_bytes(sh, 1) : most);
+  if (chunks > 1 && chunks > room) {
+    splits = std::max<uint64_t>(room, 1);
+    p.chunk = static_cast<uint32_t>((cut + splits - 1) / splits);
+    chunks = (cut + p.chunk - 1) / p.chunk;
+  }
+  p.splits = static_cast<uint32_t>(chunks);
   return p;
 }
 
@@ -116,7 +129,9 @@ uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShap
 
 uint64_t attention_workspace_bytes_any_cache(const Context& ctx, AttentionShape shape, const AttentionOptions& opt) {
   shape.kv_len = std::numeric_limits<int32_t>::max();  // past every cap on the split count
-  return attention_workspace_bytes_up_to(ctx, shape, opt);
+  const uint64_t bytes = attention_workspace_bytes_up_to(ctx, shape, opt);
+  // A quarter more: the chunks a cache's scratch slots add past its sequence's (split_slots).
+  return bytes ? bytes + workspace_for(bytes / 4) : 0;
 }
 
 Tensor attention_workspace(Context& ctx, uint64_t bytes, const std::string& name) {

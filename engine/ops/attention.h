@@ -68,10 +68,14 @@ struct AttentionOptions {
   // passes one image's rows, so that each row's sums take the same order whatever the number of
   // images sharing the forward (batched decoding gives the tokens of one image at a time).
   int64_t split_rows = 0;
-  // Slots the split's chunks are cut for and run over (0: kv_len). A batch of images at positions
-  // of their own passes the cache's slot count: the chunks then do not move with the other
-  // images' kv_len (chunks past a query's last slot add exact zeros in the combine).
+  // Slots the split's chunks are cut for (0: kv_len); more chunks of that length cover a kv_len
+  // past them. A forward passes its sequence's slots (KvCache::sequence_device_slots): the
+  // chunks then move neither with the other images' kv_len in a batch nor with the scratch slots
+  // a cache has (chunks past a query's last slot add exact zeros in the combine).
   int64_t split_slots = 0;
+  // Queries the pass width, the workgroup and the split are planned for (0: the call's): a forward
+  // of fewer queries than its strategy's most then sums each query in the same order.
+  int64_t plan_tokens = 0;
 };
 
 // Workspace for splitting the slots across workgroups (decode, where few queries would otherwise
@@ -87,7 +91,8 @@ uint64_t attention_workspace_bytes_up_to(const Context& ctx, const AttentionShap
 
 // The workspace that serves every forward of 1 .. shape.tokens queries against a cache of any
 // size (shape.kv_len is ignored): the split count stops growing at the device's target, so a
-// model can make its workspace once, when it is loaded.
+// model can make its workspace once, when it is loaded (a quarter more for the chunks of scratch
+// slots past split_slots).
 uint64_t attention_workspace_bytes_any_cache(const Context& ctx, AttentionShape shape,
                                              const AttentionOptions& opt = {});
 // A zeroed workspace of at least `bytes` (an empty tensor for 0), zeroed by a submit of its own:

@@ -428,7 +428,7 @@ void matmul_fused(CommandStream& s, const TensorView& x, const TensorView& w, co
     });
   Context& ctx = s.context();
   const MatmulTiles tiles = tiles_of(ctx);
-  const int64_t plan_rows = f.rows_per_image > 0 ? std::min(f.rows_per_image, M) : M;
+  const int64_t plan_rows = f.rows_per_image > 0 ? f.rows_per_image : M;
   path = resolve_path(ctx, tiles, path, plan_rows, K, w);
   MatmulFolds folds = folds_of(ctx, tiles, path, plan_rows, f);
   if (M > kRopeKvFoldMaxRows) folds.rope_kv = false;  // the fold's rows limit is the dispatch's (same bits unfolded)

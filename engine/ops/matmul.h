@@ -72,8 +72,9 @@ struct MatmulFusion {
     TensorView positions, table, slots, k_cache, v_cache;
   } rope_kv;
   // Batch invariance (several images per forward, issue 34): > 0 picks the kernel as for this many
-  // rows (one image's) and keeps its per-row arithmetic at any M, so each row's result is the same
-  // bits whatever the rows beside it; 0 picks the fastest kernel for M.
+  // rows (one image's, as its strategy plans them: more than M where a forward runs fewer) and
+  // keeps its per-row arithmetic at any M, so each row's result is the same bits whatever the
+  // rows beside it; 0 picks the fastest kernel for M.
   int64_t rows_per_image = 0;
   // Where the prologue is not folded: the normed or gated activations, f32 [M, K]; where the
   // epilogue is not: the product before its add, f32 [M, N]. Needed only where that part is
