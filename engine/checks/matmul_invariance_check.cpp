@@ -40,8 +40,8 @@ std::vector<float> image_rows(Context& ctx, const std::vector<float>& x, const s
 
 // Fraction of the image's outputs whose bits differ between alone (rows of the plan) and the
 // batch (the plan's rows after `before` rows of other images).
-CheckResult check_invariance(Context& ctx, int64_t plan, int64_t rows, int64_t before, int64_t n, int64_t k,
-                             DType wt, bool norm) {
+CheckResult check_invariance(Context& ctx, int64_t plan, int64_t rows, int64_t before, int64_t n, int64_t k, DType wt,
+                             bool norm) {
   const auto x = random_floats(static_cast<size_t>(plan * k), 44), w = random_floats(static_cast<size_t>(n * k), 45);
   const std::vector<float> alone = image_rows(ctx, x, w, 0, rows, plan, n, k, wt, norm);
   const std::vector<float> batched = image_rows(ctx, x, w, before, plan, plan, n, k, wt, norm);

@@ -87,8 +87,9 @@ Plan make_plan(const Context& ctx, const AttentionShape& sh, const AttentionOpti
   const uint64_t planned = opt.split_slots > 0 ? static_cast<uint64_t>(opt.split_slots) : kv;
   const uint64_t cut = std::max(planned, kv);
   const uint64_t most = caps.max_workgroup_count[0] / plan_qblocks;
-  uint64_t splits = forced_splits ? forced_splits
-                                  : std::min<uint64_t>((target + units - 1) / units, (planned + min_chunk - 1) / min_chunk);
+  uint64_t splits = forced_splits
+                        ? forced_splits
+                        : std::min<uint64_t>((target + units - 1) / units, (planned + min_chunk - 1) / min_chunk);
   splits = std::max<uint64_t>(std::min(splits, most), 1);
   p.chunk = static_cast<uint32_t>((planned + splits - 1) / splits);
   uint64_t chunks = p.chunk ? (cut + p.chunk - 1) / p.chunk : 1;
