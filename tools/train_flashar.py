@@ -244,6 +244,15 @@ def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name
     cfg = model.cfg
     W, N = cfg.grid_size, cfg.block_size
     nparam_new = sum(p.numel() for p in model.vertical.parameters()) + sum(p.numel() for p in model.gate.parameters())
+    gate_norm_words = {"joint": "as one vector of 2*vocab values, as the released `_hv_gate`",
+                       "per-head": "each head on its own (this project's first variant)"}
+    gate_formula = {
+        "joint": "Gate (`flashar.gate_norm` = joint): x = [H; V] (2*vocab values), "
+                 "`z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)`; "
+                 "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ z) + gate.fc2.bias)`, the weight of H.",
+        "per-head": "Gate (`flashar.gate_norm` = per-head): `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), "
+                    "-6, 6)`, likewise z_V; `g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + "
+                    "gate.fc2.bias)`, the weight of H."}
     what = (
         f"FlashAR (Zhou et al., arXiv 2605.09430) post-training of `{args.base}`: the same LlamaGen "
         f"c2i backbone (fine-tuned) emits one anti-diagonal of the {W}x{W} token grid per forward, "
@@ -259,15 +268,6 @@ def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name
         f"diagonal d = r+c sees the class token and every cell with r'+c' <= d, its own diagonal "
         f"included. {nparam_new / 1e6:.3f}M parameters beside the backbone's. Lossy: samples follow "
         f"the post-trained model's diagonal factorisation, not {args.base}'s distribution.")
-    gate_norm_words = {"joint": "as one vector of 2*vocab values, as the released `_hv_gate`",
-                       "per-head": "each head on its own (this project's first variant)"}
-    gate_formula = {
-        "joint": "Gate (`flashar.gate_norm` = joint): x = [H; V] (2*vocab values), "
-                 "`z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)`; "
-                 "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ z) + gate.fc2.bias)`, the weight of H.",
-        "per-head": "Gate (`flashar.gate_norm` = per-head): `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), "
-                    "-6, 6)`, likewise z_V; `g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + "
-                    "gate.fc2.bias)`, the weight of H."}
     contract = (
         "Decoding (`flashar_model.generate_diagonal`, the reference of the engine's `vkspec generate "
         "--method flashar`, checked token for token by `tests/test_flashar.cpp`): prefill the class "
