@@ -32,7 +32,7 @@ CheckResult check_flashar_fuse(Context& ctx, int64_t rows, int64_t in_rows, int6
   Tensor tout = ctx.tensor(DType::F32, {rows, vocab}, "fused");
   Tensor tgates = ctx.tensor(DType::F32, {rows}, "gates");
   CommandStream st(ctx);
-  ops::flashar_fuse(st, th, tv, ts, tf1, tg, tout, tgates, norm);
+  ops::flashar_fuse(st, th, tv, ts, {tf1.view(), tg.view(), norm}, tout, tgates);
   st.submit_and_wait();
   const bool joint = norm == ops::FlashArGateNorm::Joint;
   const ref::FlashArFused want = ref::flashar_fuse(h, v, sources, fc1, gate, vocab, joint);

@@ -10,10 +10,20 @@
 namespace vkspec {
 namespace {
 
-// y of `rows` rows of x (the image's first `rows` of `plan`), planned for `plan` rows per image;
-// with `before` other rows ahead of them in the same call.
-std::vector<float> image_rows(Context& ctx, const std::vector<float>& x, const std::vector<float>& w, int64_t before,
-                              int64_t rows, int64_t plan, int64_t n, int64_t k, DType wt, bool norm) {
+// The product: the plan's rows per image, the weights' shape and dtype, and which fold it carries.
+struct Product {
+  int64_t plan, n, k;
+  DType wt;
+  bool norm;  // the norm before it, else the residual add after it
+};
+
+// y of `rows` rows of x (the image's first `rows` of the plan's), planned for p.plan rows per
+// image; with `before` other rows ahead of them in the same call.
+std::vector<float> image_rows(Context& ctx, const Product& p, const std::vector<float>& x, const std::vector<float>& w,
+                              int64_t before, int64_t rows) {
+  const int64_t n = p.n, k = p.k;
+  const DType wt = p.wt;
+  const bool norm = p.norm;
   const int64_t m = before + rows;
   std::vector<float> all = random_floats(static_cast<size_t>(before * k), 41);  // the other images
   all.insert(all.end(), x.begin(), x.begin() + rows * k);
@@ -26,7 +36,7 @@ std::vector<float> image_rows(Context& ctx, const std::vector<float>& x, const s
   Tensor ty = upload_floats(ctx, y_init, DType::F32, {m, n}, "y");
   Tensor xs = ctx.tensor(DType::F32, {m, k}, "x scratch"), ys = ctx.tensor(DType::F32, {m, n}, "y scratch");
   ops::MatmulFusion f;
-  f.rows_per_image = plan;
+  f.rows_per_image = p.plan;
   if (norm) f.norm_weight = tg;
   f.accumulate = !norm;
   f.x_scratch = xs;
@@ -43,8 +53,9 @@ std::vector<float> image_rows(Context& ctx, const std::vector<float>& x, const s
 CheckResult check_invariance(Context& ctx, int64_t plan, int64_t rows, int64_t before, int64_t n, int64_t k, DType wt,
                              bool norm) {
   const auto x = random_floats(static_cast<size_t>(plan * k), 44), w = random_floats(static_cast<size_t>(n * k), 45);
-  const std::vector<float> alone = image_rows(ctx, x, w, 0, rows, plan, n, k, wt, norm);
-  const std::vector<float> batched = image_rows(ctx, x, w, before, plan, plan, n, k, wt, norm);
+  const Product p{plan, n, k, wt, norm};
+  const std::vector<float> alone = image_rows(ctx, p, x, w, 0, rows);
+  const std::vector<float> batched = image_rows(ctx, p, x, w, before, plan);
   size_t differ = 0;
   for (size_t i = 0; i < alone.size(); ++i) differ += std::memcmp(&alone[i], &batched[i], sizeof(float)) != 0;
   return {static_cast<double>(differ) / static_cast<double>(alone.size()), 0.0,

@@ -132,7 +132,8 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
 
 void FlashArModel::fuse(CommandStream& s, const FlashArOutputs& heads, const TensorView& sources,
                         const TensorView& fused, const TensorView& gates) const {
-  ops::flashar_fuse(s, heads.h_logits, heads.v_logits, sources, gate_fc1_, gate_fc2_, fused, gates, gate_norm_);
+  ops::flashar_fuse(s, heads.h_logits, heads.v_logits, sources, {gate_fc1_.view(), gate_fc2_.view(), gate_norm_}, fused,
+                    gates);
 }
 
 }  // namespace vkspec

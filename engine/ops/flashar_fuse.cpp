@@ -13,8 +13,8 @@ struct Push {
 }  // namespace
 
 void flashar_fuse(CommandStream& s, const TensorView& h, const TensorView& v, const TensorView& sources,
-                  const TensorView& fc1, const TensorView& gate, const TensorView& fused, const TensorView& gates,
-                  FlashArGateNorm norm) {
+                  const FlashArGate& g, const TensorView& fused, const TensorView& gates) {
+  const TensorView &fc1 = g.fc1, &gate = g.fc2;
   const char* op = "flashar_fuse";
   require(h.dtype == DType::F32 && v.dtype == DType::F32 && fc1.dtype == DType::F32 && gate.dtype == DType::F32 &&
               fused.dtype == DType::F32 && gates.dtype == DType::F32,
@@ -45,7 +45,7 @@ void flashar_fuse(CommandStream& s, const TensorView& h, const TensorView& v, co
   const uint32_t cap = std::max<uint32_t>(1, 8192 / hidden - 1);
   const uint32_t wg = pow2_workgroup(ctx, ctx.caps().cpu_driver ? std::min<uint32_t>(cap, 8) : cap);
   s.dispatch(ctx.pipeline(shaders::flashar_fuse, {wg, hidden}), {h, v, sources, fc1, gate, fused, gates},
-             Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(vocab), static_cast<uint32_t>(norm)},
+             Push{static_cast<uint32_t>(rows), static_cast<uint32_t>(vocab), static_cast<uint32_t>(g.norm)},
              static_cast<uint32_t>(rows), 1);
 }
 

@@ -21,11 +21,15 @@ namespace vkspec::ops {
 // How a gated row's two logit vectors are normalised before fc1 (above).
 enum class FlashArGateNorm : uint32_t { PerHead = 0, Joint = 1 };
 
-// h, v: f32 [*, vocab]; sources: u32 [rows, 3]; fc1: f32 [P, 2 vocab]; gate: f32 [P + 1];
-// fused: f32 [rows, vocab]; gates: f32 [rows]. P <= 256. (A constant gate g = sigmoid(b) is fc1 = 0,
-// fc2 = 0 and bias b: P = 1.)
+// The gate's weights: fc1 f32 [P, 2 vocab], fc2 f32 [P + 1] (its weights, then its bias), P <= 256.
+// (A constant gate g = sigmoid(b) is fc1 = 0, fc2 = 0 and bias b: P = 1.)
+struct FlashArGate {
+  TensorView fc1, fc2;
+  FlashArGateNorm norm = FlashArGateNorm::PerHead;
+};
+
+// h, v: f32 [*, vocab]; sources: u32 [rows, 3]; fused: f32 [rows, vocab]; gates: f32 [rows].
 void flashar_fuse(CommandStream& s, const TensorView& h, const TensorView& v, const TensorView& sources,
-                  const TensorView& fc1, const TensorView& gate, const TensorView& fused, const TensorView& gates,
-                  FlashArGateNorm norm = FlashArGateNorm::PerHead);
+                  const FlashArGate& gate, const TensorView& fused, const TensorView& gates);
 
 }  // namespace vkspec::ops
