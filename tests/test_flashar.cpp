@@ -53,6 +53,25 @@ class FlashArTest : public testing::VulkanTest {
   std::string dir_, gpt_, flashar_;
 };
 
+// A set whose target is the FlashAR file's own backbone, as the CLI makes it.
+ModelSet flashar_set(Context& ctx, FlashArModel& model) {
+  ModelSet set;
+  set.ctx = &ctx;
+  set.target = &model.backbone();
+  set.flashar = &model;
+  return set;
+}
+
+// gen's tokens in the reference's decoding order (diagonal by diagonal, its "order" list) against
+// its greedy tokens.
+void expect_reference_order(const std::string& what, const Generation& gen, const std::string& greedy) {
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(greedy));
+  std::vector<int32_t> in_order;
+  for (int64_t cell : j.at("order").get<std::vector<int64_t>>())
+    in_order.push_back(gen.tokens[static_cast<size_t>(cell)]);
+  testing::expect_greedy_tokens_match(what, in_order, greedy);
+}
+
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {
   const double e = normalised_error(got, want);
   return e * e;
@@ -155,21 +174,14 @@ TEST_F(FlashArTest, GreedyDiagonalDecodingMatchesReference) {
   auto r = testing::run_reference({"flashar-greedy", flashar_, "--label", "2", "--cfg", "2", "--out", greedy});
   ASSERT_TRUE(r.ok) << r.message;
   FlashArModel model(ctx(), flashar_, f32_options());
-  ModelSet set;
-  set.ctx = &ctx();
-  set.target = &model.backbone();
-  set.flashar = &model;
+  const ModelSet set = flashar_set(ctx(), model);
   StrategyInputs in;
   in.condition = std::make_shared<ClassLabel>(2);
   in.sampler.cfg = 2.0f;
   in.sampler.top_k = 1;
   const Generation gen = generate_one("flashar", set, in, true);
   // Decoding order: diagonal by diagonal, as the reference lists its tokens.
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(greedy));
-  std::vector<int32_t> in_order;
-  for (int64_t cell : j.at("order").get<std::vector<int64_t>>())
-    in_order.push_back(gen.tokens[static_cast<size_t>(cell)]);
-  testing::expect_greedy_tokens_match("flashar", in_order, greedy);
+  expect_reference_order("flashar", gen, greedy);
 
   // One step per diagonal, each committing exactly its cells with one forward.
   ASSERT_EQ(gen.events.size(), static_cast<size_t>(2 * kGrid - 1));
@@ -223,20 +235,13 @@ TEST_F(FlashArTest, TextConditionalDecodingMatchesReference) {
   o.batch_rows = 4;
   FlashArModel model(ctx(), flashar_, o);
   ASSERT_EQ(model.config().model_type, ModelType::t2i);
-  ModelSet set;
-  set.ctx = &ctx();
-  set.target = &model.backbone();
-  set.flashar = &model;
+  const ModelSet set = flashar_set(ctx(), model);
   StrategyInputs in;
   in.condition = std::make_shared<CaptionEmbeddings>(CaptionEmbeddings::load(caption));
   in.sampler.cfg = 2.0f;
   in.sampler.top_k = 1;
   const Generation gen = generate_one("flashar", set, in, false);
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(greedy));
-  std::vector<int32_t> in_order;
-  for (int64_t cell : j.at("order").get<std::vector<int64_t>>())
-    in_order.push_back(gen.tokens[static_cast<size_t>(cell)]);
-  testing::expect_greedy_tokens_match("flashar t2i", in_order, greedy);
+  expect_reference_order("flashar t2i", gen, greedy);
   EXPECT_EQ(gen.nfe, 2 * kGrid - 1);
 
   std::vector<StrategyInputs> inputs(2, in);
@@ -260,10 +265,7 @@ TEST_F(FlashArTest, BatchGivesEachImageItsOwnTokens) {
   GptOptions o = f32_options();
   o.batch_rows = 6;
   FlashArModel model(ctx(), flashar_, o);
-  ModelSet set;
-  set.ctx = &ctx();
-  set.target = &model.backbone();
-  set.flashar = &model;
+  const ModelSet set = flashar_set(ctx(), model);
   std::vector<StrategyInputs> inputs(3);
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].condition = std::make_shared<ClassLabel>(static_cast<int64_t>(i) + 1);
