@@ -17,6 +17,22 @@ FlashArModel& checked_flashar(const ModelSet& m) {
   return *m.flashar;
 }
 
+// The inputs with their condition as the FlashAR backbone takes it: the target's inputs made it (a
+// Janus-Pro prompt's rows of the target's text table), but the backbone was fine-tuned, its text
+// table with it (Gpt::own_condition; LlamaGen's take the condition as given).
+StrategyInputs backbone_inputs(const ModelSet& m, StrategyInputs in) {
+  if (in.condition)
+    if (std::shared_ptr<const Condition> own = checked_flashar(m).backbone().own_condition(*in.condition))
+      in.condition = std::move(own);
+  return in;
+}
+
+std::vector<StrategyInputs> backbone_inputs(const ModelSet& m, const std::vector<StrategyInputs>& in) {
+  std::vector<StrategyInputs> out;
+  for (const StrategyInputs& i : in) out.push_back(backbone_inputs(m, i));
+  return out;
+}
+
 int64_t diagonal_of(int64_t cell, int64_t width) { return cell / width + cell % width; }
 
 // Commits image tokens of diagonal d into `grid` and lists them in the step's event.
@@ -162,7 +178,8 @@ FlashArDiagonals::Sampled FlashArDiagonals::step(int64_t d, const std::vector<co
 }
 
 FlashArStrategy::FlashArStrategy(const ModelSet& models, const StrategyInputs& in)
-    : Strategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size, 0, false),
+    : Strategy("flashar", flashar_session_set(models), backbone_inputs(models, in),
+               checked_flashar(models).config().grid_size, 0, false),
       diagonals_(*models.flashar, target()) {}
 
 void FlashArStrategy::decode(StepEvent& e) {
@@ -174,8 +191,8 @@ void FlashArStrategy::decode(StepEvent& e) {
 }
 
 FlashArBatchStrategy::FlashArBatchStrategy(const ModelSet& models, const std::vector<StrategyInputs>& in)
-    : BatchStrategy("flashar", flashar_session_set(models), in, checked_flashar(models).config().grid_size, 0, 0,
-                    false),
+    : BatchStrategy("flashar", flashar_session_set(models), backbone_inputs(models, in),
+                    checked_flashar(models).config().grid_size, 0, 0, false),
       diagonals_(*models.flashar, target()) {}
 
 void FlashArBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) {

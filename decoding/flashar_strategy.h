@@ -1,13 +1,13 @@
 #pragma once
 // FlashAR (Zhou et al., arXiv 2605.09430): a post-trained model (engine/model/flashar_model.h)
 // emits a whole anti-diagonal of the token grid per forward, H + W - 1 forwards per image.
-// Step 0 runs the last condition position (c2i's class token; t2i's caption positions before it
-// are prefilled into the backbone's cache and the branch's together) and samples the corner;
-// step k feeds the cells of diagonal k - 1 (at their raster positions, seeing the prefix, every
-// earlier diagonal and each other) and samples every cell of diagonal k from fused logits: row 0
-// from H of its left neighbour, column 0 from V of its upper one, the rest g H + (1 - g) V with
-// the learned gate, per CFG row (ops::flashar_fuse), then CFG, temperature, top-k and top-p as
-// every method samples (Philox key (seed, cell, Sample)); one submit per step.
+// Step 0 runs the last condition position (c2i's class token; t2i's caption or Janus-Pro's prompt
+// positions before it are prefilled into the backbone's cache and the branch's together) and
+// samples the corner; step k feeds the cells of diagonal k - 1 (at their raster positions, seeing
+// the prefix, every earlier diagonal and each other) and samples every cell of diagonal k from
+// fused logits: row 0 from H of its left neighbour, column 0 from V of its upper one, the rest
+// g H + (1 - g) V with the learned gate, per CFG row (ops::flashar_fuse), then CFG, temperature,
+// top-k and top-p as every method samples (Philox key (seed, cell, Sample)); one submit per step.
 // The order of operations is tools/flashar_model.py generate_diagonal's. Lossy: the samples
 // follow the post-trained model's diagonal factorisation, not the raster target's.
 // With --batch every image of the batch is at the same diagonal in every forward (lockstep).
@@ -24,7 +24,9 @@ namespace vkspec {
 std::vector<std::pair<int64_t, int64_t>> diagonal_cells(int64_t width, int64_t d);
 
 // The set whose target is the FlashAR file's backbone (the session's forwards, KV cache and
-// vocabulary are the post-trained model's); throws Error when the set has no FlashAR model.
+// vocabulary are the post-trained model's); throws Error when the set has no FlashAR model. The
+// strategies restate each input's condition as the backbone takes it (Gpt::own_condition: a
+// Janus-Pro prompt's rows of the fine-tuned text table, not the target's).
 ModelSet flashar_session_set(const ModelSet& models);
 
 // One step of diagonal decoding for the images of a session (all at the same diagonal): the

@@ -1,6 +1,7 @@
 #include "frontend/model_loading.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/model/model_family.h"
 #include "engine/model/safetensors.h"
@@ -55,20 +56,37 @@ ModelRequest request_for(const ModelCatalog& catalog, const std::vector<MethodRu
 
 namespace {
 
+// What a model's condition is made of: a prompt family's positions and text vocabulary (the
+// backbone embeds the target's prompt ids through its own table), a caption's positions and
+// width, or the classes.
+std::string condition_shape(const GptConfig& c) {
+  if (c.input == ConditionInput::Prompt)
+    return std::to_string(c.cls_token_num) + " prompt positions, text vocabulary " + std::to_string(c.text_vocab);
+  if (c.model_type == ModelType::t2i)
+    return std::to_string(c.cls_token_num) + " caption positions of " + std::to_string(c.caption_dim);
+  return std::to_string(c.num_classes) + " classes";
+}
+
 // A FlashAR file decodes with its own backbone, but its images go through the target's tokenizer
 // and judges, and its condition is the one the target's inputs make (a class, caption embeddings,
-// a prompt): the two must agree on all of these.
+// a prompt): the two must agree on all of these. The message lists each that differs.
 void check_flashar_fits(const GptConfig& fc, const GptConfig& cfg, const std::string& flashar,
                         const std::string& target) {
-  const auto shape = [](const GptConfig& c) {
-    return c.family + ", vocabulary " + std::to_string(c.vocab_size) + ", grid " + std::to_string(c.grid_size) +
-           (c.model_type == ModelType::t2i
-                ? ", " + std::to_string(c.cls_token_num) + " caption positions of " + std::to_string(c.caption_dim)
-                : ", " + std::to_string(c.num_classes) + " classes");
+  const auto facts = [](const GptConfig& c) {
+    return std::vector<std::pair<std::string, std::string>>{{"family", c.family},
+                                                            {"vocabulary", std::to_string(c.vocab_size)},
+                                                            {"grid", std::to_string(c.grid_size)},
+                                                            {"condition", condition_shape(c)}};
   };
-  if (shape(fc) != shape(cfg))
-    throw Error("the FlashAR model " + flashar + " (" + shape(fc) + ") was not post-trained from the target " + target +
-                " (" + shape(cfg) + ")");
+  const auto mine = facts(fc), theirs = facts(cfg);
+  std::string differ;
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (mine[i].second != theirs[i].second)
+      differ +=
+          (differ.empty() ? "" : "; ") + mine[i].first + " " + mine[i].second + ", the target's " + theirs[i].second;
+  if (!differ.empty())
+    throw Error("the FlashAR model " + flashar + " was not post-trained from the target " + target + " (" + differ +
+                ")");
 }
 
 }  // namespace

@@ -126,8 +126,8 @@ TEST_F(decoding_janus, EveryMethodGeneratesFromAPromptOrNamesWhatItNeeds) {
     const StrategyNeeds n = find_strategy(method).needs_for({});
     const MethodOptions options = method == "sjd-pac" ? MethodOptions{{"window", "16"}} : MethodOptions{};
     if (n.low_res || n.flashar) {
-      // Not in the set (FlashAR's is post-trained on a class-conditional LlamaGen): the method
-      // says which model it lacks.
+      // Not in the set (FlashAR's Janus-Pro files are tests/test_flashar.cpp's): the method says
+      // which model it lacks.
       try {
         run(method, options, 5, 1);
         ADD_FAILURE() << method << " ran without the model it needs";

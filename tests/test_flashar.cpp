@@ -2,7 +2,11 @@
 // PyTorch reference (tools/flashar_model.py through tools/reference.py) on a small random model:
 // both heads under the diagonal mask (f32 weights and cache, NMSE <= 1e-5), the host gate on the
 // reference's own head logits, greedy diagonal decoding with CFG token for token (class- and
-// text-conditional), the steps' events, and the refusals (a FlashAR file as a plain target, a plain GPT as FlashAR).
+// text-conditional), the steps' events, and the refusals (a FlashAR file as a plain target, a
+// plain GPT as FlashAR). On Janus-Pro, with tiny random files written here (no PyTorch): the
+// vertical head is gen_head's MLP under `vertical.`, decoding with CFG takes 2W - 1 forwards with
+// the prompt's rows of the backbone's own text table, a batch gives each image its own tokens, and
+// the refusals (no vertical head, a stray branch tensor, Lumina-mGPT, a target it does not fit).
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -17,8 +21,10 @@
 #include "engine/model/condition.h"
 #include "engine/model/flashar_model.h"
 #include "engine/ops/attention_mask.h"
+#include "frontend/model_loading.h"
 #include "tests/support/greedy_parity.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/tiny_gpt.h"
 #include "tests/support/vulkan_test.h"
 
 namespace vkspec {
@@ -314,6 +320,253 @@ TEST_F(FlashArTest, RefusesTheWrongFiles) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--flashar"), std::string::npos) << e.what();
   }
+}
+
+// FlashAR on Janus-Pro, from tiny random files written here: a 2-block Janus (prompts at 5
+// positions, 4 x 4 tokens of a 64-token vocabulary) whose FlashAR branch starts at block 1.
+constexpr int64_t kJanusPrompt = 5;
+
+testing::TinyGptSpec janus_spec(uint64_t seed) {
+  testing::TinyGptSpec t;
+  t.layers = 2;
+  t.vocab = kVocab;
+  t.grid = kGrid;
+  t.scale = 0.3f;
+  t.seed = seed;
+  return t;
+}
+
+// The Janus tests' files, in scratch folder flashar_janus_<name>: target.safetensors, a Janus-Pro
+// of its own random weights (the model whose text table the user's prompts come through);
+// flashar.safetensors, a FlashAR on another random Janus (seed 1: its fine-tuned backbone, text
+// table and all) with a random branch; copy.safetensors, the same backbone with the branch a copy
+// of its tail.
+std::string write_janus_files(const std::string& name) {
+  const std::string dir = testing::scratch_dir("flashar_janus_" + name);
+  testing::write_tiny_janus(dir + "/target.safetensors", janus_spec(11), kJanusPrompt);
+  testing::tiny_janus_flashar_writer(janus_spec(1), {}).write(dir + "/flashar.safetensors");
+  testing::TinyJanusFlashAr copy;
+  copy.copy_backbone = true;
+  testing::tiny_janus_flashar_writer(janus_spec(1), copy).write(dir + "/copy.safetensors");
+  return dir;
+}
+
+GptOptions janus_options(int64_t batch_rows = 2) {
+  GptOptions o;
+  o.weights = DType::F32;
+  o.kv = DType::F32;
+  o.batch_rows = batch_rows;
+  o.max_queries = kJanusPrompt + kCells;
+  return o;
+}
+
+// Both heads' logits of one forward over the prompt and every cell in raster order (CFG rows).
+void janus_heads(Context& ctx, FlashArModel& model, const Condition& prompt, std::vector<float>& h,
+                 std::vector<float>& v) {
+  const GptConfig& cfg = model.config();
+  KvCache cache = model.backbone().make_cache();
+  KvCache branch = model.make_branch_cache(cache);
+  std::vector<uint32_t> tokens;
+  for (int64_t i = 0; i < kCells; ++i) tokens.push_back(static_cast<uint32_t>((i * 7 + 3) % kVocab));
+  const GptQueries q =
+      GptQueries::causal(cfg, 0, cfg.cls_token_num + kCells, tokens, guided_rows(prompt, 2), cache.slots());
+  GptBatch batch(ctx, cfg, q, 2, cache.slots());
+  CommandStream s(ctx);
+  const FlashArOutputs out = model.forward(s, batch, cache, branch);
+  Tensor th = ctx.tensor(DType::F32, out.h_logits.shape, "h copy"),
+         tv = ctx.tensor(DType::F32, out.v_logits.shape, "v copy");
+  s.copy(out.h_logits, th);
+  s.copy(out.v_logits, tv);
+  s.submit_and_wait();
+  h = download_floats(ctx, th);
+  v = download_floats(ctx, tv);
+}
+
+// The largest difference between a and b over the largest magnitude of a.
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(a[i])));
+  }
+  return worst / std::max(scale, 1e-30);
+}
+
+// The vertical head of a Janus-Pro FlashAR is gen_head's MLP (Linear, GELU, Linear, with biases)
+// under `vertical.`: with the branch a copy of the backbone's last block, final norm and gen_head,
+// V's logits are H's at every position; with a random branch they are not.
+TEST_F(FlashArTest, JanusVerticalHeadIsTheFamilyHead) {
+  const std::string dir = write_janus_files("head");
+  FlashArModel copy(ctx(), dir + "/copy.safetensors", janus_options());
+  EXPECT_EQ(copy.config().family, "janus-pro");
+  EXPECT_EQ(copy.vertical_start(), 1);
+  EXPECT_EQ(copy.vertical_layers(), 1);
+  const auto prompt = testing::tiny_janus_prompt(dir + "/copy.safetensors", {3, 7, 1}, "a prompt");
+  std::vector<float> h, v;
+  janus_heads(ctx(), copy, *prompt, h, v);
+  ASSERT_EQ(h.size(), static_cast<size_t>(2 * (kJanusPrompt + kCells) * kVocab));
+  ASSERT_EQ(v.size(), h.size());
+  EXPECT_LE(relative_difference(h, v), 1e-5);
+
+  FlashArModel random(ctx(), dir + "/flashar.safetensors", janus_options());
+  std::vector<float> rh, rv;
+  janus_heads(ctx(), random, *prompt, rh, rv);
+  EXPECT_LE(relative_difference(h, rh), 1e-5) << "the same backbone gave another H";
+  EXPECT_GT(relative_difference(rh, rv), 1e-2) << "a random branch gave H's logits";
+}
+
+// A set as the CLI makes it for --method flashar on Janus-Pro: the target (whose table made the
+// prompts) and the FlashAR model, whose backbone the strategy decodes with.
+ModelSet janus_flashar_set(Context& ctx, Gpt& target, FlashArModel& model) {
+  ModelSet set = flashar_set(ctx, model);
+  set.target = &target;
+  return set;
+}
+
+const CaptionEmbeddings& caption_of(const StrategyInputs& in) {
+  return dynamic_cast<const CaptionEmbeddings&>(*in.condition);
+}
+
+// Diagonal decoding with CFG on a Janus-Pro FlashAR: 2W - 1 forwards, one diagonal each. The
+// prompt comes through the target's text table (as the CLI makes it), the backbone reads it
+// through its own (fine-tuned) table: the same prompt made from the backbone's table gives the same
+// image seed for seed.
+TEST_F(FlashArTest, JanusDecodesDiagonalsWithTheBackbonesPromptRows) {
+  const std::string dir = write_janus_files("decode");
+  Gpt target(ctx(), dir + "/target.safetensors", janus_options());
+  FlashArModel model(ctx(), dir + "/flashar.safetensors", janus_options());
+  const ModelSet set = janus_flashar_set(ctx(), target, model);
+  StrategyInputs in;
+  in.condition = testing::tiny_janus_prompt(dir + "/target.safetensors", {3, 7, 1}, "prompt 0");
+  in.seed = 5;
+  in.sampler.cfg = 3.0f;
+  const Generation gen = generate_one("flashar", set, in, true);
+  EXPECT_EQ(gen.nfe, 2 * kGrid - 1);
+  ASSERT_EQ(gen.events.size(), static_cast<size_t>(2 * kGrid - 1));
+  for (size_t d = 0; d < gen.events.size(); ++d) {
+    std::vector<int32_t> want;
+    for (const auto& [row, col] : diagonal_cells(kGrid, static_cast<int64_t>(d)))
+      want.push_back(static_cast<int32_t>(row * kGrid + col));
+    EXPECT_EQ(gen.events[d].accepted, want) << "step " << d;
+    EXPECT_EQ(gen.events[d].gates.size(), want.size()) << "step " << d;
+  }
+  for (int32_t t : gen.tokens) EXPECT_TRUE(t >= 0 && t < kVocab) << t;
+
+  StrategyInputs own = in;
+  own.condition = testing::tiny_janus_prompt(dir + "/flashar.safetensors", {3, 7, 1}, "prompt 0");
+  ASSERT_NE(caption_of(in).values(), caption_of(own).values()) << "the two text tables agree";
+  EXPECT_EQ(generate_one("flashar", set, own, false).tokens, gen.tokens);
+}
+
+// Three prompts of two lengths (one leaves prompt positions as padding) in one batch with CFG get
+// the tokens each gets alone, seed for seed, in 2W - 1 forwards each.
+TEST_F(FlashArTest, JanusBatchGivesEachImageItsOwnTokens) {
+  const std::string dir = write_janus_files("batch");
+  Gpt target(ctx(), dir + "/target.safetensors", janus_options());
+  FlashArModel model(ctx(), dir + "/flashar.safetensors", janus_options(6));
+  const ModelSet set = janus_flashar_set(ctx(), target, model);
+  const std::vector<std::vector<int64_t>> words = {{3, 7, 1}, {9}, {2, 4, 8}};
+  std::vector<StrategyInputs> inputs(words.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].condition =
+        testing::tiny_janus_prompt(dir + "/target.safetensors", words[i], "prompt " + std::to_string(i));
+    inputs[i].seed = 40 + i;
+    inputs[i].sampler.cfg = 3.0f;
+  }
+  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
+  ASSERT_EQ(together.size(), inputs.size());
+  bool differ = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Generation alone = generate_one("flashar", set, inputs[i], true);
+    EXPECT_EQ(together[i].tokens, alone.tokens) << "image " << i;
+    EXPECT_EQ(together[i].nfe, 2 * kGrid - 1);
+    ASSERT_EQ(together[i].events.size(), alone.events.size());
+    for (size_t k = 0; k < alone.events.size(); ++k)
+      EXPECT_EQ(together[i].events[k].accepted, alone.events[k].accepted);
+    differ |= i > 0 && together[i].tokens != together[0].tokens;
+  }
+  EXPECT_TRUE(differ) << "three prompts and seeds gave one image";
+}
+
+// The message of the Error loading `path` as a FlashAR model throws, or "" when it loads.
+std::string flashar_error(Context& ctx, const std::string& path) {
+  try {
+    FlashArModel model(ctx, path, janus_options());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_says(const std::string& what, const std::vector<std::string>& parts) {
+  EXPECT_FALSE(what.empty()) << "no error";
+  for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
+}
+
+// A Janus-Pro FlashAR without its vertical head (or with LlamaGen's in its place), one with a
+// tensor no branch has, and a Lumina-mGPT FlashAR are refused, naming the file and what is wrong.
+TEST_F(FlashArTest, JanusRefusesIncompleteOrStrayBranchesAndLumina) {
+  const std::string dir = testing::scratch_dir("flashar_janus_refusals");
+  const testing::TinyGptSpec spec = janus_spec(1);
+  testing::TinyJanusFlashAr no_head;
+  no_head.vertical_head = false;
+  const std::string headless = dir + "/headless.safetensors";
+  testing::tiny_janus_flashar_writer(spec, no_head).write(headless);
+  expect_says(flashar_error(ctx(), headless), {headless, "vertical.gen_head.output_mlp_projector.weight", "missing"});
+
+  SafetensorsWriter llamagen_head = testing::tiny_janus_flashar_writer(spec, no_head);
+  llamagen_head.add_f32("vertical.output.weight", {kVocab, spec.dim}, std::vector<float>(kVocab * spec.dim, 0.1f));
+  llamagen_head.write(dir + "/llamagen_head.safetensors");
+  expect_says(flashar_error(ctx(), dir + "/llamagen_head.safetensors"),
+              {"vertical.gen_head.output_mlp_projector.weight", "missing"});
+
+  SafetensorsWriter stray = testing::tiny_janus_flashar_writer(spec, {});
+  stray.add_f32("vertical.foo", {2}, {1.0f, 2.0f});
+  stray.write(dir + "/stray.safetensors");
+  expect_says(flashar_error(ctx(), dir + "/stray.safetensors"),
+              {dir + "/stray.safetensors", "vertical.foo", "not part of a FlashAR branch"});
+
+  testing::TinyGptSpec lumina_spec = spec;
+  lumina_spec.heads = 4;
+  SafetensorsWriter lumina =
+      synthetic_lumina(testing::tiny_lumina_shape(lumina_spec, 4), testing::tiny_janus_fill(1, 0.2f), StDType::F32);
+  testing::TinyNormal rng(6);
+  testing::add_tiny_flashar_gate(lumina, lumina_spec, rng);
+  const std::string lumina_path = dir + "/lumina.safetensors";
+  lumina.write(lumina_path);
+  expect_says(flashar_error(ctx(), lumina_path), {lumina_path, "lumina-mgpt", "line breaks", "diagonals"});
+}
+
+// The front ends' check (frontend::load_models, what `vkspec generate --method flashar` runs): a
+// Janus-Pro FlashAR is refused with a LlamaGen target and with a Janus-Pro target of other prompt
+// positions, the message saying what differs, and loads with a Janus-Pro target of its shape.
+TEST_F(FlashArTest, JanusFlashArMustFitTheTarget) {
+  const std::string dir = write_janus_files("fits");
+  testing::TinyGptSpec llamagen = janus_spec(3);
+  llamagen.classes = 5;
+  testing::write_tiny_gpt(dir + "/llamagen.safetensors", llamagen);
+  testing::write_tiny_janus(dir + "/janus6.safetensors", janus_spec(4), kJanusPrompt + 1);
+  const auto load = [&](const std::string& target) -> std::string {
+    frontend::ModelFiles files;
+    files.target = dir + "/" + target;
+    files.flashar = dir + "/flashar.safetensors";
+    frontend::ModelRequest request;
+    request.needs.flashar = true;
+    try {
+      const frontend::LoadedModels m = frontend::load_models(ctx(), frontend::ModelCatalog(files), request);
+      EXPECT_TRUE(m.flashar != nullptr);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  expect_says(load("llamagen.safetensors"),
+              {"was not post-trained from the target", "family janus-pro, the target's llamagen-c2i",
+               "condition 5 prompt positions, text vocabulary 16, the target's 5 classes"});
+  const std::string positions = load("janus6.safetensors");
+  expect_says(positions, {"condition 5 prompt positions, text vocabulary 16, the target's 6 prompt positions"});
+  EXPECT_EQ(positions.find("family"), std::string::npos) << positions;
+  EXPECT_EQ(load("target.safetensors"), "");
 }
 
 }  // namespace

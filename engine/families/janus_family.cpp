@@ -37,6 +37,7 @@ GptConfig janus_config(const SafetensorsFile& f) {
   c.caption_dim = c.dim;
   c.grid_size = f.meta_int("grid_size");
   c.cls_token_num = f.meta_int("cls_token_num");
+  c.text_vocab = f.meta_int("text_vocab_size");
   c.ffn_hidden = f.meta_int("ffn_hidden");
   c.rope_base = static_cast<float>(f.meta_float("rope_base", 10000.0));
   c.norm_eps = static_cast<float>(f.meta_float("norm_eps", 1e-6));
@@ -55,6 +56,45 @@ std::string sibling(const SafetensorsFile& f, const std::string& key) {
   return (dir / f.meta(key)).string();
 }
 
+// gen_head: vision_head(GELU(output_mlp_projector(h))), both with biases, from the tensors
+// `prefix` + gen_head.* (FlashAR's vertical head: vertical.gen_head.*); in blocks of the scratch's
+// rows when more come (draft heads' picks).
+class JanusHead final : public ImageHead {
+ public:
+  JanusHead(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt, const std::string& prefix);
+  void record(CommandStream& s, const TensorView& xn, const TensorView& logits,
+              const ops::MatmulFusion& per_image) const override {
+    const int64_t R = xn.shape[0], block = hidden_.shape()[0];
+    for (int64_t r = 0; r < R; r += block) {
+      const int64_t n = std::min(block, R - r);
+      const TensorView x = xn.rows(r, n), out = logits.rows(r, n), hidden = hidden_.view().rows(0, n);
+      ops::matmul_fused(s, x, fc1_, hidden, per_image);
+      ops::bias_act(s, hidden, b1_, hidden, ops::Activation::Gelu);
+      ops::matmul_fused(s, hidden, fc2_, out, per_image);
+      ops::bias_act(s, out, b2_, out, ops::Activation::None);
+    }
+  }
+  int64_t params() const override { return fc1_.shape()[0] * (fc1_.shape()[1] + fc2_.shape()[0]); }
+
+ private:
+  Tensor fc1_, b1_, fc2_, b2_;
+  Tensor hidden_;  // f32 [batch rows * queries, head_hidden]: the scratch a block of rows goes through
+};
+
+JanusHead::JanusHead(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt,
+                     const std::string& prefix) {
+  const SafetensorsFile& f = w.file();
+  const int64_t D = cfg.dim, V = cfg.vocab_size, Hh = f.meta_int("head_hidden");
+  if (Hh <= 0) throw Error(f.path() + ": metadata head_hidden must be positive");
+  const std::string from = "dim=" + std::to_string(D) + ", head_hidden=" + std::to_string(Hh);
+  const std::string p = prefix + "gen_head.";
+  fc1_ = w.load(p + "output_mlp_projector.weight", {Hh, D}, opt.weights, from);
+  b1_ = w.load(p + "output_mlp_projector.bias", {Hh}, DType::F32, from);
+  fc2_ = w.load(p + "vision_head.weight", {V, Hh}, opt.weights, from + ", vocab_size=" + std::to_string(V));
+  b2_ = w.load(p + "vision_head.bias", {V}, DType::F32, "vocab_size=" + std::to_string(V));
+  hidden_ = ctx.tensor(DType::F32, {opt.batch_rows * opt.max_queries, Hh}, "janus " + p + " hidden");
+}
+
 class JanusParts final : public GptFamilyParts {
  public:
   JanusParts(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt);
@@ -66,47 +106,24 @@ class JanusParts final : public GptFamilyParts {
       throw Error(cfg_.family + ": a batch row without a prompt (the unconditional row is the prompt's own)");
     s.copy(batch.caption_values(b), rows);
   }
-  // gen_head: vision_head(GELU(output_mlp_projector(h))), both with biases; in blocks of the
-  // scratch's rows when more come (draft heads' picks).
-  void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
-            const ops::MatmulFusion& per_image) override {
-    const int64_t R = xn.shape[0], block = head_hidden_.shape()[0];
-    for (int64_t r = 0; r < R; r += block) {
-      const int64_t n = std::min(block, R - r);
-      const TensorView x = xn.rows(r, n), out = logits.rows(r, n), hidden = head_hidden_.view().rows(0, n);
-      ops::matmul_fused(s, x, head_fc1_, hidden, per_image);
-      ops::bias_act(s, hidden, head_b1_, hidden, ops::Activation::Gelu);
-      ops::matmul_fused(s, hidden, head_fc2_, out, per_image);
-      ops::bias_act(s, out, head_b2_, out, ops::Activation::None);
-    }
-  }
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
     return prompts_->condition(prompt);
   }
   std::shared_ptr<const Condition> own_condition(const Condition& c) const override { return prompts_->restated(c); }
   bool takes_prompt() const override { return true; }
-  int64_t head_params() const override { return head_fc1_.shape()[0] * (cfg_.dim + cfg_.vocab_size); }
 
  private:
   void build_token_table(Context& ctx, WeightStore& w, DType wt);
 
   GptConfig cfg_;
   Tensor table_;  // f32 [vocab, dim]: gen_aligner(gen_embed) of every image token
-  Tensor head_fc1_, head_b1_, head_fc2_, head_b2_, head_hidden_;
   std::unique_ptr<JanusPrompts> prompts_;
 };
 
 JanusParts::JanusParts(Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) : cfg_(cfg) {
   const SafetensorsFile& f = w.file();
-  const int64_t D = cfg.dim, V = cfg.vocab_size, Hh = f.meta_int("head_hidden");
-  const int64_t text_vocab = f.meta_int("text_vocab_size");
-  if (Hh <= 0 || text_vocab <= 0) throw Error(f.path() + ": metadata head_hidden and text_vocab_size must be positive");
-  const std::string from = "dim=" + std::to_string(D) + ", head_hidden=" + std::to_string(Hh);
-  head_fc1_ = w.load("gen_head.output_mlp_projector.weight", {Hh, D}, opt.weights, from);
-  head_b1_ = w.load("gen_head.output_mlp_projector.bias", {Hh}, DType::F32, from);
-  head_fc2_ = w.load("gen_head.vision_head.weight", {V, Hh}, opt.weights, from + ", vocab_size=" + std::to_string(V));
-  head_b2_ = w.load("gen_head.vision_head.bias", {V}, DType::F32, "vocab_size=" + std::to_string(V));
-  head_hidden_ = ctx.tensor(DType::F32, {opt.batch_rows * opt.max_queries, Hh}, "janus gen_head hidden");
+  const int64_t D = cfg.dim, text_vocab = cfg.text_vocab;
+  if (text_vocab <= 0) throw Error(f.path() + ": metadata text_vocab_size must be positive");
   build_token_table(ctx, w, opt.weights);
   w.host_tensor(kTextTable, {text_vocab, D},
                 "text_vocab_size=" + std::to_string(text_vocab) + ", dim=" + std::to_string(D));
@@ -192,6 +209,8 @@ const RegisterModelFamily janus({
     [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<JanusParts>(ctx, w, cfg, opt);
     },
+    [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt, const std::string& prefix)
+        -> std::unique_ptr<ImageHead> { return std::make_unique<JanusHead>(ctx, w, cfg, opt, prefix); },
 });
 
 }  // namespace

@@ -16,26 +16,26 @@
 namespace vkspec {
 namespace {
 
-// What both LlamaGen families share: the token table and the output head.
+// What both LlamaGen families share: the token table (the head, `output`, is make_llamagen_head's).
 class LlamaGenParts : public GptFamilyParts {
  public:
   LlamaGenParts(WeightStore& w, const GptConfig& cfg, DType wt) : cfg_(cfg) {
     const int64_t D = cfg.dim, V = cfg.vocab_size;
-    const std::string from = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
-    tok_embeddings_ = w.load("tok_embeddings.weight", {V, D}, wt, from);
-    output_ = w.load("output.weight", {V, D}, wt, from);
+    tok_embeddings_ =
+        w.load("tok_embeddings.weight", {V, D}, wt, "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V));
   }
   const Tensor& token_embeddings() const override { return tok_embeddings_; }
-  int64_t head_params() const override { return cfg_.vocab_size * cfg_.dim; }
-  void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
-            const ops::MatmulFusion& per_image) override {
-    ops::matmul_fused(s, xn, output_, logits, per_image);
-  }
 
  protected:
   GptConfig cfg_;
-  Tensor tok_embeddings_, output_;
+  Tensor tok_embeddings_;
 };
+
+// Both families' head: the untied `output` matrix.
+std::unique_ptr<ImageHead> make_llamagen_head(Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt,
+                                              const std::string& prefix) {
+  return make_output_matrix_head(w, cfg, opt.weights, prefix);
+}
 
 class LlamaGenC2iParts final : public LlamaGenParts {
  public:
@@ -151,6 +151,7 @@ const RegisterModelFamily c2i({
     [](Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<LlamaGenC2iParts>(w, cfg, opt.weights);
     },
+    make_llamagen_head,
 });
 
 const RegisterModelFamily t2i({
@@ -166,6 +167,7 @@ const RegisterModelFamily t2i({
     [](Context& ctx, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<LlamaGenT2iParts>(ctx, w, cfg, opt);
     },
+    make_llamagen_head,
 });
 
 }  // namespace

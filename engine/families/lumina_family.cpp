@@ -13,7 +13,6 @@
 #include "engine/families/lumina_synthetic.h"
 #include "engine/model/gpt.h"
 #include "engine/model/model_family.h"
-#include "engine/ops/matmul.h"
 
 namespace vkspec {
 namespace {
@@ -36,6 +35,7 @@ GptConfig lumina_config(const SafetensorsFile& f) {
   c.caption_dim = c.dim;
   c.grid_size = f.meta_int("grid_size");
   c.cls_token_num = f.meta_int("cls_token_num");
+  c.text_vocab = f.meta_int("text_vocab_size");
   c.ffn_hidden = f.meta_int("ffn_hidden");
   c.rope_base = static_cast<float>(f.meta_float("rope_base", 10000.0));
   c.norm_eps = static_cast<float>(f.meta_float("norm_eps", 1e-5));
@@ -64,11 +64,6 @@ class LuminaParts final : public GptFamilyParts {
       throw Error(cfg_.family + ": a batch row without a prompt (the unconditional row is the prompt's own)");
     s.copy(batch.caption_values(b), rows);
   }
-  void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
-            const ops::MatmulFusion& per_image) override {
-    ops::matmul_fused(s, xn, output_, logits, per_image);
-  }
-  int64_t head_params() const override { return cfg_.vocab_size * cfg_.dim; }
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const override {
     return prompts_->condition(prompt);
   }
@@ -77,17 +72,15 @@ class LuminaParts final : public GptFamilyParts {
 
  private:
   GptConfig cfg_;
-  Tensor table_;   // [codes + 1, dim]: the codes' rows, then the line break's (placed_id)
-  Tensor output_;  // [codes, dim]: lm_head's image rows
+  Tensor table_;  // [codes + 1, dim]: the codes' rows, then the line break's (placed_id)
   std::unique_ptr<LuminaPrompts> prompts_;
 };
 
 LuminaParts::LuminaParts(WeightStore& w, const GptConfig& cfg, const GptOptions& opt) : cfg_(cfg) {
   const SafetensorsFile& f = w.file();
-  const int64_t D = cfg.dim, V = cfg.vocab_size, text_vocab = f.meta_int("text_vocab_size");
+  const int64_t D = cfg.dim, V = cfg.vocab_size, text_vocab = cfg.text_vocab;
   const std::string from = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
   table_ = w.load("image_embeddings.weight", {V + 1, D}, opt.weights, from + " (+1: the line break)");
-  output_ = w.load("output.weight", {V, D}, opt.weights, from);
   w.host_tensor("text_embeddings.weight", {text_vocab, D},
                 "text_vocab_size=" + std::to_string(text_vocab) + ", dim=" + std::to_string(D));
   std::shared_ptr<const text::BpeTokenizer> tokenizer;
@@ -132,6 +125,10 @@ const RegisterModelFamily lumina({
     lumina_synthetic,
     [](Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt) -> std::unique_ptr<GptFamilyParts> {
       return std::make_unique<LuminaParts>(w, cfg, opt);
+    },
+    // lm_head's image rows, [codes, dim], as LlamaGen's output matrix.
+    [](Context&, WeightStore& w, const GptConfig& cfg, const GptOptions& opt, const std::string& prefix) {
+      return make_output_matrix_head(w, cfg, opt.weights, prefix);
     },
 });
 

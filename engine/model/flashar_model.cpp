@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "engine/model/gpt_block.h"
+#include "engine/model/model_family.h"
 #include "engine/model/weights.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/flashar_fuse.h"
@@ -35,6 +36,23 @@ std::string flashar_word(const SafetensorsFile& f, const std::string& path, cons
   throw Error(path + ": metadata " + key + " = '" + v + "' (known: " + known + ")");
 }
 
+// The families whose FlashAR files the engine decodes: LlamaGen's (the released recipes,
+// LlamaGen-FlashAR's train_c2i/train_t2i) and Janus-Pro's, whose 1D positions are the raster
+// sequence's, so a diagonal's cells sit at their raster positions as on LlamaGen's 2D grid.
+const std::vector<std::string> kFlashArFamilies = {"llamagen-c2i", "llamagen-t2i", "janus-pro"};
+
+// Throws Error naming the file and family unless FlashAR's diagonals run on the backbone's family.
+void require_flashar_family(const GptConfig& cfg, const std::string& path) {
+  if (cfg.line_breaks)
+    throw Error(path + ": FlashAR on " + cfg.family +
+                " is not supported: its placed line breaks (Lumina-mGPT's, one after every grid row) have no place "
+                "on the diagonals yet");
+  if (std::find(kFlashArFamilies.begin(), kFlashArFamilies.end(), cfg.family) != kFlashArFamilies.end()) return;
+  std::string known;
+  for (const std::string& f : kFlashArFamilies) known += (known.empty() ? "" : ", ") + f;
+  throw Error(path + ": FlashAR runs on the families " + known + " only, not on " + cfg.family);
+}
+
 GptOptions with_branch_prefixes(GptOptions o) {
   o.companion_prefixes.push_back("vertical.");
   o.companion_prefixes.push_back("gate.");
@@ -52,19 +70,17 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   const SafetensorsFile& f = ws.file();
   if (!f.has_meta("role") || f.meta("role") != "flashar")
     throw Error(path + ": not a FlashAR file (metadata role != flashar; tools/train_flashar.py writes one)");
-  // The released recipes (LlamaGen-FlashAR's train_c2i/train_t2i) post-train LlamaGen: its head
-  // is one matrix, as the vertical head here, and it has no placed line breaks to schedule.
-  if (cfg.family.rfind("llamagen", 0) != 0 || cfg.line_breaks)
-    throw Error(path + ": FlashAR runs on a LlamaGen model, class- or text-conditional (family " + cfg.family + ")");
+  require_flashar_family(cfg, path);
   start_ = flashar_meta(f, path, "flashar.vertical_start_layer", 0, cfg.n_layer);
   branch_cfg_.n_layer = flashar_meta(f, path, "flashar.vertical_layers", 1, 64);
   const int64_t D = cfg.dim, V = cfg.vocab_size;
-  const DType wt = options.weights;
   for (int64_t l = 0; l < branch_cfg_.n_layer; ++l)
-    layers_.push_back(load_gpt_block(ctx, ws, "vertical.layers." + std::to_string(l) + ".", branch_cfg_, wt));
-  const std::string dims = "dim=" + std::to_string(D) + ", vocab_size=" + std::to_string(V);
-  norm_ = ws.load("vertical.norm.weight", {D}, DType::F32, dims);
-  output_ = ws.load("vertical.output.weight", {V, D}, wt, dims);
+    layers_.push_back(load_gpt_block(ctx, ws, "vertical.layers." + std::to_string(l) + ".", branch_cfg_,
+                                     options.weights));
+  norm_ = ws.load("vertical.norm.weight", {D}, DType::F32, "dim=" + std::to_string(D));
+  // The vertical head is the family's head post-trained: its tensors under the backbone head's
+  // names with the prefix (LlamaGen's vertical.output.weight, Janus-Pro's vertical.gen_head.*).
+  head_ = model_family_of(f).make_head(ctx, ws, cfg, backbone_->options(), "vertical.");
   load_gate(ws, path);
   for (const std::string& name : ws.unused())
     if (name.rfind("vertical.", 0) == 0 || name.rfind("gate.", 0) == 0)
@@ -126,7 +142,7 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
   ops::MatmulFusion per_image;  // the head's kernel as for one image's rows, as the backbone's
   per_image.rows_per_image = batch.plan_rows_per_image();
   const TensorView v = logits_.view().rows(0, R);
-  ops::matmul_fused(s, xn, output_, v, per_image);
+  head_->record(s, xn, v, per_image);
   return {h.logits, v};
 }
 

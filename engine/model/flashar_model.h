@@ -1,21 +1,27 @@
 #pragma once
-// FlashAR (Zhou et al., arXiv 2605.09430) on the engine: a LlamaGen GPT (c2i or t2i) post-trained
-// to emit a whole anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
-// assets/fmnist_flashar16.md documents. One file holds the fine-tuned backbone under a plain
-// GPT's names, the vertical branch (`vertical.layers.{i}.*`, `vertical.norm.weight`,
-// `vertical.output.weight`) and the gate: an MLP (`gate.fc1.weight`, `gate.fc2.weight`,
-// `gate.fc2.bias`; flashar.gate_norm joint as the released `--hv-gate`, or per-head, the default
-// of files without the key) or, with flashar.gate = constant, `gate.mix_logit` (g = its sigmoid:
-// the released code's `--hv-mix`, or 0.5 as its t2i script mixes).
+// FlashAR (Zhou et al., arXiv 2605.09430) on the engine: a GPT post-trained to emit a whole
+// anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
+// assets/fmnist_flashar16.md documents; the backbone is a LlamaGen (c2i or t2i, the released
+// recipes) or a Janus-Pro (Lumina-mGPT's placed line breaks have no place on the diagonals yet).
+// One file holds the fine-tuned backbone under the plain GPT's names (a converted Janus-Pro's:
+// its text table, gen_embed, gen_aligner, gen_head, metadata and all), the vertical branch
+// (`vertical.layers.{i}.*`, `vertical.norm.weight`, and the vertical head: the family's head
+// under the prefix `vertical.`, LlamaGen's `vertical.output.weight`, Janus-Pro's
+// `vertical.gen_head.output_mlp_projector.*` and `vertical.gen_head.vision_head.*`; made by the
+// family's ModelFamilyDescriptor::make_head) and the gate: an MLP (`gate.fc1.weight`,
+// `gate.fc2.weight`, `gate.fc2.bias`; flashar.gate_norm joint as the released `--hv-gate`, or
+// per-head, the default of files without the key) or, with flashar.gate = constant,
+// `gate.mix_logit` (g = its sigmoid: the released code's `--hv-mix`, or 0.5 as its t2i script
+// mixes).
 //
 // The backbone's own head is the horizontal head H: the state at cell (r, c) predicts (r, c + 1).
 // The branch's blocks read the residual stream entering backbone block s
 // (flashar.vertical_start_layer), run beside the backbone's last blocks under the same queries
-// and mask with a KV cache of their own, then their own norm and output: the vertical head V,
+// and mask with a KV cache of their own, then their own norm and head: the vertical head V,
 // (r, c) predicts (r + 1, c). The gate mixes the two heads' logits for a target with both a left
 // and an upper neighbour (and the corner, from the last condition position): ops::flashar_fuse,
-// on the device. With several condition positions (t2i's caption) the branch's cache holds them
-// too: the strategy prefills both caches in the same forwards.
+// on the device. With several condition positions (t2i's caption, Janus-Pro's prompt) the
+// branch's cache holds them too: the strategy prefills both caches in the same forwards.
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,7 +73,8 @@ class FlashArModel {
   GptConfig branch_cfg_;  // the backbone's, with the branch's layer count
   int64_t start_ = 0;
   std::vector<GptBlockWeights> layers_;
-  Tensor norm_, output_, rope_table_, attn_ws_, logits_;
+  Tensor norm_, rope_table_, attn_ws_, logits_;
+  std::unique_ptr<ImageHead> head_;  // the vertical head: the family's, under `vertical.`
   GptBlockActivations act_;
   Tensor gate_fc1_;  // f32 [P, 2 vocab]
   Tensor gate_fc2_;  // f32 [P + 1]: fc2's weights, then its bias

@@ -30,6 +30,7 @@ Gpt::Gpt(Context& ctx, SafetensorsFile file, const GptOptions& options) : ctx_(c
   if (opt_.max_queries < 1) throw Error(path_ + ": max_queries must be >= 1");
   const int64_t D = cfg_.dim, V = cfg_.vocab_size;
   parts_ = family.make(ctx, w, cfg_, opt_);
+  head_ = family.make_head(ctx, w, cfg_, opt_, "");
   norm_ = w.load("norm.weight", {D}, DType::F32, "dim=" + std::to_string(D));
   for (int64_t l = 0; l < cfg_.n_layer; ++l)
     layers_.push_back(load_gpt_block(ctx, w, "layers." + std::to_string(l) + ".", cfg_, opt_.weights));
@@ -130,7 +131,7 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
   }
   ops::MatmulFusion per_image;  // the head's kernel as for one image's planned rows (gpt_block.cpp)
   per_image.rows_per_image = batch.plan_rows_per_image();
-  parts_->head(s, hidden, logits, per_image);
+  head_->record(s, hidden, logits, per_image);
   return {logits, hidden};
 }
 
@@ -139,7 +140,7 @@ void Gpt::project(CommandStream& s, const TensorView& hidden, const TensorView& 
       logits.shape[0] != hidden.shape[0] || logits.shape[1] != cfg_.vocab_size)
     throw Error(path_ + ": the image head maps [R, " + std::to_string(cfg_.dim) + "] to [R, " +
                 std::to_string(cfg_.vocab_size) + "], got " + hidden.shape.str() + " -> " + logits.shape.str());
-  parts_->head(s, hidden, logits, {});
+  head_->record(s, hidden, logits, {});
 }
 
 }  // namespace vkspec

@@ -14,6 +14,7 @@
 #include "engine/model/gpt_block.h"
 #include "engine/model/gpt_config.h"
 #include "engine/model/gpt_family_parts.h"
+#include "engine/model/image_head.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/weights.h"
 #include "engine/vk/command_stream.h"
@@ -67,7 +68,7 @@ class Gpt {
   const Tensor& token_embeddings() const { return parts_->token_embeddings(); }
   // Matrix weights one forward streams: the blocks' and the head's (embeddings are gathered).
   int64_t matrix_params() const {
-    return cfg_.n_layer * (4 * cfg_.dim * cfg_.dim + 3 * cfg_.dim * cfg_.ffn_hidden) + parts_->head_params();
+    return cfg_.n_layer * (4 * cfg_.dim * cfg_.dim + 3 * cfg_.dim * cfg_.ffn_hidden) + head_->params();
   }
   // The condition for a text prompt (a family that takes prompts); throws Error otherwise.
   std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const {
@@ -99,6 +100,7 @@ class Gpt {
   GptOptions opt_;
   uint64_t weight_bytes_ = 0;
   std::unique_ptr<GptFamilyParts> parts_;
+  std::unique_ptr<ImageHead> head_;  // the family's (ModelFamilyDescriptor::make_head, no prefix)
   Tensor norm_, rope_table_;
   std::vector<Layer> layers_;
   // Activations sized for batch_rows * max_queries rows.

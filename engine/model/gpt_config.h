@@ -51,6 +51,7 @@ struct GptConfig {
   int64_t caption_dim = 0;    // t2i only: text-encoder width (LlamaGen: 2048)
   int64_t grid_size = 0;      // image tokens form grid_size x grid_size
   int64_t cls_token_num = 1;  // condition positions before the image tokens
+  int64_t text_vocab = 0;     // a prompt family's text embedding table's rows (its prompts' ids); 0: none
   int64_t ffn_hidden = 0;     // find_multiple(int(2 * 4 * dim / 3), multiple_of) unless stored
   float rope_base = 10000.0f;
   float norm_eps = 1e-5f;

@@ -1,14 +1,14 @@
 #pragma once
 // The parts of a GPT forward that differ between model families (engine/model/model_family.h):
-// what the condition positions embed, the image-token embedding table, the head that turns the
-// final normed hidden state into image logits, and a prompt's condition. Gpt owns one and calls
-// it; the blocks between are the family-independent LLaMA-style trunk (gpt_block.h).
+// what the condition positions embed, the image-token embedding table and a prompt's condition.
+// Gpt owns one and calls it, and the family's ImageHead (image_head.h, made apart so FlashAR's
+// vertical head is the same code under its own names); the blocks between are the
+// family-independent LLaMA-style trunk (gpt_block.h).
 #include <memory>
 #include <string>
 
 #include "engine/model/condition.h"
 #include "engine/model/gpt_batch.h"
-#include "engine/ops/matmul.h"
 #include "engine/vk/command_stream.h"
 
 namespace vkspec {
@@ -23,13 +23,6 @@ class GptFamilyParts {
   virtual const Tensor& token_embeddings() const = 0;
   // Records the embedding of batch row b's condition queries into rows [n_cond, dim].
   virtual void embed_condition(CommandStream& s, const GptBatch& batch, int64_t b, const TensorView& rows) = 0;
-  // Records logits [R, vocab] from the final normed hidden state xn [R, dim], any number of rows
-  // (the forward's, or the states draft heads, latent heads and drafters predict, which the same
-  // head reads); per_image: the kernel choice of one image's rows (batch-invariant bits).
-  virtual void head(CommandStream& s, const TensorView& xn, const TensorView& logits,
-                    const ops::MatmulFusion& per_image) = 0;
-  // Weights the head streams per forward (what a bandwidth figure counts besides the blocks).
-  virtual int64_t head_params() const = 0;
   // The condition for a text prompt, through the family's tokenizer and template; throws Error
   // saying what the family takes instead where it takes no prompts.
   virtual std::shared_ptr<const Condition> prompt_condition(const std::string& prompt) const = 0;

@@ -17,6 +17,7 @@ std::map<std::string, ModelFamilyDescriptor>& registry() {
 
 RegisterModelFamily::RegisterModelFamily(ModelFamilyDescriptor d) {
   const std::string name = d.name;
+  if (!d.make || !d.make_head) throw Error("model family '" + name + "' registered without its parts or its head");
   if (!registry().emplace(name, std::move(d)).second) throw Error("model family '" + name + "' registered twice");
 }
 

@@ -2,7 +2,9 @@
 // Model families, registered by name the way decoding methods are (decoding/strategy_registry.h):
 // a family says which checkpoint files are its own, reads their configuration, and makes the parts
 // of a GPT forward that differ between families (GptFamilyParts): how a condition becomes the
-// prefix rows, how an image token is embedded, how image logits leave, and the RoPE layout. The
+// prefix rows, how an image token is embedded, the RoPE layout, and (ImageHead) how image logits
+// leave, which a post-trained model carrying a second head of the family's kind (FlashAR's
+// vertical head) makes from the same factory under its own name prefix. The
 // transformer blocks, the KV cache, batches and every decoding method are shared, so each method
 // runs on each family. A family's file registers it from a static initialiser; nothing outside
 // that file names it (docs/architecture.md, "A model family").
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "engine/model/gpt_config.h"
+#include "engine/model/image_head.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/safetensors_writer.h"
 
@@ -37,6 +40,11 @@ struct ModelFamilyDescriptor {
   std::function<SafetensorsWriter(const std::string& shape, int64_t grid, uint64_t seed)> synthetic;
   // The family's parts, loading their weights from `w` with cfg's shapes.
   std::function<std::unique_ptr<GptFamilyParts>(Context&, WeightStore&, const GptConfig&, const GptOptions&)> make;
+  // The family's image head from the tensors `prefix` + the head's names ("" for the GPT's own;
+  // "vertical." for FlashAR's vertical head), with cfg's shapes, for opt's rows per forward.
+  std::function<std::unique_ptr<ImageHead>(Context&, WeightStore&, const GptConfig&, const GptOptions&,
+                                           const std::string& prefix)>
+      make_head;
 };
 
 class RegisterModelFamily {

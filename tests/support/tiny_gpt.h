@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,19 +82,10 @@ inline void write_tiny_gpt(const std::string& path, const TinyGptSpec& s,
   w.write(path);
 }
 
-// A random FlashAR file (engine/model/flashar_model.h) whose backbone is write_tiny_gpt's model of
-// `s`: one vertical block from the backbone's last block, its norm and head, and a gate drawn as
-// tools/reference.py make-flashar draws one (fc1 ~ N(0, 1 / sqrt(2 vocab)), fc2 ~ 2 N(0, 1),
-// bias 0.3), so the weight of H varies from target to target.
-inline void write_tiny_flashar(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed) {
-  SafetensorsWriter w = tiny_gpt_writer(s);
-  TinyNormal rng(seed);
-  const WeightFill fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
-    for (float& x : v) x = is_norm ? 1.0f + 0.1f * rng.next() : scale * rng.next();
-  };
-  add_synthetic_blocks(w, s.dim, 1, s.ffn_hidden, fill, StDType::F32, "vertical.layers.");
-  add_synthetic_tensor(w, "vertical.norm.weight", {s.dim}, true, fill, StDType::F32);
-  add_synthetic_tensor(w, "vertical.output.weight", {s.vocab, s.dim}, false, fill, StDType::F32);
+// A random FlashAR gate drawn as tools/reference.py make-flashar draws one (fc1 ~ N(0, 1 / sqrt(2
+// vocab)), fc2 ~ 2 N(0, 1), bias 0.3), so the weight of H varies from target to target, and the
+// FlashAR metadata of a branch of one block from the backbone's last.
+inline void add_tiny_flashar_gate(SafetensorsWriter& w, const TinyGptSpec& s, TinyNormal& rng) {
   const int64_t P = 32;  // tools/flashar_model.py gate_hidden_size: max(32, vocab / 512)
   std::vector<float> fc1(static_cast<size_t>(P * 2 * s.vocab)), fc2(static_cast<size_t>(P));
   for (float& x : fc1) x = rng.next() / std::sqrt(2.0f * static_cast<float>(s.vocab));
@@ -105,6 +97,21 @@ inline void write_tiny_flashar(const std::string& path, const TinyGptSpec& s, fl
   w.set_metadata("flashar.vertical_start_layer", std::to_string(s.layers - 1));
   w.set_metadata("flashar.vertical_layers", "1");
   w.set_metadata("flashar.gate_hidden", std::to_string(P));
+}
+
+// A random FlashAR file (engine/model/flashar_model.h) whose backbone is write_tiny_gpt's model of
+// `s`: one vertical block from the backbone's last block, its norm and head, and
+// add_tiny_flashar_gate's gate.
+inline void write_tiny_flashar(const std::string& path, const TinyGptSpec& s, float scale, uint64_t seed) {
+  SafetensorsWriter w = tiny_gpt_writer(s);
+  TinyNormal rng(seed);
+  const WeightFill fill = [&](const std::string&, bool is_norm, std::vector<float>& v) {
+    for (float& x : v) x = is_norm ? 1.0f + 0.1f * rng.next() : scale * rng.next();
+  };
+  add_synthetic_blocks(w, s.dim, 1, s.ffn_hidden, fill, StDType::F32, "vertical.layers.");
+  add_synthetic_tensor(w, "vertical.norm.weight", {s.dim}, true, fill, StDType::F32);
+  add_synthetic_tensor(w, "vertical.output.weight", {s.vocab, s.dim}, false, fill, StDType::F32);
+  add_tiny_flashar_gate(w, s, rng);
   w.write(path);
 }
 
@@ -123,9 +130,9 @@ inline WeightFill tiny_janus_fill(uint64_t seed, float scale, uint64_t noise_see
   };
 }
 
-// A tiny random Janus-Pro with TinyGptSpec's trunk sizes, a text vocabulary of 16 and
-// `prompt_tokens` condition positions (tiny_janus_fill's weights).
-inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+// A tiny Janus-Pro's shape: TinyGptSpec's trunk sizes, a text vocabulary of 16, gen_head's hidden
+// width dim and `prompt_tokens` condition positions.
+inline JanusShape tiny_janus_shape(const TinyGptSpec& s, int64_t prompt_tokens) {
   JanusShape shape;
   shape.dim = s.dim;
   shape.n_layer = s.layers;
@@ -136,7 +143,59 @@ inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int6
   shape.grid = s.grid;
   shape.head_hidden = s.dim;
   shape.prompt_tokens = prompt_tokens;
-  synthetic_janus(shape, tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale), StDType::F32).write(path);
+  return shape;
+}
+
+// A tiny random Janus-Pro of tiny_janus_shape with tiny_janus_fill's weights.
+inline void write_tiny_janus(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+  synthetic_janus(tiny_janus_shape(s, prompt_tokens), tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale),
+                  StDType::F32)
+      .write(path);
+}
+
+// A FlashAR file on a tiny Janus-Pro: every tensor and metadata key of write_tiny_janus's model of
+// `s` (the fine-tuned backbone), one vertical block from the backbone's last, vertical.norm.weight,
+// the vertical head under the family head's names (vertical.gen_head.*) and add_tiny_flashar_gate's
+// gate.
+struct TinyJanusFlashAr {
+  int64_t prompt_tokens = 5;
+  float scale = 0.3f;  // the branch's random values: ~ scale * N(0, 1), norm weights 1 +- 0.1
+  uint64_t seed = 6;   // of the branch's and the gate's values
+  // The branch a copy of the backbone's last block, final norm and gen_head: its state is then the
+  // backbone's and V's logits are H's.
+  bool copy_backbone = false;
+  bool vertical_head = true;  // false: no vertical.gen_head.* (what a loader must refuse)
+};
+
+inline SafetensorsWriter tiny_janus_flashar_writer(const TinyGptSpec& s, const TinyJanusFlashAr& f) {
+  std::map<std::string, std::vector<float>> backbone;
+  const WeightFill janus = tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale);
+  const WeightFill kept = [&](const std::string& name, bool f32, std::vector<float>& v) {
+    janus(name, f32, v);
+    backbone[name] = v;
+  };
+  SafetensorsWriter w = synthetic_janus(tiny_janus_shape(s, f.prompt_tokens), kept, StDType::F32);
+  TinyNormal rng(f.seed);
+  const std::string last = "layers." + std::to_string(s.layers - 1) + ".", block = "vertical.layers.0.";
+  const WeightFill branch = [&](const std::string& name, bool f32, std::vector<float>& v) {
+    if (f.copy_backbone) {  // vertical.layers.0.X is layers.{last}.X, vertical.X is X
+      v = backbone.at(name.rfind(block, 0) == 0 ? last + name.substr(block.size()) : name.substr(9));
+      return;
+    }
+    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    for (float& x : v) x = f32 && !bias ? 1.0f + 0.1f * rng.next() : f.scale * rng.next();
+  };
+  const int64_t D = s.dim, Hh = s.dim, V = s.vocab;
+  add_synthetic_blocks(w, D, 1, s.ffn_hidden, branch, StDType::F32, "vertical.layers.");
+  add_synthetic_tensor(w, "vertical.norm.weight", {D}, true, branch, StDType::F32);
+  if (f.vertical_head) {
+    add_synthetic_tensor(w, "vertical.gen_head.output_mlp_projector.weight", {Hh, D}, false, branch, StDType::F32);
+    add_synthetic_tensor(w, "vertical.gen_head.output_mlp_projector.bias", {Hh}, true, branch, StDType::F32);
+    add_synthetic_tensor(w, "vertical.gen_head.vision_head.weight", {V, Hh}, false, branch, StDType::F32);
+    add_synthetic_tensor(w, "vertical.gen_head.vision_head.bias", {V}, true, branch, StDType::F32);
+  }
+  add_tiny_flashar_gate(w, s, rng);
+  return w;
 }
 
 // Random draft heads h1..h{grid-1} (at most 4) and v1, v2 for a tiny GPT (tools/vkspec_models.py
@@ -267,11 +326,10 @@ inline void write_tiny_eagle_drafter(const std::string& path, const TinyGptSpec&
   w.write(path);
 }
 
-// A tiny random Lumina-mGPT with TinyGptSpec's trunk sizes (grid even: its size tokens count
-// 32-px steps), one q/k norm group, Chameleon's text vocabulary layout cut to 8832 ids and
-// `prompt_tokens` condition positions; tiny_janus_fill's weights (the q/k norms' vectors, biases
-// too, 1 +- 0.1).
-inline void write_tiny_lumina(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+// A tiny Lumina-mGPT's shape: TinyGptSpec's trunk sizes (grid even: its size tokens count 32-px
+// steps), one q/k norm group, Chameleon's text vocabulary layout cut to 8832 ids and
+// `prompt_tokens` condition positions.
+inline LuminaShape tiny_lumina_shape(const TinyGptSpec& s, int64_t prompt_tokens) {
   LuminaShape shape;
   shape.dim = s.dim;
   shape.n_layer = s.layers;
@@ -281,7 +339,15 @@ inline void write_tiny_lumina(const std::string& path, const TinyGptSpec& s, int
   shape.image_codes = s.vocab;
   shape.grid = s.grid;
   shape.prompt_tokens = prompt_tokens;
-  synthetic_lumina(shape, tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale), StDType::F32).write(path);
+  return shape;
+}
+
+// A tiny random Lumina-mGPT of tiny_lumina_shape with tiny_janus_fill's weights (the q/k norms'
+// vectors, biases too, 1 +- 0.1).
+inline void write_tiny_lumina(const std::string& path, const TinyGptSpec& s, int64_t prompt_tokens) {
+  synthetic_lumina(tiny_lumina_shape(s, prompt_tokens), tiny_janus_fill(s.seed, s.scale, s.noise_seed, s.noise_scale),
+                   StDType::F32)
+      .write(path);
 }
 
 // A Lumina-mGPT prompt condition from the template's text ids, as the family makes one (BOS, text,
