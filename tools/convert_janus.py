@@ -55,22 +55,66 @@ def plan(cfg: jm.JanusConfig):
     lm = "language_model.model."
     out = {"text_embeddings.weight": ([lm + "embed_tokens.weight"], [cfg.text_vocab, D], "weight")}
     for i in range(cfg.n_layer):
-        p, q = f"{lm}layers.{i}.", f"layers.{i}."
-        out[q + "attention_norm.weight"] = ([p + "input_layernorm.weight"], [D], "f32")
-        out[q + "attention.wqkv.weight"] = ([p + f"self_attn.{x}_proj.weight" for x in "qkv"], [D, D], "wqkv")
-        out[q + "attention.wo.weight"] = ([p + "self_attn.o_proj.weight"], [D, D], "weight")
-        out[q + "ffn_norm.weight"] = ([p + "post_attention_layernorm.weight"], [D], "f32")
-        out[q + "feed_forward.w1.weight"] = ([p + "mlp.gate_proj.weight"], [F, D], "weight")
-        out[q + "feed_forward.w3.weight"] = ([p + "mlp.up_proj.weight"], [F, D], "weight")
-        out[q + "feed_forward.w2.weight"] = ([p + "mlp.down_proj.weight"], [D, F], "weight")
+        out.update(layer_plan(cfg, f"{lm}layers.{i}.", f"layers.{i}."))
     out["norm.weight"] = ([lm + "norm.weight"], [D], "f32")
     same = {"gen_embed.weight": ([V, E], "weight"),
             "gen_aligner.layers.0.weight": ([D, E], "weight"), "gen_aligner.layers.0.bias": ([D], "f32"),
-            "gen_aligner.layers.2.weight": ([D, D], "weight"), "gen_aligner.layers.2.bias": ([D], "f32"),
-            "gen_head.output_mlp_projector.weight": ([H, D], "weight"),
-            "gen_head.output_mlp_projector.bias": ([H], "f32"),
-            "gen_head.vision_head.weight": ([V, H], "weight"), "gen_head.vision_head.bias": ([V], "f32")}
+            "gen_aligner.layers.2.weight": ([D, D], "weight"), "gen_aligner.layers.2.bias": ([D], "f32")}
     out.update({k: ([k], shape, role) for k, (shape, role) in same.items()})
+    out.update(head_plan(cfg, "gen_head.", "gen_head."))
+    return out
+
+
+def layer_plan(cfg: jm.JanusConfig, p, q):
+    """plan()'s entries of one decoder layer: Hugging Face names under p, the engine's under q."""
+    D, F = cfg.dim, cfg.ffn_hidden
+    return {q + "attention_norm.weight": ([p + "input_layernorm.weight"], [D], "f32"),
+            q + "attention.wqkv.weight": ([p + f"self_attn.{x}_proj.weight" for x in "qkv"], [D, D], "wqkv"),
+            q + "attention.wo.weight": ([p + "self_attn.o_proj.weight"], [D, D], "weight"),
+            q + "ffn_norm.weight": ([p + "post_attention_layernorm.weight"], [D], "f32"),
+            q + "feed_forward.w1.weight": ([p + "mlp.gate_proj.weight"], [F, D], "weight"),
+            q + "feed_forward.w3.weight": ([p + "mlp.up_proj.weight"], [F, D], "weight"),
+            q + "feed_forward.w2.weight": ([p + "mlp.down_proj.weight"], [D, F], "weight")}
+
+
+def head_plan(cfg: jm.JanusConfig, p, q):
+    """plan()'s entries of gen_head (the same names; FlashAR's vertical head under another prefix)."""
+    D, V, H = cfg.dim, cfg.image_vocab, cfg.head_hidden
+    parts = {"output_mlp_projector.weight": ([H, D], "weight"), "output_mlp_projector.bias": ([H], "f32"),
+             "vision_head.weight": ([V, H], "weight"), "vision_head.bias": ([V], "f32")}
+    return {q + k: ([p + k], shape, role) for k, (shape, role) in parts.items()}
+
+
+def to_engine(sd, entries, n_head, dtype):
+    """The engine's tensors of a Hugging Face-named state dict `sd` under plan entries (name ->
+    (sources, shape, role)), in memory: q and k rows interleaved, matrices cast to dtype (f32,
+    f16 or bf16), norms and biases f32."""
+    out = {}
+    for name, (srcs, shape, role) in entries.items():
+        parts = [cast(sd[s].detach(), role, dtype, s) for s in srcs]
+        for s, t in zip(srcs, parts):
+            check_shape(s, t.shape, shape)
+        if role == "wqkv":
+            q, k, v = parts
+            out[name] = torch.cat([rope_interleave_rows(q, n_head), rope_interleave_rows(k, n_head), v]).contiguous()
+        else:
+            out[name] = parts[0].contiguous()
+    return out
+
+
+def from_engine(sd, entries, n_head):
+    """to_engine undone: Hugging Face-named f32 tensors of the engine's `sd` under plan entries."""
+    out = {}
+    for name, (srcs, _, role) in entries.items():
+        t = sd[name].float()
+        if role == "wqkv":
+            D = t.shape[0] // 3
+            q, k, v = t[:D], t[D:2 * D], t[2 * D:]
+            t = torch.cat([rope_rotate_half_rows(q, n_head), rope_rotate_half_rows(k, n_head), v])
+            for j, src in enumerate(srcs):
+                out[src] = t[j * D:(j + 1) * D]
+        else:
+            out[srcs[0]] = t
     return out
 
 
@@ -81,6 +125,16 @@ def rope_rotate_half_rows(w, n_head):
     return w.reshape(n_head, hd // 2, 2, cols).transpose(1, 2).reshape(rows, cols)
 
 
+def config_from_metadata(meta):
+    """The JanusConfig of a file this converter wrote (its metadata)."""
+    i = lambda k: int(meta[k])
+    return jm.JanusConfig(dim=i("dim"), n_layer=i("n_layer"), n_head=i("n_head"), ffn_hidden=i("ffn_hidden"),
+                          text_vocab=i("text_vocab_size"), image_vocab=i("vocab_size"),
+                          image_embed_dim=i("image_embed_dim"), head_hidden=i("head_hidden"),
+                          rope_theta=float(meta["rope_base"]), norm_eps=float(meta["norm_eps"]),
+                          grid=i("grid_size"), n_kv_head=i("n_kv_head"))
+
+
 def load_converted(path):
     """A file this converter wrote -> (janus_model.JanusGen in f32, eval mode, its metadata): the
     conversion undone (q and k rows back to rotate-half pairs), so tools that train on a shipped
@@ -89,22 +143,9 @@ def load_converted(path):
     if meta.get("vkspec.family") != "janus-pro":
         raise ValueError(f"{path}: not a Janus-Pro file (metadata vkspec.family "
                          f"{meta.get('vkspec.family')!r})")
-    i = lambda k: int(meta[k])
-    cfg = jm.JanusConfig(dim=i("dim"), n_layer=i("n_layer"), n_head=i("n_head"), ffn_hidden=i("ffn_hidden"),
-                         text_vocab=i("text_vocab_size"), image_vocab=i("vocab_size"),
-                         image_embed_dim=i("image_embed_dim"), head_hidden=i("head_hidden"),
-                         rope_theta=float(meta["rope_base"]), norm_eps=float(meta["norm_eps"]),
-                         grid=i("grid_size"), n_kv_head=i("n_kv_head"))
-    D, out = cfg.dim, {}
-    for name, (sources, _, role) in plan(cfg).items():
-        t = sd[name].float()
-        if role == "wqkv":
-            q, k, v = t[:D], t[D:2 * D], t[2 * D:]
-            t = torch.cat([rope_rotate_half_rows(q, cfg.n_head), rope_rotate_half_rows(k, cfg.n_head), v])
-        for j, src in enumerate(sources):
-            out[src] = t[j * D:(j + 1) * D] if role == "wqkv" else t
+    cfg = config_from_metadata(meta)
     model = jm.JanusGen(cfg)
-    model.load_state_dict(out, strict=True)
+    model.load_state_dict(from_engine(sd, plan(cfg), cfg.n_head), strict=True)
     return model.eval(), meta
 
 

@@ -122,16 +122,46 @@ def plan(cfg):
            "output.weight": (["lm_head.weight"], "output_rows"),
            "norm.weight": (["model.norm.weight"], "f32")}
     for i in range(cfg.n_layer):
-        p, q = f"model.layers.{i}.", f"layers.{i}."
-        out[q + "attention_norm.weight"] = ([p + "input_layernorm.weight"], "f32")
-        out[q + "attention.wqkv.weight"] = ([p + f"self_attn.{x}_proj.weight" for x in "qkv"], "wqkv")
-        out[q + "attention.wo.weight"] = ([p + "self_attn.o_proj.weight"], "weight")
-        for x in "qk":
-            for part in ("weight", "bias"):
-                out[q + f"attention.{x}_norm.{part}"] = ([p + f"self_attn.{x}_norm.{part}"], "qk_norm")
-        out[q + "ffn_norm.weight"] = ([p + "post_attention_layernorm.weight"], "f32")
-        for ours, theirs in (("w1", "gate_proj"), ("w3", "up_proj"), ("w2", "down_proj")):
-            out[q + f"feed_forward.{ours}.weight"] = ([p + f"mlp.{theirs}.weight"], "weight")
+        out.update(layer_plan(f"model.layers.{i}.", f"layers.{i}."))
+    return out
+
+
+def layer_plan(p, q):
+    """plan()'s entries of one decoder layer: the released names under p, the engine's under q."""
+    out = {q + "attention_norm.weight": ([p + "input_layernorm.weight"], "f32"),
+           q + "attention.wqkv.weight": ([p + f"self_attn.{x}_proj.weight" for x in "qkv"], "wqkv"),
+           q + "attention.wo.weight": ([p + "self_attn.o_proj.weight"], "weight")}
+    for x in "qk":
+        for part in ("weight", "bias"):
+            out[q + f"attention.{x}_norm.{part}"] = ([p + f"self_attn.{x}_norm.{part}"], "qk_norm")
+    out[q + "ffn_norm.weight"] = ([p + "post_attention_layernorm.weight"], "f32")
+    for ours, theirs in (("w1", "gate_proj"), ("w3", "up_proj"), ("w2", "down_proj")):
+        out[q + f"feed_forward.{ours}.weight"] = ([p + f"mlp.{theirs}.weight"], "weight")
+    return out
+
+
+def uninterleave_vector(v):
+    """interleave_vector undone."""
+    g, hd = v.shape
+    return v.reshape(g, hd // 2, 2).transpose(1, 2).reshape(g, hd)
+
+
+def unconverted_layers(sd, entries, n_head):
+    """Layer tensors of a converted file (plan entries name -> (sources, role)) back under the
+    released names, f32: q and k rows to rotate-half pairs, the q/k norm vectors likewise."""
+    from convert_janus import rope_rotate_half_rows
+    out = {}
+    for name, (srcs, role) in entries.items():
+        t = sd[name].float()
+        if role == "wqkv":
+            D = t.shape[0] // 3
+            q, k, v = t[:D], t[D:2 * D], t[2 * D:]
+            for s, part in zip(srcs, (rope_rotate_half_rows(q, n_head), rope_rotate_half_rows(k, n_head), v)):
+                out[s] = part
+        elif role == "qk_norm":
+            out[srcs[0]] = uninterleave_vector(t)
+        else:
+            out[srcs[0]] = t
     return out
 
 

@@ -170,19 +170,22 @@ def fuse_sources(grid, cls_token_num=1):
 
 
 class FlashAR(nn.Module):
-    """A GPT backbone (`self.base`, a vkspec_models.GPT) + vertical branch + H/V gate."""
+    """A GPT backbone (`self.base`, a vkspec_models.GPT) + vertical branch + H/V gate. The
+    backbone's own parts are reached through a few methods (`layers`, `rope`, `run_layer`,
+    `h_head`, `v_head`, `embed`, `null_condition`) that JanusFlashAR overrides."""
 
-    def __init__(self, base: GPT, vertical_layers=1, vertical_start=None, gate_hidden=None, gate="mlp",
-                 gate_norm="joint"):
+    def __init__(self, base, vertical_layers=1, vertical_start=None, gate_hidden=None, gate="mlp",
+                 gate_norm="joint", shape=None):
         super().__init__()
-        cfg = base.cfg
-        assert cfg.model_type == "c2i" and cfg.cls_token_num == 1 or cfg.model_type == "t2i", \
-            "FlashAR here: LlamaGen c2i (one class token) or t2i"
+        cfg = shape if shape is not None else base.cfg
+        if shape is None:
+            assert cfg.model_type == "c2i" and cfg.cls_token_num == 1 or cfg.model_type == "t2i", \
+                "FlashAR here: LlamaGen c2i (one class token) or t2i"
         self.base, self.cfg = base, cfg
         self.n_vertical = vertical_layers
         self.vertical_start = cfg.n_layer - vertical_layers if vertical_start is None else vertical_start
         assert 0 <= self.vertical_start <= cfg.n_layer
-        self.vertical = VerticalBranch(cfg, vertical_layers)
+        self.vertical = self.make_vertical(vertical_layers)
         assert gate in ("mlp", "constant"), gate
         self.gate_kind = gate
         self.gate = HVGate(cfg.vocab_size, gate_hidden, gate_norm) if gate == "mlp" else ConstantGate()
@@ -194,21 +197,52 @@ class FlashAR(nn.Module):
         self.register_buffer("v_src", v_src, persistent=False)
         self.register_buffer("kind", kind, persistent=False)
 
+    def make_vertical(self, n_layers):
+        return VerticalBranch(self.cfg, n_layers)
+
     @classmethod
-    def from_gpt(cls, gpt: GPT, vertical_layers=1, vertical_start=None, copy_backbone=True, gate_norm="joint"):
+    def from_gpt(cls, gpt, vertical_layers=1, vertical_start=None, copy_backbone=True, gate_norm="joint", **kw):
         """The untrained FlashAR of a trained raster GPT: vertical blocks = copies of backbone
-        layers s..s+V-1 (past the last layer: the last layer again), vertical norm/output =
-        copies of the LM head's, gate 0.5. copy_backbone: deep-copy the GPT (else share it)."""
+        layers s..s+V-1 (past the last layer: the last layer again), vertical norm/head =
+        copies of the backbone's final norm and head, gate 0.5. copy_backbone: deep-copy the GPT
+        (else share it). kw: what a subclass's constructor needs besides (JanusFlashAR's prompt)."""
         import copy
         base = copy.deepcopy(gpt) if copy_backbone else gpt
-        m = cls(base, vertical_layers, vertical_start, gate_norm=gate_norm)
-        s, L = m.vertical_start, base.cfg.n_layer
+        m = cls(base, vertical_layers, vertical_start, gate_norm=gate_norm, **kw)
+        s, L = m.vertical_start, len(m.layers())
         with torch.no_grad():
             for i, blk in enumerate(m.vertical.layers):
-                blk.load_state_dict(base.layers[min(s + i, L - 1)].state_dict())
-            m.vertical.norm.load_state_dict(base.norm.state_dict())
-            m.vertical.output.load_state_dict(base.output.state_dict())
+                blk.load_state_dict(m.layers()[min(s + i, L - 1)].state_dict())
+            m.copy_head_into_vertical()
         return m
+
+    # the backbone's parts (LlamaGen's GPT here) -------------------------------------------------
+    def layers(self):
+        return self.base.layers
+
+    def copy_head_into_vertical(self):
+        self.vertical.norm.load_state_dict(self.base.norm.state_dict())
+        self.vertical.output.load_state_dict(self.base.output.state_dict())
+
+    def rope(self, pos):
+        """What run_layer passes every layer for sequence positions pos [S]."""
+        return (self.base.rope[pos].unsqueeze(0),)
+
+    def run_layer(self, layer, x, rope, mask, cache):
+        return layer(x, *rope, mask, cache)
+
+    def h_head(self, x):
+        return self.base.output(self.base.norm(x)).float()
+
+    def v_head(self, v):
+        return self.vertical.output(self.vertical.norm(v)).float()
+
+    def null_condition(self, labels):
+        """The CFG rows' condition for conditions `labels` (the null class, or the null caption)."""
+        if self.cfg.model_type == "t2i":
+            return self.base.cls_embedding.uncond_embedding[:self.cfg.cls_token_num].to(labels).expand(
+                labels.shape[0], -1, -1)
+        return torch.full_like(labels, self.cfg.num_classes)
 
     # ------------------------------------------------------------------------------------------
     def embed(self, tokens, labels):
@@ -227,21 +261,21 @@ class FlashAR(nn.Module):
         """Backbone and vertical branch on embeddings x [B,S,D] at sequence positions pos [S].
         caches: None or {'b': [dict per backbone layer], 'v': [dict per vertical layer]}.
         Returns (H logits [B,S,V] f32, V logits [B,S,V] f32)."""
-        rope = self.base.rope[pos].unsqueeze(0)
+        rope = self.rope(pos)
         s = self.vertical_start
         xs = None
         with torch.set_grad_enabled(backbone_grad and torch.is_grad_enabled()):
-            for i, layer in enumerate(self.base.layers):
+            for i, layer in enumerate(self.layers()):
                 if i == s:
                     xs = x
-                x = layer(x, rope, mask, None if caches is None else caches["b"][i])
+                x = self.run_layer(layer, x, rope, mask, None if caches is None else caches["b"][i])
             if xs is None:
                 xs = x
-            h = self.base.output(self.base.norm(x)).float()
+            h = self.h_head(x)
         v = xs
         for j, layer in enumerate(self.vertical.layers):
-            v = layer(v, rope, mask, None if caches is None else caches["v"][j])
-        return h, self.vertical.output(self.vertical.norm(v)).float()
+            v = self.run_layer(layer, v, rope, mask, None if caches is None else caches["v"][j])
+        return h, self.v_head(v)
 
     def forward(self, tokens, labels, backbone_grad=True, emb_mask=None):
         """Training forward. tokens [B,N] (the whole grid), labels [B] (already dropped to the
@@ -312,20 +346,17 @@ def generate_diagonal(model: FlashAR, labels, cfg_scale=2.0, temperature=1.0, to
     the conditional row's fused logits per target [B, N, vocab] (before CFG) and the CFG-mixed
     logits fed to the sampler [B, N, vocab] (for parity checks)."""
     model.eval()
+    if not getattr(model, "kv_decoding", True):
+        raise ValueError(f"generate_diagonal: a {model.cfg.model_type} FlashAR decodes by its own module's decoder")
     cfg = model.cfg
     W, N, P = cfg.grid_size, cfg.block_size, cfg.cls_token_num
     dev = labels.device
     B = labels.shape[0]
     use_cfg = cfg_scale > 1.0
-    if cfg.model_type == "t2i":
-        null = model.base.cls_embedding.uncond_embedding[:P].to(labels).expand(B, -1, -1)
-        lab = torch.cat([labels, null]) if use_cfg else labels
-        if emb_mask is not None:
-            emb_mask = torch.cat([emb_mask, emb_mask]) if use_cfg else emb_mask
-    else:
-        lab = torch.cat([labels, torch.full_like(labels, cfg.num_classes)]) if use_cfg else labels
-    R = lab.shape[0]
-    caches = {"b": [dict() for _ in model.base.layers], "v": [dict() for _ in model.vertical.layers]}
+    lab = torch.cat([labels, model.null_condition(labels)]) if use_cfg else labels
+    if emb_mask is not None and use_cfg:
+        emb_mask = torch.cat([emb_mask, emb_mask])
+    caches = {"b": [dict() for _ in model.layers()], "v": [dict() for _ in model.vertical.layers]}
     out = torch.full((B, N), -1, dtype=torch.long, device=dev)
     fused_cond = torch.zeros(B, N, cfg.vocab_size) if return_logits else None
     mixed_all = torch.zeros(B, N, cfg.vocab_size) if return_logits else None
@@ -397,17 +428,23 @@ def generate_diagonal(model: FlashAR, labels, cfg_scale=2.0, temperature=1.0, to
 # ----------------------------------------------------------------------------------------------
 # file
 # ----------------------------------------------------------------------------------------------
+def flashar_keys(model: FlashAR):
+    """The metadata a FlashAR file adds to its backbone's: role and the flashar.* keys."""
+    m = {"role": "flashar",
+         "flashar.vertical_start_layer": str(model.vertical_start),
+         "flashar.vertical_layers": str(model.n_vertical),
+         "flashar.gate": model.gate_kind}
+    if model.gate_kind == "mlp":
+        m.update({"flashar.gate_hidden": str(model.gate_hidden), "flashar.gate_norm": model.gate.norm})
+    return m
+
+
 def flashar_metadata(model: FlashAR, extra=None):
     """The plain GPT metadata (the engine reads the backbone as a target) + the FlashAR fields."""
     m = gpt_metadata(model.cfg)
     if extra:
         m.update({k: str(v) for k, v in extra.items()})
-    m.update({"role": "flashar",
-              "flashar.vertical_start_layer": str(model.vertical_start),
-              "flashar.vertical_layers": str(model.n_vertical),
-              "flashar.gate": model.gate_kind})
-    if model.gate_kind == "mlp":
-        m.update({"flashar.gate_hidden": str(model.gate_hidden), "flashar.gate_norm": model.gate.norm})
+    m.update(flashar_keys(model))
     return m
 
 
@@ -432,8 +469,14 @@ def save_flashar(model: FlashAR, path, extra_meta=None):
 
 
 def load_flashar(path):
-    """-> (FlashAR in f32, eval mode, metadata)."""
+    """-> (FlashAR in f32, eval mode, metadata); a Janus-Pro one as flashar_janus.JanusFlashAR."""
     sd, meta = load_file(path)
+    if meta.get("vkspec.family") == "janus-pro":
+        from flashar_janus import load_janus_flashar
+        return load_janus_flashar(path)
+    if meta.get("vkspec.family") == "lumina-mgpt":
+        from flashar_lumina import load_lumina_flashar
+        return load_lumina_flashar(path)
     cfg = gpt_config_from_metadata(meta)
     base = GPT(cfg)
     base.load_state_dict({k: v.float() for k, v in sd.items()

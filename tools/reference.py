@@ -22,7 +22,9 @@
       g = sigmoid(0.7) everywhere; --gate-norm per-head: the MLP's inputs normalised head by head)
   reference.py flashar-logits MODEL --label 3 --tokens 1,2,... (all N cells) --out OUT.safetensors
       teacher forced under the diagonal mask: h, v [2, 1 + N, vocab] (label, null class), g [2, N]
-  reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json   (t2i: --caption CAP.npy)
+  reference.py flashar-greedy MODEL --label 3 --cfg 2 --out OUT.json   (t2i: --caption CAP.npy; Janus-Pro
+      and Lumina-mGPT: --prompt TEXT, through the tokenizer the file names; Lumina-mGPT decodes by
+      flashar_lumina.decode_teacher_forced)
       generate_diagonal with top-k 1: {"tokens", "gaps"} in decoding order, "order" their raster cells
   reference.py make-vq OUT.safetensors --ch 32 --ch-mult 1,2 --z 32 --codebook 16 --embed 4 --in-ch 1
   reference.py vq-decode MODEL --tokens 1,2,3,4 --grid 2 --out OUT.safetensors   ->  pixels [1, C, H, W]
@@ -220,14 +222,27 @@ def gpt_logits(a):
 
 def make_flashar(a):
     """A random FlashAR on the random GPT --gpt: the branch and gate drawn like the GPT (the gate's
-    output layer too, so g varies from target to target), saved by flashar_model.save_flashar."""
-    from flashar_model import FlashAR, save_flashar
+    output layer too, so g varies from target to target), saved by flashar_model.save_flashar. A
+    converted Janus-Pro --gpt (convert_janus.py) gets a flashar_janus.JanusFlashAR, its branch
+    drawn as make-janus draws a model, saved beside --gpt's tokenizer with its metadata."""
+    from flashar_model import ConstantGate, FlashAR, save_flashar
     t, meta = load_file(a.gpt)
-    base = GPT(gpt_config_from_metadata(meta)).eval()
-    base.load_state_dict({k: v.float() for k, v in t.items()})
-    from flashar_model import ConstantGate
-    m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False, gate_norm=a.gate_norm)
-    randomise(m.vertical, a.seed, 0.08)
+    janus = meta.get("vkspec.family") == "janus-pro"
+    if meta.get("vkspec.family") == "lumina-mgpt":
+        return make_lumina_flashar(a, meta)
+    if janus:
+        import convert_janus as cj
+        from flashar_janus import JanusFlashAR
+        base, _ = cj.load_converted(a.gpt)
+        m = JanusFlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False,
+                                  gate_norm=a.gate_norm, prompt_tokens=int(meta["cls_token_num"]),
+                                  pad_id=int(meta["pad_id"]))
+        randomise_janus(m.vertical, a.seed)
+    else:
+        base = GPT(gpt_config_from_metadata(meta)).eval()
+        base.load_state_dict({k: v.float() for k, v in t.items()})
+        m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False, gate_norm=a.gate_norm)
+        randomise(m.vertical, a.seed, 0.08)
     g = torch.Generator().manual_seed(a.seed + 1)
     with torch.no_grad():
         m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
@@ -235,7 +250,50 @@ def make_flashar(a):
         m.gate.fc2.bias.fill_(0.3)
     if a.gate == "constant":  # the released code without --hv-gate, with --hv-mix's learned logit
         m.gate, m.gate_kind, m.gate_hidden = ConstantGate(0.7), "constant", 0
-    save_flashar(m, a.out)
+    if janus:
+        from flashar_janus import save_janus_flashar
+        save_janus_flashar(m, a.out, meta, dtype="f32")
+        tok = os.path.join(os.path.dirname(os.path.abspath(a.gpt)), meta["tokenizer"])
+        beside = os.path.join(os.path.dirname(os.path.abspath(a.out)), meta["tokenizer"])
+        if os.path.abspath(tok) != beside:
+            import shutil
+            shutil.copyfile(tok, beside)
+    else:
+        save_flashar(m, a.out)
+
+
+def make_lumina_flashar(a, meta):
+    """make-flashar on a converted Lumina-mGPT: the branch a perturbed copy of the backbone's tail
+    (q/k norms included), the gate as make-flashar draws it; the backbone's tensors as they are."""
+    from flashar_lumina import LuminaFlashAR, load_converted, save_lumina_flashar
+    base, _ = load_converted(a.gpt)
+    m = LuminaFlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False, gate_norm=a.gate_norm,
+                               prompt_tokens=int(meta["cls_token_num"]), grid=int(meta["grid_size"]))
+    g = torch.Generator().manual_seed(a.seed)
+    with torch.no_grad():
+        for p in m.vertical.parameters():
+            p.mul_(1.0 + 0.3 * torch.randn(p.shape, generator=g))
+        m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
+        m.gate.fc2.weight.copy_(2.0 * torch.randn(m.gate.fc2.weight.shape, generator=g))
+        m.gate.fc2.bias.fill_(0.3)
+    save_lumina_flashar(m, a.out, a.gpt)
+
+
+def lumina_prompt_row(model_path, meta, prompt):
+    """A converted Lumina-mGPT file's condition as the engine makes it (LuminaPrompts): BOS, the
+    template's text through the tokenizer the file names, the separator, image start and sizes,
+    right-aligned in cls_token_num positions -> (ids [1, P], emb_mask [1, P])."""
+    import lumina_model as lm
+    tok = jm.ByteBPE.from_file(os.path.join(os.path.dirname(os.path.abspath(model_path)), meta["tokenizer"]))
+    W = int(meta["grid_size"])
+    ids = [lm.BOS] + tok.encode(lm.prompt_text(prompt.strip(), 16 * W, 16 * W), add_special_tokens=False)
+    ids += [lm.SEP] + lm.image_prefix(W, W)
+    P = int(meta["cls_token_num"])
+    row = torch.full((1, P), lm.PAD, dtype=torch.long)
+    row[0, P - len(ids):] = torch.tensor(ids)
+    mask = torch.zeros(1, P, dtype=torch.long)
+    mask[0, P - len(ids):] = 1
+    return row, mask
 
 
 def flashar_logits(a):
@@ -255,22 +313,50 @@ def flashar_greedy(a):
     """generate_diagonal with top-k 1 and CFG: {"tokens", "gaps"} in decoding order (diagonal by
     diagonal, ascending row), "order" the raster cell of each entry. A t2i FlashAR takes --caption
     (a caption file, placed as placed_caption does), a c2i one --label."""
-    import json
     from flashar_model import diagonal_cells, generate_diagonal, load_flashar
-    m, _ = load_flashar(a.model)
-    if m.cfg.model_type == "t2i":
+    m, meta = load_flashar(a.model)
+    W = m.cfg.grid_size
+    order = [r * W + c for d in range(2 * W - 1) for r, c in diagonal_cells(W, d)]
+    if m.cfg.model_type == "lumina-mgpt":
+        from flashar_lumina import decode_teacher_forced
+        cond, emb_mask = lumina_prompt_row(a.model, meta, a.prompt)
+        toks, guided = decode_teacher_forced(m, cond, emb_mask, a.cfg)
+        return write_greedy(a.out, toks, guided, order)
+    if m.cfg.model_type == "janus-pro":
+        cond, emb_mask = janus_prompt_row(a.model, meta, a.prompt)
+    elif m.cfg.model_type == "t2i":
         placed, emb_mask = placed_caption(a.caption, m.cfg)
         cond, emb_mask = placed.unsqueeze(0), emb_mask.unsqueeze(0)
     else:
         cond, emb_mask = torch.tensor([a.label]), None
     toks, _, mixed = generate_diagonal(m, cond, cfg_scale=a.cfg, top_k=1, return_logits=True, emb_mask=emb_mask)
-    W = m.cfg.grid_size
-    order = [r * W + c for d in range(2 * W - 1) for r, c in diagonal_cells(W, d)]
-    top2 = mixed[0].topk(2, dim=-1).values
+    write_greedy(a.out, toks, mixed, order)
+
+
+def write_greedy(path, toks, guided, order):
+    """flashar-greedy's JSON: image 0's tokens and top-2 gaps of its guided logits in `order`."""
+    import json
+    top2 = guided[0].topk(2, dim=-1).values
     gaps = (top2[:, 0] - top2[:, 1]).tolist()
-    with open(a.out, "w") as f:
+    with open(path, "w") as f:
         json.dump({"tokens": [int(toks[0, n]) for n in order], "gaps": [gaps[n] for n in order], "order": order}, f)
         f.write("\n")
+
+
+def janus_prompt_row(model_path, meta, prompt):
+    """A converted Janus-Pro file's prompt as the engine makes it: the SFT template through the
+    tokenizer.json it names (BOS added), left-padded with pad_id to cls_token_num positions ->
+    (ids [1, P], emb_mask [1, P])."""
+    tok = jm.ByteBPE.from_file(os.path.join(os.path.dirname(os.path.abspath(model_path)), meta["tokenizer"]))
+    ids = tok.encode(jm.sft_prompt(prompt))
+    P, pad = int(meta["cls_token_num"]), int(meta["pad_id"])
+    if len(ids) > P:
+        raise SystemExit(f"flashar-greedy: the prompt takes {len(ids)} tokens, the model {P}")
+    row = torch.full((1, P), pad, dtype=torch.long)
+    row[0, P - len(ids):] = torch.tensor(ids)
+    mask = torch.zeros(1, P, dtype=torch.long)
+    mask[0, P - len(ids):] = 1
+    return row, mask
 
 
 def make_vq(a):
@@ -602,7 +688,8 @@ COMMANDS = {
     "make-flashar": (make_flashar, "out", ["--gpt", ("--vertical-layers", 1), ("--seed", 0), ("--gate", "mlp"),
                                            ("--gate-norm", "joint")]),
     "flashar-logits": (flashar_logits, "model", ["--label:int", "--tokens", "--out"]),
-    "flashar-greedy": (flashar_greedy, "model", [("--label", 0), ("--caption", ""), ("--cfg", 2.0), "--out"]),
+    "flashar-greedy": (flashar_greedy, "model", [("--label", 0), ("--caption", ""), ("--prompt", ""), ("--cfg", 2.0),
+                                                 "--out"]),
     "make-vq": (make_vq, "out", [("--ch", 32), ("--z", 32), ("--codebook", 16), ("--embed", 4), ("--in-ch", 1),
                                  ("--res-blocks", 2), ("--seed", 0), ("--ch-mult", "1,2")]),
     "vq-decode": (vq_decode, "model", ["--tokens", "--grid:int", "--out"]),

@@ -4,7 +4,11 @@ its own or later diagonals change), the corner / row-0 / column-0 / interior hea
 untrained gate (0.5) and the initial copies from the teacher, the export names / dtypes /
 metadata and the load round trip (the backbone also loads as a plain GPT), and the diagonal
 decoder: 2W-1 forwards (31 at 16x16), one sampling call per diagonal, determinism under a
-generator, and its KV-cache logits equal to the teacher-forced forward on its own tokens.
+generator, and its KV-cache logits equal to the teacher-forced forward on its own tokens. On a
+Janus-Pro backbone (flashar_janus.py): the corner from <begin_of_image>, Janus's unconditional
+prompt as the CFG row, decoding against teacher forcing, the engine file's names. On a
+Lumina-mGPT backbone (flashar_lumina.py): the line breaks' place (mask and V sources), the
+corner, no leak, the unconditional row's mask, the file round trip.
 
 usage: test_flashar_model.py
 """
@@ -233,6 +237,187 @@ class DecoderTest(unittest.TestCase):
             probs = mixed[:, cells].reshape(-1, 16).softmax(-1)
             tok = torch.multinomial(probs, 1, generator=g).view(2, len(cells))
             self.assertTrue(torch.equal(tok, out[:, cells]), f"diagonal {d}")
+
+
+def tiny_janus(grid=4, vocab=16, prompt_tokens=6, seed=0):
+    """A random JanusGen with a random FlashAR on it (every parameter moved, the gate away from
+    0.5), pad id 1 of a 40-token text vocabulary."""
+    import janus_model as jm
+    from flashar_janus import JanusFlashAR
+    torch.manual_seed(seed)
+    cfg = jm.JanusConfig(dim=32, n_layer=2, n_head=2, ffn_hidden=64, text_vocab=40, image_vocab=vocab,
+                         head_hidden=24, grid=grid)
+    base = jm.JanusGen(cfg).eval()
+    m = JanusFlashAR.from_gpt(base, 1, prompt_tokens=prompt_tokens, pad_id=1)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+        m.gate.fc2.weight.normal_(0, 1.0)
+    return base, m.eval()
+
+
+def janus_prompts():
+    """Two left-padded prompts (ids 2.. are text; BOS 3 first, <begin_of_image> 4 last) and masks."""
+    ids = torch.tensor([[1, 1, 3, 9, 8, 4], [3, 7, 6, 5, 9, 4]])
+    return ids, (ids != 1).long()
+
+
+class JanusTest(unittest.TestCase):
+    """flashar_janus: the Janus-Pro backbone's parts behind FlashAR's (our variant)."""
+
+    def test_corner_is_the_teachers_first_token(self):
+        """Before any image cell the diagonal mask is causal: the branch copied from the backbone's
+        tail gives the teacher's logits of token 0 at <begin_of_image>, in H and in V alike."""
+        import janus_model as jm
+        from flashar_janus import JanusFlashAR
+        base, _ = tiny_janus()
+        m = JanusFlashAR.from_gpt(base, 1, prompt_tokens=6, pad_id=1).eval()
+        ids, mask = janus_prompts()
+        tok = torch.randint(0, 16, (2, 16))
+        with torch.no_grad():
+            want = base.forward_train(ids, mask.bool(), tok)[:, 0]
+            h, v = m(tok, ids, emb_mask=mask)
+        self.assertLess((h[:, 5] - want).abs().max().item(), 1e-4)
+        self.assertLess((v[:, 5] - want).abs().max().item(), 1e-4)
+        self.assertIsInstance(m.vertical.gen_head, jm.VisionHead)
+
+    def test_null_condition_is_janus_unconditional_prompt(self):
+        import janus_model as jm
+        _, m = tiny_janus()
+        ids, _ = janus_prompts()
+        null = m.null_condition(ids)
+        self.assertEqual(null[0].tolist(), [1, 1] + jm.uncond_ids([3, 9, 8, 4], 1).tolist())
+        self.assertEqual(null[1].tolist(), jm.uncond_ids(ids[1], 1).tolist())
+
+    def test_decoding_matches_teacher_forcing(self):
+        _, m = tiny_janus(grid=5)
+        ids, mask = janus_prompts()
+        st = {}
+        out, fc, mixed = fm.generate_diagonal(m, ids, 3.0, generator=torch.Generator().manual_seed(2), stats=st,
+                                              return_logits=True, emb_mask=mask)
+        self.assertEqual(st["forwards"], 9)
+        with torch.no_grad():
+            tf = m.fused_logits(out, ids, emb_mask=mask)
+            tfu = m.fused_logits(out, m.null_condition(ids), emb_mask=mask)
+        self.assertLess((fc - tf).abs().max().item(), 1e-4, "KV-cache step = teacher-forced diagonal mask")
+        self.assertLess((mixed - (tfu + 3.0 * (tf - tfu))).abs().max().item(), 1e-3, "CFG on the unconditional prompt")
+
+    def test_file_is_a_converted_janus_plus_the_branch(self):
+        import convert_janus as cj
+        from flashar_janus import save_janus_flashar
+        base, m = tiny_janus()
+        meta = {"vkspec.kind": "gpt", "vkspec.family": "janus-pro", "dim": "32", "n_layer": "2", "n_head": "2",
+                "n_kv_head": "2", "ffn_hidden": "64", "text_vocab_size": "40", "vocab_size": "16",
+                "image_embed_dim": "8", "head_hidden": "24", "rope_base": "10000.0", "norm_eps": "1e-06",
+                "grid_size": "4", "cls_token_num": "6", "pad_id": "1", "tokenizer": "t.json"}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f.safetensors")
+            save_janus_flashar(m, path, meta)
+            sd, got = load_file(path)
+            names = set(cj.plan(base.cfg)) | {"vertical.norm.weight", "gate.fc1.weight", "gate.fc2.weight",
+                                              "gate.fc2.bias"}
+            names |= {"vertical." + k for k in cj.layer_plan(base.cfg, "", "layers.0.")}
+            names |= {"vertical." + k for k in cj.head_plan(base.cfg, "", "gen_head.")}
+            self.assertEqual(set(sd), names)
+            self.assertEqual(sd["vertical.gen_head.vision_head.weight"].dtype, torch.float16)
+            self.assertEqual(sd["vertical.gen_head.vision_head.bias"].dtype, torch.float32)
+            self.assertEqual((got["role"], got["vkspec.family"], got["tokenizer"], got["flashar.vertical_start_layer"]),
+                             ("flashar", "janus-pro", "t.json", "1"))
+            m2, _ = fm.load_flashar(path)
+        ids, mask = janus_prompts()
+        tok = torch.randint(0, 16, (2, 16))
+        with torch.no_grad():
+            a, b = m.fused_logits(tok, ids, mask), m2.fused_logits(tok, ids, mask)
+        self.assertLess((a - b).abs().max().item(), 0.05, "f16 round trip")
+
+
+def tiny_lumina(grid=4, prompt_tokens=10):
+    """A random tiny Lumina-mGPT and a perturbed FlashAR on it; its condition: BOS, two text ids,
+    the separator, image start and sizes, right-aligned (one padding position)."""
+    import lumina_model as lm
+    from flashar_lumina import LuminaFlashAR
+    base = lm.random_tiny(dim=32, n_layer=2, n_head=2, ffn_hidden=64, image_codes=16, scale=0.3, seed=1)
+    m = LuminaFlashAR.from_gpt(base, 1, prompt_tokens=prompt_tokens, grid=grid)
+    with torch.no_grad():
+        for p in m.vertical.parameters():
+            p.mul_(1.0 + 0.3 * torch.randn_like(p))
+        m.gate.fc2.weight.normal_(0, 1.0)
+    ids = [lm.BOS, 300, 301, lm.SEP] + lm.image_prefix(grid, grid)
+    lab = torch.full((1, prompt_tokens), lm.PAD, dtype=torch.long)
+    lab[0, prompt_tokens - len(ids):] = torch.tensor(ids)
+    return base, m.eval(), lab, (lab != lm.PAD).long()
+
+
+class LuminaTest(unittest.TestCase):
+    """flashar_lumina: the line breaks' place on the diagonals (our variant)."""
+
+    def test_breaks_follow_their_row_ends(self):
+        from flashar_lumina import break_layout, break_mask, break_sources
+        W, P = 4, 3
+        cell, brk, S, diag = break_layout(W, P)
+        self.assertEqual(S, P + W * W + W - 1)
+        self.assertEqual(brk.tolist(), [P + r * (W + 1) + W for r in range(W - 1)])
+        m = break_mask(W, P)
+        for r in range(W - 1):
+            end = int(cell[r * W + W - 1])
+            self.assertEqual(int(brk[r]), end + 1, "right after the row end, as released")
+            self.assertFalse(m[end, brk[r]], "the row end does not see its own break")
+            self.assertTrue(m[brk[r], end] and m[brk[r], brk[r]])
+            for q in range(P, S):  # every other query sees the break exactly when it sees the row end
+                if q != end:
+                    self.assertEqual(bool(m[q, brk[r]]), bool(m[q, end]), (q, r))
+        _, v_src, _ = break_sources(W, P)
+        self.assertEqual(int(v_src[W + W - 1]), int(brk[0]), "V of (1, W-1) is read at row 0's break")
+        self.assertEqual(int(v_src[W + 1]), int(cell[1]))
+
+    def test_corner_and_no_leak(self):
+        """The untrained branch's corner is the teacher's first image token; the fused logits of
+        a diagonal do not move when its own or later cells change."""
+        import lumina_model as lm
+        from flashar_lumina import LuminaFlashAR
+        base, m, lab, mask = tiny_lumina()
+        plain = LuminaFlashAR.from_gpt(base, 1, prompt_tokens=10, grid=4).eval()
+        codes = torch.randint(0, 16, (1, 16), generator=torch.Generator().manual_seed(3))
+        with torch.no_grad():
+            want = base.teacher_forced([lm.BOS, 300, 301, lm.SEP], codes.view(4, 4))[0][0, 4:20]
+            h, v = plain(codes, lab, emb_mask=mask)
+            self.assertLess((h[0, 9] - want).abs().max().item(), 1e-4)
+            self.assertLess((v[0, 9] - want).abs().max().item(), 1e-4)
+            d = fm.diagonal_index(4)
+            for k in range(7):
+                other = codes.clone()
+                other[0, d >= k] = (other[0, d >= k] + 5) % 16
+                a = m.fused_logits(codes, lab, mask)[0, d == k]
+                b = m.fused_logits(other, lab, mask)[0, d == k]
+                self.assertLess((a - b).abs().max().item(), 1e-5, f"diagonal {k}")
+
+    def test_unconditional_row_keeps_the_layout_tokens(self):
+        _, m, lab, mask = tiny_lumina()
+        self.assertEqual(m.null_emb_mask(mask)[0].tolist(), [0] * 7 + [1] * 3)
+        with self.assertRaises(ValueError):
+            fm.generate_diagonal(m, lab, 2.0, emb_mask=mask)
+
+    def test_file_round_trip(self):
+        import convert_lumina as cl
+        import lumina_model as lm
+        from flashar_lumina import decode_teacher_forced, load_lumina_flashar, save_lumina_flashar
+        base, m, lab, mask = tiny_lumina()
+        with tempfile.TemporaryDirectory() as d:
+            lm.save_checkpoint_folder(base, os.path.join(d, "hf"), dtype=torch.float32)
+            cl.convert_model(os.path.join(d, "hf"), os.path.join(d, "base"), size=64, prompt_tokens=10)
+            path = os.path.join(d, "f.safetensors")
+            save_lumina_flashar(m, path, os.path.join(d, "base.safetensors"))
+            sd, meta = load_file(path)
+            self.assertEqual((meta["role"], meta["vkspec.family"]), ("flashar", "lumina-mgpt"))
+            self.assertIn("vertical.layers.0.attention.q_norm.bias", sd)
+            self.assertEqual(list(sd["vertical.output.weight"].shape), [16, 32])
+            m2, _ = fm.load_flashar(path)
+        codes = torch.randint(0, 16, (1, 16))
+        with torch.no_grad():
+            self.assertLess((m.fused_logits(codes, lab, mask) - m2.fused_logits(codes, lab, mask)).abs().max().item(),
+                            1e-4)
+        out, guided = decode_teacher_forced(m2, lab, mask, 4.0)
+        self.assertTrue(torch.equal(out[0], guided[0].argmax(-1)))
 
 
 if __name__ == "__main__":

@@ -38,9 +38,10 @@ import torch.nn.functional as F
 import common as C
 import fid
 from encode_dataset import load_vq
-from flashar_model import FlashAR, generate_diagonal, load_flashar, save_flashar
+from flashar_conditions import conditions_for
+from flashar_model import generate_diagonal, load_flashar
 from safetensors_io import load_file
-from ssd_distill_set import load_frozen_base, sampler_from_meta
+from ssd_distill_set import sampler_from_meta
 from train_gpt import load_tokens
 from vkspec_models import Classifier
 
@@ -52,10 +53,11 @@ def ce(logits, target):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
 
 
-def losses(model, teacher, tok, lab, args, backbone_grad=True):
-    """Returns (total, parts dict of floats). lab: already dropped to the null class where wanted."""
+def losses(model, conds, tok, cond, args, backbone_grad=True):
+    """Returns (total, parts dict of floats). cond: (condition, emb_mask) as conds.train gives it,
+    already dropped to the null condition where wanted (the teacher sees the same)."""
     W, N = model.cfg.grid_size, model.cfg.block_size
-    h, v = model(tok, lab, backbone_grad=backbone_grad)
+    h, v = model(tok, cond[0], backbone_grad=backbone_grad, emb_mask=cond[1])
     fused, hs, vs, g, kind = model.fuse(h, v)
     l_fuse = ce(fused, tok)
     hm, vm = kind != 2, kind != 1  # targets H / V can predict (both include the corner)
@@ -65,9 +67,10 @@ def losses(model, teacher, tok, lab, args, backbone_grad=True):
     l_kd = torch.zeros(())
     if args.kd_weight > 0:
         with torch.no_grad():
-            t_logits, _ = teacher(tok, lab)  # [B, N, vocab]: index m predicts raster cell m
+            t_logits = conds.teacher_logits(cond[0], cond[1], tok)  # [B, N, vocab]: m predicts raster cell m
             t_logp = F.log_softmax(t_logits[:, W:] / args.kd_temp, -1)  # cells (r+1, c), r < H-1
-        s_logp = F.log_softmax(v[:, 1:1 + N - W] / args.kd_temp, -1)    # V at cells (r, c), r < H-1
+        P = model.cfg.cls_token_num
+        s_logp = F.log_softmax(v[:, P:P + N - W] / args.kd_temp, -1)    # V at cells (r, c), r < H-1
         l_kd = (t_logp.exp() * (t_logp - s_logp)).sum(-1).mean() * args.kd_temp ** 2
         total = total + args.kd_weight * l_kd
     inner = kind == 3
@@ -76,15 +79,17 @@ def losses(model, teacher, tok, lab, args, backbone_grad=True):
 
 
 @torch.no_grad()
-def diag_ce(model, tok, lab, bs=50):
+def diag_ce(model, conds, tok, lab, bs=50):
     """Per-token cross-entropy (nats) of the fused diagonal factorisation, H alone on the targets
-    it can predict, V alone likewise, and the mean gate on interior cells and at the corner."""
+    it can predict, V alone likewise, and the mean gate on interior cells and at the corner; the
+    conditions are conds.eval's (held-out prompts for a prompt model)."""
     model.eval()
     s = dict(fuse=0.0, h=0.0, v=0.0, gate=0.0, corner_gate=0.0)
     nh = nv = ng = 0
     for i in range(0, len(tok), bs):
-        t, lb = tok[i:i + bs], lab[i:i + bs]
-        fused, hs, vs, g, kind = model.fuse(*model(t, lb))
+        t = tok[i:i + bs]
+        cond, mask = conds.eval(lab[i:i + bs], offset=i)
+        fused, hs, vs, g, kind = model.fuse(*model(t, cond, emb_mask=mask))
         hm, vm = kind != 2, kind != 1
         s["fuse"] += F.cross_entropy(fused.flatten(0, 1), t.flatten(), reduction="sum").item()
         s["h"] += F.cross_entropy(hs[:, hm].flatten(0, 1), t[:, hm].flatten(), reduction="sum").item()
@@ -100,10 +105,11 @@ def diag_ce(model, tok, lab, bs=50):
 
 
 @torch.no_grad()
-def raster_ce(gpt, tok, lab, bs=50):
+def raster_ce(conds, tok, lab, bs=50):
     tot = 0.0
     for i in range(0, len(tok), bs):
-        logits, _ = gpt(tok[i:i + bs], lab[i:i + bs])
+        cond, mask = conds.eval(lab[i:i + bs], offset=i)
+        logits = conds.teacher_logits(cond, mask, tok[i:i + bs])
         tot += F.cross_entropy(logits.flatten(0, 1), tok[i:i + bs].flatten(), reduction="sum").item()
     return tot / (len(tok) * tok.shape[1])
 
@@ -136,35 +142,36 @@ class Scorer:
 
 
 @torch.no_grad()
-def sample_tokens(kind, model, labels, samp, seed, bs=100):
-    """kind 'raster' (a GPT, GPT.generate) or 'diagonal' (a FlashAR, generate_diagonal); one
-    generator seeded `seed` for the whole set, batches of bs in label order."""
+def sample_tokens(kind, model, conds, labels, samp, seed, bs=100):
+    """kind 'raster' (the base, conds.raster_tokens) or 'diagonal' (a FlashAR, generate_diagonal)
+    under conds.eval's conditions of `labels`; one generator seeded `seed` for the whole set,
+    batches of bs in label order."""
     g = torch.Generator().manual_seed(seed)
     out = []
     for i in range(0, len(labels), bs):
         lb = labels[i:i + bs]
         if kind == "raster":
-            out.append(model.generate(lb, cfg_scale=samp["cfg_scale"], temperature=samp["temperature"],
-                                      top_k=samp["top_k"], top_p=samp["top_p"], generator=g))
+            out.append(conds.raster_tokens(lb, samp, g, offset=i))
         else:
-            out.append(generate_diagonal(model, lb, samp["cfg_scale"], samp["temperature"], samp["top_k"],
-                                         samp["top_p"], generator=g))
+            cond, mask = conds.eval(lb, offset=i)
+            out.append(generate_diagonal(model, cond, samp["cfg_scale"], samp["temperature"], samp["top_k"],
+                                         samp["top_p"], generator=g, emb_mask=mask))
     return torch.cat(out)
 
 
-def sample_eval(kind, model, scorer, n, samp, seed, log, tag):
+def sample_eval(kind, model, conds, scorer, n, samp, seed, log, tag):
     labels = torch.arange(n) % 10
     t0 = time.time()
-    tok = sample_tokens(kind, model, labels, samp, seed)
+    tok = sample_tokens(kind, model, conds, labels, samp, seed)
     secs = time.time() - t0
-    r = scorer.score(scorer.images(tok, model.cfg.grid_size), labels)
+    r = scorer.score(scorer.images(tok, int(round(tok.shape[1] ** 0.5))), labels)
     r["seconds"] = secs
     log(f"{tag}: class accuracy {r['accuracy']:.3f} ({r['correct']}/{r['n']}, 95% {r['lo']:.3f}-{r['hi']:.3f}) "
         f"FID {r['fid']:.2f} ({secs:.0f} s sampling, seed {seed})")
     return r
 
 
-def baselines(args, base, tok_ev, lab_ev, samp, scorer, log):
+def baselines(args, conds, tok_ev, lab_ev, samp, scorer, log):
     """The original model raster and the untrained FlashAR diagonally; cached by their settings."""
     path = os.path.join(args.run_dir_resolved, "baselines.json")
     key = (f"{args.base} images {len(tok_ev)} samples {args.eval_samples} seed {args.eval_seed} "
@@ -177,14 +184,14 @@ def baselines(args, base, tok_ev, lab_ev, samp, scorer, log):
     if key in cache:
         return cache[key]
     r = {}
-    r["raster_ce"] = raster_ce(base, tok_ev, lab_ev)
+    r["raster_ce"] = raster_ce(conds, tok_ev, lab_ev)
     log(f"baseline: {args.base} raster CE {r['raster_ce']:.4f} on {len(tok_ev)} test images")
-    untrained = FlashAR.from_gpt(base, args.vertical_layers).eval()
-    r["untrained"] = diag_ce(untrained, tok_ev, lab_ev)
+    untrained = conds.make_flashar(args.vertical_layers).eval()
+    r["untrained"] = diag_ce(untrained, conds, tok_ev, lab_ev)
     log(f"baseline: untrained diagonal CE {json.dumps(r['untrained'])}")
-    r["untrained_samples"] = sample_eval("diagonal", untrained, scorer, args.eval_samples, samp, args.eval_seed,
-                                         log, "baseline: untrained diagonal samples")
-    r["raster_samples"] = sample_eval("raster", base, scorer, args.eval_samples, samp, args.eval_seed, log,
+    r["untrained_samples"] = sample_eval("diagonal", untrained, conds, scorer, args.eval_samples, samp,
+                                         args.eval_seed, log, "baseline: untrained diagonal samples")
+    r["raster_samples"] = sample_eval("raster", None, conds, scorer, args.eval_samples, samp, args.eval_seed, log,
                                       f"baseline: {args.base} raster samples")
     cache = {}
     if os.path.exists(path):  # another process may have written meanwhile
@@ -200,35 +207,35 @@ def baselines(args, base, tok_ev, lab_ev, samp, scorer, log):
 # ----------------------------------------------------------------------------------------------
 # export and card
 # ----------------------------------------------------------------------------------------------
-def export(args, run, base, model, tok_ev, lab_ev, samp, out_prefix):
+def export(args, run, conds, model, tok_ev, lab_ev, samp, out_prefix):
     log = run.log
     scorer = Scorer(args.assets_dir, C.RUNS)
-    bl = baselines(args, base, tok_ev, lab_ev, samp, scorer, log)
+    bl = baselines(args, conds, tok_ev, lab_ev, samp, scorer, log)
     model.eval()
-    ev = diag_ce(model, tok_ev, lab_ev)
+    ev = diag_ce(model, conds, tok_ev, lab_ev)
     log(f"trained diagonal CE {json.dumps(ev)} ({len(tok_ev)} test images)")
-    sm = sample_eval("diagonal", model, scorer, args.eval_samples, samp, args.eval_seed, log,
+    sm = sample_eval("diagonal", model, conds, scorer, args.eval_samples, samp, args.eval_seed, log,
                      "trained diagonal samples")
     os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
     tmp = out_prefix + ".f16check.safetensors"
-    extra = {"base": args.base, "tokenizer": "fmnist_vq", "image_size": str(2 * model.cfg.grid_size),
-             "cfg": str(samp["cfg_scale"]), "temperature": str(samp["temperature"]),
+    extra = {"base": args.base, "cfg": str(samp["cfg_scale"]), "temperature": str(samp["temperature"]),
              "top_k": str(samp["top_k"]), "top_p": str(samp["top_p"]),
              "val_loss": f"{ev['fuse']:.4f}", "flashar.decode_steps": str(2 * model.cfg.grid_size - 1)}
-    meta = save_flashar(model, tmp, extra)
+    meta = conds.save(model, tmp, extra)
     m16, _ = load_flashar(tmp)
     n16 = min(200, len(tok_ev))
-    e16, e32 = diag_ce(m16, tok_ev[:n16], lab_ev[:n16]), diag_ce(model, tok_ev[:n16], lab_ev[:n16])
+    e16 = diag_ce(m16, conds, tok_ev[:n16], lab_ev[:n16])
+    e32 = diag_ce(model, conds, tok_ev[:n16], lab_ev[:n16])
     f16_note = f"f16 file vs f32 weights, fused CE on {n16} test images: {e16['fuse']:.4f} vs {e32['fuse']:.4f}"
     log(f16_note)
     # samples PNG: one column per class, 8 each, seed 2 (as fmnist_gpt16's)
     labels = torch.arange(10).repeat_interleave(8)
-    x = scorer.images(sample_tokens("diagonal", model, labels, samp, seed=2), model.cfg.grid_size)
+    x = scorer.images(sample_tokens("diagonal", model, conds, labels, samp, seed=2), model.cfg.grid_size)
     imgs = C.from_unit(x[:, 0]).reshape(10, 8, *x.shape[2:]).transpose(1, 0, 2, 3).reshape(80, *x.shape[2:])
     C.write_png(out_prefix + "_samples.png", C.grid_image(imgs, 10, scale=2))
     name = os.path.basename(out_prefix)
     C.write_card(out_prefix + ".md", f"{name}: FlashAR post-training of {args.base} (diagonal decoding)",
-                 card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, len(tok_ev), name))
+                 card_sections(args, run, model, conds.card, samp, (bl, ev, sm, f16_note), meta, len(tok_ev), name))
     os.replace(tmp, out_prefix + ".safetensors")  # last: marks the export done
     log(f"exported {out_prefix}.safetensors (step {run.step})")
     C.json_dump(os.path.join(run.dir, "eval.json"), dict(baselines=bl, trained=ev, samples=sm, f16=f16_note,
@@ -240,93 +247,111 @@ def fmt_row(name, steps, ce_v, s):
             f"{s['lo']:.3f}-{s['hi']:.3f}) | {s['fid']:.2f} | {s['seconds']:.0f} |")
 
 
-def card_sections(args, run, model, samp, bl, ev, sm, f16_note, meta, n_ev, name):
+GATE_NORM_WORDS = {"joint": "as one vector of 2*vocab values, as the released `_hv_gate`",
+                   "per-head": "each head on its own (this project's first variant)"}
+GATE_FORMULA = {
+    "joint": "Gate (`flashar.gate_norm` = joint): x = [H; V] (2*vocab values), "
+             "`z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)`; "
+             "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ z) + gate.fc2.bias)`, the weight of H.",
+    "per-head": "Gate (`flashar.gate_norm` = per-head): `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), "
+                "-6, 6)`, likewise z_V; `g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + "
+                "gate.fc2.bias)`, the weight of H."}
+
+
+def card_what(args, model, w):
     cfg = model.cfg
     W, N = cfg.grid_size, cfg.block_size
     nparam_new = sum(p.numel() for p in model.vertical.parameters()) + sum(p.numel() for p in model.gate.parameters())
-    gate_norm_words = {"joint": "as one vector of 2*vocab values, as the released `_hv_gate`",
-                       "per-head": "each head on its own (this project's first variant)"}
-    gate_formula = {
-        "joint": "Gate (`flashar.gate_norm` = joint): x = [H; V] (2*vocab values), "
-                 "`z = clamp((x - mean x) / sqrt(max(mean((x - mean x)^2), 1e-6)), -6, 6)`; "
-                 "`g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ z) + gate.fc2.bias)`, the weight of H.",
-        "per-head": "Gate (`flashar.gate_norm` = per-head): `z_H = clamp((H - mean H) / (rms(H - mean H) + 1e-6), "
-                    "-6, 6)`, likewise z_V; `g = sigmoid(gate.fc2.weight @ SiLU(gate.fc1.weight @ [z_H; z_V]) + "
-                    "gate.fc2.bias)`, the weight of H."}
-    what = (
-        f"FlashAR (Zhou et al., arXiv 2605.09430) post-training of `{args.base}`: the same LlamaGen "
-        f"c2i backbone (fine-tuned) emits one anti-diagonal of the {W}x{W} token grid per forward, "
+    return (
+        f"FlashAR (Zhou et al., arXiv 2605.09430) post-training of `{args.base}`: the same {w['backbone']} "
+        f"(fine-tuned) emits one anti-diagonal of the {W}x{W} token grid per forward, "
         f"{2 * W - 1} forwards per image instead of {N}. tools/flashar_model.py `FlashAR`: the "
-        f"backbone's own norm + output is the horizontal head H (cell (r,c) predicts (r,c+1)); a "
-        f"vertical branch of {model.n_vertical} LlamaGen block(s) reads the hidden state entering "
+        f"backbone's own head is the horizontal head H (cell (r,c) predicts (r,c+1)); a "
+        f"vertical branch of {model.n_vertical} block(s) like the backbone's reads the hidden state entering "
         f"backbone layer {model.vertical_start} (so it runs beside the last {cfg.n_layer - model.vertical_start} "
-        f"layer(s), no extra serial depth), then its own RMSNorm + output: V, (r,c) predicts (r+1,c). "
+        f"layer(s), no extra serial depth), then {w['vertical_head']}: V, (r,c) predicts (r+1,c). "
         f"A logit gate (LlamaGen-FlashAR's `--hv-gate`, an MLP 2*vocab -> {model.gate_hidden} -> 1 on the "
-        f"two heads' logits, centred, RMS-scaled and clamped {gate_norm_words[model.gate.norm]}) mixes them: target (0,0) = g*H + (1-g)*V at "
-        f"the class token; row 0 = H(r,c-1); column 0 = V(r-1,c); interior = g*H(r,c-1) + "
-        f"(1-g)*V(r-1,c). Attention (backbone and branch): the class token is causal; a cell on "
-        f"diagonal d = r+c sees the class token and every cell with r'+c' <= d, its own diagonal "
+        f"two heads' logits, centred, RMS-scaled and clamped {GATE_NORM_WORDS[model.gate.norm]}) mixes them: "
+        f"target (0,0) = g*H + (1-g)*V at {w['corner']}; row 0 = H(r,c-1); column 0 = V(r-1,c); interior = "
+        f"g*H(r,c-1) + (1-g)*V(r-1,c). Attention (backbone and branch): {w['prefix']} is causal; a cell on "
+        f"diagonal d = r+c sees it and every cell with r'+c' <= d, its own diagonal "
         f"included. {nparam_new / 1e6:.3f}M parameters beside the backbone's. Lossy: samples follow "
         f"the post-trained model's diagonal factorisation, not {args.base}'s distribution.")
-    contract = (
+
+
+def card_contract(model, w):
+    W = model.cfg.grid_size
+    return (
         "Decoding (`flashar_model.generate_diagonal`, the reference of the engine's `vkspec generate "
-        "--method flashar`, checked token for token by `tests/test_flashar.cpp`): prefill the class "
-        "token (rows [cond; uncond] with CFG); the corner's fused logits from the two heads at the "
-        f"class token. Then for d = 0 .. {2 * W - 3}: one forward over the cells of diagonal d "
-        "(ascending row, at their raster positions 1 + r*W + c with the backbone's 2D RoPE of their "
-        "grid cell; no mask among them; keys/values cached in the backbone layers and in the "
-        "vertical blocks), fused logits for every cell of diagonal d+1 (H from the left "
-        "neighbour, V from the upper one, per the rules above; the gate per CFG row), then "
-        "logits = u + cfg * (c - u), temperature, top-k, and all cells of diagonal d+1 sampled at "
-        f"once. {2 * W - 1} forwards in all (the last cell is never fed).\n\n"
-        + gate_formula[model.gate.norm])
+        f"--method flashar`, checked token for token by `tests/test_flashar.cpp`): prefill {w['prefix']} "
+        f"(rows [cond; uncond] with CFG); the corner's fused logits from the two heads at {w['corner']}. "
+        f"Then for d = 0 .. {2 * W - 3}: one forward over the cells of diagonal d "
+        f"(ascending row, at their raster positions {w['positions']}; no mask among them; keys/values "
+        "cached in the backbone layers and in the vertical blocks), fused logits for every cell of "
+        "diagonal d+1 (H from the left neighbour, V from the upper one, per the rules above; the gate "
+        "per CFG row), then logits = u + cfg * (c - u), temperature, top-k, and all cells of diagonal "
+        f"d+1 sampled at once. {2 * W - 1} forwards in all (the last cell is never fed).\n\n"
+        + GATE_FORMULA[model.gate.norm])
+
+
+def card_training(args, run, model, w):
+    W, N = model.cfg.grid_size, model.cfg.block_size
     cmds = run.extra.get("cmds") or [run.extra.get("cmd", C.cmdline())]
-    training = (
+    return (
         "`" + "`\n\n`".join(dict.fromkeys(cmds)) + "`\n\n"
         f"(an invocation stopped by `--max-wall-min` is continued by rerunning it.) {run.summary()}, "
         f"batch {args.batch} images of {N} tokens from the 60k training grids "
-        f"(train_runs/tokens_{W}_train.npy), on a shared CPU core.\n\n"
+        f"(train_runs/tokens_{W}_train.npy){w['train_conditions']}, on a shared CPU core.\n\n"
         f"Init: backbone = `{args.base}`; vertical block(s) = copies of its layer(s) "
-        f"{model.vertical_start}..{model.vertical_start + model.n_vertical - 1}, vertical norm/output = "
-        f"copies of its final norm/output; gate output layer zero (g = 0.5).\n\n"
+        f"{model.vertical_start}..{model.vertical_start + model.n_vertical - 1}, vertical norm and head = "
+        f"copies of its {w['head_copy']}; gate output layer zero (g = 0.5).\n\n"
         f"Loss (paper Eq. 5): CE(fused) + {args.aux_h:g} CE(H alone) + {args.aux_v:g} CE(V alone) + "
         f"{args.kd_weight:g} * T^2 * KL(teacher || V) at T = {args.kd_temp:g}; teacher = the original "
         f"`{args.base}` run raster-causally (its distribution of cell (r+1,c) given the raster prefix), "
-        f"no grad. Class dropout {args.class_dropout:g} to the null class (the teacher sees the same "
-        f"labels). Stage 1 (first {args.stage1_frac:.0%} of the schedule): backbone frozen, the "
+        f"no grad. Condition dropout {args.class_dropout:g} to {w['null']} (the teacher sees the same "
+        f"conditions). Stage 1 (first {args.stage1_frac:.0%} of the schedule): backbone frozen, the "
         f"branch, its head and the gate trained; stage 2: everything, the backbone at "
         f"{args.backbone_lr_mult:g} x the lr. AdamW (0.9, 0.95), weight decay {args.weight_decay:g} on "
         f"matrices, clip 1.0, peak lr {args.lr:g}, warmup {args.warmup:g} then cosine to "
         f"{args.min_lr_ratio:g} x (common.lr_at) over a {args.budget_min:g} compute-minute budget "
         f"(or the wall cap, whichever binds first).")
-    raster_s, untr_s = bl["raster_samples"], bl["untrained_samples"]
-    res = (
+
+
+def card_results(args, model, w, samp, scores, n_ev, name):
+    bl, ev, sm, f16_note = scores
+    W, N = model.cfg.grid_size, model.cfg.block_size
+    return (
         f"Default sampler: cfg {samp['cfg_scale']:g}, temperature {samp['temperature']:g}, no top-k/top-p "
-        f"(`{args.base}`'s). {args.eval_samples} samples each ({args.eval_samples // 10} per class, seed "
-        f"{args.eval_seed}); class accuracy by `fmnist_classifier` with its 95 % Wilson interval; FID in "
-        f"that classifier's feature space against the 10k test set (only comparable within this project; "
-        f"at {args.eval_samples} samples its sampling noise is several points). Cross-entropy: nats per "
-        f"token on the first {n_ev} test images (conditional), teacher forced: raster for "
-        f"`{args.base}`, the fused diagonal factorisation for FlashAR. Seconds: PyTorch on one shared "
-        f"CPU core, batches of 100, indicative only.\n\n"
+        f"(`{args.base}`'s). {args.eval_samples} samples each ({args.eval_samples // 10} per class"
+        f"{w['eval_conditions']}, seed {args.eval_seed}); class accuracy by `fmnist_classifier` with its 95 % "
+        "Wilson interval; FID in that classifier's feature space against the 10k test set (only comparable "
+        f"within this project; at {args.eval_samples} samples its sampling noise is several points). "
+        f"Cross-entropy: nats per token on the first {n_ev} test images (conditional{w['eval_conditions']}), "
+        f"teacher forced: raster for `{args.base}`, the fused diagonal factorisation for FlashAR. Seconds: "
+        f"PyTorch on one shared CPU core, diagonal in batches of 100, raster {w['raster_how']}, indicative only.\n\n"
         "| model, decoding | forwards per image | test CE | class accuracy (95 %) | FID | seconds |\n"
         "|---|---|---|---|---|---|\n"
-        + fmt_row(f"`{args.base}`, raster", N, bl["raster_ce"], raster_s) + "\n"
-        + fmt_row(f"`{args.base}` + untrained branch (LM head copy, gate 0.5), diagonal", 2 * W - 1,
-                  bl["untrained"]["fuse"], untr_s) + "\n"
+        + fmt_row(f"`{args.base}`, raster", N, bl["raster_ce"], bl["raster_samples"]) + "\n"
+        + fmt_row(f"`{args.base}` + untrained branch (head copy, gate 0.5), diagonal", 2 * W - 1,
+                  bl["untrained"]["fuse"], bl["untrained_samples"]) + "\n"
         + fmt_row(f"`{name}`, diagonal", 2 * W - 1, ev["fuse"], sm) + "\n\n"
         f"- heads alone on the targets each can predict: H {ev['h']:.4f}, V {ev['v']:.4f} nats "
         f"(untrained: H {bl['untrained']['h']:.4f}, V {bl['untrained']['v']:.4f})\n"
         f"- mean gate g (weight of H) on interior cells: {ev['gate']:.3f}; at the corner: "
         f"{ev['corner_gate']:.3f} (untrained 0.5)\n- {f16_note}\n")
-    samples = (f"`{name}_samples.png`: one column per class (0..9 left to right), 8 samples each, diagonal "
-               "decoding with the default sampler, seed 2.")
-    dtypes = ("Backbone as `fmnist_gpt16` (same names: matrices and embeddings F16, RMSNorm weights F32); "
+
+
+def card_sections(args, run, model, w, samp, scores, meta, n_ev, name):
+    samples = (f"`{name}_samples.png`: one column per class (0..9 left to right), 8 samples each{w['sample_conditions']}, "
+               "diagonal decoding with the default sampler, seed 2.")
+    dtypes = (f"Backbone as `{args.base}` (same names: matrices and embeddings F16, norms and biases F32); "
               "`vertical.layers.{i}.*` like a backbone layer (F16 matrices, F32 norms), "
-              "`vertical.norm.weight` F32 [dim], `vertical.output.weight` F16 [vocab, dim]; "
+              f"`vertical.norm.weight` F32 [dim], {w['vertical_names']}; "
               "`gate.fc1.weight` F32 [gate_hidden, 2*vocab] (columns 0..vocab-1 read z_H, vocab.. z_V), "
               "`gate.fc2.weight` F32 [1, gate_hidden], `gate.fc2.bias` F32 [1].")
-    return [("What", what), ("Decoding contract", contract), ("Training", training), ("Results", res),
+    return [("What", card_what(args, model, w)), ("Decoding contract", card_contract(model, w)),
+            ("Training", card_training(args, run, model, w)),
+            ("Results", card_results(args, model, w, samp, scores, n_ev, name)),
             ("Samples", samples), ("Dtypes", dtypes), ("Metadata", C.fmt_meta(meta))]
 
 
@@ -381,9 +406,9 @@ def main():
     C.set_threads()
     torch.manual_seed(0)
 
-    base, base_meta = load_frozen_base(args.assets_dir, args.base)
-    samp = sampler_from_meta(base_meta)
-    model = FlashAR.from_gpt(base, args.vertical_layers, gate_norm=args.gate_norm)
+    conds = conditions_for(args.assets_dir, args.base)
+    samp = sampler_from_meta(conds.meta)
+    model = conds.make_flashar(args.vertical_layers, gate_norm=args.gate_norm)
     groups = param_groups(model)
     opt = torch.optim.AdamW([{"params": groups["new_decay"], "weight_decay": args.weight_decay},
                              {"params": groups["new_nodecay"], "weight_decay": 0.0},
@@ -393,7 +418,7 @@ def main():
     run = C.Run(args.run_name, args.steps, args.budget_min, args.ckpt_every_s, args.run_dir, args.wall_cap_min)
     args.run_dir_resolved = run.dir
     out_prefix = args.out or os.path.join(args.assets_dir, args.name)
-    W = base.cfg.grid_size
+    W = model.cfg.grid_size
     tok_tr, lab_tr = load_tokens(W, "train", C.RUNS)
     tok_te, lab_te = load_tokens(W, "test", C.RUNS)
     tok_ev, lab_ev = tok_te[:args.eval_images], lab_te[:args.eval_images]
@@ -401,7 +426,7 @@ def main():
 
     if args.baselines_only:
         log = C.Log(os.path.join(run.dir, "baselines.log"))
-        bl = baselines(args, base, tok_ev, lab_ev, samp, Scorer(args.assets_dir, C.RUNS), log)
+        bl = baselines(args, conds, tok_ev, lab_ev, samp, Scorer(args.assets_dir, C.RUNS), log)
         print(json.dumps(bl, indent=1))
         return
     if args.measure:
@@ -410,7 +435,8 @@ def main():
             t0 = time.time()
             for s in range(args.measure):
                 i, _ = C.step_batch(s, len(tok_tr), args.batch)
-                loss, parts = losses(model, base, tok_tr[i], lab_tr[i], args, backbone_grad=stage == 2)
+                cond = conds.train(lab_tr[i], torch.Generator().manual_seed(s), args.class_dropout)
+                loss, parts = losses(model, conds, tok_tr[i], cond, args, backbone_grad=stage == 2)
                 C.descend(opt, loss, lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
             print(f"stage {stage}: {(time.time() - t0) / args.measure:.2f} s/step, last {parts}")
         return
@@ -421,10 +447,10 @@ def main():
             f"{model.gate_hidden}, {nnew / 1e6:.3f}M new params; batch {args.batch} lr {args.lr} "
             f"budget {args.budget_min} compute min, stage 1 {args.stage1_frac}; sampler {samp}")
     if args.eval_only:
-        print(json.dumps(dict(step=run.step, diagonal=diag_ce(model, tok_ev, lab_ev)), indent=1))
+        print(json.dumps(dict(step=run.step, diagonal=diag_ce(model, conds, tok_ev, lab_ev)), indent=1))
         return
     if args.export_only:
-        export(args, run, base, model, tok_ev, lab_ev, samp, out_prefix)
+        export(args, run, conds, model, tok_ev, lab_ev, samp, out_prefix)
         return
 
     cmds = run.extra.setdefault("cmds", [])
@@ -444,10 +470,8 @@ def main():
         for k, pg in enumerate(opt.param_groups):
             pg["lr"] = lr if k < 2 else lr * args.backbone_lr_mult * ramp
         i, g = C.step_batch(run.step, len(tok_tr), args.batch)
-        tok, lab = tok_tr[i], lab_tr[i]
-        drop = torch.rand(len(lab), generator=g) < args.class_dropout
-        lab = torch.where(drop, torch.full_like(lab, base.cfg.num_classes), lab)
-        loss, parts = losses(model, base, tok, lab, args, backbone_grad=stage2)
+        tok, cond = tok_tr[i], conds.train(lab_tr[i], g, args.class_dropout)
+        loss, parts = losses(model, conds, tok, cond, args, backbone_grad=stage2)
         C.descend(opt, loss, lambda: torch.nn.utils.clip_grad_norm_(
             [p for p in model.parameters() if p.requires_grad], 1.0))
         save = run.tick()
@@ -459,7 +483,7 @@ def main():
                     f"compute {run.compute_s / 60:.1f} min")
             t_last, steps_last = time.time(), run.step
         if args.val_every and run.step % args.val_every == 0:
-            v = diag_ce(model, tok_va, lab_va)
+            v = diag_ce(model, conds, tok_va, lab_va)
             run.log(f"step {run.step} val ({len(tok_va)} held-out test images): " +
                     " ".join(f"{k} {x:.4f}" for k, x in v.items()))
             t_last = time.time()
@@ -471,7 +495,7 @@ def main():
                 f"{run.progress():.3f}; rerun the same command to continue")
         return
     run.log(f"schedule complete: {run.summary()}")
-    export(args, run, base, model, tok_ev, lab_ev, samp, out_prefix)
+    export(args, run, conds, model, tok_ev, lab_ev, samp, out_prefix)
 
 
 if __name__ == "__main__":
