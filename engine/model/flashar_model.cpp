@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "engine/model/gpt_block.h"
+#include "engine/model/line_breaks.h"
 #include "engine/model/model_family.h"
 #include "engine/model/weights.h"
 #include "engine/ops/attention.h"
@@ -37,16 +38,15 @@ std::string flashar_word(const SafetensorsFile& f, const std::string& path, cons
 }
 
 // The families whose FlashAR files the engine decodes: LlamaGen's (the released recipes,
-// LlamaGen-FlashAR's train_c2i/train_t2i) and Janus-Pro's, whose 1D positions are the raster
-// sequence's, so a diagonal's cells sit at their raster positions as on LlamaGen's 2D grid.
-const std::vector<std::string> kFlashArFamilies = {"llamagen-c2i", "llamagen-t2i", "janus-pro"};
+// LlamaGen-FlashAR's train_c2i/train_t2i), Janus-Pro's, whose 1D positions are the raster
+// sequence's, so a diagonal's cells sit at their raster positions as on LlamaGen's 2D grid, and
+// Lumina-mGPT's, whose placed line breaks ride with their row ends (line_breaks.h): a break is
+// fed in the forward of its row end's diagonal and its state stands for the row end's, in the
+// branch as in the backbone (tools/flashar_lumina.py).
+const std::vector<std::string> kFlashArFamilies = {"llamagen-c2i", "llamagen-t2i", "janus-pro", "lumina-mgpt"};
 
 // Throws Error naming the file and family unless FlashAR's diagonals run on the backbone's family.
 void require_flashar_family(const GptConfig& cfg, const std::string& path) {
-  if (cfg.line_breaks)
-    throw Error(path + ": FlashAR on " + cfg.family +
-                " is not supported: its placed line breaks (Lumina-mGPT's, one after every grid row) have no place "
-                "on the diagonals yet");
   if (std::find(kFlashArFamilies.begin(), kFlashArFamilies.end(), cfg.family) != kFlashArFamilies.end()) return;
   std::string known;
   for (const std::string& f : kFlashArFamilies) known += (known.empty() ? "" : ", ") + f;
@@ -91,9 +91,11 @@ FlashArModel::FlashArModel(Context& ctx, const std::string& path, const GptOptio
   const GptOptions& o = backbone_->options();
   const int64_t R = o.batch_rows * o.max_queries;
   rope_table_ = make_rope_table(ctx, branch_cfg_);
-  act_ = make_block_activations(ctx, R, branch_cfg_, "flashar branch");
+  // The branch runs the backbone's placed batch: with line breaks, twice the queries at most.
+  act_ = make_block_activations(ctx, o.batch_rows * backbone_->placed_queries(), branch_cfg_, "flashar branch");
+  if (cfg.line_breaks) hidden_ = ctx.tensor(DType::F32, {R, D}, "flashar branch states (the method's rows)");
   logits_ = ctx.tensor(DType::F32, {R, V}, "flashar vertical logits");
-  attn_ws_ = make_attention_workspace(ctx, cfg, o.batch_rows, o.max_queries, "flashar");
+  attn_ws_ = make_attention_workspace(ctx, cfg, o.batch_rows, backbone_->placed_queries(), "flashar");
 }
 
 void FlashArModel::load_gate(WeightStore& ws, const std::string& path) {
@@ -134,15 +136,25 @@ FlashArOutputs FlashArModel::forward(CommandStream& s, const GptBatch& batch, co
   if (branch_cache.batch() != backbone_cache.batch() || branch_cache.slots() != backbone_cache.slots() ||
       branch_cache.dtype() != backbone_cache.dtype())
     throw Error(path() + ": the branch's KV cache does not match the backbone's");
-  const TensorView x = act_.x.view().rows(0, R), xn = act_.xn.view().rows(0, R);
+  // With placed line breaks the backbone and the branch run the placed batch (the same one:
+  // GptBatch::placed keeps it); each method query then reads its own state or its break's.
+  const GptBatch& run = batch.placed(backbone_cache);
+  const int64_t Rp = run.batch_rows() * run.tokens_per_row();
+  const TensorView x = act_.x.view().rows(0, Rp), xn = act_.xn.view().rows(0, Rp);
   const GptOutputs h = backbone_->forward(s, batch, backbone_cache, GptTap{start_, x});
-  const GptBlockForward blocks{branch_cfg_, act_, rope_table_, attn_ws_, batch, R, branch_cache};
+  const GptBlockForward blocks{branch_cfg_, act_, rope_table_, attn_ws_, run, Rp, branch_cache};
   for (int64_t l = 0; l < branch_cfg_.n_layer; ++l) record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   ops::rms_norm(s, x, norm_, xn, branch_cfg_.norm_eps);
+  TensorView states = xn;
+  if (&run != &batch) {
+    states = hidden_.view().rows(0, R);
+    for (const PlacedQueries::Run& r : batch.placed_runs()->rows)
+      s.copy(xn.rows(r.from, r.count), states.rows(r.to, r.count));
+  }
   ops::MatmulFusion per_image;  // the head's kernel as for one image's rows, as the backbone's
   per_image.rows_per_image = batch.plan_rows_per_image();
   const TensorView v = logits_.view().rows(0, R);
-  head_->record(s, xn, v, per_image);
+  head_->record(s, states, v, per_image);
   return {h.logits, v};
 }
 

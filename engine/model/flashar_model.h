@@ -2,7 +2,7 @@
 // FlashAR (Zhou et al., arXiv 2605.09430) on the engine: a GPT post-trained to emit a whole
 // anti-diagonal of the token grid per forward, as tools/flashar_model.py defines it and
 // assets/fmnist_flashar16.md documents; the backbone is a LlamaGen (c2i or t2i, the released
-// recipes) or a Janus-Pro (Lumina-mGPT's placed line breaks have no place on the diagonals yet).
+// recipes), a Janus-Pro or a Lumina-mGPT (ours: tools/flashar_janus.py, flashar_lumina.py).
 // One file holds the fine-tuned backbone under the plain GPT's names (a converted Janus-Pro's:
 // its text table, gen_embed, gen_aligner, gen_head, metadata and all), the vertical branch
 // (`vertical.layers.{i}.*`, `vertical.norm.weight`, and the vertical head: the family's head
@@ -21,7 +21,10 @@
 // (r, c) predicts (r + 1, c). The gate mixes the two heads' logits for a target with both a left
 // and an upper neighbour (and the corner, from the last condition position): ops::flashar_fuse,
 // on the device. With several condition positions (t2i's caption, Janus-Pro's prompt) the
-// branch's cache holds them too: the strategy prefills both caches in the same forwards.
+// branch's cache holds them too: the strategy prefills both caches in the same forwards. With
+// placed line breaks (Lumina-mGPT) the backbone and the branch run the placed batch: a row end's
+// break rides in the forward of its diagonal, and its state stands for the row end's in both
+// heads (so V of (r + 1, W - 1) is read at row r's break).
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +77,7 @@ class FlashArModel {
   int64_t start_ = 0;
   std::vector<GptBlockWeights> layers_;
   Tensor norm_, rope_table_, attn_ws_, logits_;
+  Tensor hidden_;                    // f32 [R, dim]: each method query's branch state (with placed line breaks)
   std::unique_ptr<ImageHead> head_;  // the vertical head: the family's, under `vertical.`
   GptBlockActivations act_;
   Tensor gate_fc1_;  // f32 [P, 2 vocab]

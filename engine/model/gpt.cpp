@@ -108,20 +108,19 @@ GptOutputs Gpt::forward(CommandStream& s, const GptBatch& batch, const KvCache& 
                 std::to_string(placed_queries()));
   const TensorView x = act_.x.view().rows(0, Rp), xn = act_.xn.view().rows(0, Rp), logits = logits_.view().rows(0, R);
   if (tap.layer >= 0) {
-    if (tap.layer > cfg_.n_layer || &run != &batch || tap.into.shape.rank != 2 || tap.into.shape[0] < R ||
+    if (tap.layer > cfg_.n_layer || tap.into.shape.rank != 2 || tap.into.shape[0] < Rp ||
         tap.into.shape[1] != cfg_.dim || tap.into.dtype != DType::F32)
-      throw Error(path_ + ": a tap of the residual entering block " + std::to_string(tap.layer) +
-                  " takes f32 [>= " + std::to_string(R) + ", " + std::to_string(cfg_.dim) +
-                  "] of a model without placed line breaks, got " + tap.into.shape.str());
+      throw Error(path_ + ": a tap of the residual entering block " + std::to_string(tap.layer) + " takes f32 [>= " +
+                  std::to_string(Rp) + ", " + std::to_string(cfg_.dim) + "], got " + tap.into.shape.str());
   }
   if (&run != &batch) copy_placed_ids(s, batch, run);
   embed(s, run, x);
   const GptBlockForward blocks{cfg_, act_, rope_table_, attn_ws_, run, Rp, cache};
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {
-    if (l == tap.layer) s.copy(x, tap.into.rows(0, R));
+    if (l == tap.layer) s.copy(x, tap.into.rows(0, Rp));
     record_gpt_block(s, layers_[static_cast<size_t>(l)], l, blocks);
   }
-  if (tap.layer == cfg_.n_layer) s.copy(x, tap.into.rows(0, R));
+  if (tap.layer == cfg_.n_layer) s.copy(x, tap.into.rows(0, Rp));
   ops::rms_norm(s, x, norm_, xn, cfg_.norm_eps);
   TensorView hidden = xn;
   if (&run != &batch) {  // each method query's state: its own, or the break's placed after it

@@ -36,8 +36,9 @@ struct GptOptions {
 };
 
 // A copy of the residual stream as it enters block `layer` (0 .. n_layer; n_layer: after the last
-// block, before the final norm) into `into` (f32, at least the forward's batch rows x queries rows
-// of [dim]): FlashAR's vertical branch reads the state entering its start layer. layer < 0: none.
+// block, before the final norm) into `into` (f32 [>= rows, dim]; rows: the forward's batch rows x
+// queries, or with placed line breaks its placed batch's, breaks included: GptBatch::placed):
+// FlashAR's vertical branch reads the state entering its start layer. layer < 0: none.
 struct GptTap {
   int64_t layer = -1;
   TensorView into;
@@ -83,16 +84,16 @@ class Gpt {
   KvCache make_cache(int64_t scratch = 0, int64_t batch_rows = 0) const;
 
   // Records one forward of `batch` against `cache`. Reads the batch's inputs when the stream
-  // runs, so the batch must outlive the submission. A tap (not with placed line breaks) copies
-  // the residual stream entering one block out.
+  // runs, so the batch must outlive the submission. A tap copies the residual stream entering one
+  // block out.
   GptOutputs forward(CommandStream& s, const GptBatch& batch, const KvCache& cache, const GptTap& tap = {});
+  // Queries per batch row a forward may run: max_queries, twice that with placed line breaks
+  // (a break after each query at most).
+  int64_t placed_queries() const { return cfg_.line_breaks ? 2 * opt_.max_queries : opt_.max_queries; }
 
  private:
   using Layer = GptBlockWeights;
   void embed(CommandStream& s, const GptBatch& batch, const TensorView& x);
-  // Queries per batch row a forward may run: max_queries, twice that with placed line breaks
-  // (a break after each query at most).
-  int64_t placed_queries() const { return cfg_.line_breaks ? 2 * opt_.max_queries : opt_.max_queries; }
 
   Context& ctx_;
   std::string path_;
