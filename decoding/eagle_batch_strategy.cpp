@@ -27,11 +27,7 @@ GptQueries EagleBatchStrategy::lane_queries(size_t k, int64_t T) {
   GptQueries q;
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
   const int64_t scratch = lanes_[k]->add_queries(q, mb);
-  const int64_t last = *std::max_element(q.positions.begin(), q.positions.end());
-  pad_queries(q, mb, lanes_[k]->queries(), T, std::max(last, t.config().cls_token_num), scratch);
-  q.mask = mb.pack();
-  q.conditions = lane_conditions(k);
-  return q;
+  return padded_lane_queries(k, std::move(q), mb, lanes_[k]->queries(), T, scratch);
 }
 
 void EagleBatchStrategy::decode(std::vector<StepEvent>& events, std::vector<bool>& advanced) {

@@ -82,6 +82,9 @@ class EagleLane {
   // Adds them to q and mb's first rows; returns the scratch slots they take after the sequence
   // (a batch's padding queries write the ones after).
   int64_t add_queries(GptQueries& q, ops::AttentionMaskBuilder& mb) const;
+  // The step's queries when the lane is a forward's only image: add_queries' with their mask and
+  // the rows' conditions (a batch pads each lane's instead: LaneBatchStrategy::padded_lane_queries).
+  GptQueries step_queries(const std::vector<const Condition*>& conditions) const;
   // lane: its image's index in the batch (its token ids, its blocks of meta rows), of `images`;
   // T: queries per image.
   void record_into(const GptBatch& batch, int64_t lane, int64_t images, int64_t T);

@@ -54,6 +54,15 @@ int64_t EagleLane::add_queries(GptQueries& q, ops::AttentionMaskBuilder& mb) con
   return std::count_if(tree_.begin(), tree_.end(), [](const Node& n) { return n.alternate; });
 }
 
+GptQueries EagleLane::step_queries(const std::vector<const Condition*>& conditions) const {
+  GptQueries q;
+  ops::AttentionMaskBuilder mb(queries(), t_.cache().slots());
+  add_queries(q, mb);
+  q.mask = mb.pack();
+  q.conditions = conditions;
+  return q;
+}
+
 void EagleLane::record_into(const GptBatch& batch, int64_t lane, int64_t images, int64_t T) {
   const int64_t first_id = batch.token_offset(lane);
   if (levels_ > 0) {

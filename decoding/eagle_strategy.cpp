@@ -81,12 +81,7 @@ void EagleStrategy::decode(StepEvent& e) {
   if (lane_.begin(e)) t.submit_and_wait();
   if (!lane_.prepare(e)) return;  // a skipped round (vvs)
   const int64_t T = lane_.queries();
-  GptQueries q;
-  ops::AttentionMaskBuilder mb(T, t.cache().slots());
-  lane_.add_queries(q, mb);
-  q.mask = mb.pack();
-  q.conditions = t.conditions();
-  const GptBatch& batch = t.batch(q);
+  const GptBatch& batch = t.batch(lane_.step_queries(t.conditions()));
   lane_.record_into(batch, 0, 1, T);
   const GptOutputs out = t.forward(batch);
   const ops::SamplerParams none = in_.sampler.op_params(vocab(), in_.seed, ops::SampleMode::None, 0);

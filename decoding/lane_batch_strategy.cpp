@@ -76,14 +76,19 @@ void LaneBatchStrategy::pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb
   }
 }
 
-GptQueries LaneBatchStrategy::padding_queries(size_t k, int64_t T) {
-  const TargetSession& t = target();
-  GptQueries q;
-  q.conditions = lane_conditions(k);
-  ops::AttentionMaskBuilder mb(T, t.cache().slots());
-  pad_queries(q, mb, 0, T, t.config().cls_token_num, 0);
+GptQueries LaneBatchStrategy::padded_lane_queries(size_t k, GptQueries q, ops::AttentionMaskBuilder& mb,
+                                                  int64_t real, int64_t T, int64_t first_spare) {
+  int64_t last = target().config().cls_token_num;
+  for (int64_t p : q.positions) last = std::max(last, p);
+  pad_queries(q, mb, real, T, last, first_spare);
   q.mask = mb.pack();
+  q.conditions = lane_conditions(k);
   return q;
+}
+
+GptQueries LaneBatchStrategy::padding_queries(size_t k, int64_t T) {
+  ops::AttentionMaskBuilder mb(T, target().cache().slots());
+  return padded_lane_queries(k, {}, mb, 0, T, 0);
 }
 
 }  // namespace vkspec

@@ -33,17 +33,20 @@ class LaneBatchStrategy : public BatchStrategy {
   std::vector<size_t> admit();
   // The lane's batch rows' conditions: its image's, and the null form with CFG.
   std::vector<const Condition*> lane_conditions(size_t k);
-  // Queries [real, T) of a lane's queries q (mask builder mb, T rows): at position `last` (any
-  // image position will do), each writing its own spare slot after the sequence from
-  // first_spare on (distinct from the slots the lane's real queries write) and seeing the slots
-  // up to `last`; their results are never read.
-  void pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T, int64_t last,
-                   int64_t first_spare) const;
+  // Lane k's queries as a step sends them: q's `real` queries (built into mb, T rows; the spare
+  // slots after the sequence below first_spare are theirs) padded to T, with the mask packed and
+  // the lane's conditions. Padding queries sit at the lane's last position (any image position
+  // will do), each writing its own spare slot from first_spare on and seeing the slots up to
+  // that position; their results are never read.
+  GptQueries padded_lane_queries(size_t k, GptQueries q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T,
+                                 int64_t first_spare);
   // A lane's T queries, all padding.
   GptQueries padding_queries(size_t k, int64_t T);
 
  private:
   void record_caption_prefill(size_t lane);
+  void pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb, int64_t real, int64_t T, int64_t last,
+                   int64_t first_spare) const;
 
   std::vector<int64_t> lane_image_;
   size_t next_input_ = 0;

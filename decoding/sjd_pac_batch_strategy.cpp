@@ -43,13 +43,9 @@ GptQueries SjdPacBatchStrategy::lane_queries(size_t k, int64_t T) {
   GptQueries q;
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
   add_candidate_tree_queries(t, l.nodes, l.c, l.state->repairs(), im.grid, q, mb);
-  const int64_t last = *std::max_element(q.positions.begin(), q.positions.end());
   const int64_t scratch =
       std::count_if(l.nodes.begin(), l.nodes.end(), [](const SjdPacImage::Node& n) { return !n.canonical; });
-  pad_queries(q, mb, l.queries, T, std::max(last, t.config().cls_token_num), scratch);
-  q.mask = mb.pack();
-  q.conditions = lane_conditions(k);
-  return q;
+  return padded_lane_queries(k, std::move(q), mb, l.queries, T, scratch);
 }
 
 void SjdPacBatchStrategy::commit_lane(size_t k, int64_t T, StepEvent& e) {

@@ -110,9 +110,7 @@ GptQueries WindowBatchStrategy::lane_queries(size_t lane, int64_t real, int64_t 
   const Lane& l = lanes_[lane];
   const TargetSession& t = target();
   GptQueries q;
-  q.conditions = lane_conditions(lane);
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
-  int64_t last = t.config().cls_token_num;  // padding queries: any image position will do
   for (int64_t i = 0; i < real; ++i) {
     const int64_t n = l.c + i, p = t.query_position(n);
     q.positions.push_back(p);
@@ -120,11 +118,8 @@ GptQueries WindowBatchStrategy::lane_queries(size_t lane, int64_t real, int64_t 
     mb.see_prefix(i, p + 1);
     // Fed: token n - 1 (committed, or the draft), nothing at the condition's query.
     if (n > 0) q.tokens.push_back(token_at(l, n - 1));
-    last = std::max(p, last);
   }
-  pad_queries(q, mb, real, T, last, 0);
-  q.mask = mb.pack();
-  return q;
+  return padded_lane_queries(lane, std::move(q), mb, real, T, 0);
 }
 
 void WindowBatchStrategy::upload_rows(const StepRows& rows) {

@@ -27,9 +27,7 @@ GptQueries ZipArBatchStrategy::lane_queries(size_t lane, const std::vector<ZipAr
   const int64_t cls = t.config().cls_token_num, real = static_cast<int64_t>(plan.size());
   const ZipArRows& rows = rows_[lane];
   GptQueries q;
-  q.conditions = lane_conditions(lane);
   ops::AttentionMaskBuilder mb(T, t.cache().slots());
-  int64_t last = cls;  // padding queries: any image position will do
   for (int64_t i = 0; i < real; ++i) {
     const ZipArQuery& z = plan[static_cast<size_t>(i)];
     q.positions.push_back(z.slot);
@@ -38,11 +36,8 @@ GptQueries ZipArBatchStrategy::lane_queries(size_t lane, const std::vector<ZipAr
       if (rows.slot_valid(s)) mb.see(i, s);
     mb.see(i, z.slot);
     if (z.slot >= cls) q.tokens.push_back(z.fed);
-    last = std::max(z.slot, last);
   }
-  pad_queries(q, mb, real, T, last, 0);
-  q.mask = mb.pack();
-  return q;
+  return padded_lane_queries(lane, std::move(q), mb, real, T, 0);
 }
 
 void ZipArBatchStrategy::commit_lane(size_t lane, const std::vector<ZipArQuery>& plan, int64_t T,
