@@ -76,8 +76,8 @@ void LaneBatchStrategy::pad_queries(GptQueries& q, ops::AttentionMaskBuilder& mb
   }
 }
 
-GptQueries LaneBatchStrategy::padded_lane_queries(size_t k, GptQueries q, ops::AttentionMaskBuilder& mb,
-                                                  int64_t real, int64_t T, int64_t first_spare) {
+GptQueries LaneBatchStrategy::padded_lane_queries(size_t k, GptQueries q, ops::AttentionMaskBuilder& mb, int64_t real,
+                                                  int64_t T, int64_t first_spare) {
   int64_t last = target().config().cls_token_num;
   for (int64_t p : q.positions) last = std::max(last, p);
   pad_queries(q, mb, real, T, last, first_spare);
