@@ -57,6 +57,23 @@ def generate_every_method(vkspec, model, d):
     return failures
 
 
+def generate_flashar(vkspec, model, d):
+    """`--method flashar` with a random FlashAR on the tiny model (reference.py make-flashar: the
+    branch's head a gen_head MLP), two images in one batch: 2W - 1 = 7 forwards each."""
+    flashar = os.path.join(d, "flashar.safetensors")
+    run([PY, os.path.join(HERE, "reference.py"), "make-flashar", flashar, "--gpt", model])
+    trace = os.path.join(d, "flashar.json")
+    run([vkspec, "generate", "--model", model, "--flashar", flashar, "--method", "flashar", "--prompt",
+         "a red ankle boot", "--images", "2", "--batch", "2", "--out", os.path.join(d, "flashar.png"), "--trace", trace])
+    failures = []
+    for im in json.load(open(trace))["images"]:
+        tokens = [t for row in im["tokens"] for t in row]
+        if len(tokens) != 16 or not all(0 <= t < 64 for t in tokens) or im.get("nfe") != 7:
+            failures.append(f"flashar: tokens {tokens}, nfe {im.get('nfe')}")
+    print("flashar --batch 2: 2 images from the prompt in 7 forwards each")
+    return failures
+
+
 def bench_prompts(vkspec, model, d):
     prompts = os.path.join(d, "prompts.txt")
     with open(prompts, "w") as f:
@@ -118,6 +135,7 @@ def main():
         failures += shipped_prompt_model(vkspec, d)
         model = make_model(d)
         failures += generate_every_method(vkspec, model, d)
+        failures += generate_flashar(vkspec, model, d)
         failures += bench_prompts(vkspec, model, d)
         for args, words in refusals(vkspec, model, d):
             r = run(args, expect_ok=False)
