@@ -57,6 +57,7 @@ const std::vector<ShippedSet>& shipped_sets() {
       // The prompt-driven model (its VQ decoder is also named in its own metadata).
       {"fmnist_janus.safetensors",
        {{ModelRole::Heads, "fmnist_janus_heads.safetensors"},
+        {ModelRole::FlashAr, "fmnist_janus_flashar.safetensors"},
         {ModelRole::Tokenizer, "fmnist_vq.safetensors"},
         {ModelRole::Classifier, "fmnist_classifier.safetensors"}}},
   };
