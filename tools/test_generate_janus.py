@@ -125,7 +125,15 @@ def shipped_prompt_model(vkspec, d):
          "--trace", trace])
     im = json.load(open(trace))["images"][0]
     ok = im.get("prompt") == "an ankle boot" and len([t for row in im["tokens"] for t in row]) == 256
-    return [] if ok else [f"the shipped prompt model: {im.get('prompt')}, {len(im['tokens'])} rows"]
+    failures = [] if ok else [f"the shipped prompt model: {im.get('prompt')}, {len(im['tokens'])} rows"]
+    if os.path.exists(os.path.join(HERE, "..", "assets", "fmnist_janus_flashar.safetensors")):
+        # its FlashAR companion, found with no --flashar: one forward per anti-diagonal
+        run([vkspec, "generate", "--prompt", "an ankle boot", "--method", "flashar", "--images", "1", "--out",
+             os.path.join(d, "shipped_flashar.png"), "--trace", trace])
+        im = json.load(open(trace))["images"][0]
+        if im.get("nfe") != 31:
+            failures.append(f"the shipped prompt model's flashar: {im.get('nfe')} forwards, not 31")
+    return failures
 
 
 def main():
