@@ -81,6 +81,24 @@ void expect_reference_order(const std::string& what, const Generation& gen, cons
   testing::expect_greedy_tokens_match(what, in_order, greedy);
 }
 
+// The inputs decoded in one batch get, image for image, the tokens and the steps' cells they get
+// alone, each in 2W - 1 forwards; and they are not all one image.
+void expect_batch_is_alone(const ModelSet& set, const std::vector<StrategyInputs>& inputs) {
+  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
+  ASSERT_EQ(together.size(), inputs.size());
+  bool differ = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Generation alone = generate_one("flashar", set, inputs[i], true);
+    EXPECT_EQ(together[i].tokens, alone.tokens) << "image " << i;
+    EXPECT_EQ(together[i].nfe, 2 * set.target->config().grid_size - 1);
+    ASSERT_EQ(together[i].events.size(), alone.events.size());
+    for (size_t k = 0; k < alone.events.size(); ++k)
+      EXPECT_EQ(together[i].events[k].accepted, alone.events[k].accepted);
+    differ |= i > 0 && together[i].tokens != together[0].tokens;
+  }
+  EXPECT_TRUE(differ) << inputs.size() << " conditions and seeds gave one image";
+}
+
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {
   const double e = normalised_error(got, want);
   return e * e;
@@ -346,12 +364,7 @@ TEST_F(FlashArTest, LuminaDecodingMatchesReference) {
     inputs[i].sampler.cfg = 4.0f;
     inputs[i].seed = 11 + i;
   }
-  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
-  ASSERT_EQ(together.size(), inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_EQ(together[i].tokens, generate_one("flashar", set, inputs[i], false).tokens) << "image " << i;
-    EXPECT_EQ(together[i].nfe, 2 * kGrid - 1);
-  }
+  expect_batch_is_alone(set, inputs);
 }
 
 // Three images per forward, each at its own class and seed, get the tokens each gets alone
@@ -368,19 +381,7 @@ TEST_F(FlashArTest, BatchGivesEachImageItsOwnTokens) {
     inputs[i].seed = 40 + i;
     inputs[i].sampler.cfg = 2.0f;
   }
-  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
-  ASSERT_EQ(together.size(), inputs.size());
-  bool differ = false;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Generation alone = generate_one("flashar", set, inputs[i], true);
-    EXPECT_EQ(together[i].tokens, alone.tokens) << "image " << i;
-    EXPECT_EQ(together[i].nfe, 2 * kGrid - 1);
-    ASSERT_EQ(together[i].events.size(), alone.events.size());
-    for (size_t k = 0; k < alone.events.size(); ++k)
-      EXPECT_EQ(together[i].events[k].accepted, alone.events[k].accepted);
-    differ |= i > 0 && together[i].tokens != together[0].tokens;
-  }
-  EXPECT_TRUE(differ) << "three conditions and seeds gave one image";
+  expect_batch_is_alone(set, inputs);
 }
 
 TEST_F(FlashArTest, RefusesTheWrongFiles) {
@@ -563,19 +564,7 @@ TEST_F(FlashArTest, JanusBatchGivesEachImageItsOwnTokens) {
     inputs[i].seed = 40 + i;
     inputs[i].sampler.cfg = 3.0f;
   }
-  const std::vector<Generation> together = generate_batch("flashar", set, inputs);
-  ASSERT_EQ(together.size(), inputs.size());
-  bool differ = false;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Generation alone = generate_one("flashar", set, inputs[i], true);
-    EXPECT_EQ(together[i].tokens, alone.tokens) << "image " << i;
-    EXPECT_EQ(together[i].nfe, 2 * kGrid - 1);
-    ASSERT_EQ(together[i].events.size(), alone.events.size());
-    for (size_t k = 0; k < alone.events.size(); ++k)
-      EXPECT_EQ(together[i].events[k].accepted, alone.events[k].accepted);
-    differ |= i > 0 && together[i].tokens != together[0].tokens;
-  }
-  EXPECT_TRUE(differ) << "three prompts and seeds gave one image";
+  expect_batch_is_alone(set, inputs);
 }
 
 // The message of the Error loading `path` as a FlashAR model throws, or "" when it loads.
