@@ -164,8 +164,8 @@ TEST_F(decoding_lumina, EveryMethodGeneratesFromAPromptOrNamesWhatItNeeds) {
     SCOPED_TRACE(method);
     const StrategyNeeds n = find_strategy(method).needs_for({});
     const MethodOptions options = method == "sjd-pac" ? MethodOptions{{"window", "16"}} : MethodOptions{};
-    // MuLo-SD's models are not in this set (MuloAtTauOneIsAr has them), nor a FlashAR model (none
-    // runs on Lumina-mGPT: FlashArTest.JanusRefusesIncompleteOrStrayBranchesAndLumina).
+    // MuLo-SD's models are not in this set (MuloAtTauOneIsAr has them), nor a FlashAR model
+    // (FlashArTest.LuminaDecodingMatchesReference decodes one).
     if (n.low_res || n.flashar) {
       try {
         run(method, options, 5, 1);
