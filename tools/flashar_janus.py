@@ -20,32 +20,14 @@ backbone) plus `vertical.layers.{i}.*` (a converted layer's names), `vertical.no
 `vertical.gen_head.{output_mlp_projector,vision_head}.{weight,bias}` and the gate as
 flashar_model's files; metadata role flashar and the flashar.* keys.
 """
-from dataclasses import dataclass
-
 import torch
 import torch.nn as nn
 
 import convert_janus as cj
 import janus_model as jm
-from flashar_model import FlashAR, flashar_keys
+from flashar_model import FlashAR, FlashArShape, flashar_keys
 from safetensors_io import load_file, save_file
 from vkspec_models import RMSNorm
-
-
-@dataclass
-class JanusFlashArShape:
-    """What FlashAR and generate_diagonal read of a config, for a Janus-Pro backbone."""
-    grid_size: int
-    cls_token_num: int  # prompt positions P (left-padded)
-    vocab_size: int
-    n_layer: int
-    dim: int
-    pad_id: int
-    model_type: str = "janus-pro"
-
-    @property
-    def block_size(self):
-        return self.grid_size * self.grid_size
 
 
 class JanusVerticalBranch(nn.Module):
@@ -63,7 +45,7 @@ class JanusFlashAR(FlashAR):
     def __init__(self, base: jm.JanusGen, vertical_layers=1, vertical_start=None, gate_hidden=None, gate="mlp",
                  gate_norm="joint", prompt_tokens=None, pad_id=None):
         jc = base.cfg
-        shape = JanusFlashArShape(jc.grid, prompt_tokens, jc.image_vocab, jc.n_layer, jc.dim, pad_id)
+        shape = FlashArShape(jc.grid, prompt_tokens, jc.image_vocab, jc.n_layer, jc.dim, "janus-pro", pad_id)
         super().__init__(base, vertical_layers, vertical_start, gate_hidden, gate, gate_norm, shape=shape)
 
     def make_vertical(self, n_layers):

@@ -26,34 +26,18 @@ No Lumina-mGPT model small enough to post-train here exists (the released ones a
 so this module has no trainer; `decode_teacher_forced` is the reference the engine is checked
 against on random files.
 """
-from dataclasses import dataclass
-
 import torch
 import torch.nn as nn
 
 import convert_lumina as cl
 import lumina_model as lm
 from convert_janus import cast
-from flashar_model import FlashAR, flashar_keys
+from flashar_model import FlashAR, FlashArShape, flashar_keys, fuse_sources
 from janus_model import rope_cos_sin
 from safetensors_io import load_file, save_file
 from vkspec_models import RMSNorm
 
 LAYOUT_TOKENS = 3  # image start, height, width: what the unconditional row keeps
-
-
-@dataclass
-class LuminaFlashArShape:
-    grid_size: int
-    cls_token_num: int
-    vocab_size: int  # image codes
-    n_layer: int
-    dim: int
-    model_type: str = "lumina-mgpt"
-
-    @property
-    def block_size(self):
-        return self.grid_size * self.grid_size
 
 
 def break_layout(W, P):
@@ -86,17 +70,10 @@ def break_sources(W, P):
     """fuse_sources for the break layout: H from the left neighbour's position, V from the upper
     one's, or from the break after row r - 1 when the upper one is its row end."""
     cell_pos, break_pos, _, _ = break_layout(W, P)
-    N, last = W * W, P - 1
-    n = torch.arange(N)
+    n = torch.arange(W * W)
     r, c = n // W, n % W
-    h_src = torch.where(c > 0, cell_pos[(n - 1).clamp(min=0)], torch.full_like(n, last))
     upper = torch.where(c == W - 1, break_pos[(r - 1).clamp(min=0, max=W - 2)], cell_pos[(n - W).clamp(min=0)])
-    v_src = torch.where(r > 0, upper, torch.full_like(n, last))
-    kind = torch.full((N,), 3, dtype=torch.long)
-    kind[(r == 0) & (c > 0)] = 1
-    kind[(c == 0) & (r > 0)] = 2
-    kind[0] = 0
-    return h_src, v_src, kind
+    return fuse_sources(W, P, cell_pos, upper)
 
 
 class LuminaVerticalBranch(nn.Module):
@@ -117,13 +94,11 @@ class LuminaFlashAR(FlashAR):
                  gate_norm="joint", prompt_tokens=None, grid=None):
         lc = base.cfg
         W = grid
-        shape = LuminaFlashArShape(W, prompt_tokens, lc.image_codes, lc.n_layer, lc.dim)
+        shape = FlashArShape(W, prompt_tokens, lc.image_codes, lc.n_layer, lc.dim, "lumina-mgpt")
         super().__init__(base, vertical_layers, vertical_start, gate_hidden, gate, gate_norm, shape=shape)
-        h_src, v_src, kind = break_sources(W, prompt_tokens)
-        self.register_buffer("mask", break_mask(W, prompt_tokens), persistent=False)
-        self.register_buffer("h_src", h_src, persistent=False)
-        self.register_buffer("v_src", v_src, persistent=False)
-        self.register_buffer("kind", kind, persistent=False)
+
+    def layout(self, grid, prefix):
+        return break_mask(grid, prefix), break_sources(grid, prefix)
 
     def make_vertical(self, n_layers):
         return LuminaVerticalBranch(self.base.cfg, n_layers)

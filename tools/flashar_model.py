@@ -41,6 +41,7 @@ backbone layer's sub-names), `vertical.norm.weight`, `vertical.output.weight`, `
 `gate.fc2.weight`, `gate.fc2.bias`; matrices F16, RMSNorm weights and the whole gate F32.
 """
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
@@ -152,21 +153,43 @@ def diagonal_mask(grid, cls_token_num=1):
     return m
 
 
-def fuse_sources(grid, cls_token_num=1):
+def fuse_sources(grid, cls_token_num=1, cell_pos=None, upper_pos=None):
     """Index tables of `FlashAR.fuse` for targets n = 0..N-1 (raster): h_src[n], v_src[n] are
     sequence positions (P-1 = the last condition position, P+m = cell m) whose H / V logits
     predict cell n, and kind[n] = 0 corner (gated), 1 row 0 (H only), 2 column 0 (V only),
-    3 interior (gated)."""
+    3 interior (gated). cell_pos [N]: each cell's sequence position (default P + n); upper_pos
+    [N]: where V of a target below row 0 is read (default its upper neighbour's position)."""
     N, last = grid * grid, cls_token_num - 1
     n = torch.arange(N)
     r, c = n // grid, n % grid
-    h_src = torch.where(c > 0, last + n, torch.full_like(n, last))             # cell n-1 at P+n-1
-    v_src = torch.where(r > 0, last + 1 + n - grid, torch.full_like(n, last))  # cell n-W at P+n-W
+    if cell_pos is None:
+        cell_pos = cls_token_num + n
+    if upper_pos is None:
+        upper_pos = cell_pos[(n - grid).clamp(min=0)]
+    h_src = torch.where(c > 0, cell_pos[(n - 1).clamp(min=0)], torch.full_like(n, last))  # the left neighbour
+    v_src = torch.where(r > 0, upper_pos, torch.full_like(n, last))
     kind = torch.full((N,), 3, dtype=torch.long)
     kind[(r == 0) & (c > 0)] = 1
     kind[(c == 0) & (r > 0)] = 2
     kind[0] = 0
     return h_src, v_src, kind
+
+
+@dataclass
+class FlashArShape:
+    """What FlashAR and generate_diagonal read of a config, for a backbone other than our GPT
+    (Janus-Pro's, Lumina-mGPT's): model_type names the family, pad_id Janus's padding id."""
+    grid_size: int
+    cls_token_num: int  # condition positions P
+    vocab_size: int     # image codes
+    n_layer: int
+    dim: int
+    model_type: str
+    pad_id: int = -1
+
+    @property
+    def block_size(self):
+        return self.grid_size * self.grid_size
 
 
 class FlashAR(nn.Module):
@@ -190,15 +213,18 @@ class FlashAR(nn.Module):
         self.gate_kind = gate
         self.gate = HVGate(cfg.vocab_size, gate_hidden, gate_norm) if gate == "mlp" else ConstantGate()
         self.gate_hidden = self.gate.fc1.out_features if gate == "mlp" else 0
-        W = cfg.grid_size
-        self.register_buffer("mask", diagonal_mask(W, cfg.cls_token_num), persistent=False)
-        h_src, v_src, kind = fuse_sources(W, cfg.cls_token_num)
+        mask, (h_src, v_src, kind) = self.layout(cfg.grid_size, cfg.cls_token_num)
+        self.register_buffer("mask", mask, persistent=False)
         self.register_buffer("h_src", h_src, persistent=False)
         self.register_buffer("v_src", v_src, persistent=False)
         self.register_buffer("kind", kind, persistent=False)
 
     def make_vertical(self, n_layers):
         return VerticalBranch(self.cfg, n_layers)
+
+    def layout(self, grid, prefix):
+        """The training sequence's mask and fuse_sources' tables (LuminaFlashAR places breaks)."""
+        return diagonal_mask(grid, prefix), fuse_sources(grid, prefix)
 
     @classmethod
     def from_gpt(cls, gpt, vertical_layers=1, vertical_start=None, copy_backbone=True, gate_norm="joint", **kw):

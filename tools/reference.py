@@ -243,11 +243,7 @@ def make_flashar(a):
         base.load_state_dict({k: v.float() for k, v in t.items()})
         m = FlashAR.from_gpt(base, vertical_layers=a.vertical_layers, copy_backbone=False, gate_norm=a.gate_norm)
         randomise(m.vertical, a.seed, 0.08)
-    g = torch.Generator().manual_seed(a.seed + 1)
-    with torch.no_grad():
-        m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
-        m.gate.fc2.weight.copy_(2.0 * torch.randn(m.gate.fc2.weight.shape, generator=g))
-        m.gate.fc2.bias.fill_(0.3)
+    randomise_gate(m.gate, m.cfg.vocab_size, torch.Generator().manual_seed(a.seed + 1))
     if a.gate == "constant":  # the released code without --hv-gate, with --hv-mix's learned logit
         m.gate, m.gate_kind, m.gate_hidden = ConstantGate(0.7), "constant", 0
     if janus:
@@ -273,10 +269,17 @@ def make_lumina_flashar(a, meta):
     with torch.no_grad():
         for p in m.vertical.parameters():
             p.mul_(1.0 + 0.3 * torch.randn(p.shape, generator=g))
-        m.gate.fc1.weight.copy_(torch.randn(m.gate.fc1.weight.shape, generator=g) / (2 * m.cfg.vocab_size) ** 0.5)
-        m.gate.fc2.weight.copy_(2.0 * torch.randn(m.gate.fc2.weight.shape, generator=g))
-        m.gate.fc2.bias.fill_(0.3)
+    randomise_gate(m.gate, m.cfg.vocab_size, g)
     save_lumina_flashar(m, a.out, a.gpt)
+
+
+def randomise_gate(gate, vocab, g):
+    """make-flashar's gate: fc1 ~ N(0, 1 / sqrt(2 vocab)), fc2 ~ 2 N(0, 1), bias 0.3, so g varies
+    from target to target."""
+    with torch.no_grad():
+        gate.fc1.weight.copy_(torch.randn(gate.fc1.weight.shape, generator=g) / (2 * vocab) ** 0.5)
+        gate.fc2.weight.copy_(2.0 * torch.randn(gate.fc2.weight.shape, generator=g))
+        gate.fc2.bias.fill_(0.3)
 
 
 def lumina_prompt_row(model_path, meta, prompt):
